@@ -1,0 +1,154 @@
+# tilec: tile-language kernel generator.
+#   make            build/tilec and build/libtilec.a (installs missing Debian packages as root)
+#   make test       Check suites, normal build and ASan/UBSan build
+#   make demo       run tilec on samples/gemm.tile
+#   make fuzz       libFuzzer on the front end (FUZZ_SECONDS, default 60)
+#   make bench      front-end / algebra speed benchmarks (not timed tests)
+#   UPDATE_GOLDEN=1 make test   rewrite golden files (review with git diff)
+
+CUDA     ?= /usr/local/cuda
+PREFIX   ?= /usr/local
+O        ?= build
+GS       := build/src
+SAN      ?=
+LEMON    ?= lemon
+RE2C     ?= re2c
+FUZZ_SECONDS ?= 60
+
+WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+CSTD     := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+OPT      ?= -O2
+CFLAGS   ?= $(OPT) -g
+ifeq ($(SAN),1)
+CFLAGS   := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDSAN    := -fsanitize=address,undefined
+endif
+CPPFLAGS := -Igen -Iruntime -I$(GS)
+GENWARN  := -Wno-unused-variable -Wno-unused-parameter -Wno-missing-prototypes -Wno-unused-but-set-variable
+LDLIBS   := -ldl -lm -lpthread
+
+# ---- sources -------------------------------------------------------------
+LIB_SRC  := $(filter-out gen/main.c,$(wildcard gen/*.c)) $(wildcard runtime/*.c)
+HDRS     := $(wildcard gen/*.h runtime/*.h)
+LIB_OBJ  := $(LIB_SRC:%.c=$(O)/obj/%.o)
+ifneq ($(wildcard grammar/parser.y),)
+LIB_OBJ  += $(O)/obj/gs/parser.o $(O)/obj/gs/lexer.o
+GEN_HDRS := $(GS)/parser.h
+endif
+TPL      := $(wildcard templates/*)
+LIB_OBJ  += $(O)/obj/gs/templates.o
+TEST_SRC := $(wildcard test/*.c)
+TEST_OBJ := $(TEST_SRC:%.c=$(O)/obj/%.o)
+
+all: deps $(O)/tilec $(O)/libtilec.a
+
+# ---- dependencies: install what is missing on a fresh Debian machine -------
+DEPS_STAMP := build/.deps
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP):
+	@mkdir -p build
+	@missing=""; \
+	command -v $(LEMON) >/dev/null || missing="$$missing lemon"; \
+	command -v $(RE2C) >/dev/null || missing="$$missing re2c"; \
+	command -v pkg-config >/dev/null || missing="$$missing pkg-config"; \
+	pkg-config --exists check 2>/dev/null || missing="$$missing check"; \
+	[ -f /usr/include/hip/hiprtc.h ] || missing="$$missing libamdhip64-dev"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing:$$missing"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing) >build/apt.log 2>&1 \
+	      || { cat build/apt.log; echo "error: apt-get install$$missing failed"; exit 1; }; \
+	  else \
+	    echo "error: missing$$missing; run: sudo apt-get install$$missing"; exit 1; \
+	  fi; \
+	fi
+	@touch $@
+
+# ---- generated sources ---------------------------------------------------
+.DELETE_ON_ERROR:
+$(GS):
+	@mkdir -p $@
+$(GS)/parser.h: $(GS)/parser.c
+$(GS)/parser.c: grammar/parser.y | $(GS) $(DEPS_STAMP)
+	$(LEMON) -q -d$(GS) -T/usr/share/lemon/lempar.c grammar/parser.y
+$(GS)/lexer.c: grammar/lexer.re $(GS)/parser.h | $(GS) $(DEPS_STAMP)
+	$(RE2C) -W -Werror --no-generation-date --no-version -o $@ grammar/lexer.re
+# every file of templates/ becomes a C string: tpl_<name with . and - as _>
+$(GS)/templates.c: $(TPL) | $(GS)
+	@{ echo '/* generated from templates/ by the Makefile; do not edit */'; \
+	  echo '#include <stddef.h>'; echo '#include <string.h>'; \
+	  for f in $(TPL); do n=$$(basename $$f | tr '.-' '__'); \
+	    echo "const char tpl_$$n[] ="; \
+	    sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/\t"/' -e 's/$$/\\n"/' $$f; echo ';'; done; \
+	  echo 'const char *tilec_template(const char *name);'; \
+	  echo 'const char *tilec_template(const char *name) {'; \
+	  for f in $(TPL); do n=$$(basename $$f); v=$$(echo $$n | tr '.-' '__'); \
+	    echo "	if (!strcmp(name, \"$$n\")) return tpl_$$v;"; done; \
+	  echo '	(void)name; return NULL; }'; } > $@
+$(GS)/suites.h: $(wildcard test/check_*.c) | $(GS)
+	@for f in $(sort $(wildcard test/check_*.c)); do n=$$(basename $$f .c); echo "SUITE($${n#check_})"; done > $@.tmp
+	@cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
+
+# ---- objects ---------------------------------------------------------------
+$(O)/obj/test/%.o: CHECKFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
+$(O)/obj/%.o: %.c $(HDRS) $(GEN_HDRS) | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(CPPFLAGS) $(CHECKFLAGS) -c -o $@ $<
+$(O)/obj/gs/%.o: $(GS)/%.c $(HDRS) $(GEN_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(GENWARN) $(CPPFLAGS) -c -o $@ $<
+$(TEST_OBJ): $(GS)/suites.h
+
+$(O)/libtilec.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+$(O)/tilec: $(O)/obj/gen/main.o $(O)/libtilec.a
+	$(CC) $(CFLAGS) $(LDSAN) -o $@ $^ $(LDLIBS)
+$(O)/check_tilec: $(TEST_OBJ) $(O)/libtilec.a
+	$(CC) $(CFLAGS) $(LDSAN) -o $@ $^ $$(pkg-config --libs check) $(LDLIBS)
+
+# ---- tests -----------------------------------------------------------------
+# Check forks each test; CK_DEFAULT_TIMEOUT is raised for the sanitizer build.
+test: deps
+	$(MAKE) --no-print-directory O=build all build/check_tilec
+	$(MAKE) --no-print-directory O=build test-run
+	$(MAKE) --no-print-directory O=build/san SAN=1 all build/san/check_tilec
+	$(MAKE) --no-print-directory O=build/san SAN=1 test-run
+test-run:
+	@echo "== check_tilec ($(O))"
+	CK_DEFAULT_TIMEOUT=120 TILEC=$(O)/tilec ASAN_OPTIONS=detect_leaks=1 $(O)/check_tilec
+	@if [ -x test/cli.sh ]; then TILEC=$(O)/tilec test/cli.sh; fi
+
+golden:
+	UPDATE_GOLDEN=1 $(MAKE) --no-print-directory O=build all build/check_tilec test-run
+
+demo: all
+	$(O)/tilec --dump=ir samples/gemm.tile
+
+# ---- fuzzing (clang + libFuzzer from Debian) ------------------------------
+FUZZ_CC ?= $(shell command -v clang-19 || command -v clang-14 || command -v clang)
+fuzz: deps
+	@[ -n "$(FUZZ_CC)" ] || { if [ "$$(id -u)" = 0 ]; then apt-get install -y -qq clang libclang-rt-14-dev >/dev/null; else echo "error: install clang"; exit 1; fi; }
+	$(MAKE) --no-print-directory O=build/fuzz CC=$(FUZZ_CC) OPT="-O1" \
+	  CFLAGS="-O1 -g -fsanitize=fuzzer-no-link,address,undefined" build/fuzz/libtilec.a
+	$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined $(CPPFLAGS) \
+	  -o build/fuzz/fuzz_frontend test/fuzz/fuzz_frontend.c build/fuzz/libtilec.a $(LDLIBS)
+	@mkdir -p build/fuzz/corpus
+	build/fuzz/fuzz_frontend -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=10 \
+	  build/fuzz/corpus samples test/err
+
+# ---- benchmarks ------------------------------------------------------------
+bench: all
+	@for b in test/bench/*.sh; do [ -x $$b ] && TILEC=build/tilec $$b; done; true
+
+# ---- install ---------------------------------------------------------------
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
+	install -m 755 build/tilec $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 build/libtilec.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 runtime/tilec*.h $(DESTDIR)$(PREFIX)/include/
+
+clean:
+	rm -rf build/obj build/san build/fuzz build/src build/tilec build/libtilec.a build/check_tilec
+
+.PHONY: all deps test test-run golden demo fuzz bench install clean

@@ -1,0 +1,12 @@
+/*
+ * cli.h: entry points of the tilec command line. main.c dispatches on the
+ * first argument: a subcommand name from the table in main.c, else the
+ * compiler driver. Each returns the process exit status:
+ * 0 success, 1 an error in the input, 2 a usage error.
+ */
+#ifndef CLI_H
+#define CLI_H
+
+int driver_main(int argc, char **argv); /* driver.c: tilec [options] file.tile */
+
+#endif

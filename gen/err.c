@@ -1,0 +1,71 @@
+/*
+ * err.c: error values for the algebra and layout code, and checked integer
+ * arithmetic. Floor division and modulo follow Python/TVM: the quotient
+ * rounds toward minus infinity and the remainder takes the divisor's sign.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tl.h"
+
+int
+err_set(Err *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!e)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+	va_end(ap);
+	e->set = 1;
+	return -1;
+}
+
+void
+err_clear(Err *e)
+{
+	if (e) {
+		e->set = 0;
+		e->msg[0] = 0;
+	}
+}
+
+int
+ck_add(int64_t a, int64_t b, int64_t *r)
+{
+	return __builtin_add_overflow(a, b, r) ? -1 : 0;
+}
+
+int
+ck_mul(int64_t a, int64_t b, int64_t *r)
+{
+	return __builtin_mul_overflow(a, b, r) ? -1 : 0;
+}
+
+int64_t
+floordiv64(int64_t a, int64_t b)
+{
+	int64_t q, r;
+
+	if (b == -1)
+		return a == INT64_MIN ? INT64_MIN : -a; /* saturate instead of trapping */
+	q = a / b;
+	r = a % b;
+	if (r != 0 && ((r < 0) != (b < 0)))
+		q--;
+	return q;
+}
+
+int64_t
+floormod64(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (b == -1)
+		return 0;
+	r = a % b;
+	if (r != 0 && ((r < 0) != (b < 0)))
+		r += b;
+	return r;
+}

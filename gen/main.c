@@ -1,0 +1,29 @@
+/*
+ * main.c: the tilec executable. Subcommands (`tilec cute ...`,
+ * `tilec layout ...`) are dispatched from a table; everything else is the
+ * compiler driver. All work happens in the library; this file only routes.
+ */
+#include <string.h>
+
+#include "cli.h"
+
+static const struct {
+	const char *name;
+	int (*fn)(int, char **);
+} commands[] = {
+	/* add subcommands here: {"name", name_main}, */
+	{NULL, NULL},
+};
+
+int
+main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc > 1) {
+		for (i = 0; commands[i].name; i++)
+			if (!strcmp(argv[1], commands[i].name))
+				return commands[i].fn(argc - 1, argv + 1);
+	}
+	return driver_main(argc, argv);
+}

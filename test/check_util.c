@@ -1,0 +1,128 @@
+/* check_util.c: arena, string buffer, error values, diagnostics, floor arithmetic. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests.h"
+#include "tl.h"
+
+START_TEST(arena_zeroed_and_aligned)
+{
+	Arena a;
+	int i;
+
+	arena_init(&a);
+	for (i = 1; i < 2000; i += 37) {
+		unsigned char *p = arena_alloc(&a, (size_t)i);
+		int k;
+
+		ck_assert_ptr_nonnull(p);
+		ck_assert_int_eq((uintptr_t)p % 16, 0);
+		for (k = 0; k < i; k++)
+			ck_assert_int_eq(p[k], 0);
+		memset(p, 0xab, (size_t)i);
+	}
+	/* a block larger than the chunk size */
+	ck_assert_ptr_nonnull(arena_alloc(&a, 1 << 20));
+	ck_assert_str_eq(arena_printf(&a, "%d-%s", 42, "x"), "42-x");
+	ck_assert_str_eq(arena_strndup(&a, "hello", 3), "hel");
+	arena_free(&a);
+}
+END_TEST
+
+START_TEST(buf_grows)
+{
+	Buf b;
+	int i;
+	char *s;
+
+	buf_init(&b);
+	ck_assert_str_eq(buf_str(&b), "");
+	for (i = 0; i < 1000; i++)
+		buf_printf(&b, "%d,", i % 10);
+	ck_assert_uint_eq(b.len, 2000);
+	ck_assert_int_eq(b.s[1998], '9');
+	s = buf_take(&b);
+	ck_assert_int_eq(strlen(s), 2000);
+	free(s);
+	ck_assert_uint_eq(b.len, 0);
+}
+END_TEST
+
+static const struct {
+	int64_t a, b, q, r;
+} floor_cases[] = {
+	{7, 2, 3, 1},   {-7, 2, -4, 1},   {7, -2, -4, -1}, {-7, -2, 3, -1},
+	{0, 5, 0, 0},   {-8, 4, -2, 0},   {5, 1, 5, 0},    {INT64_MIN, -1, INT64_MIN, 0},
+};
+
+START_TEST(floor_table)
+{
+	ck_assert_int_eq(floordiv64(floor_cases[_i].a, floor_cases[_i].b), floor_cases[_i].q);
+	ck_assert_int_eq(floormod64(floor_cases[_i].a, floor_cases[_i].b), floor_cases[_i].r);
+}
+END_TEST
+
+START_TEST(checked_arith)
+{
+	int64_t r;
+
+	ck_assert_int_eq(ck_mul(INT64_MAX, 2, &r), -1);
+	ck_assert_int_eq(ck_add(INT64_MAX, 1, &r), -1);
+	ck_assert_int_eq(ck_mul(1 << 20, 1 << 20, &r), 0);
+	ck_assert_int_eq(r, (int64_t)1 << 40);
+}
+END_TEST
+
+START_TEST(diag_format_caret)
+{
+	Arena a;
+	Diags d;
+	Buf b;
+	const char *src = "line one\n  bad token\n";
+
+	arena_init(&a);
+	diags_init(&d, &a);
+	buf_init(&b);
+	diag(&d, (Loc){"x.tile", 2, 3}, "unexpected '%s'", "bad");
+	diag_warn(&d, (Loc){"x.tile", 1, 1}, "just a warning");
+	ck_assert_int_eq(d.nerr, 1);
+	ck_assert_int_eq(d.nwarn, 1);
+	diag_format(&d, &b, src, strlen(src), 0);
+	ck_assert_str_eq(buf_str(&b), "x.tile:2:3: error: unexpected 'bad'\n"
+				      "x.tile:1:1: warning: just a warning\n");
+	buf_reset(&b);
+	diag_format(&d, &b, src, strlen(src), 1);
+	ck_assert_ptr_nonnull(strstr(buf_str(&b), "   bad token\n   ^\n"));
+	buf_free(&b);
+	arena_free(&a);
+}
+END_TEST
+
+START_TEST(err_value)
+{
+	Err e = {0};
+
+	ck_assert_int_eq(err_set(&e, "bad %d", 3), -1);
+	ck_assert_int_eq(e.set, 1);
+	ck_assert_str_eq(e.msg, "bad 3");
+	ck_assert_int_eq(err_set(NULL, "ignored"), -1);
+	err_clear(&e);
+	ck_assert_int_eq(e.set, 0);
+}
+END_TEST
+
+Suite *
+suite_util(void)
+{
+	Suite *s = suite_create("util");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, arena_zeroed_and_aligned);
+	tcase_add_test(tc, buf_grows);
+	tcase_add_loop_test(tc, floor_table, 0, countof(floor_cases));
+	tcase_add_test(tc, checked_arith);
+	tcase_add_test(tc, diag_format_caret);
+	tcase_add_test(tc, err_value);
+	suite_add_tcase(s, tc);
+	return s;
+}
