@@ -515,7 +515,8 @@ eval_coord(Arena *a, CuteLayout l, const CuteTup *c, CuteTup **acc, int lvl, Err
 			return err_set(err, "cute: a coordinate cannot hold a basis element");
 		return eval_terms(l, c->x.v, a, acc, &dummy, err);
 	}
-	if (l.shape->n < 0 || l.shape->n != c->n)
+	/* missing trailing coordinates are 0 (an ArithmeticTuple may be short) */
+	if (l.shape->n < 0 || l.shape->n < c->n)
 		return err_set(err, "cute: coordinate is not congruent with the shape");
 	for (i = 0; i < c->n; i++)
 		if (eval_coord(a, cute_mode(l, i), c->e[i], acc, lvl + 1, err) < 0)

@@ -309,11 +309,98 @@ compose_rec(Arena *a, CuteLayout A, const Mode *Af, int nf, const CuteTup *s, co
 	return compose_leaf(a, Af, nf, s->x.v, d->x.v, out, err);
 }
 
+/*
+ * Composition distributes over B's modes only when A is additive on B's
+ * image: A(sum c_k d_k) = sum A(c_k d_k). C++ does not check this. It holds
+ * when, for every mode j of A but the last, the largest digits that B's
+ * leaves can put there sum to less than A's extent (no carries). Else the
+ * result is compared with A(B(i)) on the whole domain, up to CUTE_MAXPROVE.
+ */
+static int
+no_carries(const Mode *A, int na, const Mode *b, int nb)
+{
+	int j, k;
+	int64_t c, p = 1, x, dig, sum;
+
+	for (k = 0; k < nb; k++)
+		if (b[k].d.nb || b[k].d.v < 0 || b[k].s > (1 << 16))
+			return 0;
+	for (j = 0; j < na - 1; j++) {
+		sum = 0;
+		for (k = 0; k < nb; k++) {
+			int64_t mx = 0;
+
+			for (c = 1; c < b[k].s; c++) {
+				if (ck_mul(c, b[k].d.v, &x) < 0)
+					return 0;
+				dig = x / p % A[j].s;
+				if (dig > mx)
+					mx = dig;
+			}
+			sum += mx;
+		}
+		if (sum >= A[j].s)
+			return 0;
+		if (ck_mul(p, A[j].s, &p) < 0)
+			return 1; /* higher digits of in-range values are all 0 */
+	}
+	return 1;
+}
+
+static int
+verify(Arena *a, CuteLayout A, const Mode *Af, int nf, CuteLayout B, CuteLayout R, Err *err)
+{
+	Mode *b;
+	int nb, k, basis = 0;
+	int64_t n, i, x, y, z;
+
+	if (flatten(a, B, &b, &nb, err) < 0)
+		return -1;
+	for (k = 0; k < nb; k++)
+		basis |= b[k].d.nb != 0;
+	if (nb == 1 || (!basis && no_carries(Af, nf, b, nb)))
+		return 0;
+	if (cute_tup_size(B.shape, &n, err) < 0)
+		return -1;
+	if (n > CUTE_MAXPROVE) {
+		if (basis)
+			return 0; /* distinct basis axes select distinct modes of A */
+		return err_set(err, "cute: composition: cannot prove A o B correct: B's modes may "
+			       "carry across A's modes and size %lld is past the proof limit %d",
+			       (long long)n, CUTE_MAXPROVE);
+	}
+	for (i = 0; i < n; i++) {
+		if (basis) {
+			CuteTup *v1, *v2, *c;
+
+			if (cute_eval_tup(a, B, i, &c, err) < 0 || cute_eval_tup(a, R, i, &v1, err) < 0)
+				return -1;
+			if (cute_eval_coord(a, A, c, &v2, err) < 0)
+				return -1;
+			if (!cute_tup_equal(v1, v2))
+				goto bad;
+			continue;
+		}
+		if (cute_eval(B, i, &x, err) < 0 || x < 0)
+			return x < 0 ? err_set(err, "cute: composition: B maps %lld to a negative "
+					       "index", (long long)i) : -1;
+		if (cute_eval(A, x, &y, err) < 0 || cute_eval(R, i, &z, err) < 0)
+			return -1;
+		if (y != z)
+			goto bad;
+	}
+	return 0;
+bad:
+	return err_set(err, "cute: composition: B's modes carry across A's modes, so A o B is not "
+		       "a layout (first wrong at index %lld)", (long long)i);
+}
+
 int
 cute_compose(Arena *a, CuteLayout A, CuteLayout B, CuteLayout *out, Err *err)
 {
 	Mode *m;
 	int n;
+	CuteLayout R;
 
 	if (cute_valid(A, err) < 0 || cute_valid(B, err) < 0)
 		return -1;
@@ -322,7 +409,12 @@ cute_compose(Arena *a, CuteLayout A, CuteLayout B, CuteLayout *out, Err *err)
 	if (m[n - 1].s == 1)
 		m[n - 1].s = 2; /* coalesce_x: keep the last stride for the extension */
 	n = coalesce_modes(m, n);
-	return compose_rec(a, A, m, n, B.shape, B.stride, out, 0, err);
+	if (compose_rec(a, A, m, n, B.shape, B.stride, &R, 0, err) < 0)
+		return -1;
+	if (verify(a, A, m, n, B, R, err) < 0)
+		return -1;
+	*out = R;
+	return 0;
 }
 
 /* an integer tiler n as a layout: make_layout(n) */
@@ -876,8 +968,9 @@ blockrake(Arena *a, CuteLayout A, CuteLayout B, int raked, CuteLayout *out, Err 
 	if (!(modes = anewn(a, CuteLayout, r)))
 		return OOM(err);
 	for (i = 0; i < r; i++) {
-		pair[raked] = cute_mode(cute_mode(P, 0), i);
-		pair[!raked] = cute_mode(cute_mode(P, 1), i);
+		/* scalar inputs: zip takes each whole side as the one mode */
+		pair[raked] = pa.shape->n < 0 ? cute_mode(P, 0) : cute_mode(cute_mode(P, 0), i);
+		pair[!raked] = pb.shape->n < 0 ? cute_mode(P, 1) : cute_mode(cute_mode(P, 1), i);
 		if (!pair[0].shape || !pair[1].shape)
 			return err_set(err, "cute: blocked/raked product: mode mismatch");
 		modes[i] = cute_join(a, 2, pair);
