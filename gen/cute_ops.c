@@ -337,7 +337,8 @@ no_carries(const Mode *A, int na, const Mode *b, int nb)
 				if (dig > mx)
 					mx = dig;
 			}
-			sum += mx;
+			if (ck_add(sum, mx, &sum) < 0)
+				return 0;
 		}
 		if (sum >= A[j].s)
 			return 0;

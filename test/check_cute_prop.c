@@ -386,6 +386,59 @@ START_TEST(prop_divide_product)
 }
 END_TEST
 
+/* every operation on random layouts with huge extents and strides: an error
+ * value or a result, never a crash or undefined behaviour (run under UBSan) */
+START_TEST(prop_no_crash)
+{
+	static const char *ops[] = {"size", "cosize", "coalesce", "filter", "composition",
+				    "complement", "right_inverse", "left_inverse", "logical_divide",
+				    "zipped_divide", "tiled_divide", "flat_divide", "logical_product",
+				    "zipped_product", "tiled_product", "flat_product",
+				    "blocked_product", "raked_product", "eval", "with_shape"};
+	static const int64_t big[] = {1, 2, 3, 7, 64, 1 << 20, (int64_t)1 << 31, (int64_t)1 << 40,
+				      INT64_MAX / 3, INT64_MAX, -1, -((int64_t)1 << 40), 0};
+	Rng r = {0xdeadull};
+	int it, fails = 0;
+
+	for (it = 0; it < ITERS; it++) {
+		Arena a;
+		Err err = {0};
+		Buf out;
+		const char *args[2];
+		CuteLayout x, y;
+		int k, which;
+
+		arena_init(&a);
+		buf_init(&out);
+		x = gen_any(&a, &r, 4);
+		y = gen_any(&a, &r, 3);
+		/* blow up one leaf of each */
+		for (k = 0; k < 2; k++) {
+			CuteTup *s = k ? y.shape : x.shape, *d = k ? y.stride : x.stride;
+
+			while (s->n >= 0) {
+				which = rnd(&r, s->n);
+				s = s->e[which];
+				d = d->e[which];
+			}
+			if (rnd(&r, 2))
+				s->x.v = big[rnd(&r, 9)];
+			else
+				d->x.v = big[rnd(&r, (int)countof(big))];
+		}
+		args[0] = cute_str(&a, x);
+		args[1] = rnd(&r, 3) ? cute_str(&a, y) : (rnd(&r, 2) ? "(_2,_2)" : "9223372036854775807");
+		err_clear(&err);
+		k = cute_run_op(&a, ops[rnd(&r, (int)countof(ops))], 1 + rnd(&r, 2), args, &out, &err);
+		REQUIRE(k == 0 || (k == -1 && err.set && err.msg[0]), "no message");
+		fails += k < 0;
+		buf_free(&out);
+		arena_free(&a);
+	}
+	ck_assert_int_gt(fails, 0);
+}
+END_TEST
+
 Suite *
 suite_cute_prop(void)
 {
@@ -398,6 +451,7 @@ suite_cute_prop(void)
 	tcase_add_test(tc, prop_complement);
 	tcase_add_test(tc, prop_inverses);
 	tcase_add_test(tc, prop_divide_product);
+	tcase_add_test(tc, prop_no_crash);
 	suite_add_tcase(s, tc);
 	return s;
 }
