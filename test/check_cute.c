@@ -4,8 +4,10 @@
  * documentation examples among them) and its error messages, and robustness
  * of the parser against garbage.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "cute.h"
 #include "tests.h"
@@ -426,6 +428,52 @@ START_TEST(swizzle_props)
 }
 END_TEST
 
+/* run a shell command, capture stdout+stderr and the exit status */
+static int
+sh(const char *cmd, char *out, size_t cap)
+{
+	FILE *p = popen(cmd, "r");
+	size_t n = 0, r;
+	int st;
+
+	ck_assert_ptr_nonnull(p);
+	while (n + 1 < cap && (r = fread(out + n, 1, cap - 1 - n, p)) > 0)
+		n += r;
+	out[n] = 0;
+	st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+START_TEST(cli)
+{
+	const char *t = getenv("TILEC") ? getenv("TILEC") : "build/tilec";
+	char cmd[1024], out[4096];
+
+	snprintf(cmd, sizeof cmd, "%s cute composition '(_6,_2):(_8,_2)' '(_4,_3):(_3,_1)' 2>&1", t);
+	ck_assert_int_eq(sh(cmd, out, sizeof out), 0);
+	ck_assert_str_eq(out, "((_2,_2),_3):((_24,_2),_8)\n");
+	snprintf(cmd, sizeof cmd, "%s cute composition '(_7,_8):(_8,_1)' _6:_3 2>/dev/null", t);
+	ck_assert_int_eq(sh(cmd, out, sizeof out), 1);
+	ck_assert_str_eq(out, "");
+	snprintf(cmd, sizeof cmd, "%s cute composition '(_7,_8):(_8,_1)' _6:_3 2>&1 >/dev/null", t);
+	ck_assert_int_eq(sh(cmd, out, sizeof out), 1);
+	ck_assert_ptr_nonnull(strstr(out, "stride divisibility"));
+	snprintf(cmd, sizeof cmd, "%s cute 2>&1", t);
+	ck_assert_int_eq(sh(cmd, out, sizeof out), 2);
+	snprintf(cmd, sizeof cmd,
+		 "printf 'size\\t(_4,_8):(_1,_4)\\nbogus\\nswizzle\\tSw<3,4,3>\\t130\\n"
+		 "complement\\t_4:_2\\t24\\neval\\t(_4,_8):(_1@0,_1@1)\\t13\\n"
+		 "coalesce\\t(_2,_2):(_1,_2)\\t(_1,_1,_1)\\n' | %s cute --batch", t);
+	ck_assert_int_eq(sh(cmd, out, sizeof out), 0);
+	ck_assert_str_eq(out, "_32\n"
+			      "ERROR: cute: expected op<TAB>arg1[<TAB>arg2]\n"
+			      "146\n"
+			      "(_2,_3):(_1,_8)\n"
+			      "(1,3)\n"
+			      "ERROR: cute: profile rank 3 exceeds layout rank 2\n");
+}
+END_TEST
+
 Suite *
 suite_cute(void)
 {
@@ -438,6 +486,7 @@ suite_cute(void)
 	tcase_add_test(tc, parse_garbage);
 	tcase_add_test(tc, api_basics);
 	tcase_add_test(tc, swizzle_props);
+	tcase_add_test(tc, cli);
 	suite_add_tcase(s, tc);
 	return s;
 }
