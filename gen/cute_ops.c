@@ -785,6 +785,9 @@ apply(Arena *a, Binop f, CuteLayout A, const CuteObj *B, CuteLayout *out, int lv
 		break;
 	case CUTE_TILER:
 		break;
+	case CUTE_UNDER:
+		*out = A; /* `_` keeps the mode */
+		return 0;
 	default:
 		return err_set(err, "cute: tiler element must be a layout, an integer or a tuple");
 	}
