@@ -102,8 +102,10 @@ cute_run_op(Arena *a, const char *op, int nargs, const char *const *args, Buf *o
 
 		if (nargs_ok(op, nargs, 1, 1, err) < 0)
 			return -1;
-		if (x->k == CUTE_COMPOSED)
-			x->l = x->c.l, x->k = CUTE_LAYOUT;
+		if (x->k == CUTE_COMPOSED) {
+			x->l = x->c.l;
+			x->k = CUTE_LAYOUT;
+		}
 		if (x->k != CUTE_LAYOUT && (x->k != CUTE_TUPLE || !strcmp(op, "cosize")))
 			return err_set(err, "cute %s: argument must be a layout", op);
 		if (x->k == CUTE_LAYOUT && cute_valid(x->l, err) < 0)

@@ -373,12 +373,17 @@ verify(Arena *a, CuteLayout A, const Mode *Af, int nf, CuteLayout B, CuteLayout 
 	for (i = 0; i < n; i++) {
 		if (basis) {
 			CuteTup *v1, *v2, *c;
+			Arena t;
+			int rc;
 
-			if (cute_eval_tup(a, B, i, &c, err) < 0 || cute_eval_tup(a, R, i, &v1, err) < 0)
+			/* values are trees: a scratch arena per point keeps memory flat */
+			arena_init(&t);
+			rc = cute_eval_tup(&t, B, i, &c, err) < 0 || cute_eval_tup(&t, R, i, &v1, err) < 0 ||
+			     cute_eval_coord(&t, A, c, &v2, err) < 0 ? -1 : cute_tup_equal(v1, v2);
+			arena_free(&t);
+			if (rc < 0)
 				return -1;
-			if (cute_eval_coord(a, A, c, &v2, err) < 0)
-				return -1;
-			if (!cute_tup_equal(v1, v2))
+			if (!rc)
 				goto bad;
 			continue;
 		}
