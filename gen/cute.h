@@ -2,7 +2,9 @@
  * cute.h: the CuTe layout algebra (CUTLASS CuTe semantics, C++ spelling).
  * Objects are small trees allocated from a caller's Arena; every operation
  * returns 0 on success and -1 with a message in *err on a broken precondition.
- * Nothing aborts. See docs/cute.md for the conventions and the command line.
+ * Nothing aborts. The Arena and result pointers must not be NULL; err may be
+ * NULL, and NULL or malformed layouts given as arguments are reported as
+ * errors. See docs/cute.md for the conventions and the command line.
  */
 #ifndef CUTE_H
 #define CUTE_H
