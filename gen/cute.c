@@ -393,8 +393,8 @@ atup_add(Arena *a, CuteTup **acc, CuteInt x, int lvl, Err *err)
 	CuteTup *t = *acc;
 	int i, idx;
 
-	if (x.v == 0)
-		return 0;
+	if (x.v == 0 && x.nb == 0)
+		return 0; /* a zero basis term still shapes the tuple: (0,0), not 0 */
 	if (lvl == x.nb) {
 		if (!t) {
 			*acc = cute_int(a, x.v);
