@@ -303,6 +303,7 @@ cute_composed_from_tile(Arena *a, int nin, const int64_t *in_shape, int nout,
 	Fn F;
 	int b, m, s, rc;
 	CuteLayout l;
+	Arena t;
 
 	if (!res)
 		return err_set(err, "cute: converter: missing argument");
@@ -319,15 +320,20 @@ cute_composed_from_tile(Arena *a, int nin, const int64_t *in_shape, int nout,
 				F.sw.b = b;
 				F.sw.m = m;
 				F.sw.s = s;
-				rc = convert(a, &F, &l, err);
-				if (rc < 0)
-					return -1;
+				/* each candidate works in a scratch arena; the winner is copied out */
+				arena_init(&t);
+				rc = convert(&t, &F, &l, err);
 				if (rc == 1) {
 					res->sw = F.sw;
 					res->off = 0;
-					res->l = l;
-					return 1;
+					res->l.shape = cute_tup_copy(a, l.shape);
+					res->l.stride = cute_tup_copy(a, l.stride);
+					if (!res->l.shape || !res->l.stride)
+						rc = err_set(err, "cute: out of memory");
 				}
+				arena_free(&t);
+				if (rc != 0)
+					return rc;
 			}
 		}
 	}
