@@ -8,5 +8,6 @@
 #define CLI_H
 
 int driver_main(int argc, char **argv); /* driver.c: tilec [options] file.tile */
+int cute_main(int argc, char **argv);   /* cute_cli.c: tilec cute OP ARG... | --batch */
 
 #endif

@@ -12,6 +12,7 @@ static const struct {
 	int (*fn)(int, char **);
 } commands[] = {
 	/* add subcommands here: {"name", name_main}, */
+	{"cute", cute_main},
 	{NULL, NULL},
 };
 

@@ -1,0 +1,378 @@
+/*
+ * cute_conv.c: converters from finite functions (tilec Layouts and Fragments,
+ * given as callbacks) to CuTe layouts, by probe-then-prove: strides are probed
+ * at one-hot points (each input dim is split into the mixed-radix sub-modes
+ * the probes reveal), then equality is proved by enumerating the whole domain.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cute.h"
+
+enum { MAXIN = 16, MAXOUT = 16 };
+
+typedef struct Fn {
+	int nin, nout, nv;          /* nv: values per point (1 when serialized) */
+	const int64_t *in_shape, *out_shape;
+	CuteProbe f;
+	void *ctx;
+	int hier;
+	CuteSwizzle sw;             /* b > 0: applied to the serialized value */
+	int64_t coord[MAXIN], out[MAXOUT];
+	Err *err;
+} Fn;
+
+/* the value at F->coord into val[nv]: 0 ok, 1 not representable, -1 error */
+static int
+value(Fn *F, int64_t *val)
+{
+	int k;
+	int64_t acc = 0;
+
+	memset(F->out, 0, sizeof F->out);
+	if (F->f(F->ctx, F->coord, F->out) != 0) {
+		err_set(F->err, "not representable: the function fails at a point of its domain");
+		return 1;
+	}
+	for (k = 0; k < F->nout; k++) {
+		if (F->out[k] < 0 || F->out[k] >= F->out_shape[k]) {
+			err_set(F->err, "not representable: output %d is %lld, outside [0,%lld)", k,
+				(long long)F->out[k], (long long)F->out_shape[k]);
+			return 1;
+		}
+	}
+	if (F->hier) {
+		memcpy(val, F->out, sizeof *val * (size_t)F->nout);
+		return 0;
+	}
+	for (k = 0; k < F->nout; k++)
+		if (ck_mul(acc, F->out_shape[k], &acc) < 0 || ck_add(acc, F->out[k], &acc) < 0)
+			return err_set(F->err, "cute: integer overflow serializing outputs");
+	if (F->sw.b > 0)
+		acc = cute_swizzle_apply(F->sw, acc);
+	val[0] = acc;
+	return 0;
+}
+
+typedef struct Sub {
+	int64_t s;
+	int64_t d[MAXOUT];
+} Sub;
+
+/* the value at the one-hot point (dim k = j) */
+static int
+probe(Fn *F, int k, int64_t j, int64_t *val)
+{
+	int rc;
+
+	memset(F->coord, 0, sizeof F->coord);
+	F->coord[k] = j;
+	rc = value(F, val);
+	F->coord[k] = 0;
+	return rc;
+}
+
+static int
+vec_is(const int64_t *v, const int64_t *d, int64_t j, int nv)
+{
+	int c;
+	int64_t x;
+
+	for (c = 0; c < nv; c++)
+		if (ck_mul(d[c], j, &x) < 0 || v[c] != x)
+			return 0;
+	return 1;
+}
+
+/* split dim k into sub-modes: 1 ok, 0 not representable, -1 error */
+static int
+factor(Fn *F, int k, Sub *sub, int *nsub)
+{
+	int64_t n = F->in_shape[k], pos = 1, rem, run, m, v[MAXOUT];
+	int rc;
+
+	*nsub = 0;
+	while (pos < n) {
+		Sub *s = &sub[*nsub];
+
+		if ((rc = probe(F, k, pos, s->d)) != 0)
+			return rc < 0 ? -1 : 0;
+		rem = n / pos;
+		for (run = 2; run < rem; run++) {
+			if ((rc = probe(F, k, run * pos, v)) != 0)
+				return rc < 0 ? -1 : 0;
+			if (!vec_is(v, s->d, run, F->nv))
+				break;
+		}
+		for (m = run < rem ? run : rem; m > 1 && rem % m; m--)
+			;
+		if (m <= 1 || *nsub >= 62) {
+			err_set(F->err, "not representable: input dim %d is not a mixed-radix "
+				"strided map (at %lld)", k, (long long)pos);
+			return 0;
+		}
+		s->s = m;
+		(*nsub)++;
+		pos *= m;
+	}
+	return 1;
+}
+
+static int
+mkstride(Fn *F, const int64_t *d, CuteInt *x)
+{
+	int c, nz = -1;
+
+	memset(x, 0, sizeof *x);
+	if (!F->hier) {
+		x->v = d[0];
+		return 1;
+	}
+	for (c = 0; c < F->nv; c++) {
+		if (d[c] == 0)
+			continue;
+		if (nz >= 0) {
+			err_set(F->err, "not representable: a sub-mode moves outputs %d and %d at once",
+				nz, c);
+			return 0;
+		}
+		nz = c;
+	}
+	if (nz >= 0) {
+		x->v = d[nz];
+		x->nb = 1;
+		x->b[0] = (uint8_t)nz;
+	}
+	return 1;
+}
+
+static int
+convert(Arena *a, Fn *F, CuteLayout *res, Err *err)
+{
+	int k, i, c, rc, nsub[MAXIN];
+	int64_t D = 1, n, v0[MAXOUT], val[MAXOUT], acc[MAXOUT];
+	Sub *subs[MAXIN];
+	int64_t *tab[MAXIN];
+	CuteLayout *modes;
+
+	F->err = err;
+	if (F->nin < 1 || F->nin > MAXIN - 1 || F->nout < 1 || F->nout > MAXOUT - 1)
+		return err_set(err, "cute: converter needs 1..%d inputs and outputs", MAXIN - 1);
+	if (!F->in_shape || !F->out_shape || !F->f || !res)
+		return err_set(err, "cute: converter: missing argument");
+	for (k = 0; k < F->nin; k++)
+		if (F->in_shape[k] <= 0 || ck_mul(D, F->in_shape[k], &D) < 0)
+			return err_set(err, "cute: converter: bad input extents");
+	for (k = 0; k < F->nout; k++)
+		if (F->out_shape[k] <= 0)
+			return err_set(err, "cute: converter: bad output extents");
+	if (D > CUTE_MAXPROVE)
+		return err_set(err, "cute: converter: domain of %lld points is past the proof limit %d",
+			       (long long)D, CUTE_MAXPROVE);
+	F->nv = F->hier ? F->nout : 1;
+	memset(F->coord, 0, sizeof F->coord);
+	if ((rc = value(F, v0)) != 0)
+		return rc < 0 ? -1 : 0;
+	for (c = 0; c < F->nv; c++)
+		if (v0[c] != 0) {
+			err_set(err, "not representable: the origin maps to %lld, not 0", (long long)v0[c]);
+			return 0;
+		}
+	/* probe: sub-modes of every dim, and a table of each dim's values */
+	if (!(modes = anewn(a, CuteLayout, F->nin)))
+		return err_set(err, "cute: out of memory");
+	for (k = 0; k < F->nin; k++) {
+		CuteLayout *sm;
+
+		n = F->in_shape[k];
+		if (!(subs[k] = anewn(a, Sub, 64)) || !(tab[k] = anewn(a, int64_t, n * F->nv)) ||
+		    !(sm = anewn(a, CuteLayout, 64)))
+			return err_set(err, "cute: out of memory");
+		if ((rc = factor(F, k, subs[k], &nsub[k])) != 1)
+			return rc;
+		for (i = 0; i < nsub[k]; i++) {
+			CuteInt x;
+
+			if (!mkstride(F, subs[k][i].d, &x))
+				return 0;
+			sm[i].shape = cute_int(a, subs[k][i].s);
+			sm[i].stride = cute_leaf(a, x);
+		}
+		if (nsub[k] == 0) {
+			modes[k].shape = cute_int(a, 1);
+			modes[k].stride = cute_int(a, 0);
+		} else if (nsub[k] == 1) {
+			modes[k] = sm[0];
+		} else {
+			modes[k] = cute_join(a, nsub[k], sm);
+		}
+		if (!modes[k].shape || !modes[k].stride)
+			return err_set(err, "cute: out of memory");
+		/* table: column-major over the sub-modes */
+		for (i = 0; i < n; i++) {
+			int64_t r = i, dig, t;
+			int s;
+
+			for (c = 0; c < F->nv; c++)
+				tab[k][i * F->nv + c] = 0;
+			for (s = 0; s < nsub[k]; s++) {
+				dig = r % subs[k][s].s;
+				r /= subs[k][s].s;
+				for (c = 0; c < F->nv; c++) {
+					if (ck_mul(dig, subs[k][s].d[c], &t) < 0 ||
+					    ck_add(tab[k][i * F->nv + c], t, &tab[k][i * F->nv + c]) < 0)
+						return err_set(err, "cute: integer overflow in converter");
+				}
+			}
+		}
+	}
+	/* prove: every point of the domain */
+	memset(F->coord, 0, sizeof F->coord);
+	for (;;) {
+		if ((rc = value(F, val)) != 0)
+			return rc < 0 ? -1 : 0;
+		for (c = 0; c < F->nv; c++) {
+			acc[c] = 0;
+			for (k = 0; k < F->nin; k++)
+				if (ck_add(acc[c], tab[k][F->coord[k] * F->nv + c], &acc[c]) < 0)
+					return err_set(err, "cute: integer overflow in converter");
+			if (acc[c] != val[c]) {
+				err_set(err, "not representable: the probed layout gives %lld where the "
+					"function gives %lld", (long long)acc[c], (long long)val[c]);
+				return 0;
+			}
+		}
+		for (k = F->nin - 1; k >= 0; k--) {
+			if (++F->coord[k] < F->in_shape[k])
+				break;
+			F->coord[k] = 0;
+		}
+		if (k < 0)
+			break;
+	}
+	*res = cute_join(a, F->nin, modes);
+	if (!res->shape)
+		return err_set(err, "cute: out of memory");
+	err_clear(err);
+	return 1;
+}
+
+int
+cute_from_tile(Arena *a, int nin, const int64_t *in_shape, int nout, const int64_t *out_shape,
+	       CuteProbe f, void *ctx, CuteLayout *res, Err *err)
+{
+	Fn F;
+
+	memset(&F, 0, sizeof F);
+	F.nin = nin;
+	F.in_shape = in_shape;
+	F.nout = nout;
+	F.out_shape = out_shape;
+	F.f = f;
+	F.ctx = ctx;
+	return convert(a, &F, res, err);
+}
+
+int
+cute_from_tile_hier(Arena *a, int nin, const int64_t *in_shape, int nout,
+		    const int64_t *out_shape, CuteProbe f, void *ctx, CuteLayout *res, Err *err)
+{
+	Fn F;
+
+	memset(&F, 0, sizeof F);
+	F.nin = nin;
+	F.in_shape = in_shape;
+	F.nout = nout;
+	F.out_shape = out_shape;
+	F.f = f;
+	F.ctx = ctx;
+	F.hier = 1;
+	return convert(a, &F, res, err);
+}
+
+/*
+ * Swizzle recovery: a function f = sw o L is found by trying swizzles in
+ * order of increasing B, then M, then S (S > 0), and converting sw o f,
+ * since a swizzle is its own inverse. B = 0 (no swizzle) is tried first.
+ */
+int
+cute_composed_from_tile(Arena *a, int nin, const int64_t *in_shape, int nout,
+			const int64_t *out_shape, CuteProbe f, void *ctx, CuteComposed *res,
+			Err *err)
+{
+	Fn F;
+	int b, m, s, rc;
+	CuteLayout l;
+	Arena t;
+
+	if (!res)
+		return err_set(err, "cute: converter: missing argument");
+	for (b = 0; b <= 5; b++) {
+		for (m = 0; m <= (b ? 8 : 0); m++) {
+			for (s = b ? b : 0; s <= (b ? 10 : 0); s++) {
+				memset(&F, 0, sizeof F);
+				F.nin = nin;
+				F.in_shape = in_shape;
+				F.nout = nout;
+				F.out_shape = out_shape;
+				F.f = f;
+				F.ctx = ctx;
+				F.sw.b = b;
+				F.sw.m = m;
+				F.sw.s = s;
+				/* each candidate works in a scratch arena; the winner is copied out */
+				arena_init(&t);
+				rc = convert(&t, &F, &l, err);
+				if (rc == 1) {
+					res->sw = F.sw;
+					res->off = 0;
+					res->l.shape = cute_tup_copy(a, l.shape);
+					res->l.stride = cute_tup_copy(a, l.stride);
+					if (!res->l.shape || !res->l.stride)
+						rc = err_set(err, "cute: out of memory");
+				}
+				arena_free(&t);
+				if (rc != 0)
+					return rc;
+			}
+		}
+	}
+	err_set(err, "not representable: no swizzle Sw<B,M,S> (B <= 5, M <= 8, S <= 10) over a "
+		"strided layout matches");
+	return 0;
+}
+
+int
+cute_pack_fragment(CutePacked *p, int nin, const int64_t *in_shape, int64_t nrep, int64_t nthread,
+		   int64_t nslot, CuteFragThread thread, CuteFragSlot slot, void *ctx, Err *err)
+{
+	int k;
+
+	if (!p || !in_shape || !thread || !slot)
+		return err_set(err, "cute: pack_fragment: missing argument");
+	if (nin < 1 || nin > 14)
+		return err_set(err, "cute: pack_fragment: 1..14 input dims");
+	if (nrep < 1 || nthread < 1 || nslot < 1)
+		return err_set(err, "cute: pack_fragment: extents must be positive");
+	memset(p, 0, sizeof *p);
+	p->thread = thread;
+	p->slot = slot;
+	p->ctx = ctx;
+	p->nin = nin;
+	for (k = 0; k < nin; k++)
+		p->in_shape[k] = in_shape[k];
+	p->in_shape[nin] = nrep;
+	p->out_shape[0] = nthread;
+	p->out_shape[1] = nslot;
+	return 0;
+}
+
+int
+cute_packed_probe(void *packed, const int64_t *coord, int64_t *out)
+{
+	CutePacked *p = packed;
+
+	if (p->thread(p->ctx, coord, coord[p->nin], &out[0]) != 0)
+		return 1;
+	return p->slot(p->ctx, coord, &out[1]) != 0;
+}
