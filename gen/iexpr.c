@@ -615,7 +615,11 @@ simp1(Arena *A, IExpr *e, IExpr *const *sub, const IDom *dom)
 	case IE_CONST:
 		return e;
 	case IE_VAR:
-		return sub && e->v >= 0 && e->v < IEXPR_NVARS && sub[e->v] ? sub[e->v] : e;
+		if (sub && e->v >= 0 && e->v < IEXPR_NVARS && sub[e->v])
+			return sub[e->v];
+		if (dom && e->v >= 0 && e->v < IEXPR_NVARS && dom->ext[e->v] == 1)
+			return iexpr_const(A, 0);
+		return e;
 	case IE_SELECT:
 		a = simp1(A, e->a, sub, dom);
 		b = simp1(A, e->b, sub, dom);

@@ -1,0 +1,1452 @@
+/*
+ * layout.c: the Layout type: construction with exact output shapes, forward
+ * substitution, printing, exact decisions by enumeration (injectivity,
+ * equality), closed-form inverses (mixed-radix recovery, GF(2) recovery for
+ * XOR layouts, each verified by a full round trip), reshape, repeat, expand.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "layout.h"
+
+static int64_t enum_limit = (int64_t)1 << 22;
+
+int64_t
+layout_enum_limit(void)
+{
+	return enum_limit;
+}
+
+int
+layout_set_enum_limit(int64_t n)
+{
+	if (n < 1)
+		return -1;
+	enum_limit = n;
+	return 0;
+}
+
+/* ---- printing helpers -------------------------------------------------- */
+
+void
+layout_print_shape(Buf *b, const int64_t *s, int n)
+{
+	int k;
+
+	buf_putc(b, '[');
+	for (k = 0; k < n; k++)
+		buf_printf(b, "%s%lld", k ? ", " : "", (long long)s[k]);
+	buf_putc(b, ']');
+}
+
+static void
+decompose(const int64_t *shape, int n, int64_t flat, int64_t *x)
+{
+	int k;
+
+	for (k = n - 1; k >= 0; k--) {
+		x[k] = flat % shape[k];
+		flat /= shape[k];
+	}
+}
+
+void
+layout_print_point(Buf *b, const int64_t *shape, int n, int64_t flat)
+{
+	int64_t x[LAYOUT_MAXDIM + 1];
+
+	decompose(shape, n, flat, x);
+	layout_print_shape(b, x, n);
+}
+
+/* ---- enumeration ---------------------------------------------------------- */
+
+static int
+domsize(const int64_t *shape, int n, int64_t *total, Err *err)
+{
+	int k;
+
+	*total = 1;
+	for (k = 0; k < n; k++) {
+		if (shape[k] < 1)
+			return err_set(err, "extent %lld of dimension %d is not positive",
+				       (long long)shape[k], k);
+		if (ck_mul(*total, shape[k], total) || *total > enum_limit) {
+			Buf b;
+
+			buf_init(&b);
+			layout_print_shape(&b, shape, n);
+			err_set(err, "domain %s has more than %lld points (the enumeration limit)",
+				buf_str(&b), (long long)enum_limit);
+			buf_free(&b);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int
+layout_enumerate(const int64_t *shape, const int *varid, int n, IExpr *const *es, int ne,
+		 LayoutVisit fn, void *ctx, Err *err)
+{
+	int64_t total, f0, cnt[LAYOUT_MAXDIM + 1];
+	int64_t *coord[LAYOUT_MAXDIM + 1], *vals[2 * LAYOUT_MAXDIM + 4];
+	const int64_t *vars[IEXPR_NVARS] = {0};
+	int64_t *mem;
+	IProg *prog;
+	int k, p, r = 0;
+
+	if (n < 0 || n > LAYOUT_MAXDIM + 1 || ne < 0 || ne > 2 * LAYOUT_MAXDIM + 4)
+		return err_set(err, "enumeration: bad rank");
+	if (domsize(shape, n, &total, err))
+		return -1;
+	if (!(prog = iprog_compile(es, ne, err)))
+		return -1;
+	mem = malloc((size_t)(n + ne + 1) * IPROG_BATCH * sizeof(int64_t));
+	if (!mem) {
+		iprog_free(prog);
+		return err_set(err, "out of memory");
+	}
+	for (k = 0; k < n; k++) {
+		coord[k] = mem + (size_t)k * IPROG_BATCH;
+		if (varid[k] < 0 || varid[k] >= IEXPR_NVARS) {
+			r = err_set(err, "enumeration: bad var id");
+			goto out;
+		}
+		vars[varid[k]] = coord[k];
+	}
+	for (k = 0; k < ne; k++)
+		vals[k] = mem + (size_t)(n + k) * IPROG_BATCH;
+	memset(cnt, 0, sizeof cnt);
+	for (f0 = 0; f0 < total; f0 += IPROG_BATCH) {
+		int np = total - f0 < IPROG_BATCH ? (int)(total - f0) : IPROG_BATCH;
+
+		for (p = 0; p < np; p++) {
+			for (k = 0; k < n; k++)
+				coord[k][p] = cnt[k];
+			for (k = n - 1; k >= 0; k--) {
+				if (++cnt[k] < shape[k])
+					break;
+				cnt[k] = 0;
+			}
+		}
+		if (iprog_run(prog, vars, np, vals)) {
+			r = err_set(err, "division by zero (or unbound variable) while evaluating the layout");
+			goto out;
+		}
+		if ((r = fn(ctx, f0, np, (const int64_t *const *)coord, vals)))
+			goto out;
+	}
+out:
+	free(mem);
+	iprog_free(prog);
+	return r;
+}
+
+/* the domain of a layout: inputs, then _rep for fragments; outputs, then thread */
+typedef struct {
+	int64_t shape[LAYOUT_MAXDIM + 1];
+	int varid[LAYOUT_MAXDIM + 1];
+	int n;
+	IExpr *es[LAYOUT_MAXDIM + 1];
+	int64_t box[LAYOUT_MAXDIM + 1];
+	int ne;
+	const Layout *L;
+} Dom;
+
+static void
+getdom(const Layout *L, Dom *D)
+{
+	int k;
+
+	memset(D, 0, sizeof *D);
+	D->L = L;
+	for (k = 0; k < L->nin; k++) {
+		D->shape[k] = L->in_shape[k];
+		D->varid[k] = k;
+	}
+	D->n = L->nin;
+	for (k = 0; k < L->nout; k++) {
+		D->es[k] = L->fwd[k];
+		D->box[k] = L->out_shape[k];
+	}
+	D->ne = L->nout;
+	if (L->is_frag) {
+		D->shape[D->n] = L->rep;
+		D->varid[D->n++] = IEXPR_REP;
+		D->es[D->ne] = L->thread;
+		D->box[D->ne++] = L->nthreads;
+	}
+}
+
+static void
+print_logical(Buf *b, const Dom *D, int64_t flat)
+{
+	int64_t x[LAYOUT_MAXDIM + 1];
+
+	decompose(D->shape, D->n, flat, x);
+	if (D->L->is_frag) {
+		layout_print_shape(b, x, D->n - 1);
+		if (D->L->rep > 1)
+			buf_printf(b, " (rep %lld)", (long long)x[D->n - 1]);
+	} else {
+		layout_print_shape(b, x, D->n);
+	}
+}
+
+static void
+print_physical(Buf *b, const Dom *D, const int64_t *y)
+{
+	if (D->L->is_frag) {
+		buf_printf(b, "thread %lld, slot ", (long long)y[D->ne - 1]);
+		layout_print_shape(b, y, D->ne - 1);
+	} else {
+		buf_puts(b, "physical ");
+		layout_print_shape(b, y, D->ne);
+	}
+}
+
+/* ---- construction ----------------------------------------------------------- */
+
+typedef struct {
+	int64_t lo[2 * LAYOUT_MAXDIM + 2], hi[2 * LAYOUT_MAXDIM + 2];
+	int ne;
+} MinMax;
+
+static int
+v_minmax(void *ctx, int64_t first, int np, const int64_t *const *coord, int64_t *const *vals)
+{
+	MinMax *m = ctx;
+	int e, p;
+
+	(void)first;
+	(void)coord;
+	for (e = 0; e < m->ne; e++)
+		for (p = 0; p < np; p++) {
+			if (vals[e][p] < m->lo[e])
+				m->lo[e] = vals[e][p];
+			if (vals[e][p] > m->hi[e])
+				m->hi[e] = vals[e][p];
+		}
+	return 0;
+}
+
+/* exact [min, max] of each expression over a domain; past the limit, the
+ * interval bounds (a bounding box) */
+static int
+ranges(const int64_t *shape, const int *varid, int n, IExpr *const *es, int ne, int64_t *lo,
+       int64_t *hi, Err *err)
+{
+	MinMax m;
+	int64_t total;
+	int e, k;
+	Err tmp = {0};
+
+	if (domsize(shape, n, &total, &tmp)) {
+		IDom d;
+
+		memset(&d, 0, sizeof d);
+		for (k = 0; k < n; k++)
+			d.ext[varid[k]] = shape[k];
+		for (e = 0; e < ne; e++)
+			if (iexpr_bounds(es[e], &d, &lo[e], &hi[e]))
+				return err_set(err, "%s, and output %d has no interval bound", tmp.msg, e);
+		return 0;
+	}
+	m.ne = ne;
+	for (e = 0; e < ne; e++) {
+		m.lo[e] = INT64_MAX;
+		m.hi[e] = INT64_MIN;
+	}
+	if (layout_enumerate(shape, varid, n, es, ne, v_minmax, &m, err))
+		return -1;
+	memcpy(lo, m.lo, (size_t)ne * sizeof *lo);
+	memcpy(hi, m.hi, (size_t)ne * sizeof *hi);
+	return 0;
+}
+
+static int
+checkvars(IExpr *e, int nin, int allow_rep, const char *what, int idx, Err *err)
+{
+	unsigned used = iexpr_vars(e), bad;
+	int v;
+
+	bad = used & ~((1u << nin) - 1u);
+	if (allow_rep)
+		bad &= ~(1u << IEXPR_REP);
+	if (!bad)
+		return 0;
+	for (v = 0; !(bad & (1u << v)); v++)
+		;
+	return err_set(err, "unknown placeholder %s in %s %d (the layout has %d input%s)",
+		       iexpr_varname(v), what, idx, nin, nin == 1 ? "" : "s");
+}
+
+/* shared by layout_new and frag_new: validate, simplify, derive shapes */
+static Layout *
+build(Arena *A, const int64_t *shape, int nin, IExpr *const *fwd, int nout, IExpr *thread,
+      int64_t rep, int is_frag, Err *err)
+{
+	Layout *L;
+	IDom d;
+	Dom D;
+	int64_t lo[LAYOUT_MAXDIM + 1], hi[LAYOUT_MAXDIM + 1];
+	int k;
+
+	if (!shape || nin < 1 || nin > LAYOUT_MAXDIM) {
+		err_set(err, "layout input rank %d is not in [1, %d]", nin, LAYOUT_MAXDIM);
+		return NULL;
+	}
+	if (nout < 0 || nout > LAYOUT_MAXDIM - is_frag || (!is_frag && nout < 1) || (nout && !fwd)) {
+		err_set(err, "layout output rank %d is not in [1, %d]", nout, LAYOUT_MAXDIM - is_frag);
+		return NULL;
+	}
+	if (is_frag && (!thread || rep < 1)) {
+		err_set(err, thread ? "replication %lld is not positive" : "fragment without a thread map",
+			(long long)rep);
+		return NULL;
+	}
+	memset(&d, 0, sizeof d);
+	for (k = 0; k < nin; k++) {
+		if (shape[k] < 1) {
+			err_set(err, "extent %lld of input %d is not positive", (long long)shape[k], k);
+			return NULL;
+		}
+		d.ext[k] = shape[k];
+	}
+	d.ext[IEXPR_REP] = rep;
+	if (!(L = anew(A, Layout)) || !(L->fwd = anewn(A, IExpr *, nout + 1))) {
+		err_set(err, "out of memory");
+		return NULL;
+	}
+	L->is_frag = is_frag;
+	L->nin = nin;
+	memcpy(L->in_shape, shape, (size_t)nin * sizeof *shape);
+	L->nout = nout;
+	for (k = 0; k < nout; k++) {
+		if (!fwd[k]) {
+			err_set(err, "output %d has no expression", k);
+			return NULL;
+		}
+		if (checkvars(fwd[k], nin, 0, "output", k, err))
+			return NULL;
+		L->fwd[k] = iexpr_simplify(A, fwd[k], &d);
+	}
+	L->rep = is_frag ? rep : 1;
+	if (is_frag) {
+		if (checkvars(thread, nin, 1, "thread map", 0, err))
+			return NULL;
+		L->thread = iexpr_simplify(A, thread, &d);
+		L->nthreads = 1;
+	}
+	if (!nout)
+		return L;       /* frag_new fills in the implicit slots */
+	getdom(L, &D);
+	if (ranges(D.shape, D.varid, D.n, D.es, D.ne, lo, hi, err))
+		return NULL;
+	for (k = 0; k < D.ne; k++) {
+		if (lo[k] < 0) {
+			if (is_frag && k == nout)
+				err_set(err, "the thread map takes the negative value %lld", (long long)lo[k]);
+			else
+				err_set(err, "output %d takes the negative value %lld", k, (long long)lo[k]);
+			return NULL;
+		}
+		if (hi[k] == INT64_MAX) {
+			err_set(err, "output %d is unbounded", k);
+			return NULL;
+		}
+		if (is_frag && k == nout)
+			L->nthreads = hi[k] + 1;
+		else
+			L->out_shape[k] = hi[k] + 1;
+	}
+	return L;
+}
+
+/* exported to fragment.c through a tiny extern (not in the public header) */
+Layout *layout_build_(Arena *A, const int64_t *shape, int nin, IExpr *const *fwd, int nout,
+		      IExpr *thread, int64_t rep, int is_frag, Err *err);
+Layout *
+layout_build_(Arena *A, const int64_t *shape, int nin, IExpr *const *fwd, int nout, IExpr *thread,
+	      int64_t rep, int is_frag, Err *err)
+{
+	return build(A, shape, nin, fwd, nout, thread, rep, is_frag, err);
+}
+
+Layout *
+layout_new(Arena *A, const int64_t *shape, int nin, IExpr *const *fwd, int nout, Err *err)
+{
+	return build(A, shape, nin, fwd, nout, NULL, 1, 0, err);
+}
+
+Layout *
+layout_parse(Arena *A, const int64_t *shape, int nin, const char *const *fwd, int nout, Err *err)
+{
+	IExpr *es[LAYOUT_MAXDIM];
+	int k;
+
+	if (nout < 1 || nout > LAYOUT_MAXDIM || !fwd) {
+		err_set(err, "layout output rank %d is not in [1, %d]", nout, LAYOUT_MAXDIM);
+		return NULL;
+	}
+	for (k = 0; k < nout; k++)
+		if (!(es[k] = iexpr_parse(A, fwd[k], nin, 0, err)))
+			return NULL;
+	return layout_new(A, shape, nin, es, nout, err);
+}
+
+int64_t
+layout_size(const Layout *L)
+{
+	int64_t n = 1;
+	int k;
+
+	for (k = 0; L && k < L->nin; k++)
+		if (ck_mul(n, L->in_shape[k], &n))
+			return -1;
+	return n;
+}
+
+int
+layout_forward(Arena *A, const Layout *L, IExpr *const *vars, int n, IExpr **out, Err *err)
+{
+	IExpr *sub[IEXPR_NVARS] = {0};
+	int k, lead;
+
+	if (!L || (n && !vars) || !out)
+		return err_set(err, "forward: null argument");
+	if (n == 0) {
+		for (k = 0; k < L->nout; k++)
+			out[k] = L->fwd[k];
+		return L->nout;
+	}
+	if (n < L->nin || n - L->nin + L->nout > 2 * LAYOUT_MAXDIM)
+		return err_set(err, "forward: %d index expressions for a layout of rank %d", n, L->nin);
+	lead = n - L->nin;
+	for (k = 0; k < L->nin; k++)
+		if (!(sub[k] = vars[lead + k]))
+			return err_set(err, "forward: null index expression");
+	for (k = 0; k < lead; k++)
+		out[k] = vars[k];
+	for (k = 0; k < L->nout; k++)
+		if (!(out[lead + k] = iexpr_subst(A, L->fwd[k], sub, NULL)))
+			return err_set(err, "out of memory");
+	return lead + L->nout;
+}
+
+int
+layout_eval(const Layout *L, const int64_t *x, int64_t *y, Err *err)
+{
+	int64_t vals[IEXPR_NVARS] = {0};
+	int k;
+
+	if (!L || !x || !y)
+		return err_set(err, "eval: null argument");
+	for (k = 0; k < L->nin; k++) {
+		if (x[k] < 0 || x[k] >= L->in_shape[k])
+			return err_set(err, "coordinate %lld of input %d is outside [0, %lld)",
+				       (long long)x[k], k, (long long)L->in_shape[k]);
+		vals[k] = x[k];
+	}
+	if (L->is_frag) {
+		if (x[L->nin] < 0 || x[L->nin] >= L->rep)
+			return err_set(err, "replica %lld is outside [0, %lld)", (long long)x[L->nin],
+				       (long long)L->rep);
+		vals[IEXPR_REP] = x[L->nin];
+	}
+	for (k = 0; k < L->nout; k++)
+		if (iexpr_eval(L->fwd[k], vals, &y[k], err))
+			return -1;
+	if (L->is_frag && iexpr_eval(L->thread, vals, &y[L->nout], err))
+		return -1;
+	return 0;
+}
+
+int
+layout_forward_vars(const Layout *L, int *ids)
+{
+	int k, n = 0;
+
+	if (!L || !ids)
+		return 0;
+	if (L->is_frag && L->rep > 1)
+		ids[n++] = IEXPR_REP;   /* TileLang prepends _rep (layout.cc:1103) */
+	for (k = 0; k < L->nin; k++)
+		ids[n++] = k;
+	return n;
+}
+
+IExpr *
+layout_linear_index(Arena *A, const Layout *L)
+{
+	IExpr *e;
+	int k;
+
+	if (!L)
+		return NULL;
+	e = L->fwd[0];
+	for (k = 1; k < L->nout; k++)
+		e = iexpr_add(A, iexpr_mulc(A, e, L->out_shape[k]), L->fwd[k]);
+	return e;
+}
+
+void
+layout_print(Buf *b, const Layout *L)
+{
+	int ids[LAYOUT_MAXDIM + 1], n, k;
+
+	if (!L) {
+		buf_puts(b, "<null layout>");
+		return;
+	}
+	buf_puts(b, L->is_frag ? "Fragment(" : "Layout(");
+	layout_print_shape(b, L->in_shape, L->nin);
+	buf_puts(b, " -> ");
+	layout_print_shape(b, L->out_shape, L->nout);
+	if (L->is_frag) {
+		buf_printf(b, ", replicate: %lld, thread: %lld, forward_thread: ", (long long)L->rep,
+			   (long long)L->nthreads);
+		iexpr_print(b, L->thread);
+		buf_puts(b, ", forward_index: [");
+	} else {
+		buf_puts(b, ", transform: [");
+		n = layout_forward_vars(L, ids);
+		for (k = 0; k < n; k++)
+			buf_printf(b, "%s%s", k ? ", " : "", iexpr_varname(ids[k]));
+		buf_puts(b, "] -> [");
+	}
+	for (k = 0; k < L->nout; k++) {
+		if (k)
+			buf_puts(b, ", ");
+		iexpr_print(b, L->fwd[k]);
+	}
+	buf_putc(b, ']');
+	if (L->is_frag && L->has_range)
+		buf_printf(b, ", thread_range: I.Range(%lld, %lld)", (long long)L->range_min,
+			   (long long)L->range_ext);
+	buf_putc(b, ')');
+}
+
+char *
+layout_str(Arena *A, const Layout *L)
+{
+	Buf b;
+	char *s;
+
+	buf_init(&b);
+	layout_print(&b, L);
+	s = arena_strdup(A, buf_str(&b));
+	buf_free(&b);
+	return s;
+}
+
+/* ---- injectivity ---------------------------------------------------------- */
+
+typedef struct {
+	const Dom *D;
+	int64_t box;            /* product of D->box */
+	int32_t *tab;           /* direct table: point + 1 per cell */
+	int64_t *hkey, *hval;   /* hash table (when the box is large) */
+	int64_t hmask;
+	Err *err;
+} Inj;
+
+static int64_t
+linkey(const Dom *D, int64_t *const *vals, int p)
+{
+	int64_t key = 0;
+	int e;
+
+	for (e = 0; e < D->ne; e++)
+		key = key * D->box[e] + vals[e][p];
+	return key;
+}
+
+static int
+collide(Inj *I, int64_t a, int64_t b, int64_t *const *vals, int p)
+{
+	Buf s;
+	int64_t y[LAYOUT_MAXDIM + 1];
+	int e;
+
+	for (e = 0; e < I->D->ne; e++)
+		y[e] = vals[e][p];
+	buf_init(&s);
+	buf_puts(&s, "logical ");
+	print_logical(&s, I->D, a);
+	buf_puts(&s, " and ");
+	print_logical(&s, I->D, b);
+	buf_puts(&s, " both map to ");
+	print_physical(&s, I->D, y);
+	err_set(I->err, "%s", buf_str(&s));
+	buf_free(&s);
+	return -1;
+}
+
+static int
+v_inj(void *ctx, int64_t first, int np, const int64_t *const *coord, int64_t *const *vals)
+{
+	Inj *I = ctx;
+	int p;
+
+	(void)coord;
+	for (p = 0; p < np; p++) {
+		int64_t key = linkey(I->D, vals, p), h;
+
+		if (I->tab) {
+			if (I->tab[key])
+				return collide(I, I->tab[key] - 1, first + p, vals, p);
+			I->tab[key] = (int32_t)(first + p + 1);
+			continue;
+		}
+		h = (int64_t)(((uint64_t)key * 0x9e3779b97f4a7c15ULL) >> 20) & I->hmask;
+		for (;;) {
+			if (!I->hval[h]) {
+				I->hkey[h] = key;
+				I->hval[h] = first + p + 1;
+				break;
+			}
+			if (I->hkey[h] == key)
+				return collide(I, I->hval[h] - 1, first + p, vals, p);
+			h = (h + 1) & I->hmask;
+		}
+	}
+	return 0;
+}
+
+/* 0 injective (and onto the box when want_cover), -1 with evidence */
+static int
+inj_core(const Dom *D, int want_cover, Err *err)
+{
+	Inj I;
+	int64_t total, c;
+	int e, r;
+
+	memset(&I, 0, sizeof I);
+	I.D = D;
+	I.err = err;
+	if (domsize(D->shape, D->n, &total, err))
+		return -1;
+	I.box = 1;
+	for (e = 0; e < D->ne; e++)
+		if (ck_mul(I.box, D->box[e], &I.box))
+			return err_set(err, "physical space too large to check");
+	if (I.box <= 4 * total || I.box <= (1 << 20)) {
+		I.tab = calloc((size_t)I.box, sizeof *I.tab);
+		if (!I.tab)
+			return err_set(err, "out of memory");
+	} else {
+		int64_t sz = 1;
+
+		while (sz < 2 * total)
+			sz *= 2;
+		I.hmask = sz - 1;
+		I.hkey = malloc((size_t)sz * sizeof *I.hkey);
+		I.hval = calloc((size_t)sz, sizeof *I.hval);
+		if (!I.hkey || !I.hval) {
+			free(I.hkey);
+			free(I.hval);
+			return err_set(err, "out of memory");
+		}
+	}
+	r = layout_enumerate(D->shape, D->varid, D->n, D->es, D->ne, v_inj, &I, err);
+	if (!r && want_cover && total < I.box) {
+		int64_t y[LAYOUT_MAXDIM + 1], k = 0;
+		Buf s;
+
+		if (I.tab)
+			while (I.tab[k])
+				k++;
+		for (e = D->ne - 1, c = k; e >= 0; e--) {
+			y[e] = c % D->box[e];
+			c /= D->box[e];
+		}
+		buf_init(&s);
+		print_physical(&s, D, y);
+		if (I.tab)
+			err_set(err, "not onto the output shape: %s is not reached", buf_str(&s));
+		else
+			err_set(err, "not onto the output shape: %lld points reach %lld cells",
+				(long long)total, (long long)I.box);
+		buf_free(&s);
+		r = -1;
+	}
+	free(I.tab);
+	free(I.hkey);
+	free(I.hval);
+	return r ? -1 : 0;
+}
+
+int
+layout_check_injective(const Layout *L, Err *err)
+{
+	Dom D;
+
+	if (!L)
+		return err_set(err, "null layout");
+	getdom(L, &D);
+	return inj_core(&D, 0, err);
+}
+
+/* ---- equality ----------------------------------------------------------- */
+
+typedef struct {
+	const Dom *D;
+	int na;
+	Err *why;
+} Eq;
+
+static int
+v_eq(void *ctx, int64_t first, int np, const int64_t *const *coord, int64_t *const *vals)
+{
+	Eq *q = ctx;
+	int p, e;
+
+	(void)coord;
+	for (p = 0; p < np; p++)
+		for (e = 0; e < q->na; e++) {
+			if (vals[e][p] != vals[q->na + e][p]) {
+				Buf s;
+				int64_t ya[LAYOUT_MAXDIM + 1], yb[LAYOUT_MAXDIM + 1];
+				int f;
+
+				for (f = 0; f < q->na; f++) {
+					ya[f] = vals[f][p];
+					yb[f] = vals[q->na + f][p];
+				}
+				buf_init(&s);
+				buf_puts(&s, "logical ");
+				print_logical(&s, q->D, first + p);
+				buf_puts(&s, " maps to ");
+				print_physical(&s, q->D, ya);
+				buf_puts(&s, " under the first layout and to ");
+				print_physical(&s, q->D, yb);
+				buf_puts(&s, " under the second");
+				err_set(q->why, "%s", buf_str(&s));
+				buf_free(&s);
+				return 1;
+			}
+		}
+	return 0;
+}
+
+int
+layout_equal(const Layout *a, const Layout *b, Err *why)
+{
+	Dom D, Db;
+	Eq q;
+	Buf s;
+	int k, r;
+
+	if (!a || !b)
+		return err_set(why, "null layout");
+	if (a->is_frag != b->is_frag) {
+		err_set(why, "a %s is compared with a %s", a->is_frag ? "fragment" : "layout",
+			b->is_frag ? "fragment" : "layout");
+		return 0;
+	}
+	if (a->nin != b->nin || memcmp(a->in_shape, b->in_shape, (size_t)a->nin * sizeof(int64_t))) {
+		buf_init(&s);
+		buf_puts(&s, "input shapes differ: ");
+		layout_print_shape(&s, a->in_shape, a->nin);
+		buf_puts(&s, " and ");
+		layout_print_shape(&s, b->in_shape, b->nin);
+		err_set(why, "%s", buf_str(&s));
+		buf_free(&s);
+		return 0;
+	}
+	if (a->nout != b->nout) {
+		err_set(why, "output ranks differ: %d and %d", a->nout, b->nout);
+		return 0;
+	}
+	if (a->is_frag && a->rep != b->rep) {
+		err_set(why, "replication differs: %lld and %lld", (long long)a->rep, (long long)b->rep);
+		return 0;
+	}
+	if (a->is_frag && a->has_range && b->has_range &&
+	    (a->range_min != b->range_min || a->range_ext != b->range_ext)) {
+		err_set(why, "thread ranges differ: [%lld, %lld) and [%lld, %lld)",
+			(long long)a->range_min, (long long)(a->range_min + a->range_ext),
+			(long long)b->range_min, (long long)(b->range_min + b->range_ext));
+		return 0;
+	}
+	getdom(a, &D);
+	getdom(b, &Db);
+	for (k = 0; k < Db.ne; k++)
+		D.es[D.ne + k] = Db.es[k];
+	q.D = &D;
+	q.na = D.ne;
+	q.why = why;
+	r = layout_enumerate(D.shape, D.varid, D.n, D.es, 2 * D.ne, v_eq, &q, why);
+	if (r < 0)
+		return -1;
+	return r == 0;
+}
+
+/* ---- digits: the mixed-radix pieces of the inputs --------------------------- */
+
+typedef struct {
+	int64_t p[64];
+	int n;
+} Pts;
+
+typedef struct {
+	int var;                /* var id */
+	int64_t lf, ext;        /* value = (x // lf) % ext */
+} Digit;
+
+static void
+addpt(Pts *P, int64_t v)
+{
+	if (v > 1 && P->n < 64)
+		P->p[P->n++] = v;
+}
+
+static void
+termsplit(const IExpr *t, int64_t c, Pts *pts)
+{
+	int64_t m;
+
+	while (t->k == IE_MOD && t->b->k == IE_CONST)
+		t = t->a;
+	if (t->k == IE_VAR) {
+		addpt(&pts[t->v], c);
+	} else if (t->k == IE_MUL && t->a->k == IE_VAR && t->b->k == IE_CONST && t->b->v > 0 &&
+		   c % t->b->v == 0) {
+		addpt(&pts[t->a->v], c / t->b->v);
+	} else if (t->k == IE_DIV && t->a->k == IE_VAR && t->b->k == IE_CONST && t->b->v > 0) {
+		addpt(&pts[t->a->v], t->b->v);
+		if (!ck_mul(t->b->v, c, &m))
+			addpt(&pts[t->a->v], m);
+	} else if (t->k == IE_ADD || t->k == IE_SUB || t->k == IE_XOR || t->k == IE_OR) {
+		termsplit(t->a, c, pts);
+		termsplit(t->b, c, pts);
+	}
+}
+
+static void
+walksplit(const IExpr *e, Pts *pts)
+{
+	if (!e || e->k == IE_CONST || e->k == IE_VAR)
+		return;
+	if ((e->k == IE_DIV || e->k == IE_MOD) && e->b->k == IE_CONST && e->b->v > 0)
+		termsplit(e->a, e->b->v, pts);
+	walksplit(e->a, pts);
+	walksplit(e->b, pts);
+	walksplit(e->c, pts);
+}
+
+static int
+cmp64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* digits of vars[0..nv) (extents ext), from the split points the expressions
+ * use; power-of-two pieces are refined to single bits */
+static int
+digits(IExpr *const *es, int ne, const int *vars, const int64_t *ext, int nv, Digit *out, int max)
+{
+	Pts pts[IEXPR_NVARS];
+	int v, e, i, n = 0;
+
+	memset(pts, 0, sizeof pts);
+	for (e = 0; e < ne; e++)
+		walksplit(es[e], pts);
+	for (v = 0; v < nv; v++) {
+		Pts *P = &pts[vars[v]];
+		int64_t last = 1, S = ext[v];
+
+		qsort(P->p, (size_t)P->n, sizeof P->p[0], cmp64);
+		for (i = 0; i <= P->n; i++) {
+			int64_t p = i < P->n ? P->p[i] : S, pe, lf;
+
+			if (p <= last || p > S || p % last || S % p)
+				continue;
+			pe = p / last;
+			if (!(pe & (pe - 1))) {
+				for (lf = last; lf < p; lf *= 2) {
+					if (n == max)
+						return -1;
+					out[n].var = vars[v];
+					out[n].lf = lf;
+					out[n++].ext = 2;
+				}
+			} else {
+				if (n == max)
+					return -1;
+				out[n].var = vars[v];
+				out[n].lf = last;
+				out[n++].ext = pe;
+			}
+			last = p;
+		}
+	}
+	return n;
+}
+
+/* exported to fragment.c */
+int layout_digits_(IExpr *const *es, int ne, const int *vars, const int64_t *ext, int nv,
+		   int *dvar, int64_t *dlf, int64_t *dext, int max);
+int
+layout_digits_(IExpr *const *es, int ne, const int *vars, const int64_t *ext, int nv, int *dvar,
+	       int64_t *dlf, int64_t *dext, int max)
+{
+	Digit d[128];
+	int n = digits(es, ne, vars, ext, nv, d, max < 128 ? max : 128), k;
+
+	for (k = 0; k < n; k++) {
+		dvar[k] = d[k].var;
+		dlf[k] = d[k].lf;
+		dext[k] = d[k].ext;
+	}
+	return n;
+}
+
+/* ---- inverse ------------------------------------------------------------------ */
+
+typedef struct {
+	int n, nout;
+	IProg *inv;
+	int64_t *buf[LAYOUT_MAXDIM];
+	const int64_t *shape;
+	Err *err;
+} Rt;
+
+static int
+v_roundtrip(void *ctx, int64_t first, int np, const int64_t *const *coord, int64_t *const *vals)
+{
+	Rt *r = ctx;
+	const int64_t *vars[IEXPR_NVARS] = {0};
+	int k, p;
+
+	for (k = 0; k < r->nout; k++)
+		vars[k] = vals[k];
+	if (iprog_run(r->inv, vars, np, r->buf))
+		return err_set(r->err, "inverse evaluation failed (division by zero)");
+	for (k = 0; k < r->n; k++)
+		for (p = 0; p < np; p++)
+			if (r->buf[k][p] != coord[k][p]) {
+				Buf s;
+
+				buf_init(&s);
+				layout_print_point(&s, r->shape, r->n, first + p);
+				err_set(r->err, "inverse round trip fails at logical %s", buf_str(&s));
+				buf_free(&s);
+				return -1;
+			}
+	return 0;
+}
+
+static int
+roundtrip(const int64_t *shape, int n, IExpr *const *fwd, int nout, IExpr **inv, Err *err)
+{
+	Rt r;
+	int varid[LAYOUT_MAXDIM], k, ret;
+	int64_t *mem = malloc((size_t)n * IPROG_BATCH * sizeof(int64_t));
+
+	memset(&r, 0, sizeof r);
+	if (!mem)
+		return err_set(err, "out of memory");
+	if (!(r.inv = iprog_compile(inv, n, err))) {
+		free(mem);
+		return -1;
+	}
+	for (k = 0; k < n; k++) {
+		varid[k] = k;
+		r.buf[k] = mem + (size_t)k * IPROG_BATCH;
+	}
+	r.n = n;
+	r.nout = nout;
+	r.shape = shape;
+	r.err = err;
+	ret = layout_enumerate(shape, varid, n, fwd, nout, v_roundtrip, &r, err);
+	iprog_free(r.inv);
+	free(mem);
+	return ret ? -1 : 0;
+}
+
+static int
+probe(IExpr *const *fwd, int nout, const Digit *d, int64_t v, int64_t *y, Err *err)
+{
+	int64_t vals[IEXPR_NVARS] = {0};
+	int o;
+
+	if (d)
+		vals[d->var] = d->lf * v;
+	for (o = 0; o < nout; o++)
+		if (iexpr_eval(fwd[o], vals, &y[o], err))
+			return -1;
+	return 0;
+}
+
+static int64_t
+gcd64(int64_t a, int64_t b)
+{
+	while (b) {
+		int64_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* method A: outputs are sums of digit terms (x // a) % b * w (plus a constant) */
+static IExpr **
+inv_radix(Arena *A, const int64_t *shape, int n, IExpr *const *fwd, int nout, const IDom *od,
+	  Err *err)
+{
+	Digit d[128], g[128];
+	int vars[LAYOUT_MAXDIM], src[128], nd, ng = 0, k, i, h, o;
+	int64_t y0[LAYOUT_MAXDIM], w[LAYOUT_MAXDIM][128], y[LAYOUT_MAXDIM], mod[128];
+	IExpr **inv;
+
+	for (k = 0; k < n; k++)
+		vars[k] = k;
+	if ((nd = digits(fwd, nout, vars, shape, n, d, 128)) < 0)
+		return err_set(err, "too many digits"), NULL;
+	if (probe(fwd, nout, NULL, 0, y0, err))
+		return NULL;
+	for (i = 0; i < nd; i++) {
+		int merge = ng > 0 && g[ng - 1].var == d[i].var && g[ng - 1].lf * g[ng - 1].ext == d[i].lf;
+
+		if (probe(fwd, nout, &d[i], 1, y, err))
+			return NULL;
+		for (o = 0; o < nout && merge; o++)
+			merge = y[o] - y0[o] == w[o][ng - 1] * g[ng - 1].ext;
+		if (merge) {
+			g[ng - 1].ext *= d[i].ext;
+			continue;
+		}
+		g[ng] = d[i];
+		for (o = 0; o < nout; o++)
+			w[o][ng] = y[o] - y0[o];
+		ng++;
+	}
+	for (i = 0; i < ng; i++) {
+		src[i] = -1;
+		for (o = 0; o < nout && src[i] < 0; o++) {
+			int64_t wi = w[o][i], low = 0, t, m = 0;
+			int ok = wi > 0;
+
+			for (h = 0; ok && h < ng; h++) {
+				if (h == i || !w[o][h])
+					continue;
+				if (w[o][h] < 0)
+					ok = 0;
+				else if (w[o][h] < wi)
+					ok = !ck_mul(w[o][h], g[h].ext - 1, &t) && !ck_add(low, t, &low);
+				else if (w[o][h] % wi)
+					ok = 0;
+				else
+					m = gcd64(m, w[o][h] / wi);
+			}
+			if (ok && low < wi && (m == 0 || m >= g[i].ext)) {
+				src[i] = o;
+				mod[i] = m ? m : g[i].ext;
+			}
+		}
+		if (src[i] < 0) {
+			err_set(err, "no output recovers the digit %s // %lld %% %lld",
+				iexpr_varname(g[i].var), (long long)g[i].lf, (long long)g[i].ext);
+			return NULL;
+		}
+	}
+	if (!(inv = anewn(A, IExpr *, n)))
+		return err_set(err, "out of memory"), NULL;
+	for (k = 0; k < n; k++)
+		inv[k] = iexpr_const(A, 0);
+	for (i = 0; i < ng; i++) {
+		IExpr *z;
+
+		o = src[i];
+		z = iexpr_addc(A, iexpr_var(A, o), -y0[o]);
+		z = iexpr_mulc(A, iexpr_modc(A, iexpr_divc(A, z, w[o][i]), mod[i]), g[i].lf);
+		inv[g[i].var] = iexpr_add(A, inv[g[i].var], z);
+	}
+	for (k = 0; k < n; k++)
+		inv[k] = iexpr_simplify(A, inv[k], od);
+	if (roundtrip(shape, n, fwd, nout, inv, err))
+		return NULL;
+	return inv;
+}
+
+static int
+nbits(int64_t v)
+{
+	int b = 0;
+
+	while (((int64_t)1 << b) < v)
+		b++;
+	return b;
+}
+
+/* method B: every output bit is the XOR of some input bits (swizzles) */
+static IExpr **
+inv_gf2(Arena *A, const int64_t *shape, int n, IExpr *const *fwd, int nout, const int64_t *oshape,
+	const IDom *od, Err *err)
+{
+	uint64_t rows[64], comb[64], t;
+	int rowo[64], rowq[64], nb = 0, nr = 0, bvar[64], bbit[64], piv[64], k, o, q, b, r, rank = 0;
+	int64_t y[LAYOUT_MAXDIM], resp[LAYOUT_MAXDIM][64];
+	IExpr **inv;
+
+	for (k = 0; k < n; k++) {
+		if (shape[k] & (shape[k] - 1))
+			return err_set(err, "input extent %lld is not a power of two", (long long)shape[k]), NULL;
+		for (b = 0; b < nbits(shape[k]); b++) {
+			Digit d = {k, (int64_t)1 << b, 2};
+
+			if (nb == 64)
+				return err_set(err, "too many input bits"), NULL;
+			bvar[nb] = k;
+			bbit[nb] = b;
+			if (probe(fwd, nout, &d, 1, y, err))
+				return NULL;
+			for (o = 0; o < nout; o++)
+				resp[o][nb] = y[o];
+			nb++;
+		}
+	}
+	if (probe(fwd, nout, NULL, 0, y, err))
+		return NULL;
+	for (o = 0; o < nout; o++) {
+		if (y[o])
+			return err_set(err, "output %d is not 0 at the origin", o), NULL;
+		for (q = 0; q < nbits(oshape[o]); q++) {
+			if (nr == 64)
+				return err_set(err, "too many output bits"), NULL;
+			rows[nr] = 0;
+			for (b = 0; b < nb; b++)
+				if (resp[o][b] < 0)
+					return err_set(err, "negative response"), NULL;
+				else if ((resp[o][b] >> q) & 1)
+					rows[nr] |= (uint64_t)1 << b;
+			comb[nr] = (uint64_t)1 << nr;
+			rowo[nr] = o;
+			rowq[nr++] = q;
+		}
+	}
+	for (b = 0; b < nb; b++) {
+		for (r = rank; r < nr && !((rows[r] >> b) & 1); r++)
+			;
+		if (r == nr)
+			return err_set(err, "input bit %d of %s is lost", bbit[b], iexpr_varname(bvar[b])),
+			       NULL;
+		t = rows[r], rows[r] = rows[rank], rows[rank] = t;
+		t = comb[r], comb[r] = comb[rank], comb[rank] = t;
+		for (r = 0; r < nr; r++)
+			if (r != rank && ((rows[r] >> b) & 1)) {
+				rows[r] ^= rows[rank];
+				comb[r] ^= comb[rank];
+			}
+		piv[b] = rank++;
+	}
+	if (!(inv = anewn(A, IExpr *, n)))
+		return err_set(err, "out of memory"), NULL;
+	for (k = 0; k < n; k++)
+		inv[k] = iexpr_const(A, 0);
+	for (b = 0; b < nb;) {
+		int e = b + 1, len;
+		uint64_t c = comb[piv[b]];
+		IExpr *term = NULL;
+
+		/* grow the field while the next bit reads the next bit of the same sources */
+		while (e < nb && bvar[e] == bvar[b]) {
+			uint64_t ce = comb[piv[e]], want = 0;
+			int ok = 1;
+
+			for (r = 0; r < nr && ok; r++)
+				if ((c >> r) & 1) {
+					int rr;
+
+					for (rr = 0; rr < nr; rr++)
+						if (rowo[rr] == rowo[r] && rowq[rr] == rowq[r] + (e - b))
+							break;
+					if (rr == nr)
+						ok = 0;
+					else
+						want |= (uint64_t)1 << rr;
+				}
+			if (!ok || want != ce)
+				break;
+			e++;
+		}
+		len = e - b;
+		for (r = 0; r < nr; r++)
+			if ((c >> r) & 1) {
+				IExpr *f = iexpr_modc(A, iexpr_divc(A, iexpr_var(A, rowo[r]),
+								    (int64_t)1 << rowq[r]),
+						      (int64_t)1 << len);
+
+				term = term ? iexpr_bin(A, IE_XOR, term, f) : f;
+			}
+		term = iexpr_simplify(A, term, od);
+		inv[bvar[b]] = iexpr_add(A, inv[bvar[b]], iexpr_mulc(A, term, (int64_t)1 << bbit[b]));
+		b = e;
+	}
+	for (k = 0; k < n; k++)
+		inv[k] = iexpr_simplify(A, inv[k], od);
+	if (roundtrip(shape, n, fwd, nout, inv, err))
+		return NULL;
+	return inv;
+}
+
+IExpr **
+layout_invert_exprs(Arena *A, const int64_t *shape, int n, IExpr *const *fwd, int nout,
+		    const int64_t *oshape, Err *err)
+{
+	IDom od;
+	IExpr **inv;
+	Err ea = {0}, eb = {0};
+	int k;
+
+	if (n < 1 || n > LAYOUT_MAXDIM || nout < 1 || nout > LAYOUT_MAXDIM) {
+		err_set(err, "inverse: bad rank");
+		return NULL;
+	}
+	memset(&od, 0, sizeof od);
+	for (k = 0; k < nout; k++)
+		od.ext[k] = oshape[k];
+	if ((inv = inv_radix(A, shape, n, fwd, nout, &od, &ea)))
+		return inv;
+	if ((inv = inv_gf2(A, shape, n, fwd, nout, oshape, &od, &eb)))
+		return inv;
+	err_set(err, "no closed-form inverse: mixed-radix recovery: %s; XOR recovery: %s", ea.msg,
+		eb.msg);
+	return NULL;
+}
+
+Layout *
+layout_inverse(Arena *A, const Layout *L, int allow_padding, Err *err)
+{
+	Dom D;
+	IExpr **inv;
+	const Layout *P = L;
+
+	if (!L) {
+		err_set(err, "null layout");
+		return NULL;
+	}
+	if (L->is_frag && !(P = frag_pack(A, L, err)))
+		return NULL;
+	getdom(P, &D);
+	if (inj_core(&D, !allow_padding, err))
+		return NULL;
+	if (!(inv = layout_invert_exprs(A, P->in_shape, P->nin, P->fwd, P->nout, P->out_shape, err)))
+		return NULL;
+	return layout_new(A, P->out_shape, P->nout, inv, P->nin, err);
+}
+
+/* ---- reshape, repeat, expand ---------------------------------------------- */
+
+typedef struct {
+	int na;
+	int64_t p;
+	const int64_t *shape;
+	int n;
+	Err *err;
+} Wide;
+
+static int
+v_wide(void *ctx, int64_t first, int np, const int64_t *const *coord, int64_t *const *vals)
+{
+	Wide *w = ctx;
+	int p, e;
+
+	/* vals: base outputs (na), shifted outputs (na); the last of each is the
+	 * one that narrows (for fragments the thread comes first in each group) */
+	for (p = 0; p < np; p++) {
+		for (e = 0; e < w->na; e++) {
+			int64_t b = vals[e][p], s = vals[w->na + e][p];
+			int ok = e == w->na - 1 ? s == floordiv64(b, w->p) * w->p + coord[w->n][p] : s == b;
+
+			if (!ok) {
+				Buf s2;
+
+				buf_init(&s2);
+				layout_print_point(&s2, w->shape, w->n, (first + p) / w->p);
+				err_set(w->err,
+					"reshape to a %lldx wider element interleaves storage below the new "
+					"element width (at new logical %s, lane %lld)",
+					(long long)w->p, buf_str(&s2), (long long)coord[w->n][p]);
+				buf_free(&s2);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+static IExpr *
+rowmajor(Arena *A, const int64_t *shape, int n, int firstvar)
+{
+	IExpr *e = iexpr_var(A, firstvar);
+	int k;
+
+	for (k = 1; k < n; k++)
+		e = iexpr_add(A, iexpr_mulc(A, e, shape[k]), iexpr_var(A, firstvar + k));
+	return e;
+}
+
+Layout *
+layout_reshape(Arena *A, const Layout *L, const int64_t *shape, int n, int64_t num, int64_t den,
+	       Err *err)
+{
+	IExpr *sub[IEXPR_NVARS] = {0}, *flat, *old, *fwd[LAYOUT_MAXDIM], *thr = NULL;
+	IDom d;
+	int64_t oldn, newn, a, b, p = 1, stride = 1;
+	int k, narrow = 0, wide = 0;
+
+	if (!L || !shape || n < 1 || n > LAYOUT_MAXDIM || num < 1 || den < 1) {
+		err_set(err, "reshape: bad arguments");
+		return NULL;
+	}
+	oldn = layout_size(L);
+	newn = 1;
+	for (k = 0; k < n; k++)
+		if (shape[k] < 1 || ck_mul(newn, shape[k], &newn)) {
+			err_set(err, "reshape: bad extent %lld", (long long)shape[k]);
+			return NULL;
+		}
+	if (ck_mul(oldn, num, &a) || ck_mul(newn, den, &b) || a != b) {
+		err_set(err, "reshape: %lld elements of %lld bits do not fill %lld elements of %lld bits",
+			(long long)oldn, (long long)num, (long long)newn, (long long)den);
+		return NULL;
+	}
+	if (num != den) {
+		if (num % den == 0)
+			narrow = 1, p = num / den;
+		else if (den % num == 0)
+			wide = 1, p = den / num;
+		else {
+			err_set(err, "reshape: element widths %lld and %lld are not multiples", (long long)num,
+				(long long)den);
+			return NULL;
+		}
+	}
+	memset(&d, 0, sizeof d);
+	for (k = 0; k < n; k++)
+		d.ext[k] = shape[k];
+	flat = rowmajor(A, shape, n, 0);
+	old = narrow ? iexpr_divc(A, flat, p) : wide ? iexpr_mulc(A, flat, p) : flat;
+	for (k = L->nin - 1; k >= 0; k--) {
+		sub[k] = iexpr_modc(A, iexpr_divc(A, old, stride), L->in_shape[k]);
+		stride *= L->in_shape[k];
+	}
+	for (k = 0; k < L->nout; k++)
+		fwd[k] = iexpr_subst(A, L->fwd[k], sub, &d);
+	if (L->is_frag) {
+		d.ext[IEXPR_REP] = L->rep;
+		thr = iexpr_subst(A, L->thread, sub, &d);
+	}
+	if (narrow) {
+		k = L->nout - 1;
+		fwd[k] = iexpr_add(A, iexpr_mulc(A, fwd[k], p), iexpr_modc(A, flat, p));
+	}
+	if (wide) {
+		/* check F(flat*p + lane) == (F_last(flat*p) // p)*p + lane, others equal */
+		IExpr *es[2 * LAYOUT_MAXDIM + 2], *sub2[IEXPR_NVARS] = {0};
+		int64_t dsh[LAYOUT_MAXDIM + 2];
+		int varid[LAYOUT_MAXDIM + 2], ne = 0, base, lanev = n;
+		Wide w;
+
+		if ((L->is_frag && L->rep > 1) || n >= IEXPR_MAXIN) {
+			err_set(err, "reshape: widening a replicated fragment or a rank-16 view is not supported");
+			return NULL;
+		}
+		for (k = 0; k < n; k++) {
+			dsh[k] = shape[k];
+			varid[k] = k;
+		}
+		dsh[n] = p;
+		varid[n] = lanev;
+		if (L->is_frag)
+			es[ne++] = thr;
+		for (k = 0; k < L->nout; k++)
+			es[ne++] = fwd[k];
+		base = ne;
+		stride = 1;
+		old = iexpr_add(A, iexpr_mulc(A, flat, p), iexpr_var(A, lanev));
+		for (k = L->nin - 1; k >= 0; k--) {
+			sub2[k] = iexpr_modc(A, iexpr_divc(A, old, stride), L->in_shape[k]);
+			stride *= L->in_shape[k];
+		}
+		if (L->is_frag)
+			es[ne++] = iexpr_subst(A, L->thread, sub2, NULL);
+		for (k = 0; k < L->nout; k++)
+			es[ne++] = iexpr_subst(A, L->fwd[k], sub2, NULL);
+		w.na = base;
+		w.p = p;
+		w.shape = shape;
+		w.n = n;
+		w.err = err;
+		if (layout_enumerate(dsh, varid, n + 1, es, ne, v_wide, &w, err))
+			return NULL;
+		k = L->nout - 1;
+		fwd[k] = iexpr_simplify(A, iexpr_divc(A, fwd[k], p), &d);
+	}
+	if (L->is_frag) {
+		Layout *F = layout_build_(A, shape, n, fwd, L->nout, thr, L->rep, 1, err);
+
+		if (F && L->has_range) {
+			F->has_range = 1;
+			F->range_min = L->range_min;
+			F->range_ext = L->range_ext;
+		}
+		return F;
+	}
+	return layout_new(A, shape, n, fwd, L->nout, err);
+}
+
+Layout *
+layout_repeat(Arena *A, const Layout *L, int dim, int64_t f, Err *err)
+{
+	IExpr *sub[IEXPR_NVARS] = {0}, *fwd[LAYOUT_MAXDIM];
+	int64_t shape[LAYOUT_MAXDIM];
+	int k;
+
+	if (!L || L->is_frag || dim < 0 || dim >= L->nin || f < 1 || L->nout >= LAYOUT_MAXDIM) {
+		err_set(err, "repeat: bad arguments (dimension %d, factor %lld)", dim, (long long)f);
+		return NULL;
+	}
+	memcpy(shape, L->in_shape, sizeof shape);
+	if (ck_mul(shape[dim], f, &shape[dim])) {
+		err_set(err, "repeat: shape overflows");
+		return NULL;
+	}
+	sub[dim] = iexpr_modc(A, iexpr_var(A, dim), L->in_shape[dim]);
+	fwd[0] = iexpr_divc(A, iexpr_var(A, dim), L->in_shape[dim]);
+	for (k = 0; k < L->nout; k++)
+		fwd[k + 1] = iexpr_subst(A, L->fwd[k], sub, NULL);
+	return layout_new(A, shape, L->nin, fwd, L->nout + 1, err);
+}
+
+Layout *
+layout_expand(Arena *A, const Layout *L, const int64_t *lead, int nlead, Err *err)
+{
+	IExpr *sub[IEXPR_NVARS] = {0}, *fwd[LAYOUT_MAXDIM];
+	int64_t shape[LAYOUT_MAXDIM];
+	int k;
+
+	if (!L || L->is_frag || nlead < 0 || (nlead && !lead) || L->nin + nlead > LAYOUT_MAXDIM ||
+	    L->nout + nlead > LAYOUT_MAXDIM) {
+		err_set(err, "expand: bad arguments");
+		return NULL;
+	}
+	for (k = 0; k < nlead; k++) {
+		shape[k] = lead[k];
+		fwd[k] = iexpr_var(A, k);
+	}
+	for (k = 0; k < L->nin; k++) {
+		shape[nlead + k] = L->in_shape[k];
+		sub[k] = iexpr_var(A, nlead + k);
+	}
+	for (k = 0; k < L->nout; k++)
+		fwd[nlead + k] = iexpr_subst(A, L->fwd[k], sub, NULL);
+	return layout_new(A, shape, L->nin + nlead, fwd, L->nout + nlead, err);
+}
