@@ -446,6 +446,9 @@ mkdivmod(Arena *A, IExprKind k, IExpr *a, int64_t c, const IDom *dom)
 		if (a->k == IE_MOD && k == IE_MOD && a->b->k == IE_CONST && a->b->v > 0 &&
 		    a->b->v % c == 0)
 			return mk(A, IE_MOD, a->a, iexpr_const(A, c), dom);
+		if (a->k == IE_MUL && k == IE_MOD && a->b->k == IE_CONST && a->b->v > 0 &&
+		    c % a->b->v == 0)
+			return mk(A, IE_MUL, mk(A, IE_MOD, a->a, iexpr_const(A, c / a->b->v), dom), a->b, dom);
 		if (a->k == IE_MUL && k == IE_DIV && a->b->k == IE_CONST && a->b->v > 0 &&
 		    c % a->b->v == 0)
 			return mk(A, IE_DIV, a->a, iexpr_const(A, c / a->b->v), dom);
@@ -467,6 +470,51 @@ mkdivmod(Arena *A, IExprKind k, IExpr *a, int64_t c, const IDom *dom)
 		}
 	}
 	return node(A, k, a, iexpr_const(A, c), NULL);
+}
+
+/* t = x // c * (c * k) (div) or x % c * k (mod) */
+static int
+dmterm(const IExpr *t, int *isdiv, IExpr **x, int64_t *c, int64_t *k)
+{
+	int64_t m = 1;
+
+	if (t->k == IE_MUL && t->b->k == IE_CONST) {
+		m = t->b->v;
+		t = t->a;
+	}
+	if ((t->k != IE_DIV && t->k != IE_MOD) || t->b->k != IE_CONST || t->b->v <= 0)
+		return 0;
+	*isdiv = t->k == IE_DIV;
+	*x = t->a;
+	*c = t->b->v;
+	if (*isdiv && m % *c)
+		return 0;
+	*k = *isdiv ? m / *c : m;
+	return 1;
+}
+
+/* x // c * c*k + x % c * k -> x * k, with the partner of b anywhere in the
+ * ADD chain a */
+static IExpr *
+mergedm(Arena *A, IExpr *a, IExpr *b, const IDom *dom, int *done)
+{
+	IExpr *xa, *xb, *t = a->k == IE_ADD ? a->b : a, *r;
+	int da, db;
+	int64_t ca, cb, ka, kb;
+
+	if (!dmterm(b, &db, &xb, &cb, &kb))
+		return a;
+	if (dmterm(t, &da, &xa, &ca, &ka) && da != db && ca == cb && ka == kb && iexpr_same(xa, xb)) {
+		*done = 1;
+		r = mk(A, IE_MUL, xa, iexpr_const(A, ka), dom);
+		return a->k == IE_ADD ? mk(A, IE_ADD, a->a, r, dom) : r;
+	}
+	if (a->k == IE_ADD) {
+		r = mergedm(A, a->a, b, dom, done);
+		if (*done)
+			return mk(A, IE_ADD, r, a->b, dom);
+	}
+	return a;
 }
 
 static IExpr *
@@ -507,11 +555,20 @@ mk(Arena *A, IExprKind k, IExpr *a, IExpr *b, const IDom *dom)
 			else if (!bb)
 				x = ba;
 			else
-				x = node(A, k, ba, bb, NULL);
+				x = mk(A, k, ba, bb, dom);
 			return addc(A, x, wadd(ca, cb));
+		}
+		if (k == IE_ADD) {
+			int done = 0;
+			IExpr *r2 = mergedm(A, a, b, dom, &done);
+
+			if (done)
+				return r2;
 		}
 		break;
 	case IE_MUL:
+		if (isb && (a->k == IE_ADD || a->k == IE_SUB))
+			return mk(A, a->k, mk(A, IE_MUL, a->a, b, dom), mk(A, IE_MUL, a->b, b, dom), dom);
 		if (isa && !isb)
 			return mk(A, IE_MUL, b, a, dom);
 		if (isb && cb == 0)
