@@ -558,6 +558,9 @@ mk(Arena *A, IExprKind k, IExpr *a, IExpr *b, const IDom *dom)
 				x = mk(A, k, ba, bb, dom);
 			return addc(A, x, wadd(ca, cb));
 		}
+		if (b->k == IE_ADD || b->k == IE_SUB)    /* a + (b + c) -> a + b + c */
+			return mk(A, k == IE_ADD ? b->k : b->k == IE_ADD ? IE_SUB : IE_ADD,
+				  mk(A, k, a, b->a, dom), b->b, dom);
 		if (k == IE_ADD) {
 			int done = 0;
 			IExpr *r2 = mergedm(A, a, b, dom, &done);

@@ -1232,10 +1232,10 @@ layout_inverse(Arena *A, const Layout *L, int allow_padding, Err *err)
 		err_set(err, "null layout");
 		return NULL;
 	}
-	if (L->is_frag && !(P = frag_pack(A, L, err)))
-		return NULL;
-	getdom(P, &D);
+	getdom(L, &D);  /* a fragment's domain is its packing, with fragment wording */
 	if (inj_core(&D, !allow_padding, err))
+		return NULL;
+	if (L->is_frag && !(P = frag_pack(A, L, err)))
 		return NULL;
 	if (!(inv = layout_invert_exprs(A, P->in_shape, P->nin, P->fwd, P->nout, P->out_shape, err)))
 		return NULL;

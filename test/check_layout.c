@@ -317,7 +317,7 @@ rnd(void)
 static Layout *
 randbij(Arena *A, Err *err)
 {
-	static const int64_t ext[] = {2, 3, 4, 5, 8, 16};
+	static const int64_t ext[] = {2, 3, 4, 5, 8};
 	int nin = 1 + (int)(rnd() % 3), nout = 1 + (int)(rnd() % 3), k, nd = 0, i;
 	int64_t shape[3], dl[12], de[12], wgt[3] = {1, 1, 1};
 	int dv[12], perm[12];
