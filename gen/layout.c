@@ -1085,46 +1085,79 @@ nbits(int64_t v)
 	return b;
 }
 
-/* method B: every output bit is the XOR of some input bits (swizzles) */
+/* method A's recovery test for digit i from output o: 0 if (y_o - y0) // w % mod
+ * recovers it (mod set), else -1 */
+static int
+recover(int64_t (*w)[128], const Digit *d, int nd, int o, int i, int64_t *mod)
+{
+	int64_t wi = w[o][i], low = 0, t, m = 0;
+	int h;
+
+	if (wi <= 0)
+		return -1;
+	for (h = 0; h < nd; h++) {
+		if (h == i || !w[o][h])
+			continue;
+		if (w[o][h] < 0)
+			return -1;
+		if (w[o][h] < wi) {
+			if (ck_mul(w[o][h], d[h].ext - 1, &t) || ck_add(low, t, &low))
+				return -1;
+		} else if (w[o][h] % wi) {
+			return -1;
+		} else {
+			m = gcd64(m, w[o][h] / wi);
+		}
+	}
+	if (low >= wi || (m && m < d[i].ext))
+		return -1;
+	*mod = m ? m : d[i].ext;
+	return 0;
+}
+
+/* method B (swizzles): the bits of the inputs are recovered over GF(2) from the
+ * bits of the outputs that hold only bits (XOR of input bits, no carries);
+ * digits that are not powers of two must sit in a mixed-radix field */
 static IExpr **
 inv_gf2(Arena *A, const int64_t *shape, int n, IExpr *const *fwd, int nout, const int64_t *oshape,
 	const IDom *od, Err *err)
 {
+	Digit d[128];
 	uint64_t rows[64], comb[64], t;
-	int rowo[64], rowq[64], nb = 0, nr = 0, bvar[64], bbit[64], piv[64], k, o, q, b, r, rank = 0;
-	int64_t y[LAYOUT_MAXDIM], resp[LAYOUT_MAXDIM][64];
+	int vars[LAYOUT_MAXDIM], clean[LAYOUT_MAXDIM], col[128], piv[64], dcol[64];
+	int rowo[64], rowq[64], nd, nb = 0, nr = 0, k, o, q, b, r, i, rank = 0;
+	int64_t y0[LAYOUT_MAXDIM], y[LAYOUT_MAXDIM], w[LAYOUT_MAXDIM][128], mod = 1;
 	IExpr **inv;
 
-	for (k = 0; k < n; k++) {
-		if (shape[k] & (shape[k] - 1))
-			return err_set(err, "input extent %lld is not a power of two", (long long)shape[k]), NULL;
-		for (b = 0; b < nbits(shape[k]); b++) {
-			Digit d = {k, (int64_t)1 << b, 2};
-
+	for (k = 0; k < n; k++)
+		vars[k] = k;
+	if ((nd = digits(fwd, nout, vars, shape, n, d, 128)) < 0)
+		return err_set(err, "too many digits"), NULL;
+	if (probe(fwd, nout, NULL, 0, y0, err))
+		return NULL;
+	for (i = 0; i < nd; i++) {
+		if (probe(fwd, nout, &d[i], 1, y, err))
+			return NULL;
+		for (o = 0; o < nout; o++)
+			w[o][i] = y[o] - y0[o];
+		col[i] = -1;
+		if (d[i].ext == 2) {
 			if (nb == 64)
 				return err_set(err, "too many input bits"), NULL;
-			bvar[nb] = k;
-			bbit[nb] = b;
-			if (probe(fwd, nout, &d, 1, y, err))
-				return NULL;
-			for (o = 0; o < nout; o++)
-				resp[o][nb] = y[o];
-			nb++;
+			dcol[nb] = i;
+			col[i] = nb++;
 		}
 	}
-	if (probe(fwd, nout, NULL, 0, y, err))
-		return NULL;
 	for (o = 0; o < nout; o++) {
-		if (y[o])
-			return err_set(err, "output %d is not 0 at the origin", o), NULL;
-		for (q = 0; q < nbits(oshape[o]); q++) {
+		clean[o] = y0[o] == 0;
+		for (i = 0; i < nd && clean[o]; i++)
+			clean[o] = !w[o][i] || (d[i].ext == 2 && w[o][i] > 0);
+		for (q = 0; clean[o] && q < nbits(oshape[o]); q++) {
 			if (nr == 64)
 				return err_set(err, "too many output bits"), NULL;
 			rows[nr] = 0;
 			for (b = 0; b < nb; b++)
-				if (resp[o][b] < 0)
-					return err_set(err, "negative response"), NULL;
-				else if ((resp[o][b] >> q) & 1)
+				if ((w[o][dcol[b]] >> q) & 1)
 					rows[nr] |= (uint64_t)1 << b;
 			comb[nr] = (uint64_t)1 << nr;
 			rowo[nr] = o;
@@ -1135,8 +1168,8 @@ inv_gf2(Arena *A, const int64_t *shape, int n, IExpr *const *fwd, int nout, cons
 		for (r = rank; r < nr && !((rows[r] >> b) & 1); r++)
 			;
 		if (r == nr)
-			return err_set(err, "input bit %d of %s is lost", bbit[b], iexpr_varname(bvar[b])),
-			       NULL;
+			return err_set(err, "input bit %s // %lld %% 2 is lost", iexpr_varname(d[dcol[b]].var),
+				       (long long)d[dcol[b]].lf), NULL;
 		t = rows[r], rows[r] = rows[rank], rows[rank] = t;
 		t = comb[r], comb[r] = comb[rank], comb[rank] = t;
 		for (r = 0; r < nr; r++)
@@ -1150,14 +1183,29 @@ inv_gf2(Arena *A, const int64_t *shape, int n, IExpr *const *fwd, int nout, cons
 		return err_set(err, "out of memory"), NULL;
 	for (k = 0; k < n; k++)
 		inv[k] = iexpr_const(A, 0);
-	for (b = 0; b < nb;) {
-		int e = b + 1, len;
-		uint64_t c = comb[piv[b]];
+	for (i = 0; i < nd;) {
+		int e = i + 1, len;
+		uint64_t c;
 		IExpr *term = NULL;
 
+		if (col[i] < 0) {       /* a digit that is not a power of two */
+			for (o = 0; o < nout; o++)
+				if (!recover(w, d, nd, o, i, &mod))
+					break;
+			if (o == nout)
+				return err_set(err, "no output recovers the digit %s // %lld %% %lld",
+					       iexpr_varname(d[i].var), (long long)d[i].lf,
+					       (long long)d[i].ext), NULL;
+			term = iexpr_addc(A, iexpr_var(A, o), -y0[o]);
+			term = iexpr_modc(A, iexpr_divc(A, term, w[o][i]), mod);
+			inv[d[i].var] = iexpr_add(A, inv[d[i].var], iexpr_mulc(A, term, d[i].lf));
+			i++;
+			continue;
+		}
+		c = comb[piv[col[i]]];
 		/* grow the field while the next bit reads the next bit of the same sources */
-		while (e < nb && bvar[e] == bvar[b]) {
-			uint64_t ce = comb[piv[e]], want = 0;
+		while (e < nd && col[e] >= 0 && d[e].var == d[i].var && d[e].lf == d[e - 1].lf * 2) {
+			uint64_t ce = comb[piv[col[e]]], want = 0;
 			int ok = 1;
 
 			for (r = 0; r < nr && ok; r++)
@@ -1165,7 +1213,7 @@ inv_gf2(Arena *A, const int64_t *shape, int n, IExpr *const *fwd, int nout, cons
 					int rr;
 
 					for (rr = 0; rr < nr; rr++)
-						if (rowo[rr] == rowo[r] && rowq[rr] == rowq[r] + (e - b))
+						if (rowo[rr] == rowo[r] && rowq[rr] == rowq[r] + (e - i))
 							break;
 					if (rr == nr)
 						ok = 0;
@@ -1176,7 +1224,7 @@ inv_gf2(Arena *A, const int64_t *shape, int n, IExpr *const *fwd, int nout, cons
 				break;
 			e++;
 		}
-		len = e - b;
+		len = e - i;
 		for (r = 0; r < nr; r++)
 			if ((c >> r) & 1) {
 				IExpr *f = iexpr_modc(A, iexpr_divc(A, iexpr_var(A, rowo[r]),
@@ -1186,8 +1234,8 @@ inv_gf2(Arena *A, const int64_t *shape, int n, IExpr *const *fwd, int nout, cons
 				term = term ? iexpr_bin(A, IE_XOR, term, f) : f;
 			}
 		term = iexpr_simplify(A, term, od);
-		inv[bvar[b]] = iexpr_add(A, inv[bvar[b]], iexpr_mulc(A, term, (int64_t)1 << bbit[b]));
-		b = e;
+		inv[d[i].var] = iexpr_add(A, inv[d[i].var], iexpr_mulc(A, term, d[i].lf));
+		i = e;
 	}
 	for (k = 0; k < n; k++)
 		inv[k] = iexpr_simplify(A, inv[k], od);

@@ -144,4 +144,73 @@ int frag_contains(const Fragment *small, const Fragment *large, int check_index,
  * fragment inverse (slot..., thread) -> (x..., rep). */
 Layout *frag_pack(Arena *A, const Fragment *F, Err *err);
 
+/* ---- Shared-memory swizzles (swizzle.c) ----------------------------------- */
+
+/* ordinals equal CU_TENSOR_MAP_SWIZZLE_* */
+typedef enum { SWZ_NONE = 0, SWZ_32B = 1, SWZ_64B = 2, SWZ_128B = 3 } SwizzleMode;
+
+/* Kinds of shared-memory layout the chooser returns. */
+typedef enum { SMEM_LINEAR, SMEM_PADDED, SMEM_SWIZZLE, SMEM_F64_KINNER, SMEM_F64_KOUTER } SmemKind;
+
+typedef struct SmemLayout {
+	SmemKind kind;
+	SwizzleMode mode;       /* for SMEM_SWIZZLE */
+	Layout *layout;
+} SmemLayout;
+
+const char *swizzle_name(SwizzleMode m);             /* "none", "32B", "64B", "128B" */
+int64_t swizzle_bytes(SwizzleMode m);                /* 16 << o: chunk run width */
+int64_t swizzle_alignment(SwizzleMode m);            /* 128 << o: smem base alignment */
+int swizzle_wgmma_layout_type(SwizzleMode m);        /* o == 0 ? 0 : 4 - o */
+int swizzle_tcgen05_layout_type(SwizzleMode m);      /* 2 * (4 - o) */
+/* The XOR bank swizzle for a [stride, continuous] tile of elem_bytes (1, 2, 4
+ * or 8) elements: outputs [tc, ts, index]; rank > 2 shapes get Expand(lead).
+ * Equal within each column panel to CuTe Swizzle<o, 4, 3> on byte offsets. */
+Layout *swizzle_layout(Arena *A, SwizzleMode m, const int64_t *shape, int n, int elem_bytes,
+		       Err *err);
+Layout *swizzle_linear(Arena *A, const int64_t *shape, int n, Err *err);   /* row-major */
+/* index = i * P + j, P = cont + 16 / elem_bytes when elem_bytes * cont % 32 == 0 */
+Layout *swizzle_padded(Arena *A, const int64_t *shape, int n, int elem_bytes, Err *err);
+/* fp64 layouts: Kinner = CuTe Swizzle<2,0,4>, Kouter = Swizzle<2,2,2> */
+Layout *swizzle_f64(Arena *A, const int64_t *shape, int n, int k_inner, Err *err);
+/* TileLang's choice for a GEMM operand (MakeGemmABLayout when allow_pad, else
+ * the Hopper ladder MakeGemmABLayoutHopper). */
+int swizzle_choose(Arena *A, const int64_t *shape, int n, int elem_bytes, int k_inner, int allow_pad,
+		   SmemLayout *out, Err *err);
+/* Detection is semantic (compared as mappings): 0 and *m set (SWZ_NONE for the
+ * linear layout), or -1 when L is none of them. */
+int swizzle_detect(const Layout *L, int elem_bytes, SwizzleMode *m);
+/* Merge two recognised swizzles: the smaller granularity; -1 otherwise. */
+Layout *swizzle_merge(Arena *A, const Layout *a, const Layout *b, int elem_bytes, Err *err);
+
+/* ---- MMA fragments (mma.c) ------------------------------------------------- */
+
+typedef enum { MMA_A, MMA_B, MMA_C } MmaOperand;
+typedef enum { WARP_SQUARE = 0, WARP_FULL_ROW = 1, WARP_FULL_COL = 2 } WarpPolicy;
+typedef enum { MMA_CUDA, MMA_WGMMA, MMA_ROCM } MmaTarget;
+
+/*
+ * mma.sync per-warp fragments (32 lanes), logical coordinates as in the PTX
+ * ISA: A is [16, K] (row m, col k), B is [K, 8] (row k, col n), C is [16, 8].
+ * elem_bits 16 (f16/bf16: m16n8k16), 32 (tf32: m16n8k8), 8 (s8/u8/e4m3/e5m2:
+ * m16n8k32). C is the f32/s32 accumulator.
+ */
+Fragment *mma_sync_fragment(Arena *A, MmaOperand op, int elem_bits, Err *err);
+/* warp partition of an M x N tile over num_warps (TileLang ComputeDefaultWarpPartition,
+ * the WGMMA variant, or the ROCm 16x16 one) */
+int mma_warp_partition(int64_t M, int64_t N, int num_warps, WarpPolicy p, MmaTarget t, int *m_warp,
+		       int *n_warp, Err *err);
+/* Block-level mma.sync fragments over 32 * m_warp * n_warp threads:
+ * C [M, N] (each warp a contiguous block, registers row-major over 16 x micro
+ * tiles, TileLang make_mma_store_layout); A [M, K] replicated over the
+ * N-warps; B [K, N] replicated over the M-warps. */
+Fragment *mma_block_fragment(Arena *A, MmaOperand op, int64_t rows, int64_t cols, int elem_bits,
+			     int m_warp, int n_warp, Err *err);
+/* AMD CDNA MFMA v_mfma_f32_16x16x16_f16 (wave64), hardware layout: A [16, 16]
+ * (m, k), B [16, 16] (k, n), C [16, 16] (m, n). */
+Fragment *mfma_fragment(Arena *A, MmaOperand op, Err *err);
+/* AMD RDNA3 WMMA v_wmma_f32_16x16x16_f16 (wave32): A and B are replicated
+ * over the two half-waves (R = 2); C is the f32 accumulator. */
+Fragment *wmma_fragment(Arena *A, MmaOperand op, Err *err);
+
 #endif
