@@ -8,5 +8,10 @@
 #define CLI_H
 
 int driver_main(int argc, char **argv); /* driver.c: tilec [options] file.tile */
+int layout_main(int argc, char **argv); /* layout_cli.c: tilec layout show NAME ... */
+
+/* layout_cli.c: the same, writing to buffers (for tests) */
+struct Buf;
+int layout_cli_run(int argc, char **argv, struct Buf *out, struct Buf *err);
 
 #endif

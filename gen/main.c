@@ -12,6 +12,7 @@ static const struct {
 	int (*fn)(int, char **);
 } commands[] = {
 	/* add subcommands here: {"name", name_main}, */
+	{"layout", layout_main},
 	{NULL, NULL},
 };
 
