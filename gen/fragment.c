@@ -11,6 +11,9 @@
 
 Layout *layout_build_(Arena *A, const int64_t *shape, int nin, IExpr *const *fwd, int nout,
 		      IExpr *thread, int64_t rep, int is_frag, Err *err);
+Layout *layout_known_(Arena *A, const int64_t *shape, int nin, IExpr *const *fwd, int nout,
+		      const int64_t *out_shape, IExpr *thread, int64_t rep, int64_t nthreads, int is_frag,
+		      Err *err);
 int layout_digits_(IExpr *const *es, int ne, const int *vars, const int64_t *ext, int nv,
 		   int *dvar, int64_t *dlf, int64_t *dext, int max);
 
@@ -169,7 +172,8 @@ frag_replicate(Arena *A, const Fragment *F, int64_t n, Err *err)
 	sub[IEXPR_REP] = iexpr_modc(A, iexpr_var(A, IEXPR_REP), F->rep);
 	t = iexpr_subst(A, F->thread, sub, NULL);
 	t = iexpr_add(A, t, iexpr_mulc(A, iexpr_divc(A, iexpr_var(A, IEXPR_REP), F->rep), F->nthreads));
-	return layout_build_(A, F->in_shape, F->nin, F->fwd, F->nout, t, R, 1, err);
+	return layout_known_(A, F->in_shape, F->nin, F->fwd, F->nout, F->out_shape, t, R,
+			     F->nthreads * n, 1, err);
 }
 
 static int64_t
@@ -244,7 +248,9 @@ frag_condense_rep(Arena *A, const Fragment *F, Err *err)
 	}
 	sub[IEXPR_REP] = old;
 	t = iexpr_subst(A, F->thread, sub, NULL);
-	if (!(G = layout_build_(A, F->in_shape, F->nin, F->fwd, F->nout, t, R, 1, err)))
+	/* same thread values and slots: the shapes do not change */
+	if (!(G = layout_known_(A, F->in_shape, F->nin, F->fwd, F->nout, F->out_shape, t, R,
+				F->nthreads, 1, err)))
 		return NULL;
 	if (F->has_range) {
 		G->has_range = 1;
@@ -259,7 +265,7 @@ frag_repeat(Arena *A, const Fragment *F, const int64_t *r, int on_thread, int lo
 	    Err *err)
 {
 	IExpr *sub[IEXPR_NVARS] = {0}, *rix, *t, *fwd[LAYOUT_MAXDIM];
-	int64_t shape[LAYOUT_MAXDIM], scale;
+	int64_t shape[LAYOUT_MAXDIM], scale, oshape[LAYOUT_MAXDIM], nthreads, prod = 1;
 	int k;
 
 	if (isfrag(F, "repeat", err))
@@ -293,11 +299,18 @@ frag_repeat(Arena *A, const Fragment *F, const int64_t *r, int on_thread, int lo
 	t = iexpr_subst(A, F->thread, sub, NULL);
 	for (k = 0; k < F->nout; k++)
 		fwd[k] = iexpr_subst(A, F->fwd[k], sub, NULL);
-	if (on_thread)
+	memcpy(oshape, F->out_shape, sizeof oshape);
+	nthreads = F->nthreads;
+	for (k = 0; k < F->nin; k++)
+		prod *= r[k];
+	if (on_thread) {
 		t = iexpr_add(A, t, iexpr_mulc(A, rix, F->nthreads));
-	else
+		nthreads *= prod;
+	} else {
 		fwd[0] = iexpr_add(A, fwd[0], iexpr_mulc(A, rix, F->out_shape[0]));
-	return layout_build_(A, shape, F->nin, fwd, F->nout, t, F->rep, 1, err);
+		oshape[0] *= prod;
+	}
+	return layout_known_(A, shape, F->nin, fwd, F->nout, oshape, t, F->rep, nthreads, 1, err);
 }
 
 Fragment *
@@ -328,7 +341,7 @@ Layout *
 frag_pack(Arena *A, const Fragment *F, Err *err)
 {
 	IExpr *sub[IEXPR_NVARS] = {0}, *fwd[LAYOUT_MAXDIM];
-	int64_t shape[LAYOUT_MAXDIM];
+	int64_t shape[LAYOUT_MAXDIM], oshape[LAYOUT_MAXDIM];
 	int k;
 
 	if (isfrag(F, "pack", err))
@@ -343,7 +356,9 @@ frag_pack(Arena *A, const Fragment *F, Err *err)
 		fwd[k] = F->fwd[k];
 	sub[IEXPR_REP] = iexpr_var(A, F->nin);
 	fwd[F->nout] = iexpr_subst(A, F->thread, sub, NULL);
-	return layout_new(A, shape, F->nin + 1, fwd, F->nout + 1, err);
+	memcpy(oshape, F->out_shape, (size_t)F->nout * sizeof *oshape);
+	oshape[F->nout] = F->nthreads;
+	return layout_known_(A, shape, F->nin + 1, fwd, F->nout + 1, oshape, NULL, 1, 1, 0, err);
 }
 
 /* ---- containment ----------------------------------------------------------- */
@@ -359,7 +374,7 @@ typedef struct {
 } Cont;
 
 static int64_t
-slotlin(const Fragment *F, int64_t *const *vals, int base, int p)
+slotlin(const Fragment *F, const int64_t *const *vals, int base, int p)
 {
 	int64_t s = 0;
 	int k;
@@ -370,37 +385,49 @@ slotlin(const Fragment *F, int64_t *const *vals, int base, int p)
 }
 
 static int
-v_fill(void *ctx, int64_t first, int np, const int64_t *const *coord, int64_t *const *vals)
+v_fill(void *ctx, int64_t first, int np, const int64_t *const *coord, const int64_t *const *vals)
 {
 	Cont *c = ctx;
 	int p;
 
+	int64_t x = first / c->rep + 1, r = first % c->rep;
+
 	(void)coord;
 	for (p = 0; p < np; p++) {
-		int64_t x = (first + p) / c->rep + 1;
 		int64_t key = vals[c->nout][p] * c->slots + slotlin(c->F, vals, 0, p);
 
 		if (c->tab[key] && c->tab[key] != x)
 			return err_set(c->err, "containment: the second fragment is not injective");
 		c->tab[key] = (int32_t)x;
+		if (++r == c->rep) {
+			r = 0;
+			x++;
+		}
 	}
 	return 0;
 }
 
 static int
-v_check(void *ctx, int64_t first, int np, const int64_t *const *coord, int64_t *const *vals)
+v_check(void *ctx, int64_t first, int np, const int64_t *const *coord, const int64_t *const *vals)
 {
 	Cont *c = ctx;
 	const Fragment *L = c->F, *S = c->small;
 	int p, k;
 
+	int64_t x = first / c->rep, r = first % c->rep - 1;
+
 	(void)coord;
 	for (p = 0; p < np; p++) {
-		int64_t x = (first + p) / c->rep, t = vals[0][p];
-		int64_t key = t * c->slots + slotlin(L, vals, 1, p);
-		int ok = t < L->nthreads && c->tab[key] == x + 1;
+		int64_t t = vals[0][p], key;
+		int ok;
 		Buf s;
 
+		if (++r == c->rep) {
+			r = 0;
+			x++;
+		}
+		key = t * c->slots + slotlin(L, vals, 1, p);
+		ok = t < L->nthreads && c->tab[key] == x + 1;
 		for (k = 0; ok && c->check && k < L->nout; k++)
 			ok = vals[1 + k][p] == vals[1 + L->nout + k][p];
 		if (ok)

@@ -1060,13 +1060,20 @@ iexpr_parse(Arena *A, const char *s, int nvars, int allow_rep, Err *err)
 
 /* ---- compiled programs ------------------------------------------------- */
 
-enum { OP_CONST = 100, OP_VAR, OP_DIVP, OP_MODP };
+/*
+ * A program is a list of instructions over registers of IPROG_BATCH values,
+ * one register per tree node. Var leaves alias the caller's input arrays and
+ * outputs are handed back as pointers, so nothing is copied. Peepholes: an
+ * immediate right operand, x // 2^a % 2^b as one bit-field extract, x * 2^k
+ * as a shift. Full batches run with a constant trip count.
+ */
+enum { OP_CONST = 100, OP_VAR, OP_DIVP, OP_MODP, OP_EXTRACT, OP_SHLI };
 
 typedef struct {
 	int op;         /* IExprKind, or OP_* */
 	int dst, a, b, c;
 	int bimm;       /* b is the immediate */
-	int64_t imm;
+	int64_t imm, imm2;
 } Ins;
 
 struct IProg {
@@ -1074,13 +1081,21 @@ struct IProg {
 	int nins, cap, nreg, nout;
 	int *outreg;
 	int64_t *regs;
+	const int64_t **R;      /* register -> storage (own, or an input array) */
 };
+
+static int
+log2p(int64_t v)
+{
+	return v > 0 && !(v & (v - 1)) ? bitsof(v) - 1 : -1;
+}
 
 static int
 emit(IProg *p, const IExpr *e, int depth)
 {
 	Ins in = {0};
 	int64_t v;
+	int sh;
 
 	if (!e || depth > 10000)
 		return -1;
@@ -1090,6 +1105,14 @@ emit(IProg *p, const IExpr *e, int depth)
 	} else if (e->k == IE_VAR) {
 		in.op = OP_VAR;
 		in.imm = e->v;
+	} else if (e->k == IE_MOD && iexpr_isconst(e->b, &v) && log2p(v) >= 0 && e->a->k == IE_DIV &&
+		   iexpr_isconst(e->a->b, &v) && log2p(v) >= 0) {
+		in.op = OP_EXTRACT;
+		in.bimm = 1;
+		in.imm = log2p(v);
+		in.imm2 = e->b->v - 1;
+		if ((in.a = emit(p, e->a->a, depth + 1)) < 0)
+			return -1;
 	} else {
 		in.op = e->k;
 		if ((in.a = emit(p, e->a, depth + 1)) < 0)
@@ -1097,9 +1120,13 @@ emit(IProg *p, const IExpr *e, int depth)
 		if (e->k != IE_SELECT && iexpr_isconst(e->b, &v) && e->k != IE_MIN && e->k != IE_MAX) {
 			in.bimm = 1;
 			in.imm = v;
-			if ((e->k == IE_DIV || e->k == IE_MOD) && v > 0 && !(v & (v - 1))) {
+			sh = log2p(v);
+			if ((e->k == IE_DIV || e->k == IE_MOD) && sh >= 0) {
 				in.op = e->k == IE_DIV ? OP_DIVP : OP_MODP;
-				in.imm = bitsof(v) - 1;
+				in.imm = e->k == IE_DIV ? sh : v - 1;
+			} else if (e->k == IE_MUL && sh >= 0) {
+				in.op = OP_SHLI;
+				in.imm = sh;
 			}
 		} else if ((in.b = emit(p, e->b, depth + 1)) < 0) {
 			return -1;
@@ -1143,11 +1170,14 @@ iprog_compile(IExpr *const *es, int n, Err *err)
 		return NULL;
 	}
 	p->regs = malloc((size_t)(p->nreg ? p->nreg : 1) * IPROG_BATCH * sizeof(int64_t));
-	if (!p->regs) {
+	p->R = calloc((size_t)(p->nreg ? p->nreg : 1), sizeof *p->R);
+	if (!p->regs || !p->R) {
 		iprog_free(p);
 		err_set(err, "out of memory");
 		return NULL;
 	}
+	for (i = 0; i < p->nreg; i++)
+		p->R[i] = p->regs + (size_t)i * IPROG_BATCH;
 	return p;
 }
 
@@ -1159,30 +1189,39 @@ iprog_free(IProg *p)
 	free(p->ins);
 	free(p->outreg);
 	free(p->regs);
+	free(p->R);
 	free(p);
 }
 
-int
-iprog_run(IProg *p, const int64_t *const *vars, int npts, int64_t *const *out)
+#if defined(__GNUC__)
+#define INLINE static inline __attribute__((always_inline))
+#else
+#define INLINE static inline
+#endif
+
+INLINE int
+run(IProg *p, const int64_t *const *vars, const int N)
 {
 	int i, k, bad = 0;
 
 	for (i = 0; i < p->nins; i++) {
 		const Ins *in = &p->ins[i];
-		int64_t *d = p->regs + (size_t)in->dst * IPROG_BATCH;
-		const int64_t *a = p->regs + (size_t)in->a * IPROG_BATCH;
-		const int64_t *b = p->regs + (size_t)in->b * IPROG_BATCH;
-		const int64_t *c = p->regs + (size_t)in->c * IPROG_BATCH;
-		int64_t m = in->imm;
+		int64_t *restrict d = p->regs + (size_t)in->dst * IPROG_BATCH;
+		const int64_t *restrict a = p->R[in->a];
+		const int64_t *restrict b = p->R[in->b];
+		const int64_t *restrict c = p->R[in->c];
+		int64_t m = in->imm, m2 = in->imm2;
 
-#define LOOP(expr) for (k = 0; k < npts; k++) d[k] = (expr); break
+#define LOOP(expr) for (k = 0; k < N; k++) d[k] = (expr); break
 		if (in->bimm) {
 			switch (in->op) {
 			case IE_ADD: LOOP(wadd(a[k], m));
 			case IE_SUB: LOOP(wsub(a[k], m));
 			case IE_MUL: LOOP(wmul(a[k], m));
+			case OP_SHLI: LOOP((int64_t)((uint64_t)a[k] << m));
 			case OP_DIVP: LOOP(a[k] >> m);
-			case OP_MODP: LOOP(a[k] & (((int64_t)1 << m) - 1));
+			case OP_MODP: LOOP(a[k] & m);
+			case OP_EXTRACT: LOOP((a[k] >> m) & m2);
 			case IE_XOR: LOOP(a[k] ^ m);
 			case IE_AND: LOOP(a[k] & m);
 			case IE_OR: LOOP(a[k] | m);
@@ -1195,8 +1234,12 @@ iprog_run(IProg *p, const int64_t *const *vars, int npts, int64_t *const *out)
 			default:        /* DIV, MOD by a non-power-of-two constant */
 				if (m == 0)
 					return -1;
-				for (k = 0; k < npts; k++)
-					fold((IExprKind)in->op, a[k], m, &d[k]);
+				if (in->op == IE_DIV)
+					for (k = 0; k < N; k++)
+						d[k] = floordiv64(a[k], m);
+				else
+					for (k = 0; k < N; k++)
+						d[k] = m == -1 ? 0 : floormod64(a[k], m);
 				break;
 			}
 			continue;
@@ -1206,7 +1249,7 @@ iprog_run(IProg *p, const int64_t *const *vars, int npts, int64_t *const *out)
 		case OP_VAR:
 			if (!vars[m])
 				return -1;
-			memcpy(d, vars[m], (size_t)npts * sizeof *d);
+			p->R[in->dst] = vars[m];
 			break;
 		case IE_ADD: LOOP(wadd(a[k], b[k]));
 		case IE_SUB: LOOP(wsub(a[k], b[k]));
@@ -1218,7 +1261,7 @@ iprog_run(IProg *p, const int64_t *const *vars, int npts, int64_t *const *out)
 		case IE_MAX: LOOP(a[k] > b[k] ? a[k] : b[k]);
 		case IE_SELECT: LOOP(a[k] ? b[k] : c[k]);
 		default:
-			for (k = 0; k < npts; k++)
+			for (k = 0; k < N; k++)
 				bad |= fold((IExprKind)in->op, a[k], b[k], &d[k]);
 			if (bad)
 				return -1;
@@ -1226,7 +1269,18 @@ iprog_run(IProg *p, const int64_t *const *vars, int npts, int64_t *const *out)
 		}
 #undef LOOP
 	}
-	for (i = 0; i < p->nout; i++)
-		memcpy(out[i], p->regs + (size_t)p->outreg[i] * IPROG_BATCH, (size_t)npts * sizeof(int64_t));
 	return 0;
+}
+
+int
+iprog_run(IProg *p, const int64_t *const *vars, int npts, const int64_t **out)
+{
+	int i, r;
+
+	if (!p || npts < 0 || npts > IPROG_BATCH)
+		return -1;
+	r = npts == IPROG_BATCH ? run(p, vars, IPROG_BATCH) : run(p, vars, npts);
+	for (i = 0; !r && i < p->nout; i++)
+		out[i] = p->R[p->outreg[i]];
+	return r;
 }

@@ -87,8 +87,9 @@ typedef struct IProg IProg;
 IProg *iprog_compile(IExpr *const *es, int n, Err *err);
 void iprog_free(IProg *p);
 /* Evaluate for npts <= IPROG_BATCH points: vars[id] points at npts values
- * (NULL for unused vars); out[k] receives npts values of expression k.
- * Returns 0, or -1 on division by zero. */
-int iprog_run(IProg *p, const int64_t *const *vars, int npts, int64_t *const *out);
+ * (NULL for unused vars); out[k] is set to npts values of expression k, in
+ * storage owned by the program (or an input array) and valid until the next
+ * run. Returns 0, or -1 on division by zero. */
+int iprog_run(IProg *p, const int64_t *const *vars, int npts, const int64_t **out);
 
 #endif

@@ -90,19 +90,20 @@ layout_enumerate(const int64_t *shape, const int *varid, int n, IExpr *const *es
 		 LayoutVisit fn, void *ctx, Err *err)
 {
 	int64_t total, f0, cnt[LAYOUT_MAXDIM + 1];
-	int64_t *coord[LAYOUT_MAXDIM + 1], *vals[2 * LAYOUT_MAXDIM + 4];
+	int64_t *coord[LAYOUT_MAXDIM + 1];
+	const int64_t *vals[2 * LAYOUT_MAXDIM + 4];
 	const int64_t *vars[IEXPR_NVARS] = {0};
 	int64_t *mem;
 	IProg *prog;
 	int k, p, r = 0;
 
-	if (n < 0 || n > LAYOUT_MAXDIM + 1 || ne < 0 || ne > 2 * LAYOUT_MAXDIM + 4)
+	if (n < 1 || n > LAYOUT_MAXDIM + 1 || ne < 0 || ne > 2 * LAYOUT_MAXDIM + 4 || !shape || !varid)
 		return err_set(err, "enumeration: bad rank");
 	if (domsize(shape, n, &total, err))
 		return -1;
 	if (!(prog = iprog_compile(es, ne, err)))
 		return -1;
-	mem = malloc((size_t)(n + ne + 1) * IPROG_BATCH * sizeof(int64_t));
+	mem = malloc((size_t)n * IPROG_BATCH * sizeof(int64_t));
 	if (!mem) {
 		iprog_free(prog);
 		return err_set(err, "out of memory");
@@ -115,19 +116,26 @@ layout_enumerate(const int64_t *shape, const int *varid, int n, IExpr *const *es
 		}
 		vars[varid[k]] = coord[k];
 	}
-	for (k = 0; k < ne; k++)
-		vals[k] = mem + (size_t)(n + k) * IPROG_BATCH;
 	memset(cnt, 0, sizeof cnt);
 	for (f0 = 0; f0 < total; f0 += IPROG_BATCH) {
 		int np = total - f0 < IPROG_BATCH ? (int)(total - f0) : IPROG_BATCH;
 
-		for (p = 0; p < np; p++) {
-			for (k = 0; k < n; k++)
-				coord[k][p] = cnt[k];
-			for (k = n - 1; k >= 0; k--) {
-				if (++cnt[k] < shape[k])
-					break;
+		/* runs along the innermost dimension, then carry */
+		for (p = 0; p < np;) {
+			int64_t run = shape[n - 1] - cnt[n - 1], q;
+
+			if (run > np - p)
+				run = np - p;
+			for (q = 0; q < run; q++)
+				coord[n - 1][p + q] = cnt[n - 1] + q;
+			for (k = 0; k < n - 1; k++)
+				for (q = 0; q < run; q++)
+					coord[k][p + q] = cnt[k];
+			p += (int)run;
+			cnt[n - 1] += run;
+			for (k = n - 1; k > 0 && cnt[k] == shape[k]; k--) {
 				cnt[k] = 0;
+				cnt[k - 1]++;
 			}
 		}
 		if (iprog_run(prog, vars, np, vals)) {
@@ -214,7 +222,7 @@ typedef struct {
 } MinMax;
 
 static int
-v_minmax(void *ctx, int64_t first, int np, const int64_t *const *coord, int64_t *const *vals)
+v_minmax(void *ctx, int64_t first, int np, const int64_t *const *coord, const int64_t *const *vals)
 {
 	MinMax *m = ctx;
 	int e, p;
@@ -297,7 +305,7 @@ build(Arena *A, const int64_t *shape, int nin, IExpr *const *fwd, int nout, IExp
 		err_set(err, "layout input rank %d is not in [1, %d]", nin, LAYOUT_MAXDIM);
 		return NULL;
 	}
-	if (nout < 0 || nout > LAYOUT_MAXDIM - is_frag || (!is_frag && nout < 1) || (nout && !fwd)) {
+	if (nout < 0 || nout > LAYOUT_MAXDIM - is_frag || (nout && !fwd)) {
 		err_set(err, "layout output rank %d is not in [1, %d]", nout, LAYOUT_MAXDIM - is_frag);
 		return NULL;
 	}
@@ -372,6 +380,46 @@ layout_build_(Arena *A, const int64_t *shape, int nin, IExpr *const *fwd, int no
 	      int64_t rep, int is_frag, Err *err)
 {
 	return build(A, shape, nin, fwd, nout, thread, rep, is_frag, err);
+}
+
+/* exported to fragment.c: build when the output shape and thread extent are
+ * known exactly by construction (no enumeration) */
+Layout *layout_known_(Arena *A, const int64_t *shape, int nin, IExpr *const *fwd, int nout,
+		      const int64_t *out_shape, IExpr *thread, int64_t rep, int64_t nthreads, int is_frag,
+		      Err *err);
+Layout *
+layout_known_(Arena *A, const int64_t *shape, int nin, IExpr *const *fwd, int nout,
+	      const int64_t *out_shape, IExpr *thread, int64_t rep, int64_t nthreads, int is_frag,
+	      Err *err)
+{
+	Layout *L = build(A, shape, nin, fwd, 0, thread, rep, is_frag, err);
+	IDom d;
+	int k;
+
+	if (!L)
+		return NULL;
+	if (nout < 1 || nout > LAYOUT_MAXDIM - is_frag || !fwd) {
+		err_set(err, "layout output rank %d is not in [1, %d]", nout, LAYOUT_MAXDIM - is_frag);
+		return NULL;
+	}
+	memset(&d, 0, sizeof d);
+	for (k = 0; k < nin; k++)
+		d.ext[k] = shape[k];
+	d.ext[IEXPR_REP] = rep;
+	if (!(L->fwd = anewn(A, IExpr *, nout))) {
+		err_set(err, "out of memory");
+		return NULL;
+	}
+	for (k = 0; k < nout; k++) {
+		if (!fwd[k] || checkvars(fwd[k], nin, 0, "output", k, err))
+			return fwd[k] ? NULL : (err_set(err, "output %d has no expression", k), NULL);
+		L->fwd[k] = iexpr_simplify(A, fwd[k], &d);
+		L->out_shape[k] = out_shape[k];
+	}
+	L->nout = nout;
+	if (is_frag)
+		L->nthreads = nthreads;
+	return L;
 }
 
 Layout *
@@ -553,7 +601,7 @@ typedef struct {
 } Inj;
 
 static int64_t
-linkey(const Dom *D, int64_t *const *vals, int p)
+linkey(const Dom *D, const int64_t *const *vals, int p)
 {
 	int64_t key = 0;
 	int e;
@@ -564,7 +612,7 @@ linkey(const Dom *D, int64_t *const *vals, int p)
 }
 
 static int
-collide(Inj *I, int64_t a, int64_t b, int64_t *const *vals, int p)
+collide(Inj *I, int64_t a, int64_t b, const int64_t *const *vals, int p)
 {
 	Buf s;
 	int64_t y[LAYOUT_MAXDIM + 1];
@@ -585,7 +633,7 @@ collide(Inj *I, int64_t a, int64_t b, int64_t *const *vals, int p)
 }
 
 static int
-v_inj(void *ctx, int64_t first, int np, const int64_t *const *coord, int64_t *const *vals)
+v_inj(void *ctx, int64_t first, int np, const int64_t *const *coord, const int64_t *const *vals)
 {
 	Inj *I = ctx;
 	int p;
@@ -698,7 +746,7 @@ typedef struct {
 } Eq;
 
 static int
-v_eq(void *ctx, int64_t first, int np, const int64_t *const *coord, int64_t *const *vals)
+v_eq(void *ctx, int64_t first, int np, const int64_t *const *coord, const int64_t *const *vals)
 {
 	Eq *q = ctx;
 	int p, e;
@@ -911,25 +959,24 @@ layout_digits_(IExpr *const *es, int ne, const int *vars, const int64_t *ext, in
 typedef struct {
 	int n, nout;
 	IProg *inv;
-	int64_t *buf[LAYOUT_MAXDIM];
 	const int64_t *shape;
 	Err *err;
 } Rt;
 
 static int
-v_roundtrip(void *ctx, int64_t first, int np, const int64_t *const *coord, int64_t *const *vals)
+v_roundtrip(void *ctx, int64_t first, int np, const int64_t *const *coord, const int64_t *const *vals)
 {
 	Rt *r = ctx;
-	const int64_t *vars[IEXPR_NVARS] = {0};
+	const int64_t *vars[IEXPR_NVARS] = {0}, *got[LAYOUT_MAXDIM];
 	int k, p;
 
 	for (k = 0; k < r->nout; k++)
 		vars[k] = vals[k];
-	if (iprog_run(r->inv, vars, np, r->buf))
+	if (iprog_run(r->inv, vars, np, got))
 		return err_set(r->err, "inverse evaluation failed (division by zero)");
 	for (k = 0; k < r->n; k++)
 		for (p = 0; p < np; p++)
-			if (r->buf[k][p] != coord[k][p]) {
+			if (got[k][p] != coord[k][p]) {
 				Buf s;
 
 				buf_init(&s);
@@ -946,26 +993,18 @@ roundtrip(const int64_t *shape, int n, IExpr *const *fwd, int nout, IExpr **inv,
 {
 	Rt r;
 	int varid[LAYOUT_MAXDIM], k, ret;
-	int64_t *mem = malloc((size_t)n * IPROG_BATCH * sizeof(int64_t));
 
 	memset(&r, 0, sizeof r);
-	if (!mem)
-		return err_set(err, "out of memory");
-	if (!(r.inv = iprog_compile(inv, n, err))) {
-		free(mem);
+	if (!(r.inv = iprog_compile(inv, n, err)))
 		return -1;
-	}
-	for (k = 0; k < n; k++) {
+	for (k = 0; k < n; k++)
 		varid[k] = k;
-		r.buf[k] = mem + (size_t)k * IPROG_BATCH;
-	}
 	r.n = n;
 	r.nout = nout;
 	r.shape = shape;
 	r.err = err;
 	ret = layout_enumerate(shape, varid, n, fwd, nout, v_roundtrip, &r, err);
 	iprog_free(r.inv);
-	free(mem);
 	return ret ? -1 : 0;
 }
 
@@ -1275,18 +1314,39 @@ layout_inverse(Arena *A, const Layout *L, int allow_padding, Err *err)
 	Dom D;
 	IExpr **inv;
 	const Layout *P = L;
+	int64_t total = 1, box = 1;
+	int k;
 
 	if (!L) {
 		err_set(err, "null layout");
 		return NULL;
 	}
 	getdom(L, &D);  /* a fragment's domain is its packing, with fragment wording */
-	if (inj_core(&D, !allow_padding, err))
+	for (k = 0; k < D.n; k++)
+		if (ck_mul(total, D.shape[k], &total))
+			total = INT64_MAX;
+	for (k = 0; k < D.ne; k++)
+		if (ck_mul(box, D.box[k], &box))
+			box = INT64_MAX;
+	/* onto the box: only possible with as many points as cells */
+	if (!allow_padding && total != box) {
+		if (!inj_core(&D, 1, err))
+			err_set(err, "not onto the output shape");
 		return NULL;
+	}
 	if (L->is_frag && !(P = frag_pack(A, L, err)))
 		return NULL;
-	if (!(inv = layout_invert_exprs(A, P->in_shape, P->nin, P->fwd, P->nout, P->out_shape, err)))
+	/* a verified round trip proves injectivity; on failure, find the evidence */
+	if (!(inv = layout_invert_exprs(A, P->in_shape, P->nin, P->fwd, P->nout, P->out_shape, err))) {
+		Err e2 = {0};
+
+		if (inj_core(&D, !allow_padding, &e2) && !strstr(e2.msg, "enumeration limit"))
+			err_set(err, "%s", e2.msg);
 		return NULL;
+	}
+	if (!allow_padding)     /* a bijection: the inverse covers the input shape exactly */
+		return layout_known_(A, P->out_shape, P->nout, inv, P->nin, P->in_shape, NULL, 1, 1, 0,
+				     err);
 	return layout_new(A, P->out_shape, P->nout, inv, P->nin, err);
 }
 
@@ -1301,7 +1361,7 @@ typedef struct {
 } Wide;
 
 static int
-v_wide(void *ctx, int64_t first, int np, const int64_t *const *coord, int64_t *const *vals)
+v_wide(void *ctx, int64_t first, int np, const int64_t *const *coord, const int64_t *const *vals)
 {
 	Wide *w = ctx;
 	int p, e;

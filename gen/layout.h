@@ -102,7 +102,7 @@ void layout_print_shape(Buf *b, const int64_t *s, int n);
  * vals[e][p] is expression e at point first + p. Returns 0, the callback's
  * non-zero value, or -1 with err set (limit, division by zero). */
 typedef int (*LayoutVisit)(void *ctx, int64_t first, int npts, const int64_t *const *coord,
-			   int64_t *const *vals);
+			   const int64_t *const *vals);
 int layout_enumerate(const int64_t *shape, const int *varid, int n, IExpr *const *es, int ne,
 		     LayoutVisit fn, void *ctx, Err *err);
 /* "[1, 0]" for the flat row-major index of a point */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "layout.h"
@@ -15,6 +16,7 @@
 static const char usage[] =
 	"usage: tilec layout show NAME [options]\n"
 	"       tilec layout list\n"
+	"       tilec layout bench [RUNS]   time the exact decisions on a 256x256 fragment\n"
 	"names:\n"
 	"  swizzle    --mode 32B|64B|128B|none --shape RxC --dtype T   XOR bank swizzle\n"
 	"  padded     --shape RxC --dtype T                            padded rows\n"
@@ -299,6 +301,109 @@ build(Arena *A, const Opts *o, Buf *out, Err *err, int *usage_err)
 	return err_set(err, "unknown layout '%s' (tilec layout list)", nm), NULL;
 }
 
+
+/* ---- bench: every exact decision on a 256x256 fragment over 256 threads ---- */
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int
+cmpd(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+enum { B_NEW, B_INJ, B_INV, B_EQ, B_CONT, B_IMPL, B_COND, B_N };
+
+static int
+bench(int iters, Buf *out, Buf *errout)
+{
+	static const char *names[B_N] = {
+		"construct (exact OutputShape, ThreadExtent)", "DetectInjective",
+		"Inverse (derive closed form + full round trip)", "IsEqual",
+		"Contains (vs its 2x replication)", "implicit slot map (complement)",
+		"CondenseReplicateVar (R = 4, half used)"};
+	double t[B_N][64], med[B_N];
+	Arena A;
+	Err err = {0};
+	Fragment *F, *G, *R, *H;
+	int64_t shape[2] = {256, 256};
+	int k, i, fail = 0;
+
+	if (iters < 1 || iters > 64)
+		iters = 15;
+	arena_init(&A);
+	F = mma_block_fragment(&A, MMA_C, 256, 256, 16, 2, 4, &err);
+	R = F ? frag_replicate(&A, F, 2, &err) : NULL;
+	if (!F || !R) {
+		buf_printf(errout, "bench: %s\n", err.msg);
+		arena_free(&A);
+		return 1;
+	}
+	for (i = 0; i < iters; i++) {
+		Arena B;
+		double t0;
+		IExpr *sub[IEXPR_NVARS] = {0}, *thr;
+
+		arena_init(&B);
+		t0 = now_ms();
+		G = frag_new(&B, F->in_shape, 2, F->thread, 1, F->fwd, 1, &err);
+		t[B_NEW][i] = now_ms() - t0;
+		t0 = now_ms();
+		fail |= layout_check_injective(F, &err) != 0;
+		t[B_INJ][i] = now_ms() - t0;
+		t0 = now_ms();
+		fail |= layout_inverse(&B, F, 0, &err) == NULL;
+		t[B_INV][i] = now_ms() - t0;
+		t0 = now_ms();
+		fail |= layout_equal(F, G, &err) != 1;
+		t[B_EQ][i] = now_ms() - t0;
+		t0 = now_ms();
+		fail |= frag_contains(F, R, 1, &err) != 1;
+		t[B_CONT][i] = now_ms() - t0;
+		t0 = now_ms();
+		fail |= frag_new(&B, shape, 2, F->thread, 1, NULL, 0, &err) == NULL;
+		t[B_IMPL][i] = now_ms() - t0;
+		sub[IEXPR_REP] = iexpr_modc(&B, iexpr_var(&B, IEXPR_REP), 2);
+		thr = iexpr_add(&B, F->thread, iexpr_mulc(&B, iexpr_subst(&B, iexpr_var(&B, IEXPR_REP), sub,
+									      NULL), 256));
+		H = frag_new(&B, shape, 2, thr, 4, F->fwd, 1, &err);
+		t0 = now_ms();
+		H = H ? frag_condense_rep(&B, H, &err) : NULL;
+		t[B_COND][i] = now_ms() - t0;
+		fail |= !H || H->rep != 2;
+		arena_free(&B);
+		if (fail)
+			break;
+	}
+	if (fail) {
+		buf_printf(errout, "bench: a decision failed: %s\n", err.msg);
+		arena_free(&A);
+		return 1;
+	}
+	buf_puts(out, "layout core decisions on ");
+	layout_print(out, F);
+	buf_printf(out, "\n(%lld points, %lld threads; median of %d runs, limit 5 ms)\n",
+		   (long long)layout_size(F), (long long)F->nthreads, iters);
+	for (k = 0; k < B_N; k++) {
+		qsort(t[k], (size_t)iters, sizeof t[k][0], cmpd);
+		med[k] = t[k][iters / 2];
+		buf_printf(out, "  %-48s %7.3f ms  (max %.3f)%s\n", names[k], med[k], t[k][iters - 1],
+			   med[k] < 5.0 ? "" : "  OVER 5 ms");
+		fail |= med[k] >= 5.0;
+	}
+	arena_free(&A);
+	return fail;
+}
+
 int
 layout_cli_run(int argc, char **argv, Buf *out, Buf *errout)
 {
@@ -313,6 +418,8 @@ layout_cli_run(int argc, char **argv, Buf *out, Buf *errout)
 		buf_puts(out, "swizzle padded linear f64 smem mma mfma wmma\n");
 		return 0;
 	}
+	if (argc >= 2 && !strcmp(argv[1], "bench"))
+		return bench(argc >= 3 ? atoi(argv[2]) : 15, out, errout);
 	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 		buf_puts(out, usage);
 		return 0;

@@ -226,9 +226,9 @@ START_TEST(random_simplify_parse_prog)
 		IExpr *e = randexpr(&A, 5), *s, *p;
 		IExpr *es[3];
 		IProg *prog;
-		int64_t xs[3][IPROG_BATCH], o[3][IPROG_BATCH];
+		int64_t xs[3][IPROG_BATCH];
 		const int64_t *vars[IEXPR_NVARS] = {xs[0], xs[1], xs[2]};
-		int64_t *outs[3] = {o[0], o[1], o[2]};
+		const int64_t *o[3];
 		int64_t lo, hi, bl = 0, bh = 0;
 		int hasb;
 
@@ -245,7 +245,7 @@ START_TEST(random_simplify_parse_prog)
 			xs[1][t] = rnd() % 32;
 			xs[2][t] = rnd() % 8;
 		}
-		ck_assert_int_eq(iprog_run(prog, vars, IPROG_BATCH, outs), 0);
+		ck_assert_int_eq(iprog_run(prog, vars, IPROG_BATCH, o), 0);
 		hasb = iexpr_bounds(e, &d, &bl, &bh) == 0;
 		for (t = 0; t < IPROG_BATCH; t++) {
 			int64_t pt[IEXPR_NVARS] = {xs[0][t], xs[1][t], xs[2][t]}, v;
