@@ -1067,13 +1067,13 @@ iexpr_parse(Arena *A, const char *s, int nvars, int allow_rep, Err *err)
  * immediate right operand, x // 2^a % 2^b as one bit-field extract, x * 2^k
  * as a shift. Full batches run with a constant trip count.
  */
-enum { OP_CONST = 100, OP_VAR, OP_DIVP, OP_MODP, OP_EXTRACT, OP_SHLI };
+enum { OP_CONST = 100, OP_VAR, OP_DIVP, OP_MODP, OP_FIELD, OP_SHLI };
 
 typedef struct {
 	int op;         /* IExprKind, or OP_* */
 	int dst, a, b, c;
 	int bimm;       /* b is the immediate */
-	int64_t imm, imm2;
+	int64_t imm, imm2, imm3;
 } Ins;
 
 struct IProg {
@@ -1090,11 +1090,49 @@ log2p(int64_t v)
 	return v > 0 && !(v & (v - 1)) ? bitsof(v) - 1 : -1;
 }
 
+/* e as ((x >> a) & m) << sh over a base x, for chains of // 2^k, % 2^k and
+ * * 2^k (exact for all int64 in two's complement); returns the chain length */
+static int
+field(const IExpr *e, const IExpr **x, int64_t *a, int64_t *m, int64_t *sh)
+{
+	int64_t v;
+	int k, n;
+
+	if ((e->k != IE_DIV && e->k != IE_MOD && e->k != IE_MUL) || !iexpr_isconst(e->b, &v) ||
+	    (k = log2p(v)) < 0) {
+		*x = e;
+		*a = 0;
+		*m = -1;
+		*sh = 0;
+		return 0;
+	}
+	n = field(e->a, x, a, m, sh);
+	if (e->k == IE_MUL) {
+		if (*sh + k > 62)
+			return -1;
+		*sh += k;
+	} else if (e->k == IE_DIV) {
+		if (*sh >= k) {
+			*sh -= k;
+		} else {
+			*a += k - *sh;
+			*m = *m >> (k - *sh);
+			*sh = 0;
+			if (*a > 62)
+				return -1;
+		}
+	} else {
+		*m = *sh >= k ? 0 : *m & ((((int64_t)1 << k) - 1) >> *sh);
+	}
+	return n < 0 ? -1 : n + 1;
+}
+
 static int
 emit(IProg *p, const IExpr *e, int depth)
 {
 	Ins in = {0};
-	int64_t v;
+	int64_t v, fa, fm, fs;
+	const IExpr *fx;
 	int sh;
 
 	if (!e || depth > 10000)
@@ -1105,13 +1143,13 @@ emit(IProg *p, const IExpr *e, int depth)
 	} else if (e->k == IE_VAR) {
 		in.op = OP_VAR;
 		in.imm = e->v;
-	} else if (e->k == IE_MOD && iexpr_isconst(e->b, &v) && log2p(v) >= 0 && e->a->k == IE_DIV &&
-		   iexpr_isconst(e->a->b, &v) && log2p(v) >= 0) {
-		in.op = OP_EXTRACT;
+	} else if (field(e, &fx, &fa, &fm, &fs) >= 2) {
+		in.op = OP_FIELD;
 		in.bimm = 1;
-		in.imm = log2p(v);
-		in.imm2 = e->b->v - 1;
-		if ((in.a = emit(p, e->a->a, depth + 1)) < 0)
+		in.imm = fa;
+		in.imm2 = fm;
+		in.imm3 = fs;
+		if ((in.a = emit(p, fx, depth + 1)) < 0)
 			return -1;
 	} else {
 		in.op = e->k;
@@ -1210,7 +1248,7 @@ run(IProg *p, const int64_t *const *vars, const int N)
 		const int64_t *restrict a = p->R[in->a];
 		const int64_t *restrict b = p->R[in->b];
 		const int64_t *restrict c = p->R[in->c];
-		int64_t m = in->imm, m2 = in->imm2;
+		int64_t m = in->imm, m2 = in->imm2, m3 = in->imm3;
 
 #define LOOP(expr) for (k = 0; k < N; k++) d[k] = (expr); break
 		if (in->bimm) {
@@ -1221,7 +1259,7 @@ run(IProg *p, const int64_t *const *vars, const int N)
 			case OP_SHLI: LOOP((int64_t)((uint64_t)a[k] << m));
 			case OP_DIVP: LOOP(a[k] >> m);
 			case OP_MODP: LOOP(a[k] & m);
-			case OP_EXTRACT: LOOP((a[k] >> m) & m2);
+			case OP_FIELD: LOOP((int64_t)((uint64_t)((a[k] >> m) & m2) << m3));
 			case IE_XOR: LOOP(a[k] ^ m);
 			case IE_AND: LOOP(a[k] & m);
 			case IE_OR: LOOP(a[k] | m);
