@@ -134,6 +134,27 @@ isfrag(const Fragment *F, const char *what, Err *err)
 	return 0;
 }
 
+IExpr *
+frag_forward_thread(Arena *A, const Fragment *F, IExpr *const *vars, int n, IExpr *rep, Err *err)
+{
+	IExpr *sub[IEXPR_NVARS] = {0}, *t;
+	int k;
+
+	if (!F || !F->is_frag || (n && !vars) || n < F->nin) {
+		err_set(err, "forward thread: needs a fragment and %d index expressions", F ? F->nin : 0);
+		return NULL;
+	}
+	for (k = 0; k < F->nin; k++)
+		if (!(sub[k] = vars[n - F->nin + k])) {
+			err_set(err, "forward thread: null index expression");
+			return NULL;
+		}
+	sub[IEXPR_REP] = rep;
+	if (!(t = iexpr_subst(A, F->thread, sub, NULL)))
+		err_set(err, "out of memory");
+	return t;
+}
+
 Fragment *
 frag_bind_range(Arena *A, const Fragment *F, int64_t min, int64_t ext, Err *err)
 {

@@ -1042,6 +1042,10 @@ iexpr_parse(Arena *A, const char *s, int nvars, int allow_rep, Err *err)
 		err_set(err, "null expression text");
 		return NULL;
 	}
+	if (strlen(s) > 65536) {    /* bounds the depth of every recursive walk */
+		err_set(err, "expression text longer than 65536 characters");
+		return NULL;
+	}
 	P.A = A;
 	P.s = P.p = s;
 	P.nvars = nvars;

@@ -116,6 +116,10 @@ IExpr **layout_invert_exprs(Arena *A, const int64_t *shape, int n, IExpr *const 
 
 /* ---- Fragment (fragment.c) ---------------------------------------------- */
 
+/* ForwardThread(vars, rep): the thread map with the last nin of vars[0..n)
+ * substituted for the inputs and rep for _rep (rep NULL keeps _rep). */
+IExpr *frag_forward_thread(Arena *A, const Fragment *F, IExpr *const *vars, int n, IExpr *rep,
+			   Err *err);
 /* thread in _i.. and _rep (R = rep >= 1). nout == 0 asks for the implicit slot
  * map: the complement of the input digits the thread map uses, row-major over
  * (dim 0 high..low, dim 1 high..low, ...). ThreadExtent is derived exactly. */

@@ -170,6 +170,18 @@ START_TEST(equality_and_ranges)
 	ck_assert_ptr_null(frag_bind_range(&A, a, 0, 16, &err));
 	ck_assert_ptr_nonnull(strstr(err.msg, "cannot hold 32 threads"));
 	ck_assert_str_eq(layout_str(&A, rb), "Fragment([16, 32] -> [16], replicate: 1, thread: 32, forward_thread: _j // 2 + _i % 2 * 16, forward_index: [_i // 2 * 2 + _j % 2], thread_range: I.Range(32, 32))");
+	/* ForwardThread with index expressions and a replica */
+	{
+		IExpr *v[2], *th;
+
+		v[0] = iexpr_parse(&A, "_k + 1", 3, 0, &err);
+		v[1] = iexpr_parse(&A, "_i", 3, 0, &err);
+		th = frag_forward_thread(&A, frag_replicate(&A, a, 2, &err), v, 2,
+					 iexpr_parse(&A, "_j", 3, 0, &err), &err);
+		ck_assert_ptr_nonnull(th);
+		ck_assert_str_eq(iexpr_str(&A, th), "(_k + 1) % 2 * 16 + _i // 2 + _j * 32");
+		ck_assert_ptr_null(frag_forward_thread(&A, a, v, 1, NULL, &err));
+	}
 	/* GetForwardVars: _rep first when replicated */
 	ck_assert_int_eq(layout_forward_vars(a, ids), 2);
 	ck_assert_int_eq(ids[0], 0);

@@ -266,6 +266,40 @@ START_TEST(random_simplify_parse_prog)
 }
 END_TEST
 
+/* arbitrary bytes never crash the parser; deep nesting is an error */
+START_TEST(parse_garbage)
+{
+	static const char alphabet[] = "_ijkrep0123456789+-*/%^&|<>=!()T.minaxSelct, ";
+	Arena A;
+	Err err = {0};
+	char s[64], *deep;
+	int n, k;
+
+	arena_init(&A);
+	for (n = 0; n < 3000; n++) {
+		int len = (int)(rnd() % 40);
+		IExpr *e;
+
+		for (k = 0; k < len; k++)
+			s[k] = alphabet[rnd() % (sizeof alphabet - 1)];
+		s[len] = 0;
+		e = iexpr_parse(&A, s, 3, 1, &err);
+		if (e)
+			ck_assert_ptr_nonnull(iexpr_str(&A, e));
+	}
+	deep = malloc(100001);
+	memset(deep, '(', 100000);
+	deep[100000] = 0;
+	ck_assert_ptr_null(iexpr_parse(&A, deep, 1, 0, &err));
+	memset(deep, '(', 1000);
+	deep[1000] = 0;
+	ck_assert_ptr_null(iexpr_parse(&A, deep, 1, 0, &err));
+	ck_assert_ptr_nonnull(strstr(err.msg, "nested too deeply"));
+	free(deep);
+	arena_free(&A);
+}
+END_TEST
+
 START_TEST(printing_is_stable)
 {
 	Arena A;
@@ -297,6 +331,7 @@ suite_iexpr(void)
 	tcase_add_test(tc, eval_and_divzero);
 	tcase_add_test(tc, random_simplify_parse_prog);
 	tcase_add_test(tc, printing_is_stable);
+	tcase_add_test(tc, parse_garbage);
 	suite_add_tcase(s, tc);
 	return s;
 }
