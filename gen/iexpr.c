@@ -374,7 +374,7 @@ splitc(IExpr *e, IExpr **base, int64_t *c)
 	} else if (e->k == IE_ADD && e->b->k == IE_CONST) {
 		*base = e->a;
 		*c = e->b->v;
-	} else if (e->k == IE_SUB && e->b->k == IE_CONST) {
+	} else if (e->k == IE_SUB && e->b->k == IE_CONST && e->b->v != INT64_MIN) {
 		*base = e->a;
 		*c = -e->b->v;
 	} else {

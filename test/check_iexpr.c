@@ -190,6 +190,8 @@ rnd(void)
 	return (uint32_t)(rng >> 11);
 }
 
+static int big_consts;
+
 static IExpr *
 randexpr(Arena *A, int depth)
 {
@@ -199,8 +201,14 @@ randexpr(Arena *A, int depth)
 	IExpr *a, *b;
 
 	if (depth == 0 || rnd() % 4 == 0) {
-		if (rnd() % 3 == 0)
+		if (rnd() % 3 == 0) {
+			static const int64_t big[] = {INT64_MAX, INT64_MIN, INT64_MIN + 1, (int64_t)1 << 62,
+						      -((int64_t)1 << 40)};
+
+			if (big_consts && rnd() % 4 == 0)
+				return iexpr_const(A, big[rnd() % countof(big)]);
 			return iexpr_const(A, (int64_t)(rnd() % 17) - 4);
+		}
 		return iexpr_var(A, (int)(rnd() % 3));
 	}
 	k = ops[rnd() % countof(ops)];
@@ -300,6 +308,49 @@ START_TEST(parse_garbage)
 }
 END_TEST
 
+/* extreme constants: simplify, bounds, print/parse and programs stay defined
+ * (UBSan checks the arithmetic) and agree with evaluation */
+START_TEST(random_extreme_constants)
+{
+	Arena A;
+	Err err = {0};
+	IDom d = dom3();
+	int n, t;
+
+	arena_init(&A);
+	big_consts = 1;
+	for (n = 0; n < 400; n++) {
+		IExpr *e = randexpr(&A, 4), *s, *es[2];
+		IProg *prog;
+		int64_t xs[3][IPROG_BATCH], lo, hi;
+		const int64_t *vars[IEXPR_NVARS] = {xs[0], xs[1], xs[2]}, *o[2];
+
+		s = iexpr_simplify(&A, e, &d);
+		(void)iexpr_bounds(e, &d, &lo, &hi);
+		(void)iexpr_parse(&A, iexpr_str(&A, e), 3, 0, &err);
+		es[0] = e;
+		es[1] = s;
+		prog = iprog_compile(es, 2, &err);
+		ck_assert_ptr_nonnull(prog);
+		for (t = 0; t < IPROG_BATCH; t++) {
+			xs[0][t] = rnd() % 16;
+			xs[1][t] = rnd() % 32;
+			xs[2][t] = rnd() % 8;
+		}
+		if (iprog_run(prog, vars, IPROG_BATCH, o) == 0)
+			for (t = 0; t < IPROG_BATCH; t++) {
+				int64_t pt[IEXPR_NVARS] = {xs[0][t], xs[1][t], xs[2][t]}, v;
+
+				if (iexpr_eval(e, pt, &v, &err) == 0)
+					ck_assert_msg(o[0][t] == v, "%s", iexpr_str(&A, e));
+			}
+		iprog_free(prog);
+	}
+	big_consts = 0;
+	arena_free(&A);
+}
+END_TEST
+
 START_TEST(printing_is_stable)
 {
 	Arena A;
@@ -332,6 +383,7 @@ suite_iexpr(void)
 	tcase_add_test(tc, random_simplify_parse_prog);
 	tcase_add_test(tc, printing_is_stable);
 	tcase_add_test(tc, parse_garbage);
+	tcase_add_test(tc, random_extreme_constants);
 	suite_add_tcase(s, tc);
 	return s;
 }
