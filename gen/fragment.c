@@ -14,6 +14,7 @@ Layout *layout_build_(Arena *A, const int64_t *shape, int nin, IExpr *const *fwd
 Layout *layout_known_(Arena *A, const int64_t *shape, int nin, IExpr *const *fwd, int nout,
 		      const int64_t *out_shape, IExpr *thread, int64_t rep, int64_t nthreads, int is_frag,
 		      Err *err);
+int layout_repsplit_(const Layout *L, IExpr **g, int64_t *K);
 int layout_digits_(IExpr *const *es, int ne, const int *vars, const int64_t *ext, int nv,
 		   int *dvar, int64_t *dlf, int64_t *dext, int max);
 
@@ -470,9 +471,86 @@ v_check(void *ctx, int64_t first, int np, const int64_t *const *coord, const int
 	return 0;
 }
 
+/* large = g(x) + K * _rep: t holds x iff t - g(x) = K * r with 0 <= r < R */
+typedef struct {
+	const Fragment *S, *L;
+	int64_t K, rep;
+	int check, bad;
+	Err *err;
+} Sep;
+
+static int
+v_sep(void *ctx, int64_t first, int np, const int64_t *const *coord, const int64_t *const *vals)
+{
+	Sep *c = ctx;
+	int p, k;
+
+	(void)coord;
+	for (p = 0; p < np; p++) {
+		int64_t t = vals[0][p], d = t - vals[1][p], x = (first + p) / c->rep;
+		int ok = d >= 0 && d % c->K == 0 && d / c->K < c->L->rep;
+		Buf s;
+
+		for (k = 0; ok && c->check && k < c->L->nout; k++)
+			ok = vals[2 + k][p] == vals[2 + c->L->nout + k][p];
+		if (ok)
+			continue;
+		buf_init(&s);
+		layout_print_point(&s, c->S->in_shape, c->S->nin, x);
+		if (c->S->rep > 1)
+			buf_printf(&s, " (rep %lld)", (long long)((first + p) % c->rep));
+		if (d >= 0 && d % c->K == 0 && d / c->K < c->L->rep)
+			err_set(c->err, "logical %s sits in different slots under the two layouts",
+				buf_str(&s));
+		else
+			err_set(c->err, "thread %lld holds logical %s under the first layout but is not a "
+				"holder under the second", (long long)t, buf_str(&s));
+		buf_free(&s);
+		c->bad = 1;
+		return 1;
+	}
+	return 0;
+}
+
+static int
+contains_sep(const Fragment *small, const Fragment *large, IExpr *g, int64_t K, int check_index,
+	     Err *why)
+{
+	Sep c;
+	IExpr *es[2 * LAYOUT_MAXDIM + 2];
+	int64_t shape[LAYOUT_MAXDIM + 1];
+	int varid[LAYOUT_MAXDIM + 1], k, ne = 0, r;
+
+	memset(&c, 0, sizeof c);
+	c.S = small;
+	c.L = large;
+	c.K = K;
+	c.rep = small->rep;
+	c.check = check_index;
+	c.err = why;
+	es[ne++] = small->thread;
+	es[ne++] = g;
+	for (k = 0; check_index && k < large->nout; k++)
+		es[ne++] = large->fwd[k];
+	for (k = 0; check_index && k < small->nout; k++)
+		es[ne++] = small->fwd[k];
+	for (k = 0; k < small->nin; k++) {
+		shape[k] = small->in_shape[k];
+		varid[k] = k;
+	}
+	shape[small->nin] = small->rep;
+	varid[small->nin] = IEXPR_REP;
+	r = layout_enumerate(shape, varid, small->nin + 1, es, ne, v_sep, &c, why);
+	if (r < 0)
+		return -1;
+	return !c.bad;
+}
+
 int
 frag_contains(const Fragment *small, const Fragment *large, int check_index, Err *why)
 {
+	IExpr *g;
+	int64_t K;
 	Cont c;
 	IExpr *es[2 * LAYOUT_MAXDIM + 2];
 	int64_t shape[LAYOUT_MAXDIM + 1], cells;
@@ -487,6 +565,8 @@ frag_contains(const Fragment *small, const Fragment *large, int check_index, Err
 		return err_set(why, "contains: different slot ranks");
 	if (frag_is_fully_replicated(large) && !check_index && small->nthreads <= large->rep)
 		return 1;
+	if (layout_repsplit_(large, &g, &K))
+		return contains_sep(small, large, g, K, check_index, why);
 	memset(&c, 0, sizeof c);
 	c.F = large;
 	c.small = small;

@@ -159,6 +159,7 @@ typedef struct {
 	IExpr *es[LAYOUT_MAXDIM + 1];
 	int64_t box[LAYOUT_MAXDIM + 1];
 	int ne;
+	int repdim;             /* the last dimension is _rep */
 	const Layout *L;
 } Dom;
 
@@ -184,7 +185,83 @@ getdom(const Layout *L, Dom *D)
 		D->varid[D->n++] = IEXPR_REP;
 		D->es[D->ne] = L->thread;
 		D->box[D->ne++] = L->nthreads;
+		D->repdim = 1;
 	}
+}
+
+/*
+ * A fragment whose thread map is g(x) + K * _rep (g free of _rep) keeps its
+ * replicas in separate thread blocks when 0 <= g < K: the replica is
+ * thread // K. Then (x, rep) -> (slot, thread) is decided on the x domain
+ * alone, which keeps broadcast fragments (FullyReplicated: thread = _rep)
+ * cheap. repsplit recognises the form; the bound is checked by its users.
+ */
+static IExpr zero = {IE_CONST, 0, NULL, NULL, NULL};
+static int ranges(const int64_t *shape, const int *varid, int n, IExpr *const *es, int ne,
+		  int64_t *lo, int64_t *hi, Err *err);
+
+static int
+repterm(const IExpr *e, int64_t *K)
+{
+	if (e->k == IE_VAR && e->v == IEXPR_REP) {
+		*K = 1;
+		return 1;
+	}
+	if (e->k == IE_MUL && e->a->k == IE_VAR && e->a->v == IEXPR_REP && e->b->k == IE_CONST &&
+	    e->b->v > 0) {
+		*K = e->b->v;
+		return 1;
+	}
+	return 0;
+}
+
+static int
+repsplit(const Layout *L, IExpr **g, int64_t *K)
+{
+	IExpr *t = L->thread;
+
+	if (!L->is_frag || L->rep < 2)
+		return 0;
+	if (repterm(t, K)) {
+		*g = &zero;
+		return 1;
+	}
+	if (t->k != IE_ADD)
+		return 0;
+	if (repterm(t->b, K) && !(iexpr_vars(t->a) & (1u << IEXPR_REP))) {
+		*g = t->a;
+		return 1;
+	}
+	if (repterm(t->a, K) && !(iexpr_vars(t->b) & (1u << IEXPR_REP))) {
+		*g = t->b;
+		return 1;
+	}
+	return 0;
+}
+
+/* exported to fragment.c */
+int layout_repsplit_(const Layout *L, IExpr **g, int64_t *K);
+int
+layout_repsplit_(const Layout *L, IExpr **g, int64_t *K)
+{
+	return repsplit(L, g, K);
+}
+
+/* the x-only domain of a separable fragment: outputs slots..., g with box K;
+ * 0, or -1 when g leaves [0, K) (or cannot be bounded) */
+static int
+xdom(const Layout *L, IExpr *g, int64_t K, Dom *D, Err *err)
+{
+	int64_t lo = 0, hi = 0;
+
+	getdom(L, D);
+	D->n--;
+	D->repdim = 0;
+	D->es[D->ne - 1] = g;
+	D->box[D->ne - 1] = K;
+	if (ranges(D->shape, D->varid, D->n, &g, 1, &lo, &hi, err))
+		return -1;
+	return lo >= 0 && hi < K ? 0 : -1;
 }
 
 static void
@@ -193,7 +270,7 @@ print_logical(Buf *b, const Dom *D, int64_t flat)
 	int64_t x[LAYOUT_MAXDIM + 1];
 
 	decompose(D->shape, D->n, flat, x);
-	if (D->L->is_frag) {
+	if (D->repdim) {
 		layout_print_shape(b, x, D->n - 1);
 		if (D->L->rep > 1)
 			buf_printf(b, " (rep %lld)", (long long)x[D->n - 1]);
@@ -350,8 +427,27 @@ build(Arena *A, const int64_t *shape, int nin, IExpr *const *fwd, int nout, IExp
 	if (!nout)
 		return L;       /* frag_new fills in the implicit slots */
 	getdom(L, &D);
-	if (ranges(D.shape, D.varid, D.n, D.es, D.ne, lo, hi, err))
-		return NULL;
+	{
+		IExpr *g;
+		int64_t K, total = 1;
+
+		for (k = 0; k < D.n; k++)
+			if (ck_mul(total, D.shape[k], &total))
+				total = INT64_MAX;
+		if (total > enum_limit && repsplit(L, &g, &K)) {
+			/* broadcast fragments: exact shapes from the x domain alone */
+			D.n--;
+			D.es[D.ne - 1] = g;
+			if (ranges(D.shape, D.varid, D.n, D.es, D.ne, lo, hi, err))
+				return NULL;
+			if (ck_mul(K, rep - 1, &K) || ck_add(hi[D.ne - 1], K, &hi[D.ne - 1])) {
+				err_set(err, "thread map overflows");
+				return NULL;
+			}
+		} else if (ranges(D.shape, D.varid, D.n, D.es, D.ne, lo, hi, err)) {
+			return NULL;
+		}
+	}
 	for (k = 0; k < D.ne; k++) {
 		if (lo[k] < 0) {
 			if (is_frag && k == nout)
@@ -730,9 +826,13 @@ int
 layout_check_injective(const Layout *L, Err *err)
 {
 	Dom D;
+	IExpr *g;
+	int64_t K;
 
 	if (!L)
 		return err_set(err, "null layout");
+	if (repsplit(L, &g, &K) && !xdom(L, g, K, &D, NULL))
+		return inj_core(&D, 0, err);
 	getdom(L, &D);
 	return inj_core(&D, 0, err);
 }
@@ -819,8 +919,25 @@ layout_equal(const Layout *a, const Layout *b, Err *why)
 			(long long)b->range_min, (long long)(b->range_min + b->range_ext));
 		return 0;
 	}
+	for (k = 0; k < a->nout && iexpr_same(a->fwd[k], b->fwd[k]); k++)
+		;
+	if (k == a->nout && (!a->is_frag || iexpr_same(a->thread, b->thread)))
+		return 1;       /* the same expressions (the simplifier is canonical enough) */
 	getdom(a, &D);
 	getdom(b, &Db);
+	{
+		IExpr *ga, *gb;
+		int64_t Ka, Kb;
+
+		/* g_a + K rep == g_b + K rep for every rep iff g_a == g_b */
+		if (repsplit(a, &ga, &Ka) && repsplit(b, &gb, &Kb) && Ka == Kb) {
+			D.n--;
+			D.repdim = 0;
+			Db.n--;
+			D.es[D.ne - 1] = ga;
+			Db.es[Db.ne - 1] = gb;
+		}
+	}
 	for (k = 0; k < Db.ne; k++)
 		D.es[D.ne + k] = Db.es[k];
 	q.D = &D;
@@ -1333,6 +1450,37 @@ layout_inverse(Arena *A, const Layout *L, int allow_padding, Err *err)
 		if (!inj_core(&D, 1, err))
 			err_set(err, "not onto the output shape");
 		return NULL;
+	}
+	{
+		IExpr *g, **xinv, *sub[IEXPR_NVARS] = {0}, *outs[LAYOUT_MAXDIM + 1];
+		int64_t K, xbox[LAYOUT_MAXDIM + 1], ishape[LAYOUT_MAXDIM + 1], oshape[LAYOUT_MAXDIM + 1];
+		Dom X;
+
+		if (repsplit(L, &g, &K) && !xdom(L, g, K, &X, NULL)) {
+			/* x -> (slot, g) inverted on the x domain; rep = thread // K */
+			int m = L->nout, d = L->nin;
+
+			for (k = 0; k < X.ne; k++)
+				xbox[k] = X.box[k];
+			if (!(xinv = layout_invert_exprs(A, L->in_shape, d, X.es, X.ne, xbox, err))) {
+				Err e2 = {0};
+
+				if (inj_core(&X, 0, &e2))
+					err_set(err, "%s", e2.msg);
+				return NULL;
+			}
+			sub[m] = iexpr_modc(A, iexpr_var(A, m), K);
+			for (k = 0; k < d; k++)
+				outs[k] = iexpr_subst(A, xinv[k], sub, NULL);
+			outs[d] = iexpr_divc(A, iexpr_var(A, m), K);
+			memcpy(ishape, L->out_shape, (size_t)m * sizeof *ishape);
+			ishape[m] = L->nthreads;
+			memcpy(oshape, L->in_shape, (size_t)d * sizeof *oshape);
+			oshape[d] = L->rep;
+			if (!allow_padding)
+				return layout_known_(A, ishape, m + 1, outs, d + 1, oshape, NULL, 1, 1, 0, err);
+			return layout_new(A, ishape, m + 1, outs, d + 1, err);
+		}
 	}
 	if (L->is_frag && !(P = frag_pack(A, L, err)))
 		return NULL;

@@ -207,6 +207,60 @@ START_TEST(equality_and_ranges)
 }
 END_TEST
 
+/* broadcast fragments past the enumeration limit: the replica sits in its
+ * own thread block, so the decisions run on the x domain */
+START_TEST(broadcast_fragments)
+{
+	Arena A;
+	Err err = {0};
+	int64_t shape[2] = {256, 256}, x[3] = {3, 5, 77}, y[3];
+	Fragment *F, *G, *M;
+	Layout *I;
+
+	arena_init(&A);
+	F = frag_fully_replicated(&A, shape, 2, 256, &err);
+	ck_assert_msg(F != NULL, "%s", err.msg);
+	ck_assert_int_eq(layout_size(F) * F->rep, 1 << 24);     /* past the 2^22 limit */
+	ck_assert_int_eq(F->nthreads, 256);
+	ck_assert_int_eq(F->out_shape[0], 65536);
+	ck_assert_int_eq(layout_check_injective(F, &err), 0);
+	I = layout_inverse(&A, F, 0, &err);
+	ck_assert_msg(I != NULL, "%s", err.msg);
+	ck_assert_str_eq(layout_str(&A, I), "Layout([65536, 256] -> [256, 256, 256], transform: [_i, _j] -> [_i // 256, _i % 256, _j])");
+	ck_assert_int_eq(layout_eval(F, x, y, &err), 0);
+	ck_assert_int_eq(layout_eval(I, y, x, &err), 0);
+	ck_assert(x[0] == 3 && x[1] == 5 && x[2] == 77);
+	/* an MMA accumulator replicated 4 times: thread = g + 256 * _rep */
+	M = mma_block_fragment(&A, MMA_C, 256, 256, 16, 2, 4, &err);
+	G = frag_replicate(&A, M, 64, &err);
+	ck_assert_msg(G != NULL, "%s", err.msg);
+	ck_assert_int_eq(G->nthreads, 256 * 64);
+	ck_assert_int_eq(layout_check_injective(G, &err), 0);
+	ck_assert_msg(layout_inverse(&A, G, 0, &err) != NULL, "%s", err.msg);
+	ck_assert_int_eq(layout_equal(G, frag_replicate(&A, M, 64, &err), &err), 1);
+	ck_assert_int_eq(frag_contains(M, G, 1, &err), 1);
+	/* equal maps written differently, compared on the x domain */
+	{
+		int64_t s2[2] = {256, 256};
+		Fragment *P = frag_parse(&A, s2, 2, "_i * 0 + _rep", 256, (const char *[]){"_j + _i * 256"}, 1, &err);
+		Fragment *Q = frag_parse(&A, s2, 2, "_rep + (_i - _i)", 256, (const char *[]){"_i * 256 + _j"}, 1, &err);
+		Fragment *Z = frag_parse(&A, s2, 2, "(_i + _rep) % 256", 256, (const char *[]){"_i * 256 + _j"}, 1, &err);
+
+		ck_assert_ptr_nonnull(P);
+		ck_assert_ptr_nonnull(Q);
+		ck_assert_int_eq(layout_equal(P, Q, &err), 1);
+		ck_assert_ptr_nonnull(Z);       /* not separable: its decisions hit the limit */
+		ck_assert_int_eq(layout_check_injective(Z, &err), -1);
+		ck_assert_ptr_nonnull(strstr(err.msg, "enumeration limit"));
+		/* a broadcast fragment whose slots collide */
+		P = frag_parse(&A, s2, 2, "_rep", 256, (const char *[]){"_j"}, 1, &err);
+		ck_assert_int_eq(layout_check_injective(P, &err), -1);
+		ck_assert_ptr_nonnull(strstr(err.msg, "logical [0, 0] and [1, 0] both map to thread 0, slot [0]"));
+	}
+	arena_free(&A);
+}
+END_TEST
+
 /* ---- properties ---------------------------------------------------------- */
 
 static uint64_t rng = 0x853c49e6748fea9bULL;
@@ -322,6 +376,7 @@ suite_fragment(void)
 	tcase_add_loop_test(tc, ops_table, 0, countof(op_cases));
 	tcase_add_loop_test(tc, contains_table, 0, countof(cont_cases));
 	tcase_add_test(tc, equality_and_ranges);
+	tcase_add_test(tc, broadcast_fragments);
 	tcase_add_test(tc, prop_fragment_inverse_and_ops);
 	suite_add_tcase(s, tc);
 	return s;
