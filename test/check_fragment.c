@@ -261,6 +261,43 @@ START_TEST(broadcast_fragments)
 }
 END_TEST
 
+/* reinterpreting the element width of MMA fragments */
+START_TEST(fragment_reshape)
+{
+	Arena A;
+	Err err = {0};
+	Fragment *C, *R;
+	int64_t s16x16[2] = {16, 16}, s16x8[2] = {16, 8}, s16x4[2] = {16, 4}, s8x8[2] = {8, 8};
+
+	arena_init(&A);
+	C = mma_sync_fragment(&A, MMA_C, 16, &err);
+	/* the f32 accumulator seen as f16 pairs: twice the slots */
+	R = layout_reshape(&A, C, s16x16, 2, 32, 16, &err);
+	ck_assert_msg(R != NULL, "%s", err.msg);
+	ck_assert_str_eq(layout_str(&A, R), "Fragment([16, 16] -> [8], replicate: 1, thread: 32, forward_thread: _i % 8 * 4 + _j // 4, forward_index: [_i // 8 * 4 + _j // 2 % 2 * 2 + _j % 2])");
+	ck_assert_int_eq(layout_check_injective(R, &err), 0);
+	/* c0, c1 are adjacent in one thread: the accumulator reads as [16, 4] of 64-bit pairs */
+	R = layout_reshape(&A, C, s16x4, 2, 32, 64, &err);
+	ck_assert_msg(R != NULL, "%s", err.msg);
+	ck_assert_str_eq(layout_str(&A, R), "Fragment([16, 4] -> [2], replicate: 1, thread: 32, forward_thread: _i % 8 * 4 + _j, forward_index: [_i // 8])");
+	/* f16 A pairs (k, k+1) share a thread and adjacent slots: 32-bit view */
+	R = layout_reshape(&A, mma_sync_fragment(&A, MMA_A, 16, &err), s16x8, 2, 16, 32, &err);
+	ck_assert_msg(R != NULL, "%s", err.msg);
+	ck_assert_int_eq(R->out_shape[0], 4);
+	ck_assert_int_eq(layout_check_injective(R, &err), 0);
+	/* B (k, n): neighbours along n live on different threads */
+	ck_assert_ptr_null(layout_reshape(&A, mma_sync_fragment(&A, MMA_B, 16, &err), s8x8, 2, 16, 32, &err));
+	ck_assert_ptr_nonnull(strstr(err.msg, "interleaves storage below the new element width"));
+	/* same width keeps the thread range */
+	R = layout_reshape(&A, frag_bind_range(&A, C, 32, 32, &err), (int64_t[]){128}, 1, 32, 32, &err);
+	ck_assert_msg(R != NULL, "%s", err.msg);
+	ck_assert_int_eq(R->has_range, 1);
+	ck_assert_int_eq(R->range_min, 32);
+	ck_assert_str_eq(layout_str(&A, R), "Fragment([128] -> [4], replicate: 1, thread: 32, forward_thread: _i // 8 % 8 * 4 + _i % 8 // 2, forward_index: [_i // 64 * 2 + _i % 2], thread_range: I.Range(32, 32))");
+	arena_free(&A);
+}
+END_TEST
+
 /* ---- properties ---------------------------------------------------------- */
 
 static uint64_t rng = 0x853c49e6748fea9bULL;
@@ -377,6 +414,7 @@ suite_fragment(void)
 	tcase_add_loop_test(tc, contains_table, 0, countof(cont_cases));
 	tcase_add_test(tc, equality_and_ranges);
 	tcase_add_test(tc, broadcast_fragments);
+	tcase_add_test(tc, fragment_reshape);
 	tcase_add_test(tc, prop_fragment_inverse_and_ops);
 	suite_add_tcase(s, tc);
 	return s;
