@@ -7,16 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "layout.h"
+#include "layout_int.h"
 
-Layout *layout_build_(Arena *A, const int64_t *shape, int nin, IExpr *const *fwd, int nout,
-		      IExpr *thread, int64_t rep, int is_frag, Err *err);
-Layout *layout_known_(Arena *A, const int64_t *shape, int nin, IExpr *const *fwd, int nout,
-		      const int64_t *out_shape, IExpr *thread, int64_t rep, int64_t nthreads, int is_frag,
-		      Err *err);
-int layout_repsplit_(const Layout *L, IExpr **g, int64_t *K);
-int layout_digits_(IExpr *const *es, int ne, const int *vars, const int64_t *ext, int nv,
-		   int *dvar, int64_t *dlf, int64_t *dext, int max);
 
 #define MAXD 128
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "layout.h"
+#include "layout_int.h"
 
 /* ---- digits: the mixed-radix pieces of the inputs --------------------------- */
 
@@ -114,8 +114,6 @@ digits(IExpr *const *es, int ne, const int *vars, const int64_t *ext, int nv, Di
 }
 
 /* exported to fragment.c */
-int layout_digits_(IExpr *const *es, int ne, const int *vars, const int64_t *ext, int nv,
-		   int *dvar, int64_t *dlf, int64_t *dext, int max);
 int
 layout_digits_(IExpr *const *es, int ne, const int *vars, const int64_t *ext, int nv, int *dvar,
 	       int64_t *dlf, int64_t *dext, int max)

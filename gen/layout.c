@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "layout.h"
+#include "layout_int.h"
 
 static int64_t enum_limit = (int64_t)1 << 22;
 
@@ -240,7 +240,6 @@ repsplit(const Layout *L, IExpr **g, int64_t *K)
 }
 
 /* exported to fragment.c */
-int layout_repsplit_(const Layout *L, IExpr **g, int64_t *K);
 int
 layout_repsplit_(const Layout *L, IExpr **g, int64_t *K)
 {
@@ -469,8 +468,6 @@ build(Arena *A, const int64_t *shape, int nin, IExpr *const *fwd, int nout, IExp
 }
 
 /* exported to fragment.c through a tiny extern (not in the public header) */
-Layout *layout_build_(Arena *A, const int64_t *shape, int nin, IExpr *const *fwd, int nout,
-		      IExpr *thread, int64_t rep, int is_frag, Err *err);
 Layout *
 layout_build_(Arena *A, const int64_t *shape, int nin, IExpr *const *fwd, int nout, IExpr *thread,
 	      int64_t rep, int is_frag, Err *err)
@@ -480,9 +477,6 @@ layout_build_(Arena *A, const int64_t *shape, int nin, IExpr *const *fwd, int no
 
 /* exported to fragment.c: build when the output shape and thread extent are
  * known exactly by construction (no enumeration) */
-Layout *layout_known_(Arena *A, const int64_t *shape, int nin, IExpr *const *fwd, int nout,
-		      const int64_t *out_shape, IExpr *thread, int64_t rep, int64_t nthreads, int is_frag,
-		      Err *err);
 Layout *
 layout_known_(Arena *A, const int64_t *shape, int nin, IExpr *const *fwd, int nout,
 	      const int64_t *out_shape, IExpr *thread, int64_t rep, int64_t nthreads, int is_frag,
