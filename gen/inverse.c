@@ -113,7 +113,7 @@ digits(IExpr *const *es, int ne, const int *vars, const int64_t *ext, int nv, Di
 	return n;
 }
 
-/* exported to fragment.c */
+/* shared inside the layout core (layout_int.h) */
 int
 layout_digits_(IExpr *const *es, int ne, const int *vars, const int64_t *ext, int nv, int *dvar,
 	       int64_t *dlf, int64_t *dext, int max)

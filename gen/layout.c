@@ -239,7 +239,7 @@ repsplit(const Layout *L, IExpr **g, int64_t *K)
 	return 0;
 }
 
-/* exported to fragment.c */
+/* shared inside the layout core (layout_int.h) */
 int
 layout_repsplit_(const Layout *L, IExpr **g, int64_t *K)
 {
@@ -467,7 +467,7 @@ build(Arena *A, const int64_t *shape, int nin, IExpr *const *fwd, int nout, IExp
 	return L;
 }
 
-/* exported to fragment.c through a tiny extern (not in the public header) */
+/* shared inside the layout core (layout_int.h) */
 Layout *
 layout_build_(Arena *A, const int64_t *shape, int nin, IExpr *const *fwd, int nout, IExpr *thread,
 	      int64_t rep, int is_frag, Err *err)
@@ -475,7 +475,7 @@ layout_build_(Arena *A, const int64_t *shape, int nin, IExpr *const *fwd, int no
 	return build(A, shape, nin, fwd, nout, thread, rep, is_frag, err);
 }
 
-/* exported to fragment.c: build when the output shape and thread extent are
+/* shared inside the layout core (layout_int.h): build when the output shape and thread extent are
  * known exactly by construction (no enumeration) */
 Layout *
 layout_known_(Arena *A, const int64_t *shape, int nin, IExpr *const *fwd, int nout,
