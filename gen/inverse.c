@@ -139,7 +139,8 @@ typedef struct {
 } Rt;
 
 static int
-v_roundtrip(void *ctx, int64_t first, int np, const int64_t *const *coord, const int64_t *const *vals)
+v_roundtrip(void *ctx, int64_t first, int np, const int64_t *const *coord,
+	    const int64_t *const *vals)
 {
 	Rt *r = ctx;
 	const int64_t *vars[IEXPR_NVARS] = {0}, *got[LAYOUT_MAXDIM];

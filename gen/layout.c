@@ -475,8 +475,8 @@ layout_build_(Arena *A, const int64_t *shape, int nin, IExpr *const *fwd, int no
 	return build(A, shape, nin, fwd, nout, thread, rep, is_frag, err);
 }
 
-/* shared inside the layout core (layout_int.h): build when the output shape and thread extent are
- * known exactly by construction (no enumeration) */
+/* shared inside the layout core (layout_int.h): build when the output shape
+ * and thread extent are known exactly by construction (no enumeration) */
 Layout *
 layout_known_(Arena *A, const int64_t *shape, int nin, IExpr *const *fwd, int nout,
 	      const int64_t *out_shape, IExpr *thread, int64_t rep, int64_t nthreads, int is_frag,

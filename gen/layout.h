@@ -179,8 +179,8 @@ Layout *swizzle_padded(Arena *A, const int64_t *shape, int n, int elem_bytes, Er
 Layout *swizzle_f64(Arena *A, const int64_t *shape, int n, int k_inner, Err *err);
 /* TileLang's choice for a GEMM operand (MakeGemmABLayout when allow_pad, else
  * the Hopper ladder MakeGemmABLayoutHopper). */
-int swizzle_choose(Arena *A, const int64_t *shape, int n, int elem_bytes, int k_inner, int allow_pad,
-		   SmemLayout *out, Err *err);
+int swizzle_choose(Arena *A, const int64_t *shape, int n, int elem_bytes, int k_inner,
+		   int allow_pad, SmemLayout *out, Err *err);
 /* Detection is semantic (compared as mappings): 0 and *m set (SWZ_NONE for the
  * linear layout), or -1 when L is none of them. */
 int swizzle_detect(const Layout *L, int elem_bytes, SwizzleMode *m);

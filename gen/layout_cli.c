@@ -22,7 +22,7 @@ static const char usage[] =
 	"  padded     --shape RxC --dtype T                            padded rows\n"
 	"  linear     --shape RxC                                      row-major\n"
 	"  f64        --shape RxC [--k-outer]                          fp64 swizzles\n"
-	"  smem       --shape RxC --dtype T [--k-outer] [--no-pad]     TileLang's choice for a GEMM operand\n"
+	"  smem       --shape RxC --dtype T [--k-outer] [--no-pad]     TileLang's GEMM operand choice\n"
 	"  mma        --operand A|B|C --dtype T [--tile MxN --warps W [--policy P] | --warp-grid MxN]\n"
 	"             mma.sync fragment (m16n8k16 f16/bf16, m16n8k8 tf32, m16n8k32 8-bit); with\n"
 	"             --tile, the block-level fragment (A: MxK, B: KxN, C: MxN)\n"

@@ -107,7 +107,8 @@ swizzle_layout(Arena *A, SwizzleMode m, const int64_t *shape, int n, int elem_by
 	csw = iexpr_bin(A, IE_XOR, c, iexpr_divc(A, s, 8 / W));
 	fwd[0] = iexpr_divc(A, j, W * v);
 	fwd[1] = iexpr_divc(A, i, 8);
-	fwd[2] = iexpr_add(A, iexpr_modc(A, j, v), iexpr_mulc(A, iexpr_add(A, csw, iexpr_mulc(A, s, W)), v));
+	fwd[2] = iexpr_add(A, iexpr_modc(A, j, v),
+			   iexpr_mulc(A, iexpr_add(A, csw, iexpr_mulc(A, s, W)), v));
 	return finish(A, shape, n, stride, cont, fwd, 3, err);
 }
 
