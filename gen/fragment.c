@@ -12,47 +12,64 @@
 
 #define MAXD 128
 
-/* does the thread map change when one digit moves off zero (other inputs 0)? */
+/* does any of the expressions change when one digit moves off zero (other
+ * inputs 0)? */
 static int
-digit_used(const IExpr *thread, int var, int64_t lf, int64_t ext, int *used, Err *err)
+digit_used(IExpr *const *es, int ne, int var, int64_t lf, int64_t ext, int *used, Err *err)
 {
 	int64_t vals[IEXPR_NVARS] = {0}, t0, t;
 	int64_t v;
+	int e;
 
-	if (iexpr_eval(thread, vals, &t0, err))
-		return -1;
 	*used = 0;
-	for (v = 1; v < ext && !*used; v++) {
-		vals[var] = lf * v;
-		if (iexpr_eval(thread, vals, &t, err))
+	for (e = 0; e < ne && !*used; e++) {
+		vals[var] = 0;
+		if (iexpr_eval(es[e], vals, &t0, err))
 			return -1;
-		*used = t != t0;
+		for (v = 1; v < ext && !*used; v++) {
+			vals[var] = lf * v;
+			if (iexpr_eval(es[e], vals, &t, err))
+				return -1;
+			*used = t != t0;
+		}
 	}
 	return 0;
 }
 
-/* the implicit slot map: unused digits of each input, merged into pieces,
- * row-major over (dim 0 high..low, dim 1 high..low, ...) */
-static IExpr *
-implicit_slots(Arena *A, const int64_t *shape, int nin, IExpr *thread, Err *err)
+IExpr *
+layout_complement(Arena *A, const int64_t *shape, int nin, IExpr *const *es, int ne,
+		  int64_t *extent, Err *err)
 {
 	int vars[LAYOUT_MAXDIM], dvar[MAXD], used[MAXD], nd, i, j, k, np = 0;
-	int64_t dlf[MAXD], dext[MAXD], pext[MAXD];
+	int64_t dlf[MAXD], dext[MAXD], pext[MAXD], total = 1;
 	IExpr *pval[MAXD], *slot;
 	IDom d;
 
+	if (!shape || nin < 1 || nin > LAYOUT_MAXDIM || ne < 0 || (ne && !es)) {
+		err_set(err, "complement: bad arguments");
+		return NULL;
+	}
 	memset(&d, 0, sizeof d);
 	for (k = 0; k < nin; k++) {
+		if (shape[k] < 1) {
+			err_set(err, "complement: extent %lld is not positive", (long long)shape[k]);
+			return NULL;
+		}
 		vars[k] = k;
 		d.ext[k] = shape[k];
 	}
-	nd = layout_digits_(&thread, 1, vars, shape, nin, dvar, dlf, dext, MAXD);
+	for (k = 0; k < ne; k++)
+		if (!es[k]) {
+			err_set(err, "complement: null expression");
+			return NULL;
+		}
+	nd = layout_digits_(es, ne, vars, shape, nin, dvar, dlf, dext, MAXD);
 	if (nd < 0) {
-		err_set(err, "implicit slot map: too many digits");
+		err_set(err, "complement: too many digits");
 		return NULL;
 	}
 	for (i = 0; i < nd; i++)
-		if (digit_used(thread, dvar[i], dlf[i], dext[i], &used[i], err))
+		if (digit_used(es, ne, dvar[i], dlf[i], dext[i], &used[i], err))
 			return NULL;
 	for (k = 0; k < nin; k++) {
 		int first = np;
@@ -67,6 +84,7 @@ implicit_slots(Arena *A, const int64_t *shape, int nin, IExpr *thread, Err *err)
 			while (j < nd && dvar[j] == k && !used[j] && dlf[j] == dlf[i] * ext)
 				ext *= dext[j++];
 			pext[np] = ext;
+			total *= ext;
 			pval[np++] = iexpr_modc(A, iexpr_divc(A, iexpr_var(A, k), dlf[i]), ext);
 		}
 		/* high pieces first within a dimension */
@@ -81,6 +99,8 @@ implicit_slots(Arena *A, const int64_t *shape, int nin, IExpr *thread, Err *err)
 	slot = iexpr_const(A, 0);
 	for (i = 0; i < np; i++)
 		slot = iexpr_add(A, iexpr_mulc(A, slot, pext[i]), pval[i]);
+	if (extent)
+		*extent = total;
 	return iexpr_simplify(A, slot, &d);
 }
 
@@ -95,7 +115,7 @@ frag_new(Arena *A, const int64_t *shape, int nin, IExpr *thread, int64_t rep, IE
 		return layout_build_(A, shape, nin, fwd, nout, thread, rep, 1, err);
 	if (!(F = layout_build_(A, shape, nin, NULL, 0, thread, rep, 1, err)))
 		return NULL;
-	if (!(slot = implicit_slots(A, F->in_shape, F->nin, F->thread, err)))
+	if (!(slot = layout_complement(A, F->in_shape, F->nin, &F->thread, 1, NULL, err)))
 		return NULL;
 	return layout_build_(A, shape, nin, &slot, 1, F->thread, rep, 1, err);
 }
@@ -146,6 +166,27 @@ frag_forward_thread(Arena *A, const Fragment *F, IExpr *const *vars, int n, IExp
 	if (!(t = iexpr_subst(A, F->thread, sub, NULL)))
 		err_set(err, "out of memory");
 	return t;
+}
+
+Fragment *
+frag_compose(Arena *A, const Fragment *F, const int64_t *shape, int n, IExpr *const *idx, Err *err)
+{
+	IExpr *fwd[LAYOUT_MAXDIM], *t;
+	int k;
+
+	if (!F || !F->is_frag || !idx) {
+		err_set(err, "compose: needs a fragment and index expressions");
+		return NULL;
+	}
+	if (layout_forward(A, F, idx, F->nin, fwd, err) != F->nout)
+		return NULL;
+	if (!(t = frag_forward_thread(A, F, idx, F->nin, NULL, err)))
+		return NULL;
+	for (k = 0; k < F->nin; k++)
+		if (iexpr_vars(idx[k]) & ~(((1u << n) - 1u)))
+			return err_set(err, "compose: index %d uses a placeholder beyond the %d loop "
+				       "dimensions", k, n), NULL;
+	return layout_build_(A, shape, n, fwd, F->nout, t, F->rep, 1, err);
 }
 
 Fragment *
@@ -245,7 +286,7 @@ frag_condense_rep(Arena *A, const Fragment *F, Err *err)
 		return NULL;
 	}
 	for (i = 0; i < nd; i++) {
-		if (digit_used(F->thread, IEXPR_REP, dlf[i], dext[i], &used[i], err))
+		if (digit_used(&F->thread, 1, IEXPR_REP, dlf[i], dext[i], &used[i], err))
 			return NULL;
 		if (used[i])
 			R *= dext[i];

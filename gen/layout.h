@@ -120,6 +120,18 @@ IExpr **layout_invert_exprs(Arena *A, const int64_t *shape, int n, IExpr *const 
  * substituted for the inputs and rep for _rep (rep NULL keeps _rep). */
 IExpr *frag_forward_thread(Arena *A, const Fragment *F, IExpr *const *vars, int n, IExpr *rep,
 			   Err *err);
+/* F seen through an index map: the fragment over `shape` (n loop dims) with
+ * thread(v, rep) = F.thread(idx(v), rep) and slot F.fwd(idx(v)); idx has
+ * F->nin expressions in _i.. < n. Indices outside F's shape make the
+ * construction fail or evaluate out of range; the caller keeps them inside. */
+Fragment *frag_compose(Arena *A, const Fragment *F, const int64_t *shape, int n, IExpr *const *idx,
+		       Err *err);
+/* The complement of what expressions use: the mixed-radix number over the
+ * input digits (x // a) % b that none of es depends on, row-major over
+ * (dim 0 high..low, dim 1 high..low, ...); *extent gets its range. The implicit
+ * slot map is the complement of the thread map. */
+IExpr *layout_complement(Arena *A, const int64_t *shape, int nin, IExpr *const *es, int ne,
+			 int64_t *extent, Err *err);
 /* thread in _i.. and _rep (R = rep >= 1). nout == 0 asks for the implicit slot
  * map: the complement of the input digits the thread map uses, row-major over
  * (dim 0 high..low, dim 1 high..low, ...). ThreadExtent is derived exactly. */

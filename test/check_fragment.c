@@ -298,6 +298,65 @@ START_TEST(fragment_reshape)
 }
 END_TEST
 
+static const struct {
+	int n;
+	int64_t shape[2];
+	int ne;
+	const char *es[2];
+	const char *want;
+	int64_t extent;
+} compl_cases[] = {
+	{2, {16, 32}, 1, {"_i % 2 * 16 + _j // 2"}, "_i // 2 * 2 + _j % 2", 16},
+	{2, {4, 16}, 2, {"_i", "_j // 4"}, "_j % 4", 4},
+	{2, {4, 16}, 0, {0}, "_i * 16 + _j", 64},
+	{2, {4, 16}, 1, {"_i * 16 + _j"}, "0", 1},
+	{1, {64}, 1, {"_i // 8 % 2"}, "_i // 16 * 8 + _i % 8", 32},
+};
+
+START_TEST(complement_table)
+{
+	Arena A;
+	Err err = {0};
+	IExpr *es[2], *c;
+	int64_t ext = -1;
+	int k;
+
+	arena_init(&A);
+	for (k = 0; k < compl_cases[_i].ne; k++)
+		es[k] = iexpr_parse(&A, compl_cases[_i].es[k], compl_cases[_i].n, 0, &err);
+	c = layout_complement(&A, compl_cases[_i].shape, compl_cases[_i].n, es, compl_cases[_i].ne, &ext,
+			      &err);
+	ck_assert_msg(c != NULL, "%s", err.msg);
+	ck_assert_str_eq(iexpr_str(&A, c), compl_cases[_i].want);
+	ck_assert_int_eq(ext, compl_cases[_i].extent);
+	arena_free(&A);
+}
+END_TEST
+
+START_TEST(compose_index_map)
+{
+	Arena A;
+	Err err = {0};
+	Fragment *C, *V;
+	IExpr *idx[2];
+	int64_t loop[2] = {8, 16};
+
+	arena_init(&A);
+	C = mma_sync_fragment(&A, MMA_C, 16, &err);
+	/* a loop over [8, 16] that reads C transposed: C[j, i] */
+	idx[0] = iexpr_parse(&A, "_j", 2, 0, &err);
+	idx[1] = iexpr_parse(&A, "_i", 2, 0, &err);
+	V = frag_compose(&A, C, loop, 2, idx, &err);
+	ck_assert_msg(V != NULL, "%s", err.msg);
+	ck_assert_str_eq(layout_str(&A, V), "Fragment([8, 16] -> [4], replicate: 1, thread: 32, forward_thread: _j % 8 * 4 + _i // 2, forward_index: [_j // 8 * 2 + _i % 2])");
+	ck_assert_int_eq(layout_check_injective(V, &err), 0);
+	idx[0] = iexpr_parse(&A, "_k", 3, 0, &err);
+	ck_assert_ptr_null(frag_compose(&A, C, loop, 2, idx, &err));
+	ck_assert_ptr_nonnull(strstr(err.msg, "beyond the 2 loop dimensions"));
+	arena_free(&A);
+}
+END_TEST
+
 /* ---- properties ---------------------------------------------------------- */
 
 static uint64_t rng = 0x853c49e6748fea9bULL;
@@ -415,6 +474,8 @@ suite_fragment(void)
 	tcase_add_test(tc, equality_and_ranges);
 	tcase_add_test(tc, broadcast_fragments);
 	tcase_add_test(tc, fragment_reshape);
+	tcase_add_loop_test(tc, complement_table, 0, countof(compl_cases));
+	tcase_add_test(tc, compose_index_map);
 	tcase_add_test(tc, prop_fragment_inverse_and_ops);
 	suite_add_tcase(s, tc);
 	return s;
