@@ -222,6 +222,10 @@ int mma_warp_partition(int64_t M, int64_t N, int num_warps, WarpPolicy p, MmaTar
  * N-warps; B [K, N] replicated over the M-warps. */
 Fragment *mma_block_fragment(Arena *A, MmaOperand op, int64_t rows, int64_t cols, int elem_bits,
 			     int m_warp, int n_warp, Err *err);
+/* Hopper wgmma.mma_async m64nNk* accumulator D over a warpgroup (128
+ * threads), [64, N] with N a multiple of 8 up to 256: warp w holds rows
+ * 16w..16w+15, laid out as the mma.sync accumulator repeated along N. */
+Fragment *wgmma_acc_fragment(Arena *A, int64_t N, Err *err);
 /* AMD CDNA MFMA v_mfma_f32_16x16x16_f16 (wave64), hardware layout: A [16, 16]
  * (m, k), B [16, 16] (k, n), C [16, 16] (m, n). */
 Fragment *mfma_fragment(Arena *A, MmaOperand op, Err *err);

@@ -26,6 +26,7 @@ static const char usage[] =
 	"  mma        --operand A|B|C --dtype T [--tile MxN --warps W [--policy P] | --warp-grid MxN]\n"
 	"             mma.sync fragment (m16n8k16 f16/bf16, m16n8k8 tf32, m16n8k32 8-bit); with\n"
 	"             --tile, the block-level fragment (A: MxK, B: KxN, C: MxN)\n"
+	"  wgmma      --tile 64xN                                      Hopper wgmma accumulator\n"
 	"  mfma       --operand A|B|C                                  CDNA v_mfma_f32_16x16x16_f16\n"
 	"  wmma       --operand A|B|C                                  RDNA3 v_wmma_f32_16x16x16_f16\n"
 	"options:\n"
@@ -245,6 +246,12 @@ build(Arena *A, const Opts *o, Buf *out, Err *err, int *usage_err)
 			return swizzle_layout(A, m, shape, n, bits / 8, err);
 		}
 	}
+	if (!strcmp(nm, "wgmma")) {
+		if (!o->tile || parse_shape(o->tile, tile, 2) != 2 || tile[0] != 64)
+			return err_set(err, "wgmma needs --tile 64xN"), NULL;
+		*usage_err = 0;
+		return wgmma_acc_fragment(A, tile[1], err);
+	}
 	if (!strcmp(nm, "mfma") || !strcmp(nm, "wmma")) {
 		if (!o->operand)
 			return err_set(err, "%s needs --operand", nm), NULL;
@@ -444,7 +451,7 @@ layout_cli_run(int argc, char **argv, Buf *out, Buf *errout)
 
 	memset(&o, 0, sizeof o);
 	if (argc >= 2 && !strcmp(argv[1], "list")) {
-		buf_puts(out, "swizzle padded linear f64 smem mma mfma wmma\n");
+		buf_puts(out, "swizzle padded linear f64 smem mma wgmma mfma wmma\n");
 		return 0;
 	}
 	if (argc >= 2 && !strcmp(argv[1], "bench"))

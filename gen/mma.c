@@ -1,7 +1,8 @@
 /*
  * mma.c: MMA register layouts as Fragments: NVIDIA mma.sync m16n8k16 (f16,
  * bf16), m16n8k8 (tf32) and m16n8k32 (8-bit) operands and accumulators, the
- * block-level tiling over warps with TileLang's warp-partition policies, AMD
+ * block-level tiling over warps with TileLang's warp-partition policies, the
+ * Hopper wgmma accumulator, AMD
  * CDNA MFMA 16x16x16 f16 (wave64) and RDNA3 WMMA 16x16x16 f16 (wave32).
  */
 #include <math.h>
@@ -223,6 +224,17 @@ mma_block_fragment(Arena *A, MmaOperand op, int64_t rows, int64_t cols, int elem
 		err_set(err, "mma block: unknown operand");
 		return NULL;
 	}
+}
+
+Fragment *
+wgmma_acc_fragment(Arena *A, int64_t N, Err *err)
+{
+	if (N < 8 || N > 256 || N % 8) {
+		err_set(err, "wgmma: N = %lld is not a multiple of 8 in [8, 256]", (long long)N);
+		return NULL;
+	}
+	return mkfrag(A, 64, N, "_i // 16 * 32 + _i % 8 * 4 + _j % 8 // 2", 1,
+		      "_j // 8 * 4 + _i % 16 // 8 * 2 + _j % 2", err);
 }
 
 Fragment *

@@ -23,6 +23,8 @@ static const struct {
 	 "test/golden/layout/cli_smem_padded.txt"},
 	{{"layout", "show", "wmma", "--operand", "A", "--table"}, 0, "test/golden/layout/cli_wmma_a.txt"},
 	{{"layout", "list"}, 0, "test/golden/layout/cli_list.txt"},
+	{{"layout", "show", "wgmma", "--tile", "64x16", "--grid"}, 0, "test/golden/layout/cli_wgmma_64x16.txt"},
+	{{"layout", "show", "wgmma", "--tile", "32x16"}, 2, "wgmma needs --tile 64xN"},
 	{{"layout"}, 2, "usage: tilec layout show NAME"},
 	{{"layout", "show", "nope"}, 2, "unknown layout 'nope'"},
 	{{"layout", "show", "mma", "--operand", "X"}, 2, "bad --operand 'X'"},

@@ -149,6 +149,40 @@ START_TEST(amd_tables)
 }
 END_TEST
 
+/* wgmma m64nNk16 accumulator, from CUTLASS's CLayout_64xN
+ * ((4,8,4),(2,2,N/8)):((128,1,16),(64,8,512)) over (m + 64 n): thread
+ * T = t0 + 4 t1 + 32 t2 and value V = v0 + 2 v1 + 4 v2 hold
+ * m = t1 + 16 t2 + 8 v1, n = 2 t0 + v0 + 8 v2 */
+START_TEST(wgmma_accumulator)
+{
+	static const int64_t Ns[] = {8, 64, 256};
+	Arena A;
+	Err err = {0};
+	size_t k;
+
+	arena_init(&A);
+	for (k = 0; k < countof(Ns); k++) {
+		Fragment *F = wgmma_acc_fragment(&A, Ns[k], &err);
+		int64_t T, V;
+
+		ck_assert_msg(F != NULL, "%s", err.msg);
+		ck_assert_int_eq(F->nthreads, 128);
+		ck_assert_int_eq(F->out_shape[0], Ns[k] / 2);
+		for (T = 0; T < 128; T++)
+			for (V = 0; V < Ns[k] / 2; V++) {
+				int64_t off = 128 * (T % 4) + (T / 4 % 8) + 16 * (T / 32) + 64 * (V % 2) +
+					      8 * (V / 2 % 2) + 512 * (V / 4);
+				int64_t x[3] = {off % 64, off / 64, 0}, y[2];
+
+				ck_assert_int_eq(layout_eval(F, x, y, &err), 0);
+				ck_assert(y[1] == T && y[0] == V);
+			}
+	}
+	ck_assert_ptr_null(wgmma_acc_fragment(&A, 12, &err));
+	arena_free(&A);
+}
+END_TEST
+
 static const struct {
 	int64_t M, N;
 	int W;
@@ -364,6 +398,7 @@ suite_mma(void)
 
 	tcase_add_loop_test(tc, ptx_tables, 0, countof(ptx_cases));
 	tcase_add_test(tc, amd_tables);
+	tcase_add_test(tc, wgmma_accumulator);
 	tcase_add_loop_test(tc, warp_partition, 0, countof(part_cases));
 	tcase_add_test(tc, block_accumulator);
 	tcase_add_test(tc, block_operands);
