@@ -9,5 +9,10 @@
 
 int driver_main(int argc, char **argv); /* driver.c: tilec [options] file.tile */
 int cute_main(int argc, char **argv);   /* cute_cli.c: tilec cute OP ARG... | --batch */
+int layout_main(int argc, char **argv); /* layout_cli.c: tilec layout show NAME ... */
+
+/* layout_cli.c: the same, writing to buffers (for tests) */
+struct Buf;
+int layout_cli_run(int argc, char **argv, struct Buf *out, struct Buf *err);
 
 #endif

@@ -13,6 +13,7 @@ static const struct {
 } commands[] = {
 	/* add subcommands here: {"name", name_main}, */
 	{"cute", cute_main},
+	{"layout", layout_main},
 	{NULL, NULL},
 };
 
