@@ -60,12 +60,12 @@ dtype_lookup(const char *s, int n)
 }
 
 const char *
-scope_name(Scope s)
+memscope_name(MemScope s)
 {
 	switch (s) {
-	case SCOPE_GLOBAL: return "global";
-	case SCOPE_SHARED: return "shared";
-	case SCOPE_LOCAL: return "local";
+	case MEM_GLOBAL: return "global";
+	case MEM_SHARED: return "shared";
+	case MEM_LOCAL: return "local";
 	}
 	return "?";
 }
@@ -82,7 +82,7 @@ static const struct {
 const char *
 binop_name(BinOp op)
 {
-	return (unsigned)op < OP_COUNT ? binops[op].name : "?";
+	return (unsigned)op < BIN_COUNT ? binops[op].name : "?";
 }
 
 static const struct {
@@ -278,34 +278,79 @@ ir_stmt(Arena *a, IrStmtKind k, Loc loc)
 	return s;
 }
 
-/* is name taken by a variable or a buffer of k? (linear; kernels are small) */
+static uint64_t
+strhash(const char *s)
+{
+	uint64_t h = 1469598103934665603u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211u;
+	return h;
+}
+
+/* is name taken by a variable or a buffer of k? */
 static int
 taken(const IrKernel *k, const char *name)
 {
-	int i;
+	size_t i, m;
 
-	for (i = 0; i < k->nvar; i++)
-		if (!strcmp(k->vars[i]->name, name))
-			return 1;
-	for (i = 0; i < k->nbuf; i++)
-		if (!strcmp(k->bufs[i].name, name))
+	if (!k->capnames)
+		return 0;
+	m = (size_t)k->capnames - 1;
+	for (i = strhash(name) & m; k->names[i]; i = (i + 1) & m)
+		if (!strcmp(k->names[i], name))
 			return 1;
 	return 0;
 }
 
+static int
+addname(Arena *a, IrKernel *k, const char *name)
+{
+	size_t i, m;
+
+	if (2 * (k->nnames + 1) > k->capnames) {
+		int j, cap = k->capnames ? k->capnames * 2 : 64;
+		const char **old = k->names, **nn = anewn(a, const char *, cap);
+
+		if (!nn)
+			return -1;
+		m = (size_t)cap - 1;
+		for (j = 0; j < k->capnames; j++) {
+			if (!old[j])
+				continue;
+			for (i = strhash(old[j]) & m; nn[i]; i = (i + 1) & m)
+				;
+			nn[i] = old[j];
+		}
+		k->names = nn;
+		k->capnames = cap;
+	}
+	m = (size_t)k->capnames - 1;
+	for (i = strhash(name) & m; k->names[i]; i = (i + 1) & m)
+		;
+	k->names[i] = name;
+	k->nnames++;
+	return 0;
+}
+
 static const char *
-uniquename(Arena *a, const IrKernel *k, const char *name)
+uniquename(Arena *a, IrKernel *k, const char *name)
 {
 	int i;
 	char *s;
 
-	if (!taken(k, name))
-		return arena_strdup(a, name);
-	for (i = 1;; i++) {
-		s = arena_printf(a, "%s_%d", name, i);
-		if (!s || !taken(k, s))
-			return s;
+	if (!taken(k, name)) {
+		s = arena_strdup(a, name);
+	} else {
+		for (i = 1;; i++) {
+			s = arena_printf(a, "%s_%d", name, i);
+			if (!s || !taken(k, s))
+				break;
+		}
 	}
+	if (s && addname(a, k, s))
+		return NULL;
+	return s;
 }
 
 IrVar *
@@ -338,7 +383,7 @@ ir_kernel_var(Arena *a, IrKernel *k, VarKind kind, DType t, const char *name, Lo
 }
 
 int
-ir_kernel_buffer(Arena *a, IrKernel *k, const char *name, Scope s, DType t, int ndim, IrDim *dims,
+ir_kernel_buffer(Arena *a, IrKernel *k, const char *name, MemScope s, DType t, int ndim, IrDim *dims,
 		 Loc loc)
 {
 	IrBuffer *b;
@@ -375,6 +420,51 @@ ir_is_const(const IrExpr *e, int64_t *v)
 	if (v)
 		*v = e->u.i;
 	return 1;
+}
+
+int
+ir_expr_equal(const IrExpr *x, const IrExpr *y)
+{
+	int i;
+
+	if (x == y)
+		return 1;
+	if (!x || !y || x->kind != y->kind || x->type != y->type)
+		return 0;
+	switch (x->kind) {
+	case IE_INT:
+	case IE_BOOL:
+		return x->u.i == y->u.i;
+	case IE_FLOAT:
+		return x->u.f == y->u.f;
+	case IE_VAR:
+		return x->u.var == y->u.var;
+	case IE_LOAD:
+		if (x->u.load.buf != y->u.load.buf || x->u.load.n != y->u.load.n)
+			return 0;
+		for (i = 0; i < x->u.load.n; i++)
+			if (!ir_expr_equal(x->u.load.idx[i], y->u.load.idx[i]))
+				return 0;
+		return 1;
+	case IE_UNARY:
+		return x->u.un.op == y->u.un.op && ir_expr_equal(x->u.un.a, y->u.un.a);
+	case IE_BINARY:
+		return x->u.bin.op == y->u.bin.op && ir_expr_equal(x->u.bin.a, y->u.bin.a) &&
+		       ir_expr_equal(x->u.bin.b, y->u.bin.b);
+	case IE_SELECT:
+		return ir_expr_equal(x->u.sel.c, y->u.sel.c) && ir_expr_equal(x->u.sel.a, y->u.sel.a) &&
+		       ir_expr_equal(x->u.sel.b, y->u.sel.b);
+	case IE_CAST:
+		return ir_expr_equal(x->u.cast.a, y->u.cast.a);
+	case IE_CALL:
+		if (x->u.call.fn != y->u.call.fn || x->u.call.n != y->u.call.n)
+			return 0;
+		for (i = 0; i < x->u.call.n; i++)
+			if (!ir_expr_equal(x->u.call.args[i], y->u.call.args[i]))
+				return 0;
+		return 1;
+	}
+	return 0;
 }
 
 /* ---- dump ------------------------------------------------------------- */
@@ -474,7 +564,7 @@ dexpr(Buf *b, const IrKernel *k, const IrExpr *e, int prec)
 			buf_putc(b, ')');
 		break;
 	case IE_BINARY:
-		p = (unsigned)e->u.bin.op < OP_COUNT ? binops[e->u.bin.op].prec : 1;
+		p = (unsigned)e->u.bin.op < BIN_COUNT ? binops[e->u.bin.op].prec : 1;
 		if (p < prec)
 			buf_putc(b, '(');
 		dexpr(b, k, e->u.bin.a, p);
@@ -658,6 +748,11 @@ dstmt(Buf *b, const IrKernel *k, const IrStmt *s, int d)
 		dexpr(b, k, s->u.let.value, PREC_SELECT);
 		buf_putc(b, '\n');
 		break;
+	case S_SET:
+		buf_printf(b, "%s = ", s->u.let.var->name);
+		dexpr(b, k, s->u.let.value, PREC_SELECT);
+		buf_putc(b, '\n');
+		break;
 	case S_FOR:
 		buf_printf(b, "for %s from ", s->u.loop.var->name);
 		dexpr(b, k, s->u.loop.lo, PREC_SELECT);
@@ -776,9 +871,9 @@ ir_dump_kernel(Buf *b, const IrKernel *k)
 	for (i = 0; i < k->nbuf; i++) {
 		const IrBuffer *buf = &k->bufs[i];
 
-		if (buf->scope == SCOPE_GLOBAL)
+		if (buf->scope == MEM_GLOBAL)
 			continue;
-		buf_printf(b, "  %s %s: ", scope_name(buf->scope), buf->name);
+		buf_printf(b, "  %s %s: ", memscope_name(buf->scope), buf->name);
 		ddims(b, buf);
 		buf_putc(b, '\n');
 	}

@@ -42,8 +42,8 @@ int dtype_is_int(DType t); /* DT_INT, i8, u8, i32 */
 /* the element type spelled s[0..n), or DT_NONE ("int" and "none" are not spellable) */
 DType dtype_lookup(const char *s, int n);
 
-typedef enum { SCOPE_GLOBAL, SCOPE_SHARED, SCOPE_LOCAL } Scope;
-const char *scope_name(Scope s);
+typedef enum { MEM_GLOBAL, MEM_SHARED, MEM_LOCAL } MemScope;
+const char *memscope_name(MemScope s);
 
 /* ---- expressions ------------------------------------------------------ */
 
@@ -64,20 +64,20 @@ typedef struct IrVar {
 } IrVar;
 
 #define IR_BINOPS(X) \
-	X(OP_ADD, "+", 9) X(OP_SUB, "-", 9) X(OP_MUL, "*", 10) X(OP_DIV, "/", 10) \
-	X(OP_MOD, "%", 10) X(OP_SHL, "<<", 8) X(OP_SHR, ">>", 8) X(OP_LT, "<", 7) \
-	X(OP_LE, "<=", 7) X(OP_GT, ">", 7) X(OP_GE, ">=", 7) X(OP_EQ, "==", 6) \
-	X(OP_NE, "!=", 6) X(OP_BAND, "&", 5) X(OP_BXOR, "^", 4) X(OP_BOR, "|", 3) \
-	X(OP_LAND, "&&", 2) X(OP_LOR, "||", 1)
+	X(BIN_ADD, "+", 9) X(BIN_SUB, "-", 9) X(BIN_MUL, "*", 10) X(BIN_DIV, "/", 10) \
+	X(BIN_MOD, "%", 10) X(BIN_SHL, "<<", 8) X(BIN_SHR, ">>", 8) X(BIN_LT, "<", 7) \
+	X(BIN_LE, "<=", 7) X(BIN_GT, ">", 7) X(BIN_GE, ">=", 7) X(BIN_EQ, "==", 6) \
+	X(BIN_NE, "!=", 6) X(BIN_BAND, "&", 5) X(BIN_BXOR, "^", 4) X(BIN_BOR, "|", 3) \
+	X(BIN_LAND, "&&", 2) X(BIN_LOR, "||", 1)
 
 typedef enum {
 #define X(e, s, p) e,
 	IR_BINOPS(X)
 #undef X
-	OP_COUNT
+	BIN_COUNT
 } BinOp;
 
-typedef enum { UOP_NEG, UOP_NOT, UOP_BNOT } UnOp;
+typedef enum { UN_NEG, UN_NOT, UN_BNOT } UnOp;
 
 /* math functions a kernel may call; cdiv of non-constants stays a call */
 #define IR_MATHFNS(X) \
@@ -181,7 +181,7 @@ typedef struct IntLists {
 
 #define IR_STMTS(X) \
 	X(S_COPY, "copy") X(S_GEMM, "gemm") X(S_FILL, "fill") X(S_REDUCE, "reduce") \
-	X(S_PARALLEL, "parallel") X(S_STORE, "store") X(S_LET, "let") X(S_FOR, "for") \
+	X(S_PARALLEL, "parallel") X(S_STORE, "store") X(S_LET, "let") X(S_SET, "set") X(S_FOR, "for") \
 	X(S_PIPELINE, "pipeline") X(S_IF, "if") X(S_ASSUME, "assume") \
 	X(S_ANNOTATE_LAYOUT, "annotate_layout") X(S_REQUIRE_LAYOUT, "require_layout") \
 	X(S_RELEASE_LAYOUT, "release_layout") X(S_DUMP_LAYOUT, "dump_layout") \
@@ -210,7 +210,7 @@ struct IrStmt {
 		struct { int src, dst; ReduceOp op; int dim, clear; } reduce;
 		struct { int n; IrVar **vars; int64_t *ext; IrStmt *body; } par;
 		struct { int buf, n; IrExpr **idx; IrExpr *value; } store;
-		struct { IrVar *var; IrExpr *value; } let;
+		struct { IrVar *var; IrExpr *value; } let; /* LET and SET (assign a let var) */
 		/* FOR: var in [lo, lo + extent) */
 		struct { IrVar *var; IrExpr *lo, *extent; IrStmt *body; } loop;
 		struct { IrVar *var; IrExpr *extent; int stages; IrStmt *body; } pipe;
@@ -242,7 +242,7 @@ typedef struct IrDim {
 
 typedef struct IrBuffer {
 	const char *name; /* unique within the kernel */
-	Scope scope;
+	MemScope scope;
 	DType dtype;
 	int ndim;
 	IrDim *dims;
@@ -275,6 +275,9 @@ typedef struct IrKernel {
 	IrVar **vars;
 	IrStmt *body;
 	struct IrKernel *next;
+	/* names of vars and buffers, for making new names unique (open addressing) */
+	const char **names;
+	int nnames, capnames;
 } IrKernel;
 
 typedef struct IrProgram {
@@ -299,12 +302,13 @@ IrStmt *ir_stmt(Arena *a, IrStmtKind k, Loc loc);
 /* a new variable in k with a name unique in k (name, name_1, name_2, ...); NULL on OOM */
 IrVar *ir_kernel_var(Arena *a, IrKernel *k, VarKind kind, DType t, const char *name, Loc loc);
 /* a new buffer in k (name made unique likewise); returns its id, -1 on OOM */
-int ir_kernel_buffer(Arena *a, IrKernel *k, const char *name, Scope s, DType t, int ndim,
+int ir_kernel_buffer(Arena *a, IrKernel *k, const char *name, MemScope s, DType t, int ndim,
 		     IrDim *dims, Loc loc);
 
 /* ---- queries ------------------------------------------------------- */
 
 int ir_is_const(const IrExpr *e, int64_t *v); /* an integer constant? */
+int ir_expr_equal(const IrExpr *x, const IrExpr *y); /* structurally equal? */
 const char *binop_name(BinOp op);
 
 /* ---- dump ------------------------------------------------------------- */
