@@ -38,6 +38,7 @@ showtok(Buf *b, const Tok *t)
 	}
 }
 
+/* expected[]: token kinds, or -1 for "expression" */
 void
 parse_syntax_error(Parser *p, const Tok *t, const int *expected, int nexpected)
 {
@@ -56,7 +57,7 @@ parse_syntax_error(Parser *p, const Tok *t, const int *expected, int nexpected)
 		for (i = 0; i < nexpected; i++) {
 			if (i)
 				buf_puts(&b, i + 1 == nexpected ? " or " : ", ");
-			buf_puts(&b, lex_tokname(expected[i]));
+			buf_puts(&b, expected[i] < 0 ? "expression" : lex_tokname(expected[i]));
 		}
 	}
 	diag(p->diags, t->loc, "%s", buf_str(&b));

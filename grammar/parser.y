@@ -22,20 +22,28 @@
 }
 
 %syntax_error {
-	int exp[8], nexp = 0, i;
+	int exp[5], nexp = 0, semi = 0, rbrace = 0, value = 0, i;
 	YYACTIONTYPE st = yypParser->yytos->stateno;
 
-	/* the tokens this state can act on: listed in the message when few */
+	/* the tokens this state can act on: named in the message when few;
+	 * else ';' if a statement could end here, '}' at the end of input,
+	 * or "expression" where one could start */
 	if (st <= YY_MAX_SHIFT) {
 		for (i = 1; i < YYNTOKEN; i++) {
 			if (yy_find_shift_action((YYCODETYPE)i, st) == YY_ERROR_ACTION)
 				continue;
-			if (nexp == (int)(sizeof exp / sizeof exp[0])) {
-				nexp++;
-				break;
-			}
-			exp[nexp++] = i;
+			if (nexp < (int)(sizeof exp / sizeof exp[0]))
+				exp[nexp] = i;
+			nexp++;
+			semi |= i == TK_SEMI;
+			rbrace |= i == TK_RBRACE;
+			value |= i == TK_INT;
 		}
+	}
+	if (nexp > 4 && (semi || (rbrace && yymajor == 0) || value)) {
+		/* -1: "expression" */
+		exp[0] = semi ? TK_SEMI : rbrace && yymajor == 0 ? TK_RBRACE : -1;
+		nexp = 1;
 	}
 	(void)yymajor;
 	parse_syntax_error(p, &TOKEN, exp, nexp);
