@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <setjmp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -184,6 +185,70 @@ finish(tilec_result *res, Diags *d, Buf *out, const char *src, size_t len, int c
 	return st;
 }
 
+/* the pipeline; out-of-memory longjmps out of it to tilec_compile */
+static tilec_status
+pipeline(Arena *arena, Diags *d, Buf *out, const char *src, size_t len, const tilec_options *o)
+{
+	SemaDefine *defs = NULL;
+	Node *top;
+	IrProgram *prog;
+	const char *file = o->filename ? o->filename : "<input>";
+	char msg[256];
+	int i, ndefs = 0;
+	Loc nowhere = {"tilec", 0, 0};
+	tilec_status st = TILEC_OK;
+
+	/* 1. options */
+	if (!src && len) {
+		diag(d, nowhere, "no source text");
+		st = TILEC_USAGE;
+	}
+	if (o->target != TILEC_TARGET_CUDA && o->target != TILEC_TARGET_HIP) {
+		diag(d, nowhere, "unknown target %d", (int)o->target);
+		st = TILEC_USAGE;
+	} else if (o->arch && !tilec_arch_valid(o->target, o->arch)) {
+		diag(d, nowhere, "unknown %s arch '%s'", o->target == TILEC_TARGET_CUDA ? "cuda" : "hip",
+		     o->arch);
+		st = TILEC_USAGE;
+	}
+	if (o->dump != TILEC_DUMP_NONE && o->dump != TILEC_DUMP_AST && o->dump != TILEC_DUMP_IR) {
+		diag(d, nowhere, "unknown dump kind %d", (int)o->dump);
+		st = TILEC_USAGE;
+	}
+	if (o->ndefines < 0 || (o->ndefines > 0 && !o->defines)) {
+		diag(d, nowhere, "bad define list");
+		st = TILEC_USAGE;
+	} else if (o->ndefines > 0) {
+		defs = anewn(arena, SemaDefine, o->ndefines);
+		for (i = 0; i < o->ndefines; i++) {
+			if (parsedef(arena, o->defines[i], &defs[ndefs], msg, sizeof msg))
+				diag(d, nowhere, "-D %s: %s", o->defines[i] ? o->defines[i] : "(null)", msg);
+			else
+				ndefs++;
+		}
+	}
+	if (d->nerr)
+		return st;
+
+	/* 2. parse */
+	top = parse_program(arena, d, src ? src : "", len, file);
+	if (d->nerr)
+		return st;
+	if (o->dump == TILEC_DUMP_AST) {
+		ast_dump(out, top);
+		return st;
+	}
+
+	/* 3. semantic checks, helper inlining, tile IR */
+	prog = sema_program(arena, d, top, defs, ndefs, file);
+	if (!prog || d->nerr)
+		return st;
+
+	/* 4. output: the IR until the later passes and emission exist */
+	ir_dump(out, prog);
+	return st;
+}
+
 tilec_status
 tilec_compile(const char *src, size_t len, const tilec_options *opts, tilec_result *res)
 {
@@ -192,14 +257,7 @@ tilec_compile(const char *src, size_t len, const tilec_options *opts, tilec_resu
 	jmp_buf oom;
 	Diags d;
 	Buf out;
-	SemaDefine *defs = NULL;
-	Node *top;
-	IrProgram *prog;
-	const char *file;
-	char msg[256];
-	int i, ndefs = 0;
-	Loc nowhere = {"tilec", 0, 0};
-	tilec_status st = TILEC_OK;
+	tilec_status st;
 
 	if (!res)
 		return TILEC_USAGE;
@@ -207,7 +265,6 @@ tilec_compile(const char *src, size_t len, const tilec_options *opts, tilec_resu
 	tilec_options_init(&o);
 	if (opts)
 		o = *opts;
-	file = o.filename ? o.filename : "<input>";
 	arena_init(&arena);
 	diags_init(&d, &arena);
 	buf_init(&out);
@@ -216,60 +273,12 @@ tilec_compile(const char *src, size_t len, const tilec_options *opts, tilec_resu
 		arena_free(&arena);
 		buf_free(&out);
 		res->status = TILEC_NOMEM;
+		res->diagnostics = dupstr("tilec: error: out of memory\n");
+		res->output = dupstr("");
 		return TILEC_NOMEM;
 	}
 	arena.oom = &oom;
-
-	/* 1. options */
-	if (!src && len) {
-		diag(&d, nowhere, "no source text");
-		st = TILEC_USAGE;
-	}
-	if (o.target != TILEC_TARGET_CUDA && o.target != TILEC_TARGET_HIP) {
-		diag(&d, nowhere, "unknown target %d", (int)o.target);
-		st = TILEC_USAGE;
-	} else if (o.arch && !tilec_arch_valid(o.target, o.arch)) {
-		diag(&d, nowhere, "unknown %s arch '%s'", o.target == TILEC_TARGET_CUDA ? "cuda" : "hip",
-		     o.arch);
-		st = TILEC_USAGE;
-	}
-	if (o.dump != TILEC_DUMP_NONE && o.dump != TILEC_DUMP_AST && o.dump != TILEC_DUMP_IR) {
-		diag(&d, nowhere, "unknown dump kind %d", (int)o.dump);
-		st = TILEC_USAGE;
-	}
-	if (o.ndefines < 0 || (o.ndefines > 0 && !o.defines)) {
-		diag(&d, nowhere, "bad define list");
-		st = TILEC_USAGE;
-	} else if (o.ndefines > 0) {
-		defs = anewn(&arena, SemaDefine, o.ndefines);
-		for (i = 0; i < o.ndefines; i++) {
-			if (parsedef(&arena, o.defines[i], &defs[ndefs], msg, sizeof msg))
-				diag(&d, nowhere, "-D %s: %s", o.defines[i] ? o.defines[i] : "(null)", msg);
-			else
-				ndefs++;
-		}
-	}
-	if (d.nerr)
-		goto done;
-
-	/* 2. parse */
-	top = parse_program(&arena, &d, src ? src : "", len, file);
-	if (d.nerr)
-		goto done;
-	if (o.dump == TILEC_DUMP_AST) {
-		ast_dump(&out, top);
-		goto done;
-	}
-
-	/* 3. semantic checks, helper inlining, tile IR */
-	prog = sema_program(&arena, &d, top, defs, ndefs, file);
-	if (!prog || d.nerr)
-		goto done;
-
-	/* 4. output: the IR until the later passes and emission exist */
-	ir_dump(&out, prog);
-
-done:
+	st = pipeline(&arena, &d, &out, src, len, &o);
 	arena.oom = NULL;
 	st = finish(res, &d, &out, src, src ? len : 0, o.caret, st);
 	buf_free(&out);

@@ -1468,7 +1468,9 @@ sema_program(Arena *a, Diags *d, const Node *top, const SemaDefine *defs, int nd
 			checkfunc(&S, n);
 			break;
 		case N_KERNEL:
-			s = sema_declare(&S, SYM_KERNEL, n->u.fn.name, n->loc);
+			/* kernels have a namespace of their own ("kernel NAME" cannot clash) */
+			s = sema_declare(&S, SYM_KERNEL, arena_printf(a, "kernel %s", n->u.fn.name),
+					 n->loc);
 			if (s)
 				s->node = n;
 			break;

@@ -110,7 +110,7 @@ sema_declare(Sema *S, SymKind kind, const char *name, Loc loc)
 	int i;
 	Sym *s, *old;
 
-	if (sema_builtin_name(name)) {
+	if (kind != SYM_KERNEL && sema_builtin_name(name)) {
 		diag(S->d, loc, "'%s' is a builtin name and cannot be redefined", name);
 		return NULL;
 	}
@@ -119,7 +119,9 @@ sema_declare(Sema *S, SymKind kind, const char *name, Loc loc)
 		return NULL;
 	old = S->keys[i] ? S->vals[i] : NULL;
 	if (old && old->level == S->level) {
-		diag(S->d, loc, "redefinition of '%s'", name);
+		if (kind == SYM_KERNEL)
+			name += 7;
+		diag(S->d, loc, "redefinition of %s'%s'", kind == SYM_KERNEL ? "kernel " : "", name);
 		diag_note(S->d, old->loc, "previous definition of %s '%s' is here", symkind(old->kind),
 			  name);
 		return NULL;
