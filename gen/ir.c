@@ -769,12 +769,15 @@ dstmt(Buf *b, const IrKernel *k, const IrStmt *s, int d)
 	case S_IF:
 		buf_puts(b, "if ");
 		dexpr(b, k, s->u.cond.cond, PREC_SELECT);
-		dblock(b, k, s->u.cond.then, d);
+		buf_puts(b, " {\n");
+		dstmts(b, k, s->u.cond.then, d + 1);
+		indent(b, d);
 		if (s->u.cond.els) {
+			buf_puts(b, "} else {\n");
+			dstmts(b, k, s->u.cond.els, d + 1);
 			indent(b, d);
-			buf_puts(b, "else");
-			dblock(b, k, s->u.cond.els, d);
 		}
+		buf_puts(b, "}\n");
 		break;
 	case S_ASSUME:
 		buf_puts(b, "assume ");

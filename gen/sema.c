@@ -87,6 +87,8 @@ bufref(Sema *S, const char *fn, const Node *n)
 		return -1;
 	}
 	s = sema_lookup(S, n->u.name);
+	if (s && SYM_POISONED(s))
+		return -1;
 	if (!s) {
 		diag(S->d, n->loc, "%s: unknown buffer '%s'", fn, n->u.name);
 		return -1;
@@ -188,6 +190,8 @@ region(Sema *S, const char *fn, const char *role, const Node *n, RegArg *ra)
 		return -1;
 	}
 	s = sema_lookup(S, base->u.name);
+	if (s && SYM_POISONED(s))
+		return -1;
 	if (!s || s->kind != SYM_BUF) {
 		if (!s)
 			diag(S->d, base->loc, "%s: unknown buffer '%s'", fn, base->u.name);
@@ -673,6 +677,8 @@ callstmt(Sema *S, const Node *c, Tail *t)
 		inline_call(S, c, s, t);
 		return;
 	}
+	if (s && SYM_POISONED(s))
+		return;
 	if (s) {
 		diag(S->d, c->loc, "'%s' is a %s, not a function", name,
 		     s->kind == SYM_KERNEL ? "kernel" : s->kind == SYM_BUF ? "buffer" : "value");
@@ -758,8 +764,12 @@ bufdecl(Sema *S, const Node *n)
 		dims[i].c = v;
 	}
 	s = sema_declare(S, SYM_BUF, n->u.decl.name, n->loc);
-	if (bad || !s)
+	if (!s)
 		return NULL;
+	if (bad) {
+		s->kind = SYM_EXPR; /* poisoned */
+		return NULL;
+	}
 	id = ir_kernel_buffer(S->a, S->k, n->u.decl.name,
 			      n->u.decl.scope == SCOPE_SHARED ? MEM_SHARED : MEM_LOCAL, t,
 			      n->u.decl.ndim, dims, n->loc);
@@ -785,6 +795,8 @@ assign(Sema *S, const Node *n, Tail *t)
 			diag(S->d, lhs->loc, "unknown name '%s'", lhs->u.name);
 			return;
 		}
+		if (SYM_POISONED(sym))
+			return;
 		if (sym->kind != SYM_VAR || sym->u.var->kind != VAR_LET) {
 			diag(S->d, lhs->loc, "cannot assign to '%s'; only let variables and buffer elements can be assigned",
 			     lhs->u.name);
@@ -1180,7 +1192,9 @@ inline_call(Sema *S, const Node *c, Sym *fs, Tail *t)
 		} else if (p->u.decl.tensor) {
 			Sym *s = a->kind == N_IDENT ? sema_lookup(S, a->u.name) : NULL;
 
-			if (!s || s->kind != SYM_BUF) {
+			if (s && SYM_POISONED(s)) {
+				bad = 1;
+			} else if (!s || s->kind != SYM_BUF) {
 				diag(S->d, a->loc, "%s: argument %d for tensor parameter '%s' must be a buffer name",
 				     fn->u.fn.name, i + 1, p->u.decl.name);
 				bad = 1;

@@ -40,6 +40,7 @@ typedef enum { SYM_CONST, SYM_FUNC, SYM_KERNEL, SYM_BUF, SYM_VAR, SYM_EXPR } Sym
 typedef struct Sym Sym;
 struct Sym {
 	SymKind kind;
+	SymKind declkind; /* the kind it was declared as (kind changes when poisoned) */
 	const char *name;
 	Loc loc;
 	int level;       /* 0: global */
@@ -76,6 +77,8 @@ typedef struct Sema {
 } Sema;
 
 Sym *sema_lookup(Sema *S, const char *name);
+/* a name whose declaration failed: uses of it report nothing more */
+#define SYM_POISONED(s) ((s)->kind == SYM_EXPR && !(s)->u.val)
 Sym *sema_declare(Sema *S, SymKind kind, const char *name, Loc loc);
 void sema_push(Sema *S);
 void sema_pop(Sema *S);

@@ -122,14 +122,14 @@ sema_declare(Sema *S, SymKind kind, const char *name, Loc loc)
 		if (kind == SYM_KERNEL)
 			name += 7;
 		diag(S->d, loc, "redefinition of %s'%s'", kind == SYM_KERNEL ? "kernel " : "", name);
-		diag_note(S->d, old->loc, "previous definition of %s '%s' is here", symkind(old->kind),
+		diag_note(S->d, old->loc, "previous definition of %s '%s' is here", symkind(old->declkind),
 			  name);
 		return NULL;
 	}
 	s = anew(S->a, Sym);
 	if (!s)
 		return NULL;
-	s->kind = kind;
+	s->kind = s->declkind = kind;
 	s->name = name;
 	s->loc = loc;
 	s->level = S->level;
@@ -815,6 +815,8 @@ load(Sema *S, const Node *n)
 		return NULL;
 	}
 	s = sema_lookup(S, base->u.name);
+	if (s && SYM_POISONED(s))
+		return NULL;
 	if (!s || s->kind != SYM_BUF) {
 		if (!s && !sema_builtin_name(base->u.name))
 			diag(S->d, base->loc, "unknown buffer '%s'", base->u.name);
@@ -1059,6 +1061,8 @@ call(Sema *S, const Node *n)
 	Sym *s;
 
 	s = sema_lookup(S, name);
+	if (s && SYM_POISONED(s))
+		return NULL;
 	if (s) {
 		if (s->kind == SYM_FUNC)
 			diag(S->d, n->loc, "helper '%s' is called in an expression; call it as a statement",

@@ -418,6 +418,8 @@ laybuf(Sema *S, const char *fn, const Node *n)
 		return -1;
 	}
 	s = sema_lookup(S, n->u.name);
+	if (s && SYM_POISONED(s))
+		return -1;
 	if (!s || s->kind != SYM_BUF) {
 		diag(S->d, n->loc, s ? "%s: '%s' is not a buffer" : "%s: unknown buffer '%s'", fn,
 		     n->u.name);
@@ -612,7 +614,9 @@ sl_layout_stmt(Sema *S, const Node *c, IrStmt **out)
 	if (s->kind == S_ASSERT_SAME_LAYOUT) {
 		Sym *o = a[1]->kind == N_IDENT ? sema_lookup(S, a[1]->u.name) : NULL;
 
-		if (o && o->kind == SYM_BUF) {
+		if (o && SYM_POISONED(o)) {
+			bad = 1;
+		} else if (o && o->kind == SYM_BUF) {
 			s->u.layout.other = laybuf(S, fn, a[1]);
 			if (s->u.layout.other < 0)
 				bad = 1;
