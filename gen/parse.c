@@ -69,7 +69,8 @@ parse_overflow(Parser *p)
 {
 	p->failed = 1;
 	if (!p->deep)
-		diag(p->diags, p->last, "expression nested too deeply");
+		diag(p->diags, p->last, "expression nested too deeply (more than %d levels)",
+		     AST_MAXDEPTH);
 	p->deep = 1;
 }
 
