@@ -1102,9 +1102,24 @@ bindtensor(Sema *S, const Node *fn, const Node *p, int argi, const Node *arg, in
 	int i, bad = 0;
 
 	if (t != b->dtype || want != b->scope || p->u.decl.ndim != b->ndim) {
-		diag(S->d, arg->loc, "%s: argument %d '%s' is %s, parameter '%s' expects %s %s%s", fn->u.fn.name,
-		     argi + 1, b->name, bufshape(S, b), p->u.decl.name, memscope_name(want),
-		     p->u.decl.dtype, p->u.decl.ndim != b->ndim ? " with a different rank" : "");
+		Buf pb;
+
+		buf_init(&pb);
+		buf_printf(&pb, "%s %s[", memscope_name(want), p->u.decl.dtype);
+		for (d = p->u.decl.dims; d; d = d->next) {
+			if (d != p->u.decl.dims)
+				buf_puts(&pb, ", ");
+			if (d->kind == N_INT)
+				buf_printf(&pb, "%lld", (long long)d->u.ival);
+			else if (d->kind == N_IDENT)
+				buf_puts(&pb, d->u.name);
+			else
+				buf_putc(&pb, '?');
+		}
+		buf_putc(&pb, ']');
+		diag(S->d, arg->loc, "%s: argument %d '%s' is %s, parameter '%s' expects %s",
+		     fn->u.fn.name, argi + 1, b->name, bufshape(S, b), p->u.decl.name, buf_str(&pb));
+		buf_free(&pb);
 		return -1;
 	}
 	for (i = 0, d = p->u.decl.dims; d; i++, d = d->next) {
