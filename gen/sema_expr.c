@@ -480,6 +480,14 @@ binary(Sema *S, Loc loc, BinOp op, IrExpr *x, IrExpr *y)
 		diag(S->d, loc, "division by zero: '%s %s 0'", sx_text(S, x), s);
 		return NULL;
 	}
+	/* integer identities: x + 0, 0 + x, x - 0, x * 1, 1 * x, x / 1 */
+	if (dtype_is_int(t)) {
+		if (y->kind == IE_INT && ((y->u.i == 0 && (op == BIN_ADD || op == BIN_SUB)) ||
+					  (y->u.i == 1 && (op == BIN_MUL || op == BIN_DIV))))
+			return x;
+		if (x->kind == IE_INT && ((x->u.i == 0 && op == BIN_ADD) || (x->u.i == 1 && op == BIN_MUL)))
+			return y;
+	}
 	return ir_binary(S->a, loc, iscmp(op) ? DT_BOOL : t, op, x, y);
 }
 
