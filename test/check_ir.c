@@ -95,6 +95,7 @@ static IrExpr *
 build(int row)
 {
 	IrExpr *a = V("a"), *b = V("b"), *c = V("c");
+	IrExpr **args = anewn(&A, IrExpr *, 2);
 
 	switch (row) {
 	case 0: return B(BIN_ADD, B(BIN_ADD, a, b), c);
@@ -110,7 +111,10 @@ build(int row)
 	case 10: return B(BIN_ADD, a, I(-3));
 	case 11: return ir_select(&A, L, B(BIN_LT, a, b), a, ir_select(&A, L, B(BIN_LT, b, c), b, c));
 	case 12: return B(BIN_ADD, ir_select(&A, L, B(BIN_LT, a, b), a, b), c);
-	case 13: return ir_call(&A, L, DT_INT, FN_CDIV, 2, (IrExpr *[]){B(BIN_ADD, a, b), I(128)});
+	case 13:
+		args[0] = B(BIN_ADD, a, b);
+		args[1] = I(128);
+		return ir_call(&A, L, DT_INT, FN_CDIV, 2, args);
 	case 14: return ir_cast(&A, L, DT_F16, B(BIN_SHL, a, B(BIN_BAND, b, c)));
 	case 15: return B(BIN_BOR, B(BIN_BXOR, a, b), B(BIN_BAND, b, c));
 	case 16: return ir_float(&A, L, DT_F32, 0.1);
