@@ -270,8 +270,13 @@ driver_main(int argc, char **argv)
 	rc = r.status == TILEC_OK ? 0 : r.status == TILEC_USAGE ? 2 : 1;
 	if (rc == 0 && out) {
 		FILE *f = fopen(out, "wb");
+		int bad = !f;
 
-		if (!f || fputs(r.output, f) < 0 || fclose(f)) {
+		if (f) {
+			bad |= fputs(r.output, f) < 0;
+			bad |= fclose(f) != 0;
+		}
+		if (bad) {
 			fprintf(stderr, "tilec: error: cannot write %s: %s\n", out, strerror(errno));
 			rc = 1;
 		}

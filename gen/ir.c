@@ -288,65 +288,65 @@ strhash(const char *s)
 	return h;
 }
 
-/* is name taken by a variable or a buffer of k? */
-static int
-taken(const IrKernel *k, const char *name)
+/* the slot of name in k's name table (where it is, or where it goes) */
+static struct IrName *
+nameslot(const IrKernel *k, const char *name)
 {
-	size_t i, m;
+	size_t i, m = (size_t)k->capnames - 1;
 
-	if (!k->capnames)
-		return 0;
-	m = (size_t)k->capnames - 1;
-	for (i = strhash(name) & m; k->names[i]; i = (i + 1) & m)
-		if (!strcmp(k->names[i], name))
-			return 1;
-	return 0;
+	for (i = strhash(name) & m; k->names[i].s; i = (i + 1) & m)
+		if (!strcmp(k->names[i].s, name))
+			break;
+	return &k->names[i];
 }
 
 static int
 addname(Arena *a, IrKernel *k, const char *name)
 {
-	size_t i, m;
-
 	if (2 * (k->nnames + 1) > k->capnames) {
 		int j, cap = k->capnames ? k->capnames * 2 : 64;
-		const char **old = k->names, **nn = anewn(a, const char *, cap);
+		struct IrName *old = k->names;
+		int oldcap = k->capnames;
 
-		if (!nn)
+		k->names = anewn(a, struct IrName, cap);
+		if (!k->names) {
+			k->names = old;
 			return -1;
-		m = (size_t)cap - 1;
-		for (j = 0; j < k->capnames; j++) {
-			if (!old[j])
-				continue;
-			for (i = strhash(old[j]) & m; nn[i]; i = (i + 1) & m)
-				;
-			nn[i] = old[j];
 		}
-		k->names = nn;
 		k->capnames = cap;
+		for (j = 0; j < oldcap; j++)
+			if (old[j].s)
+				*nameslot(k, old[j].s) = old[j];
 	}
-	m = (size_t)k->capnames - 1;
-	for (i = strhash(name) & m; k->names[i]; i = (i + 1) & m)
-		;
-	k->names[i] = name;
+	nameslot(k, name)->s = name;
 	k->nnames++;
 	return 0;
 }
 
+static int
+taken(const IrKernel *k, const char *name)
+{
+	return k->capnames && nameslot(k, name)->s;
+}
+
+/* name, or name_N with the first free N; recorded as taken */
 static const char *
 uniquename(Arena *a, IrKernel *k, const char *name)
 {
-	int i;
+	struct IrName *base;
 	char *s;
+	int i;
 
 	if (!taken(k, name)) {
 		s = arena_strdup(a, name);
 	} else {
-		for (i = 1;; i++) {
+		base = nameslot(k, name);
+		for (i = base->next > 0 ? base->next : 1;; i++) {
 			s = arena_printf(a, "%s_%d", name, i);
 			if (!s || !taken(k, s))
 				break;
 		}
+		base->next = i + 1;
 	}
 	if (s && addname(a, k, s))
 		return NULL;

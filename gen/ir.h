@@ -275,8 +275,9 @@ typedef struct IrKernel {
 	IrVar **vars;
 	IrStmt *body;
 	struct IrKernel *next;
-	/* names of vars and buffers, for making new names unique (open addressing) */
-	const char **names;
+	/* names of vars and buffers, for making new names unique (open addressing);
+	 * next: the first suffix to try when the name is taken again */
+	struct IrName { const char *s; int next; } *names;
 	int nnames, capnames;
 } IrKernel;
 

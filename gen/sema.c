@@ -656,9 +656,16 @@ block(Sema *S, const Node *list)
 	IrStmt *head = NULL;
 	Tail t = {&head};
 
+	if (S->depth >= 512) {
+		if (list)
+			diag(S->d, list->loc, "statements nested too deeply (more than 512 levels, counting inlined helpers)");
+		return NULL;
+	}
+	S->depth++;
 	sema_push(S);
 	stmts(S, list, &t);
 	sema_pop(S);
+	S->depth--;
 	return head;
 }
 

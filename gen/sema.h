@@ -70,6 +70,7 @@ typedef struct Sema {
 	int in_par;         /* inside a parallel nest */
 	int in_loop;        /* inside any loop */
 	int in_grid;        /* checking grid(...): block indices are not defined yet */
+	int depth;          /* block nesting, counting inlined helpers' blocks */
 	const Node *inl[64];/* helpers being inlined, outermost first */
 	int ninl;
 	const SemaDefine *defs;

@@ -257,6 +257,34 @@ START_TEST(all_errors)
 }
 END_TEST
 
+/* nesting through inlined helpers is bounded: an error, not a stack overflow */
+START_TEST(deep_inline)
+{
+	Buf b;
+	tilec_status st;
+	char *s;
+	int h, d;
+
+	buf_init(&b);
+	for (h = 0; h < 4; h++) {
+		buf_printf(&b, "func h%d(x: local f32[4]) {\n", h);
+		for (d = 0; d < 200; d++)
+			buf_printf(&b, "for v%d in range(2) {\n", d);
+		if (h < 3)
+			buf_printf(&b, "h%d(x);\n", h + 1);
+		for (d = 0; d < 200; d++)
+			buf_puts(&b, "}\n");
+		buf_puts(&b, "}\n");
+	}
+	buf_puts(&b, "kernel k(A: f32[M]) grid(1) threads(32) { local t: f32[4]; h0(t); }\n");
+	s = run(buf_str(&b), NULL, 0, &st, NULL);
+	ck_assert_int_eq(st, TILEC_ERROR);
+	ck_assert_str_eq(s, "t:921:1: error: statements nested too deeply (more than 512 levels, counting inlined helpers)\n");
+	free(s);
+	buf_free(&b);
+}
+END_TEST
+
 /* ---- -D overrides ------------------------------------------------------------- */
 
 START_TEST(defines)
@@ -531,6 +559,7 @@ suite_sema(void)
 	tcase_add_loop_test(tc, sema_ok, 0, (int)countof(ok_cases));
 	tcase_add_loop_test(tc, sema_err, 0, (int)countof(err_cases));
 	tcase_add_test(tc, all_errors);
+	tcase_add_test(tc, deep_inline);
 	tcase_add_test(tc, defines);
 	tcase_add_loop_test(tc, define_check, 0, (int)countof(define_forms));
 	tcase_add_test(tc, api_args);
