@@ -227,9 +227,17 @@ parse_program(Arena *a, Diags *d, const char *src, size_t len, const char *file)
 	if (!a || !d)
 		return NULL;
 	nerr0 = d->nerr;
-	none = (Loc){file ? file : "<input>", 0, 0};
+	none = (Loc){arena_strdup(a, file ? file : "<input>"), 0, 0};
+	if (!none.file)
+		none.file = "<input>";
 	if (!src)
 		len = 0;
+	/* columns and offsets are ints */
+	if (len > AST_MAXSOURCE) {
+		diag(d, none, "input too large (%zu bytes; the limit is %d bytes)", len,
+		     AST_MAXSOURCE);
+		return NULL;
+	}
 	copy = arena_alloc(a, len + 1);
 	if (!copy) {
 		diag(d, none, "out of memory");

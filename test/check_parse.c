@@ -285,6 +285,21 @@ START_TEST(parse_empty)
 	ck_assert_int_eq(d.nerr, 0);
 	ck_assert_ptr_null(parse_program(NULL, &d, "const a = 1;", 12, "f"));
 	ck_assert_ptr_null(parse_program(&a, NULL, "const a = 1;", 12, "f"));
+	ck_assert_ptr_null(parse_program(&a, &d, "x", (size_t)AST_MAXSOURCE + 1, "big"));
+	ck_assert_int_eq(d.nerr, 1);
+	ck_assert_str_eq(d.head->msg, "input too large (1073741825 bytes; the limit is 1073741824 bytes)");
+	d.nerr = 0;
+	/* the file name is copied */
+	{
+		char name[8] = "abc";
+		Node *n = parse_program(&a, &d, "const q = 1;", 12, name);
+
+		strcpy(name, "zzz");
+		ck_assert_ptr_nonnull(n);
+		ck_assert_str_eq(n->loc.file, "abc");
+		ck_assert_int_eq(n->loc.line, 1);
+		ck_assert_int_eq(n->loc.col, 7);
+	}
 	/* the source needs no terminating NUL: only len bytes are read */
 	ck_assert_ptr_nonnull(parse_program(&a, &d, "const a = 1;XYZ", 12, "f"));
 	ck_assert_int_eq(d.nerr, 0);
