@@ -111,13 +111,13 @@ struct Node {
 		} call;
 		struct {            /* N_ASSIGN */
 			AstOp op;           /* OP_NONE for '=', else OP_ADD/SUB/MUL/DIV */
-			Node *lhs;          /* N_IDENT or N_INDEX of an N_IDENT (checked by the parser) */
+			Node *lhs;          /* N_IDENT, or N_INDEX of an N_IDENT (parser-checked) */
 			Node *rhs;
 		} assign;
 		struct {            /* N_FOR */
 			Node *vars;         /* N_IDENT list, >= 1 */
 			int nvars;
-			Node *iter;         /* an N_CALL: range(...), pipeline(...), parallel(...) */
+			Node *iter;         /* N_CALL: range(...), pipeline(...), parallel(...) */
 			Node *body;
 		} loop;
 		struct {            /* N_IF, N_COND */
