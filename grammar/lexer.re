@@ -26,6 +26,9 @@ lex_init(Lexer *lx, Arena *a, Diags *d, const char *src, size_t len, const char 
 	lx->end = src + len;
 	lx->file = file ? file : "<input>";
 	lx->line = 1;
+	/* a UTF-8 byte-order mark at the start is skipped; columns count from after it */
+	if (len >= 3 && !memcmp(src, "\xef\xbb\xbf", 3))
+		lx->cur = lx->bol = src + 3;
 }
 
 static Loc
