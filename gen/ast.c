@@ -467,6 +467,8 @@ dumpdecl(Buf *b, const Node *n)
 void
 ast_dump_expr(Buf *b, const Node *n)
 {
+	if (!b)
+		return;
 	if (!n) {
 		buf_puts(b, "<null>");
 		return;
@@ -655,6 +657,8 @@ dumpstmts(Buf *b, const Node *list, int ind)
 void
 ast_dump(Buf *b, const Node *list)
 {
+	if (!b)
+		return;
 	for (; list; list = list->next) {
 		dumpstmt(b, list, 0);
 		buf_putc(b, '\n');

@@ -13,6 +13,7 @@
 enum {
 	AST_MAXDEPTH = 256,   /* expression tree depth, and ( [ nesting */
 	AST_MAXBLOCKS = 256,  /* { } nesting */
+	AST_MAXSOURCE = 1 << 30, /* bytes of source text */
 };
 
 /* ---- node kinds --------------------------------------------------------
@@ -110,13 +111,13 @@ struct Node {
 		} call;
 		struct {            /* N_ASSIGN */
 			AstOp op;           /* OP_NONE for '=', else OP_ADD/SUB/MUL/DIV */
-			Node *lhs;          /* N_IDENT or N_INDEX of an N_IDENT (checked by the parser) */
+			Node *lhs;          /* N_IDENT, or N_INDEX of an N_IDENT (parser-checked) */
 			Node *rhs;
 		} assign;
 		struct {            /* N_FOR */
 			Node *vars;         /* N_IDENT list, >= 1 */
 			int nvars;
-			Node *iter;         /* an N_CALL: range(...), pipeline(...), parallel(...) */
+			Node *iter;         /* N_CALL: range(...), pipeline(...), parallel(...) */
 			Node *body;
 		} loop;
 		struct {            /* N_IF, N_COND */
@@ -241,7 +242,8 @@ void ast_dump_expr(Buf *b, const Node *n);
  * "no kernel in input" is for sema to report. With errors: every lexical
  * error is reported, parsing stops at the first syntax error. src needs no
  * terminating NUL and may hold any bytes; it is copied into the arena, and
- * nodes refer to the copy. file names the input in Locs ("<input>" if NULL).
+ * nodes refer to the copy. file names the input in Locs ("<input>" if NULL); it is
+ * copied too. Inputs over AST_MAXSOURCE bytes are refused with an error.
  */
 Node *parse_program(Arena *a, Diags *d, const char *src, size_t len, const char *file);
 

@@ -156,6 +156,16 @@ parse_exprstmt(Parser *p, Node *e)
 	return e;
 }
 
+/* count one more level of nesting; report when past max */
+static int
+toodeep(Parser *p, const Tok *t, int *depth, int max, const char *what)
+{
+	if (++*depth <= max)
+		return 0;
+	diag(p->diags, t->loc, "%s nested too deeply (more than %d levels)", what, max);
+	return 1;
+}
+
 /* feed the parser until end of input; after the first error only lex, to report
  * every lexical error */
 static void
@@ -171,25 +181,16 @@ drive(Parser *p, Lexer *lx, void *lp)
 		if (!feed)
 			continue;
 		/* bound the nesting before the parser's stack and later passes see it */
-		if (k == TK_LPAREN || k == TK_LBRACKET) {
-			if (++parens > AST_MAXDEPTH) {
-				diag(p->diags, t.loc, "expression nested too deeply (more than %d levels)",
-				     AST_MAXDEPTH);
-				feed = 0;
-				continue;
-			}
-		} else if (k == TK_RPAREN || k == TK_RBRACKET) {
+		if (k == TK_LPAREN || k == TK_LBRACKET)
+			feed = !toodeep(p, &t, &parens, AST_MAXDEPTH, "expression");
+		else if (k == TK_LBRACE)
+			feed = !toodeep(p, &t, &braces, AST_MAXBLOCKS, "blocks");
+		else if (k == TK_RPAREN || k == TK_RBRACKET)
 			parens--;
-		} else if (k == TK_LBRACE) {
-			if (++braces > AST_MAXBLOCKS) {
-				diag(p->diags, t.loc, "blocks nested too deeply (more than %d levels)",
-				     AST_MAXBLOCKS);
-				feed = 0;
-				continue;
-			}
-		} else if (k == TK_RBRACE) {
+		else if (k == TK_RBRACE)
 			braces--;
-		}
+		if (!feed)
+			continue;
 		p->last = t.loc;
 		tl_parse(lp, k, t);
 		if (p->failed || p->deep)
@@ -227,9 +228,17 @@ parse_program(Arena *a, Diags *d, const char *src, size_t len, const char *file)
 	if (!a || !d)
 		return NULL;
 	nerr0 = d->nerr;
-	none = (Loc){file ? file : "<input>", 0, 0};
+	none = (Loc){arena_strdup(a, file ? file : "<input>"), 0, 0};
+	if (!none.file)
+		none.file = "<input>";
 	if (!src)
 		len = 0;
+	/* columns and offsets are ints */
+	if (len > AST_MAXSOURCE) {
+		diag(d, none, "input too large (%zu bytes; the limit is %d bytes)", len,
+		     AST_MAXSOURCE);
+		return NULL;
+	}
 	copy = arena_alloc(a, len + 1);
 	if (!copy) {
 		diag(d, none, "out of memory");

@@ -26,6 +26,9 @@ lex_init(Lexer *lx, Arena *a, Diags *d, const char *src, size_t len, const char 
 	lx->end = src + len;
 	lx->file = file ? file : "<input>";
 	lx->line = 1;
+	/* a UTF-8 byte-order mark at the start is skipped; columns count from after it */
+	if (len >= 3 && !memcmp(src, "\xef\xbb\xbf", 3))
+		lx->cur = lx->bol = src + 3;
 }
 
 static Loc
@@ -94,7 +97,7 @@ integer(Lexer *lx, Tok *t, int base)
 		return TK_ERROR;
 	t->len = (int)(lx->cur - t->s);
 	for (; q < lx->cur; q++) {
-		int dg = isdigit((unsigned char)*q) ? *q - '0' : (tolower((unsigned char)*q) - 'a' + 10);
+		int c = tolower((unsigned char)*q), dg = isdigit(c) ? c - '0' : c - 'a' + 10;
 
 		if (ck_mul(v, base, &v) || ck_add(v, dg, &v))
 			over = 1;
@@ -144,7 +147,8 @@ string(Lexer *lx, Tok *t)
 			case 't': c = '\t'; break;
 			default:
 				if (isgraph((unsigned char)*q))
-					lexerr(lx, here(lx, q - 1), "invalid escape '\\%c' in string", *q);
+					lexerr(lx, here(lx, q - 1),
+					       "invalid escape '\\%c' in string", *q);
 				else
 					lexerr(lx, here(lx, q - 1), "invalid escape in string");
 				bad = 1;
@@ -301,7 +305,8 @@ lex_next(Lexer *lx, Tok *t)
 		* {
 			char buf[8];
 
-			k = lexerr(lx, t->loc, "invalid character %s", showc(buf, (unsigned char)*t->s));
+			k = lexerr(lx, t->loc, "invalid character %s",
+				   showc(buf, (unsigned char)*t->s));
 			break;
 		}
 		*/

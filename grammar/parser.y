@@ -24,6 +24,12 @@
 #include "parse.h"
 
 #define YYNOERRORRECOVERY 1
+
+static Node *
+bin(Parser *p, Tok o, AstOp op, Node *l, Node *r)
+{
+	return parse_depth(p, ast_binary(p->arena, o, op, l, r));
+}
 }
 
 %syntax_error {
@@ -155,7 +161,8 @@ elsepart(A) ::= .                             { A = (NodeList){0}; }
 elsepart(A) ::= ELSE block(B).                { A = B; }
 elsepart(A) ::= ELSE ifstmt(S).               { A = (NodeList){0}; ast_append(&A, S); }
 
-idlist(A) ::= ID(N).                          { A = (NodeList){0}; ast_append(&A, ast_ident(p->arena, N)); }
+idlist(A) ::= ID(N).
+                                    { A = (NodeList){0}; ast_append(&A, ast_ident(p->arena, N)); }
 idlist(A) ::= idlist(L) COMMA ID(N).          { A = L; ast_append(&A, ast_ident(p->arena, N)); }
 
 /* ---- expressions ------------------------------------------------------ */
@@ -165,25 +172,25 @@ exprs(A) ::= exprs(L) COMMA expr(E).          { A = L; ast_append(&A, E); }
 
 expr(A) ::= postfix(E).                       { A = E; }
 expr(A) ::= expr(C) QUESTION(Q) expr(X) COLON expr(Y). [QUESTION]
-                                              { A = parse_depth(p, ast_condexpr(p->arena, Q, C, X, Y)); }
-expr(A) ::= expr(L) OROR(O) expr(R).    { A = parse_depth(p, ast_binary(p->arena, O, OP_LOR, L, R)); }
-expr(A) ::= expr(L) ANDAND(O) expr(R).  { A = parse_depth(p, ast_binary(p->arena, O, OP_LAND, L, R)); }
-expr(A) ::= expr(L) BAR(O) expr(R).     { A = parse_depth(p, ast_binary(p->arena, O, OP_OR, L, R)); }
-expr(A) ::= expr(L) CARET(O) expr(R).   { A = parse_depth(p, ast_binary(p->arena, O, OP_XOR, L, R)); }
-expr(A) ::= expr(L) AMP(O) expr(R).     { A = parse_depth(p, ast_binary(p->arena, O, OP_AND, L, R)); }
-expr(A) ::= expr(L) EQ(O) expr(R).      { A = parse_depth(p, ast_binary(p->arena, O, OP_EQ, L, R)); }
-expr(A) ::= expr(L) NE(O) expr(R).      { A = parse_depth(p, ast_binary(p->arena, O, OP_NE, L, R)); }
-expr(A) ::= expr(L) LT(O) expr(R).      { A = parse_depth(p, ast_binary(p->arena, O, OP_LT, L, R)); }
-expr(A) ::= expr(L) LE(O) expr(R).      { A = parse_depth(p, ast_binary(p->arena, O, OP_LE, L, R)); }
-expr(A) ::= expr(L) GT(O) expr(R).      { A = parse_depth(p, ast_binary(p->arena, O, OP_GT, L, R)); }
-expr(A) ::= expr(L) GE(O) expr(R).      { A = parse_depth(p, ast_binary(p->arena, O, OP_GE, L, R)); }
-expr(A) ::= expr(L) SHL(O) expr(R).     { A = parse_depth(p, ast_binary(p->arena, O, OP_SHL, L, R)); }
-expr(A) ::= expr(L) SHR(O) expr(R).     { A = parse_depth(p, ast_binary(p->arena, O, OP_SHR, L, R)); }
-expr(A) ::= expr(L) PLUS(O) expr(R).    { A = parse_depth(p, ast_binary(p->arena, O, OP_ADD, L, R)); }
-expr(A) ::= expr(L) MINUS(O) expr(R).   { A = parse_depth(p, ast_binary(p->arena, O, OP_SUB, L, R)); }
-expr(A) ::= expr(L) STAR(O) expr(R).    { A = parse_depth(p, ast_binary(p->arena, O, OP_MUL, L, R)); }
-expr(A) ::= expr(L) SLASH(O) expr(R).   { A = parse_depth(p, ast_binary(p->arena, O, OP_DIV, L, R)); }
-expr(A) ::= expr(L) PERCENT(O) expr(R). { A = parse_depth(p, ast_binary(p->arena, O, OP_MOD, L, R)); }
+                                    { A = parse_depth(p, ast_condexpr(p->arena, Q, C, X, Y)); }
+expr(A) ::= expr(L) OROR(O) expr(R).    { A = bin(p, O, OP_LOR, L, R); }
+expr(A) ::= expr(L) ANDAND(O) expr(R).  { A = bin(p, O, OP_LAND, L, R); }
+expr(A) ::= expr(L) BAR(O) expr(R).     { A = bin(p, O, OP_OR, L, R); }
+expr(A) ::= expr(L) CARET(O) expr(R).   { A = bin(p, O, OP_XOR, L, R); }
+expr(A) ::= expr(L) AMP(O) expr(R).     { A = bin(p, O, OP_AND, L, R); }
+expr(A) ::= expr(L) EQ(O) expr(R).      { A = bin(p, O, OP_EQ, L, R); }
+expr(A) ::= expr(L) NE(O) expr(R).      { A = bin(p, O, OP_NE, L, R); }
+expr(A) ::= expr(L) LT(O) expr(R).      { A = bin(p, O, OP_LT, L, R); }
+expr(A) ::= expr(L) LE(O) expr(R).      { A = bin(p, O, OP_LE, L, R); }
+expr(A) ::= expr(L) GT(O) expr(R).      { A = bin(p, O, OP_GT, L, R); }
+expr(A) ::= expr(L) GE(O) expr(R).      { A = bin(p, O, OP_GE, L, R); }
+expr(A) ::= expr(L) SHL(O) expr(R).     { A = bin(p, O, OP_SHL, L, R); }
+expr(A) ::= expr(L) SHR(O) expr(R).     { A = bin(p, O, OP_SHR, L, R); }
+expr(A) ::= expr(L) PLUS(O) expr(R).    { A = bin(p, O, OP_ADD, L, R); }
+expr(A) ::= expr(L) MINUS(O) expr(R).   { A = bin(p, O, OP_SUB, L, R); }
+expr(A) ::= expr(L) STAR(O) expr(R).    { A = bin(p, O, OP_MUL, L, R); }
+expr(A) ::= expr(L) SLASH(O) expr(R).   { A = bin(p, O, OP_DIV, L, R); }
+expr(A) ::= expr(L) PERCENT(O) expr(R). { A = bin(p, O, OP_MOD, L, R); }
 expr(A) ::= MINUS(O) expr(X). [UNARY]   { A = parse_depth(p, ast_unary(p->arena, O, OP_NEG, X)); }
 expr(A) ::= BANG(O) expr(X).            { A = parse_depth(p, ast_unary(p->arena, O, OP_NOT, X)); }
 expr(A) ::= TILDE(O) expr(X).           { A = parse_depth(p, ast_unary(p->arena, O, OP_BNOT, X)); }

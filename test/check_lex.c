@@ -89,6 +89,9 @@ static const struct {
 	{"\"((_32,_2),_1):((_1,_32),_0)\"", "\"((_32,_2),_1):((_1,_32),_0)\"/27", ""},
 	{"\"a\\\"b\\\\c\\n\"", "\"a\"b\\c\n\"/6", ""},
 	{"\"\"", "\"\"/0", ""},
+	{"\xef\xbb\xbf" "const", "const", ""},
+	{"\xef\xbb\xbf $", "ERR", "1:2: invalid character '$'"},
+	{"a\xef\xbb\xbf", "a ERR", "1:2: invalid character '\\xef' (non-ASCII)"},
 	/* errors */
 	{"a $ b", "a ERR b", "1:3: invalid character '$'"},
 	{"x\n  @", "x ERR", "2:3: invalid character '@'"},

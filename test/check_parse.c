@@ -285,6 +285,21 @@ START_TEST(parse_empty)
 	ck_assert_int_eq(d.nerr, 0);
 	ck_assert_ptr_null(parse_program(NULL, &d, "const a = 1;", 12, "f"));
 	ck_assert_ptr_null(parse_program(&a, NULL, "const a = 1;", 12, "f"));
+	ck_assert_ptr_null(parse_program(&a, &d, "x", (size_t)AST_MAXSOURCE + 1, "big"));
+	ck_assert_int_eq(d.nerr, 1);
+	ck_assert_str_eq(d.head->msg, "input too large (1073741825 bytes; the limit is 1073741824 bytes)");
+	d.nerr = 0;
+	/* the file name is copied */
+	{
+		char name[8] = "abc";
+		Node *n = parse_program(&a, &d, "const q = 1;", 12, name);
+
+		strcpy(name, "zzz");
+		ck_assert_ptr_nonnull(n);
+		ck_assert_str_eq(n->loc.file, "abc");
+		ck_assert_int_eq(n->loc.line, 1);
+		ck_assert_int_eq(n->loc.col, 7);
+	}
 	/* the source needs no terminating NUL: only len bytes are read */
 	ck_assert_ptr_nonnull(parse_program(&a, &d, "const a = 1;XYZ", 12, "f"));
 	ck_assert_int_eq(d.nerr, 0);
@@ -344,24 +359,27 @@ repeat(const char *pre, const char *a, int n, const char *mid, const char *b, co
 	return s;
 }
 
+#define DEEP "error: expression nested too deeply (more than 256 levels)"
+
 static const struct {
 	const char *pre, *a, *mid, *b, *post;
 	int n;
 	const char *err;  /* NULL: must parse */
 } deep_cases[] = {
-	{"const x = ", "(", "1", ")", ";", 10000, "1:267: error: expression nested too deeply (more than 256 levels)"},
+	{"const x = ", "(", "1", ")", ";", 10000, "1:267: " DEEP},
 	{"const x = ", "(", "1", ")", ";", 256, NULL},
 	{"const x = ", "f(", "1", ")", ";", 255, NULL},
-	{"const x = ", "f(", "1", ")", ";", 256, "1:11: error: expression nested too deeply (more than 256 levels)"},
-	{"const x = f(", "[", "1", "]", ");", 300, "1:268: error: expression nested too deeply (more than 256 levels)"},
-	{"const x = ", "-", "1", "", ";", 100000, "1:8198: error: expression nested too deeply (more than 256 levels)"},
+	{"const x = ", "f(", "1", ")", ";", 256, "1:11: " DEEP},
+	{"const x = f(", "[", "1", "]", ");", 300, "1:268: " DEEP},
+	{"const x = ", "-", "1", "", ";", 100000, "1:8198: " DEEP},
 	{"const x = ", "-", "1", "", ";", 255, NULL},
-	{"const x = ", "-", "1", "", ";", 256, "1:11: error: expression nested too deeply (more than 256 levels)"},
+	{"const x = ", "-", "1", "", ";", 256, "1:11: " DEEP},
 	{"const x = 1", "+1", "", "", ";", 255, NULL},
-	{"const x = 1", "+1", "", "", ";", 300, "1:522: error: expression nested too deeply (more than 256 levels)"},
-	{"const x = ", "a?1:", "1", "", ";", 5000, "1:8198: error: expression nested too deeply (more than 256 levels)"},
+	{"const x = 1", "+1", "", "", ";", 300, "1:522: " DEEP},
+	{"const x = ", "a?1:", "1", "", ";", 5000, "1:8198: " DEEP},
 	{"func f() ", "{ if (a) ", "{}", "}", "", 255, NULL},
-	{"func f() ", "{ if (a) ", "{}", "}", "", 10000, "1:2314: error: blocks nested too deeply (more than 256 levels)"},
+	{"func f() ", "{ if (a) ", "{}", "}", "", 10000, 
+	 "1:2314: error: blocks nested too deeply (more than 256 levels)"},
 	{"func f() { x = ", "(a + ", "b", ")", "; }", 255, NULL},
 };
 
@@ -449,15 +467,18 @@ START_TEST(parse_speed)
 
 	buf_init(&src);
 	buf_init(&errs);
-	buf_puts(&src, "const BM = 64, BN = 64;\nkernel big(A: f32[M, N], B: f32[M, N]) grid(1) threads(128) {\n"
+	buf_puts(&src, "const BM = 64, BN = 64;\n"
+		       "kernel big(A: f32[M, N], B: f32[M, N]) grid(1) threads(128) {\n"
 		       "  local t: f32[BM, BN];\n");
 	for (i = 0; i < 9996; i++) {
-		switch (i % 4) {
-		case 0: buf_printf(&src, "  copy(A[bx * BM, by * BN + %d], t);\n", i); break;
-		case 1: buf_printf(&src, "  for i, j in parallel(BM, BN) { t[i, j] = max(t[i, j] * 2.0, 0.0) + %d; }\n", i); break;
-		case 2: buf_printf(&src, "  if (bx %% 2 == 0 && by > %d) { fill(t, -1.5e-3); } else { clear(t); }\n", i); break;
-		case 3: buf_printf(&src, "  copy(t, B[bx * BM : bx * BM + BM, by * BN : by * BN + BN]); // %d\n", i); break;
-		}
+		static const char *const lines[] = {
+			"  copy(A[bx * BM, by * BN + %d], t);\n",
+			"  for i, j in parallel(BM, BN) { t[i, j] = max(t[i, j] * 2.0, 0.0) + %d; }\n",
+			"  if (bx %% 2 == 0 && by > %d) { fill(t, -1.5e-3); } else { clear(t); }\n",
+			"  copy(t, B[bx * BM : bx * BM + BM, by * BN : by * BN + BN]); // %d\n",
+		};
+
+		buf_printf(&src, lines[i % 4], i);
 	}
 	buf_puts(&src, "}\n");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -517,6 +538,125 @@ START_TEST(parse_mutations)
 }
 END_TEST
 
+/* ---- property: random expression trees printed with minimal parentheses ----- */
+
+static unsigned
+rnd(unsigned *seed, unsigned n)
+{
+	*seed = *seed * 1103515245u + 12345u;
+	return (*seed >> 16) % n;
+}
+
+static const struct {
+	const char *tok;
+	int prec;
+} binops[] = {
+	{"||", 2}, {"&&", 3}, {"|", 4}, {"^", 5}, {"&", 6}, {"==", 7}, {"!=", 7}, {"<", 8},
+	{"<=", 8}, {">", 8}, {">=", 8}, {"<<", 9}, {">>", 9}, {"+", 10}, {"-", 10}, {"*", 11},
+	{"/", 11}, {"%", 11},
+};
+
+/* append one operand, parenthesized when its precedence is below need */
+static void
+operand(Buf *src, const Buf *s, int prec, int need)
+{
+	if (prec < need)
+		buf_printf(src, "(%s)", buf_str(s));
+	else
+		buf_puts(src, buf_str(s));
+}
+
+/* a random expression: its source with minimal parentheses into src, the dump the
+ * parser must give into dump; returns its precedence (13: primary/postfix) */
+static int
+genexpr(Buf *src, Buf *dump, int depth, unsigned *seed)
+{
+	Buf s1, d1, s2, d2, s3, d3;
+	int k = depth <= 0 ? (int)rnd(seed, 3) : (int)rnd(seed, 8), p1, p2, p3, i;
+
+	buf_init(&s1), buf_init(&d1), buf_init(&s2), buf_init(&d2), buf_init(&s3), buf_init(&d3);
+	switch (k) {
+	case 0:
+		i = (int)rnd(seed, 1000);
+		buf_printf(src, "%d", i);
+		buf_printf(dump, "%d", i);
+		k = 13;
+		break;
+	case 1:
+	case 2:
+		i = 'a' + (int)rnd(seed, 5);
+		buf_printf(src, "%c", i);
+		buf_printf(dump, "%c", i);
+		k = 13;
+		break;
+	case 3: /* unary */
+		p1 = genexpr(&s1, &d1, depth - 1, seed);
+		i = (int)rnd(seed, 3);
+		buf_puts(src, i == 0 ? "- " : i == 1 ? "!" : "~");
+		operand(src, &s1, p1, 12);
+		buf_printf(dump, "(%s %s)", i == 0 ? "neg" : i == 1 ? "!" : "~", buf_str(&d1));
+		k = 12;
+		break;
+	case 4: /* conditional: the condition binds tighter than ?:, the rest may not */
+		p1 = genexpr(&s1, &d1, depth - 1, seed);
+		genexpr(&s2, &d2, depth - 1, seed);
+		p3 = genexpr(&s3, &d3, depth - 1, seed);
+		operand(src, &s1, p1, 2);
+		buf_printf(src, " ? %s : ", buf_str(&s2));
+		operand(src, &s3, p3, 1);
+		buf_printf(dump, "(?: %s %s %s)", buf_str(&d1), buf_str(&d2), buf_str(&d3));
+		k = 1;
+		break;
+	case 5: /* call or index: operands need no parentheses */
+		genexpr(&s1, &d1, depth - 1, seed);
+		genexpr(&s2, &d2, depth - 1, seed);
+		if (rnd(seed, 2)) {
+			buf_printf(src, "f(%s, %s)", buf_str(&s1), buf_str(&s2));
+			buf_printf(dump, "(call f %s %s)", buf_str(&d1), buf_str(&d2));
+		} else {
+			buf_printf(src, "x[%s, %s]", buf_str(&s1), buf_str(&s2));
+			buf_printf(dump, "(index x %s %s)", buf_str(&d1), buf_str(&d2));
+		}
+		k = 13;
+		break;
+	default: /* binary, left-associative */
+		i = (int)rnd(seed, countof(binops));
+		p1 = genexpr(&s1, &d1, depth - 1, seed);
+		p2 = genexpr(&s2, &d2, depth - 1, seed);
+		operand(src, &s1, p1, binops[i].prec);
+		buf_printf(src, " %s ", binops[i].tok);
+		operand(src, &s2, p2, binops[i].prec + 1);
+		buf_printf(dump, "(%s %s %s)", binops[i].tok, buf_str(&d1), buf_str(&d2));
+		k = binops[i].prec;
+		break;
+	}
+	buf_free(&s1), buf_free(&d1), buf_free(&s2), buf_free(&d2), buf_free(&s3), buf_free(&d3);
+	return k;
+}
+
+START_TEST(parse_random_exprs)
+{
+	unsigned seed = 777;
+	int iter;
+
+	for (iter = 0; iter < 3000; iter++) {
+		Buf src, want, dump, errs;
+
+		buf_init(&src), buf_init(&want), buf_init(&dump), buf_init(&errs);
+		buf_puts(&src, "const v = ");
+		buf_puts(&want, "(const v ");
+		genexpr(&src, &want, 1 + iter % 6, &seed);
+		buf_puts(&src, ";");
+		buf_puts(&want, ")\n");
+		ck_assert_msg(parse(src.s, src.len, &dump, &errs, NULL) == 0, "%s: %s", src.s,
+			      buf_str(&errs));
+		ck_assert_msg(!strcmp(buf_str(&dump), want.s), "source: %s\ngot:  %swant: %s", src.s,
+			      buf_str(&dump), want.s);
+		buf_free(&src), buf_free(&want), buf_free(&dump), buf_free(&errs);
+	}
+}
+END_TEST
+
 Suite *
 suite_parse(void)
 {
@@ -533,6 +673,7 @@ suite_parse(void)
 	tcase_add_test(tc, parse_long_line);
 	tcase_add_test(tc, parse_speed);
 	tcase_add_test(tc, parse_mutations);
+	tcase_add_test(tc, parse_random_exprs);
 	suite_add_tcase(s, tc);
 	return s;
 }
