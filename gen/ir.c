@@ -880,6 +880,11 @@ ir_dump_kernel(Buf *b, const IrKernel *k)
 		ddims(b, buf);
 		buf_putc(b, '\n');
 	}
+	for (i = 0; i < k->nassume; i++) {
+		buf_puts(b, "  assume ");
+		dexpr(b, k, k->assumes[i], PREC_SELECT);
+		buf_putc(b, '\n');
+	}
 	buf_puts(b, "  body\n");
 	dstmts(b, k, k->body, 2);
 }

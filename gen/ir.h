@@ -274,6 +274,8 @@ typedef struct IrKernel {
 	int nvar, capvar;
 	IrVar **vars;
 	IrStmt *body;
+	int nassume;
+	IrExpr **assumes;   /* the conditions of every assume(...), in source order */
 	struct IrKernel *next;
 	/* names of vars and buffers, for making new names unique (open addressing);
 	 * next: the first suffix to try when the name is taken again */

@@ -628,6 +628,15 @@ op_assume(Sema *S, const Node *c)
 	s = ir_stmt(S->a, S_ASSUME, c->loc);
 	if (s)
 		s->u.assume.cond = e;
+	if (S->k->nassume % 8 == 0) {
+		IrExpr **na = arena_realloc(S->a, S->k->assumes, sizeof *na * (size_t)S->k->nassume,
+					    sizeof *na * (size_t)(S->k->nassume + 8));
+
+		if (!na)
+			return s;
+		S->k->assumes = na;
+	}
+	S->k->assumes[S->k->nassume++] = e;
 	return s;
 }
 
