@@ -471,6 +471,22 @@ ir_expr_equal(const IrExpr *x, const IrExpr *y)
 
 enum { PREC_SELECT = 0, PREC_UNARY = 11, PREC_POSTFIX = 12 };
 
+/* the dump's hot paths avoid printf */
+static void
+putint(Buf *b, int64_t v)
+{
+	char tmp[24], *p = tmp + sizeof tmp;
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+
+	*--p = 0;
+	do
+		*--p = (char)('0' + u % 10);
+	while (u /= 10);
+	if (v < 0)
+		*--p = '-';
+	buf_puts(b, p);
+}
+
 static void
 putfloat(Buf *b, double f)
 {
@@ -530,7 +546,7 @@ dexpr(Buf *b, const IrKernel *k, const IrExpr *e, int prec)
 		if (e->u.i < 0 && prec > PREC_UNARY)
 			buf_printf(b, "(%lld)", (long long)e->u.i);
 		else
-			buf_printf(b, "%lld", (long long)e->u.i);
+			putint(b, e->u.i);
 		if (e->type != DT_INT)
 			buf_printf(b, ":%s", dtype_name(e->type));
 		break;
@@ -568,7 +584,9 @@ dexpr(Buf *b, const IrKernel *k, const IrExpr *e, int prec)
 		if (p < prec)
 			buf_putc(b, '(');
 		dexpr(b, k, e->u.bin.a, p);
-		buf_printf(b, " %s ", binop_name(e->u.bin.op));
+		buf_putc(b, ' ');
+		buf_puts(b, binop_name(e->u.bin.op));
+		buf_putc(b, ' ');
 		dexpr(b, k, e->u.bin.b, p + 1);
 		if (p < prec)
 			buf_putc(b, ')');
@@ -614,7 +632,8 @@ dregion(Buf *b, const IrKernel *k, const Region *r)
 		if (i)
 			buf_puts(b, ", ");
 		dexpr(b, k, r->off[i], PREC_SELECT + 1);
-		buf_printf(b, " +: %lld", (long long)r->ext[i]);
+		buf_puts(b, " +: ");
+		putint(b, r->ext[i]);
 	}
 	buf_putc(b, ']');
 }
@@ -737,7 +756,8 @@ dstmt(Buf *b, const IrKernel *k, const IrStmt *s, int d)
 		dblock(b, k, s->u.par.body, d);
 		break;
 	case S_STORE:
-		buf_printf(b, "%s[", bufname(k, s->u.store.buf));
+		buf_puts(b, bufname(k, s->u.store.buf));
+		buf_putc(b, '[');
 		dlist(b, k, s->u.store.idx, s->u.store.n);
 		buf_puts(b, "] = ");
 		dexpr(b, k, s->u.store.value, PREC_SELECT);

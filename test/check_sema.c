@@ -493,6 +493,72 @@ START_TEST(fold_property)
 }
 END_TEST
 
+/*
+ * property: mutated samples (bytes changed, deleted, duplicated, tokens swapped
+ * in) never crash; an error status always comes with diagnostics, each line
+ * "m.tile:L:C: error|note: ..." or "m.tile: error: ..."; success gives output.
+ */
+static const char *const swaps[] = {
+	"copy", "gemm", "fill", "clear", "reduce", "local", "shared", "f16", "f32", "bx", "by",
+	"(", ")", "[", "]", ",", ":", "0", "-1", "128", "parallel", "range", "pipeline", "let",
+	"swizzle(64)", "cute(\"(_2,_2):(_1,_2)\")", "1.5", "true", "A", "As", "acc", "BM", "K",
+};
+
+START_TEST(mutation_property)
+{
+	size_t len;
+	char *base = test_readfile("samples/gemm.tile", &len);
+	int iter, nok = 0;
+
+	ck_assert_ptr_nonnull(base);
+	rng = 777;
+	for (iter = 0; iter < 400; iter++) {
+		Buf m;
+		tilec_options o;
+		tilec_result r;
+		const char *p;
+		size_t at = rnd() % len, n = 1 + rnd() % 12;
+
+		buf_init(&m);
+		buf_putn(&m, base, at);
+		switch (rnd() % 4) {
+		case 0: buf_putc(&m, (int)(rnd() % 256)); at += 1; break;
+		case 1: at += n; break;
+		case 2: buf_putn(&m, base + at, at + n <= len ? n : len - at); break;
+		default: buf_puts(&m, swaps[rnd() % countof(swaps)]); at += rnd() % 6; break;
+		}
+		if (at < len)
+			buf_putn(&m, base + at, len - at);
+		tilec_options_init(&o);
+		o.filename = "m.tile";
+		o.dump = TILEC_DUMP_IR;
+		tilec_compile(m.s ? m.s : "", m.len, &o, &r);
+		if (r.status == TILEC_OK) {
+			nok++;
+			ck_assert_msg(!strncmp(r.output, "kernel ", 7), "%s", r.output);
+		} else {
+			ck_assert_int_eq(r.status, TILEC_ERROR);
+			ck_assert_msg(r.nerrors > 0 && r.diagnostics[0], "no diagnostics for\n%s", buf_str(&m));
+			for (p = r.diagnostics; *p; p = strchr(p, '\n') + 1) {
+				int line, col, k = 0;
+
+				ck_assert_msg(!strncmp(p, "m.tile:", 7), "%s", p);
+				ck_assert_msg(sscanf(p, "m.tile:%d:%d: %n", &line, &col, &k) == 2 ?
+						      line > 0 && col > 0 && (!strncmp(p + k, "error: ", 7) ||
+									     !strncmp(p + k, "note: ", 6))
+										    : !strncmp(p, "m.tile: error: ", 15),
+					      "bad diagnostic line: %s", p);
+				ck_assert_ptr_nonnull(strchr(p, '\n'));
+			}
+		}
+		tilec_result_free(&r);
+		buf_free(&m);
+	}
+	free(base);
+	ck_assert_int_gt(nok, 10);
+}
+END_TEST
+
 /* ---- the CuTe structure checker ---------------------------------------------------- */
 
 static const struct {
@@ -565,6 +631,7 @@ suite_sema(void)
 	tcase_add_test(tc, api_args);
 	tcase_add_test(tc, caret);
 	tcase_add_test(tc, fold_property);
+	tcase_add_test(tc, mutation_property);
 	tcase_add_loop_test(tc, cute_check, 0, (int)countof(cute_cases));
 	tcase_add_test(tc, cute_deep);
 	suite_add_tcase(s, tc);
