@@ -23,7 +23,8 @@ static const char usage_text[] =
 	"options:\n"
 	"  -o, --output=FILE      write the output to FILE (default: standard output for --dump)\n"
 	"      --target=T         cuda (default) or hip\n"
-	"      --arch=A           cuda: sm_80 (default), sm_90, sm_90a; hip: gfx90a, gfx942 (default), gfx1100\n"
+	"      --arch=A           cuda: sm_80 (default), sm_90, sm_90a; hip: gfx90a, gfx942 "
+	     "(default), gfx1100\n"
 	"  -D, --define=NAME=VAL  set the constant NAME to VAL (an integer or a float)\n"
 	"      --dump=KIND        print the program after a stage: ast or ir\n"
 	"      --time[=N]         run the front end N times (default 5), print the median time\n"
@@ -206,7 +207,8 @@ driver_main(int argc, char **argv)
 
 				if (*end || v < 1 || v > 101) {
 					free(defs);
-					return usage_error("--time=%s: expected a count from 1 to 101",
+					return usage_error("--time=%s: expected a count from 1 to "
+					     "101",
 							   optarg);
 				}
 				ntime = (int)v;

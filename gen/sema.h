@@ -103,6 +103,24 @@ int sx_const_diff(const IrExpr *hi, const IrExpr *lo, int64_t *v);
 /* the expression as infix text (for messages) */
 const char *sx_text(Sema *S, const IrExpr *e);
 
+/* sema_ops.c: the tile operations; each returns its statement, or NULL after reporting */
+typedef struct Param {
+	const char *name;
+	int required;
+} Param;
+
+/* match call args to ps[0..np) (positional, then by name); -1 after reporting */
+int so_getargs(Sema *S, const Node *call, const Param *ps, int np, const Node **out);
+/* a constant bool argument (dflt when absent); -1 after reporting */
+int so_boolarg(Sema *S, const char *fn, const char *name, const Node *n, int dflt);
+/* "shared f16[128, 32]" */
+const char *so_bufshape(Sema *S, const IrBuffer *b);
+IrStmt *so_copy(Sema *S, const Node *call);
+IrStmt *so_gemm(Sema *S, const Node *call);
+IrStmt *so_fill(Sema *S, const Node *call, int clear);
+IrStmt *so_reduce(Sema *S, const Node *call);
+IrStmt *so_assume(Sema *S, const Node *call);
+
 /* sema_layout.c: the layout statements; returns 0, -1 after reporting */
 int sl_layout_stmt(Sema *S, const Node *call, IrStmt **out);
 int sl_is_layout_stmt(const char *name);

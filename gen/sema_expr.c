@@ -290,7 +290,8 @@ opname(AstOp op)
 static int
 overflow(Sema *S, Loc loc, const char *op, int64_t a, int64_t b)
 {
-	diag(S->d, loc, "integer overflow in constant expression: %lld %s %lld does not fit in 64 bits",
+	diag(S->d, loc, "integer overflow in constant expression: %lld %s %lld does not fit in 64 "
+	     "bits",
 	     (long long)a, op, (long long)b);
 	return -1;
 }
@@ -442,7 +443,8 @@ binary(Sema *S, Loc loc, BinOp op, IrExpr *x, IrExpr *y)
 		if (k == 1)
 			return ir_bool(S->a, loc, (int)r);
 		if (!fits(t, r)) {
-			diag(S->d, loc, "integer overflow in constant expression: %lld %s %lld does not fit in %s",
+			diag(S->d, loc, "integer overflow in constant expression: %lld %s %lld "
+			     "does not fit in %s",
 			     (long long)x->u.i, s, (long long)y->u.i, dtype_name(t));
 			return NULL;
 		}
@@ -682,7 +684,8 @@ block_index(Sema *S, const Node *n, int dim)
 		return NULL;
 	}
 	if (dim >= S->k->ngrid) {
-		diag(S->d, n->loc, "'%s' needs a grid of at least %d dimensions; the grid of '%s' has %d",
+		diag(S->d, n->loc, "'%s' needs a grid of at least %d dimensions; the grid of '%s' "
+		     "has %d",
 		     n->u.name, dim + 1, S->k->name, S->k->ngrid);
 		return NULL;
 	}
@@ -844,7 +847,8 @@ load(Sema *S, const Node *n)
 	for (i = 0, ix = n->u.index.idx; ix && i < b->ndim; i++, ix = ix->next) {
 		if (ix->kind == N_SLICE) {
 			diag(S->d, ix->loc,
-			     "slice in an element access of '%s'; slices are for copy, gemm and fill regions",
+			     "slice in an element access of '%s'; slices are for copy, gemm and "
+			     "fill regions",
 			     b->name);
 			bad = 1;
 			continue;
@@ -856,7 +860,8 @@ load(Sema *S, const Node *n)
 		}
 		if (idx[i]->kind == IE_INT && !b->dims[i].sym &&
 		    (idx[i]->u.i < 0 || idx[i]->u.i >= b->dims[i].c)) {
-			diag(S->d, ix->loc, "index %lld out of range for dimension %d of '%s' (size %lld)",
+			diag(S->d, ix->loc, "index %lld out of range for dimension %d of '%s' "
+			     "(size %lld)",
 			     (long long)idx[i]->u.i, i, b->name, (long long)b->dims[i].c);
 			bad = 1;
 		}
@@ -979,7 +984,8 @@ mathcall(Sema *S, const Node *n, MathFn fn)
 		if (x[0]->kind == IE_INT && x[1]->kind == IE_INT) {
 			/* ceil(a / b) = -floor(-a / b) */
 			if (x[0]->u.i == INT64_MIN) {
-				diag(S->d, n->loc, "integer overflow in constant expression: cdiv(%lld, %lld)",
+				diag(S->d, n->loc, "integer overflow in constant expression: "
+				     "cdiv(%lld, %lld)",
 				     (long long)x[0]->u.i, (long long)x[1]->u.i);
 				return NULL;
 			}
@@ -995,7 +1001,8 @@ mathcall(Sema *S, const Node *n, MathFn fn)
 		if (x[0]->kind == IE_INT && (ar == 1 || x[1]->kind == IE_INT)) {
 			if (fn == FN_ABS) {
 				if (x[0]->u.i == INT64_MIN) {
-					diag(S->d, n->loc, "integer overflow in constant expression: abs(%lld)",
+					diag(S->d, n->loc, "integer overflow in constant "
+					     "expression: abs(%lld)",
 					     (long long)x[0]->u.i);
 					return NULL;
 				}
@@ -1073,7 +1080,8 @@ call(Sema *S, const Node *n)
 		return NULL;
 	if (s) {
 		if (s->kind == SYM_FUNC)
-			diag(S->d, n->loc, "helper '%s' is called in an expression; call it as a statement",
+			diag(S->d, n->loc, "helper '%s' is called in an expression; call it as a "
+			     "statement",
 			     name);
 		else
 			diag(S->d, n->loc, "'%s' is not a function", name);
@@ -1136,10 +1144,12 @@ sx_expr(Sema *S, const Node *n)
 		diag(S->d, n->loc, "a string is only allowed in cute(\"...\")");
 		return NULL;
 	case N_SLICE:
-		diag(S->d, n->loc, "a slice 'lo:hi' is only allowed in a region of copy, gemm or fill");
+		diag(S->d, n->loc, "a slice 'lo:hi' is only allowed in a region of copy, gemm or "
+		     "fill");
 		return NULL;
 	case N_LIST:
-		diag(S->d, n->loc, "a list '[...]' is only allowed as an argument of require_amd_wmma_layout");
+		diag(S->d, n->loc, "a list '[...]' is only allowed as an argument of "
+		     "require_amd_wmma_layout");
 		return NULL;
 	case N_NAMED:
 		diag(S->d, n->loc, "named argument '%s' outside a call", n->u.bind.name);

@@ -145,11 +145,13 @@ cswizzle(Cp *c)
 			return -1;
 		ws(c);
 		if (c->p >= c->end || *c->p != (i < 2 ? ',' : '>'))
-			return cerr(c, i < 2 ? "expected ',' in the swizzle" : "expected '>' after the swizzle");
+			return cerr(c, i < 2 ? "expected ',' in the swizzle" : "expected '>' after "
+			     "the swizzle");
 		c->p++;
 	}
 	if (v[0] < 0 || v[0] > 8 || v[1] < 0 || v[1] > 16 || (v[2] < 0 ? -v[2] : v[2]) < v[0]) {
-		snprintf(c->msg, c->msgsz, "bad swizzle <%lld,%lld,%lld>: needs 0 <= B <= 8, 0 <= M <= 16, |S| >= B",
+		snprintf(c->msg, c->msgsz, "bad swizzle <%lld,%lld,%lld>: needs 0 <= B <= 8, 0 <= "
+		     "M <= 16, |S| >= B",
 			 v[0], v[1], v[2]);
 		return -1;
 	}
@@ -231,7 +233,8 @@ mmalit(Sema *S, const Node *n, LayoutLit *l)
 	l->kind = LAYOUT_MMA;
 	l->operand = n->u.call.name[4];
 	if (!a || a->kind != N_IDENT) {
-		diag(S->d, n->loc, "%s: the first argument must name an MMA instruction (m16n8k16, m16n8k8, m16n8k32, mfma16x16x16 or wmma16x16x16)",
+		diag(S->d, n->loc, "%s: the first argument must name an MMA instruction (m16n8k16, "
+		     "m16n8k8, m16n8k32, mfma16x16x16 or wmma16x16x16)",
 		     n->u.call.name);
 		return NULL;
 	}
@@ -239,7 +242,8 @@ mmalit(Sema *S, const Node *n, LayoutLit *l)
 		if (!strcmp(a->u.name, mma_name((MmaKind)m)))
 			break;
 	if (m == MMA_COUNT) {
-		diag(S->d, a->loc, "%s: unknown MMA instruction '%s' (m16n8k16, m16n8k8, m16n8k32, mfma16x16x16 or wmma16x16x16)",
+		diag(S->d, a->loc, "%s: unknown MMA instruction '%s' (m16n8k16, m16n8k8, m16n8k32, "
+		     "mfma16x16x16 or wmma16x16x16)",
 		     n->u.call.name, a->u.name);
 		return NULL;
 	}
@@ -298,7 +302,8 @@ layoutlit(Sema *S, const Node *n)
 		const Node *a = n->u.call.args;
 
 		if (n->u.call.nargs != 1 || a->kind != N_STR) {
-			diag(S->d, n->loc, "cute(...) takes one string, e.g. cute(\"(_8,_4):(_4,_1)\")");
+			diag(S->d, n->loc, "cute(...) takes one string, e.g. "
+			     "cute(\"(_8,_4):(_4,_1)\")");
 			return NULL;
 		}
 		if (sema_check_cute(a->u.str.s, a->u.str.len, msg, sizeof msg)) {
@@ -331,7 +336,8 @@ layoutlit(Sema *S, const Node *n)
 	if (n->kind == N_CALL && (!strcmp(n->u.call.name, "mma_a") || !strcmp(n->u.call.name, "mma_b") ||
 				  !strcmp(n->u.call.name, "mma_c")))
 		return mmalit(S, n, l);
-	diag(S->d, n->loc, "expected a layout: cute(\"...\"), swizzle(32|64|128), padded, linear, or mma_a/mma_b/mma_c(...)");
+	diag(S->d, n->loc, "expected a layout: cute(\"...\"), swizzle(32|64|128), padded, linear, "
+	     "or mma_a/mma_b/mma_c(...)");
 	return NULL;
 }
 
@@ -499,7 +505,8 @@ bases(Sema *S, const char *fn, const char *name, const Node *n, IntLists *out)
 		if (intlist(S, fn, name, it, &out->v[i], &out->len[i]))
 			return -1;
 		if (out->len[i] != 2) {
-			diag(S->d, it->loc, "%s: each of %s must be a [row, col] pair, got %d entries", fn,
+			diag(S->d, it->loc, "%s: each of %s must be a [row, col] pair, got %d "
+			     "entries", fn,
 			     name, out->len[i]);
 			return -1;
 		}
@@ -539,7 +546,8 @@ wmma(Sema *S, const Node *c, IrStmt *s)
 		if (intlist(S, fn, "instr_shape", a[5], &shape, &n)) {
 			bad = 1;
 		} else if (n != 3 || shape[0] <= 0 || shape[1] <= 0 || shape[2] <= 0) {
-			diag(S->d, a[5]->loc, "%s: instr_shape must be three positive integers [m, n, k]",
+			diag(S->d, a[5]->loc, "%s: instr_shape must be three positive integers [m, "
+			     "n, k]",
 			     fn);
 			bad = 1;
 		} else {
