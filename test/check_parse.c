@@ -538,6 +538,68 @@ START_TEST(parse_mutations)
 }
 END_TEST
 
+/* ast_dump_expr on hand-built nodes: escapes, NULL, unknown kinds; names and counts */
+START_TEST(parse_dump_misc)
+{
+	Arena a;
+	Buf b;
+	Node *n, *k;
+	Tok t = {0};
+
+	arena_init(&a);
+	buf_init(&b);
+	t.sval = "a\tb\x01\"\\";
+	t.slen = 6;
+	n = ast_str(&a, t);
+	ast_dump_expr(&b, n);
+	ck_assert_str_eq(buf_str(&b), "\"a\\tb\\x01\\\"\\\\\"");
+	buf_reset(&b);
+	ast_dump_expr(&b, NULL);
+	n = ast_new(&a, N_NKINDS, (Loc){0});
+	buf_putc(&b, ' ');
+	ast_dump_expr(&b, n);
+	{
+		char want[32];
+
+		snprintf(want, sizeof want, "<null> (?%d)", (int)N_NKINDS);
+		ck_assert_str_eq(buf_str(&b), want);
+	}
+	ast_dump(NULL, n);
+	ast_dump_expr(NULL, n);
+	/* a statement given to ast_dump_expr is dumped as a statement, alone */
+	k = ast_new(&a, N_LET, (Loc){0});
+	k->u.bind.name = "t";
+	k->u.bind.value = ast_new(&a, N_BOOL, (Loc){0});
+	k->next = k->u.bind.value;
+	buf_reset(&b);
+	ast_dump_expr(&b, k);
+	ck_assert_str_eq(buf_str(&b), "(let t false)");
+	ck_assert_int_eq(ast_count(k), 2);
+	ck_assert_int_eq(ast_count(NULL), 0);
+	ck_assert_str_eq(ast_kind_name(N_FOR), "for");
+	ck_assert_str_eq(ast_kind_name(N_NKINDS), "?");
+	ck_assert_str_eq(ast_op_name(OP_SHL), "<<");
+	ck_assert_str_eq(ast_op_name(OP_NOPS), "?");
+	/* floats print in their shortest exact form, always with '.' or an exponent */
+	{
+		static const double v[] = {3.0, 0.1, 1e-7, 1e20, 2.5, 123456789.125};
+		static const char *want = "3.0 0.1 1e-07 1e+20 2.5 123456789.125 ";
+		size_t i;
+
+		buf_reset(&b);
+		for (i = 0; i < countof(v); i++) {
+			n = ast_new(&a, N_FLOAT, (Loc){0});
+			n->u.fval = v[i];
+			ast_dump_expr(&b, n);
+			buf_putc(&b, ' ');
+		}
+		ck_assert_str_eq(buf_str(&b), want);
+	}
+	buf_free(&b);
+	arena_free(&a);
+}
+END_TEST
+
 /* ---- property: random expression trees printed with minimal parentheses ----- */
 
 static unsigned
@@ -674,6 +736,7 @@ suite_parse(void)
 	tcase_add_test(tc, parse_speed);
 	tcase_add_test(tc, parse_mutations);
 	tcase_add_test(tc, parse_random_exprs);
+	tcase_add_test(tc, parse_dump_misc);
 	suite_add_tcase(s, tc);
 	return s;
 }
