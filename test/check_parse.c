@@ -227,6 +227,35 @@ START_TEST(parse_all_lex_errors)
 }
 END_TEST
 
+/* after a syntax error the parser resumes at the next ';' or block; it reports at most
+ * AST_MAXSYNTAX syntax errors */
+START_TEST(parse_recovery_cap)
+{
+	Buf src, errs;
+	int i;
+
+	buf_init(&src);
+	buf_init(&errs);
+	for (i = 0; i < 30; i++)
+		buf_puts(&src, "const A = 1 +;\n");
+	ck_assert_int_eq(parse(src.s, src.len, NULL, &errs, NULL), AST_MAXSYNTAX);
+	ck_assert(strstr(errs.s, "20:14: error: unexpected ';', expected expression\n") != NULL);
+	ck_assert(strstr(errs.s, "21:14:") == NULL);
+	buf_reset(&src);
+	buf_reset(&errs);
+	/* errors in three kernels, each reported, and nothing after the last */
+	buf_puts(&src, "kernel a() grid(1) threads(1) { for i in 3 { clear(x); } }\n"
+		       "kernel b() grid(1) threads(1) { copy(x y); }\n"
+		       "kernel c() grid(1) threads(1) { if (x) { } else x = 1; }\n");
+	ck_assert_int_eq(parse(src.s, src.len, NULL, &errs, NULL), 3);
+	ck_assert_str_eq(errs.s, "1:42: error: unexpected number '3', expected identifier\n"
+				 "2:40: error: unexpected identifier 'y', expected ')'\n"
+				 "3:49: error: unexpected identifier 'x', expected '{' or 'if'\n");
+	buf_free(&src);
+	buf_free(&errs);
+}
+END_TEST
+
 /* ---- the error corpus: test/err/{lex,syn}_*.tile, full output vs .err ---------- */
 
 START_TEST(parse_corpus)
@@ -729,6 +758,7 @@ suite_parse(void)
 	tcase_add_loop_test(tc, parse_err, 0, countof(err_cases));
 	tcase_add_test(tc, parse_all_lex_errors);
 	tcase_add_test(tc, parse_corpus);
+	tcase_add_test(tc, parse_recovery_cap);
 	tcase_add_test(tc, parse_empty);
 	tcase_add_test(tc, parse_samples);
 	tcase_add_loop_test(tc, parse_deep, 0, countof(deep_cases));
