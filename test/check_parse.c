@@ -166,6 +166,8 @@ static const struct {
 	{K0 "{ if a {} }", "1:36: error: unexpected identifier 'a', expected '('"},
 	{K0 "{ let grid = 1; }", "1:37: error: unexpected 'grid', expected identifier"},
 	{K0 "{ x = \"s\" \"t\"; }", "1:41: error: unexpected string, expected ';'"},
+	{"const a = 1 abcdefghijklmnopqrstuvwxyz0123456789ABCD;",
+	 "1:13: error: unexpected identifier 'abcdefghijklmnopqrstuvwxyz012345...', expected ';' or ','"},
 	/* checks made by the parse helpers */
 	{"kernel k() threads(1) grid(1) {}", "1:23: error: grid(...) must come before threads(...)"},
 	{"kernel k() {}", "1:8: error: kernel 'k' has no grid(...) clause"},
