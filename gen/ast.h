@@ -14,6 +14,7 @@ enum {
 	AST_MAXDEPTH = 256,   /* expression tree depth, and ( [ nesting */
 	AST_MAXBLOCKS = 256,  /* { } nesting */
 	AST_MAXSOURCE = 1 << 30, /* bytes of source text */
+	AST_MAXSYNTAX = 20,   /* syntax errors reported before the parser gives up */
 };
 
 /* ---- node kinds --------------------------------------------------------
@@ -240,7 +241,8 @@ void ast_dump_expr(Buf *b, const Node *n);
  * N_KERNEL, N_FUNC in source order), or NULL. NULL with no new error in d
  * means the input held no declaration (empty, or only comments and space);
  * "no kernel in input" is for sema to report. With errors: every lexical
- * error is reported, parsing stops at the first syntax error. src needs no
+ * error is reported (parsing stops at the first one); after a syntax error the parser
+ * resumes at the next ';' or block, up to AST_MAXSYNTAX syntax errors. src needs no
  * terminating NUL and may hold any bytes; it is copied into the arena, and
  * nodes refer to the copy. file names the input in Locs ("<input>" if NULL); it is
  * copied too. Inputs over AST_MAXSOURCE bytes are refused with an error.

@@ -45,9 +45,10 @@ parse_syntax_error(Parser *p, const Tok *t, const int *expected, int nexpected)
 	Buf b;
 	int i;
 
-	if (p->failed)
+	if (++p->nsyntax > AST_MAXSYNTAX) {
+		p->failed = 1;
 		return;
-	p->failed = 1;
+	}
 	buf_init(&b);
 	buf_puts(&b, "unexpected ");
 	showtok(&b, t);

@@ -12,7 +12,8 @@ typedef struct Parser {
 	Arena *arena;
 	Diags *diags;
 	NodeList top;        /* top-level declarations, in order */
-	int failed;          /* a syntax error was reported: stop feeding tokens */
+	int failed;          /* the parser gave up: stop feeding tokens */
+	int nsyntax;         /* syntax errors reported */
 	int deep;            /* "nested too deeply" was reported */
 	Loc last;            /* location of the token being parsed */
 } Parser;

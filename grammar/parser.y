@@ -23,8 +23,6 @@
 
 #include "parse.h"
 
-#define YYNOERRORRECOVERY 1
-
 static Node *
 bin(Parser *p, Tok o, AstOp op, Node *l, Node *r)
 {
@@ -62,6 +60,11 @@ bin(Parser *p, Tok o, AstOp op, Node *l, Node *r)
 
 %stack_overflow {
 	parse_overflow(p);
+}
+
+/* recovery found nothing to resume from: give up */
+%parse_failure {
+	p->failed = 1;
 }
 
 /* tokens only the lexer produces */
@@ -105,6 +108,9 @@ decls ::= .
 decls ::= decls decl(D).                      { ast_append(&p->top, D); }
 
 decl(A) ::= CONST constlist(L) SEMI.           { A = L.head; }
+/* after a syntax error, resume at the next ';' or block */
+decl(A) ::= error SEMI.                        { A = NULL; }
+decl(A) ::= error block.                       { A = NULL; }
 decl(A) ::= KERNEL ID(N) LPAREN params(P) RPAREN clauses(C) block(B).
                                               { A = parse_kernel(p, N, P, C, B); }
 decl(A) ::= FUNC ID(N) LPAREN params(P) RPAREN block(B).
@@ -154,6 +160,8 @@ stmt(A) ::= postfix(L) SLASHEQ(O) expr(R) SEMI. { A = parse_assign(p, O, OP_DIV,
 stmt(A) ::= LET(K) ID(N) ASSIGN expr(E) SEMI. { A = ast_let(p->arena, K, N, E); }
 stmt(A) ::= FOR(K) idlist(V) IN call(C) block(B). { A = ast_for(p->arena, K, V, C, B); }
 stmt(A) ::= ifstmt(S).                        { A = S; }
+stmt(A) ::= error SEMI.                       { A = NULL; }
+stmt(A) ::= error block.                      { A = NULL; }
 
 ifstmt(A) ::= IF(K) LPAREN expr(C) RPAREN block(T) elsepart(E).
                                               { A = ast_if(p->arena, K, C, T, E); }

@@ -166,6 +166,8 @@ static const struct {
 	{K0 "{ if a {} }", "1:36: error: unexpected identifier 'a', expected '('"},
 	{K0 "{ let grid = 1; }", "1:37: error: unexpected 'grid', expected identifier"},
 	{K0 "{ x = \"s\" \"t\"; }", "1:41: error: unexpected string, expected ';'"},
+	{"const a = 1 abcdefghijklmnopqrstuvwxyz0123456789ABCD;",
+	 "1:13: error: unexpected identifier 'abcdefghijklmnopqrstuvwxyz012345...', expected ';' or ','"},
 	/* checks made by the parse helpers */
 	{"kernel k() threads(1) grid(1) {}", "1:23: error: grid(...) must come before threads(...)"},
 	{"kernel k() {}", "1:8: error: kernel 'k' has no grid(...) clause"},
@@ -223,6 +225,35 @@ START_TEST(parse_all_lex_errors)
 					 "2:11: error: invalid number '0x'\n"
 					 "3:11: error: unterminated string\n"
 					 "4:1: error: unterminated comment\n");
+	buf_free(&errs);
+}
+END_TEST
+
+/* after a syntax error the parser resumes at the next ';' or block; it reports at most
+ * AST_MAXSYNTAX syntax errors */
+START_TEST(parse_recovery_cap)
+{
+	Buf src, errs;
+	int i;
+
+	buf_init(&src);
+	buf_init(&errs);
+	for (i = 0; i < 30; i++)
+		buf_puts(&src, "const A = 1 +;\n");
+	ck_assert_int_eq(parse(src.s, src.len, NULL, &errs, NULL), AST_MAXSYNTAX);
+	ck_assert(strstr(errs.s, "20:14: error: unexpected ';', expected expression\n") != NULL);
+	ck_assert(strstr(errs.s, "21:14:") == NULL);
+	buf_reset(&src);
+	buf_reset(&errs);
+	/* errors in three kernels, each reported, and nothing after the last */
+	buf_puts(&src, "kernel a() grid(1) threads(1) { for i in 3 { clear(x); } }\n"
+		       "kernel b() grid(1) threads(1) { copy(x y); }\n"
+		       "kernel c() grid(1) threads(1) { if (x) { } else x = 1; }\n");
+	ck_assert_int_eq(parse(src.s, src.len, NULL, &errs, NULL), 3);
+	ck_assert_str_eq(errs.s, "1:42: error: unexpected number '3', expected identifier\n"
+				 "2:40: error: unexpected identifier 'y', expected ')'\n"
+				 "3:49: error: unexpected identifier 'x', expected '{' or 'if'\n");
+	buf_free(&src);
 	buf_free(&errs);
 }
 END_TEST
@@ -538,6 +569,68 @@ START_TEST(parse_mutations)
 }
 END_TEST
 
+/* ast_dump_expr on hand-built nodes: escapes, NULL, unknown kinds; names and counts */
+START_TEST(parse_dump_misc)
+{
+	Arena a;
+	Buf b;
+	Node *n, *k;
+	Tok t = {0};
+
+	arena_init(&a);
+	buf_init(&b);
+	t.sval = "a\tb\x01\"\\";
+	t.slen = 6;
+	n = ast_str(&a, t);
+	ast_dump_expr(&b, n);
+	ck_assert_str_eq(buf_str(&b), "\"a\\tb\\x01\\\"\\\\\"");
+	buf_reset(&b);
+	ast_dump_expr(&b, NULL);
+	n = ast_new(&a, N_NKINDS, (Loc){0});
+	buf_putc(&b, ' ');
+	ast_dump_expr(&b, n);
+	{
+		char want[32];
+
+		snprintf(want, sizeof want, "<null> (?%d)", (int)N_NKINDS);
+		ck_assert_str_eq(buf_str(&b), want);
+	}
+	ast_dump(NULL, n);
+	ast_dump_expr(NULL, n);
+	/* a statement given to ast_dump_expr is dumped as a statement, alone */
+	k = ast_new(&a, N_LET, (Loc){0});
+	k->u.bind.name = "t";
+	k->u.bind.value = ast_new(&a, N_BOOL, (Loc){0});
+	k->next = k->u.bind.value;
+	buf_reset(&b);
+	ast_dump_expr(&b, k);
+	ck_assert_str_eq(buf_str(&b), "(let t false)");
+	ck_assert_int_eq(ast_count(k), 2);
+	ck_assert_int_eq(ast_count(NULL), 0);
+	ck_assert_str_eq(ast_kind_name(N_FOR), "for");
+	ck_assert_str_eq(ast_kind_name(N_NKINDS), "?");
+	ck_assert_str_eq(ast_op_name(OP_SHL), "<<");
+	ck_assert_str_eq(ast_op_name(OP_NOPS), "?");
+	/* floats print in their shortest exact form, always with '.' or an exponent */
+	{
+		static const double v[] = {3.0, 0.1, 1e-7, 1e20, 2.5, 123456789.125};
+		static const char *want = "3.0 0.1 1e-07 1e+20 2.5 123456789.125 ";
+		size_t i;
+
+		buf_reset(&b);
+		for (i = 0; i < countof(v); i++) {
+			n = ast_new(&a, N_FLOAT, (Loc){0});
+			n->u.fval = v[i];
+			ast_dump_expr(&b, n);
+			buf_putc(&b, ' ');
+		}
+		ck_assert_str_eq(buf_str(&b), want);
+	}
+	buf_free(&b);
+	arena_free(&a);
+}
+END_TEST
+
 /* ---- property: random expression trees printed with minimal parentheses ----- */
 
 static unsigned
@@ -667,6 +760,7 @@ suite_parse(void)
 	tcase_add_loop_test(tc, parse_err, 0, countof(err_cases));
 	tcase_add_test(tc, parse_all_lex_errors);
 	tcase_add_test(tc, parse_corpus);
+	tcase_add_test(tc, parse_recovery_cap);
 	tcase_add_test(tc, parse_empty);
 	tcase_add_test(tc, parse_samples);
 	tcase_add_loop_test(tc, parse_deep, 0, countof(deep_cases));
@@ -674,6 +768,7 @@ suite_parse(void)
 	tcase_add_test(tc, parse_speed);
 	tcase_add_test(tc, parse_mutations);
 	tcase_add_test(tc, parse_random_exprs);
+	tcase_add_test(tc, parse_dump_misc);
 	suite_add_tcase(s, tc);
 	return s;
 }
