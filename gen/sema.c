@@ -92,7 +92,8 @@ callstmt(Sema *S, const Node *c, Tail *t)
 	else if (sema_builtin_name(name))
 		diag(S->d, c->loc, "'%s' cannot be used as a statement", name);
 	else
-		diag(S->d, c->loc, "unknown operation or helper '%s'", name);
+		diag(S->d, c->loc, "unknown operation or helper '%s'%s", name,
+		     sema_suggest(S, name, 1u << SYM_FUNC, sema_op_names, sema_nop_names));
 	append(t, st);
 }
 
@@ -179,7 +180,8 @@ assign(Sema *S, const Node *n, Tail *t)
 		Sym *sym = sema_lookup(S, lhs->u.name);
 
 		if (!sym) {
-			diag(S->d, lhs->loc, "unknown name '%s'", lhs->u.name);
+			diag(S->d, lhs->loc, "unknown name '%s'%s", lhs->u.name,
+			     sema_suggest(S, lhs->u.name, SUGGEST_VALUES, NULL, 0));
 			return;
 		}
 		if (SYM_POISONED(sym))

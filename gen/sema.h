@@ -84,6 +84,16 @@ Sym *sema_declare(Sema *S, SymKind kind, const char *name, Loc loc);
 void sema_push(Sema *S);
 void sema_pop(Sema *S);
 int sema_builtin_name(const char *name); /* reserved: element types, ops, math, bx/by/bz */
+/*
+ * " (did you mean 'x'?)" for the visible name (of the kinds in the mask
+ * 1 << SymKind, or among extra[0..nextra)) closest to name, or "".
+ */
+const char *sema_suggest(Sema *S, const char *name, unsigned kinds, const char *const *extra,
+			 int nextra);
+#define SUGGEST_VALUES ((1u << SYM_CONST) | (1u << SYM_VAR) | (1u << SYM_EXPR))
+#define SUGGEST_BUFFERS (1u << SYM_BUF)
+extern const char *const sema_op_names[];     /* copy, gemm, ..., the layout statements */
+extern const int sema_nop_names;
 
 IrExpr *sx_expr(Sema *S, const Node *n);
 /* an expression converted to type t (implicit numeric conversion), or NULL */

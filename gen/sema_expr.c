@@ -90,6 +90,71 @@ sema_builtin_name(const char *name)
 	return 0;
 }
 
+const char *const sema_op_names[] = {
+	"copy", "gemm", "fill", "clear", "reduce", "assume", "annotate_layout", "require_layout",
+	"release_layout", "dump_layout", "assert_same_layout", "require_amd_wmma_layout",
+};
+const int sema_nop_names = (int)countof(sema_op_names);
+
+/* edit distance, capped: names longer than 40 are not compared */
+static int
+distance(const char *a, const char *b)
+{
+	int la = (int)strlen(a), lb = (int)strlen(b), i, j, d[41][41];
+
+	if (la > 40 || lb > 40)
+		return 99;
+	for (i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (i = 1; i <= la; i++) {
+		for (j = 1; j <= lb; j++) {
+			int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (d[i - 1][j] + 1 < c)
+				c = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < c)
+				c = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < c)
+				c = d[i - 2][j - 2] + 1; /* a transposition */
+			d[i][j] = c;
+		}
+	}
+	return d[la][lb];
+}
+
+const char *
+sema_suggest(Sema *S, const char *name, unsigned kinds, const char *const *extra, int nextra)
+{
+	const char *best = NULL;
+	size_t len = strlen(name);
+	int i, bd = len <= 2 ? 0 : len <= 5 ? 2 : 3, d; /* allow up to bd - 1 edits */
+	Sym *s;
+
+	for (i = 0; i < nextra; i++) {
+		d = distance(name, extra[i]);
+		if (d < bd) {
+			bd = d;
+			best = extra[i];
+		}
+	}
+	for (i = 0; kinds && i < S->capkeys; i++) {
+		if (!S->keys[i] || !S->vals[i])
+			continue;
+		s = sema_lookup(S, S->keys[i]);
+		if (!s || !(kinds & (1u << s->kind)) || SYM_POISONED(s))
+			continue;
+		d = distance(name, S->keys[i]);
+		if (d < bd || (d == bd && best && strcmp(S->keys[i], best) < 0)) {
+			bd = d;
+			best = S->keys[i];
+		}
+	}
+	return best ? arena_printf(S->a, " (did you mean '%s'?)", best) : "";
+}
+
 static const char *
 symkind(SymKind k)
 {
@@ -710,7 +775,9 @@ ident(Sema *S, const Node *n)
 		else if (sema_builtin_name(name))
 			diag(S->d, n->loc, "'%s' is a builtin operation, not a value", name);
 		else
-			diag(S->d, n->loc, "unknown name '%s'", name);
+			diag(S->d, n->loc, "unknown name '%s'%s", name,
+			     sema_suggest(S, name, SUGGEST_VALUES, (const char *const[]){"bx", "by", "bz"},
+					  S->k ? S->k->ngrid : 0));
 		return NULL;
 	}
 	switch (s->kind) {
@@ -830,7 +897,8 @@ load(Sema *S, const Node *n)
 		return NULL;
 	if (!s || s->kind != SYM_BUF) {
 		if (!s && !sema_builtin_name(base->u.name))
-			diag(S->d, base->loc, "unknown buffer '%s'", base->u.name);
+			diag(S->d, base->loc, "unknown buffer '%s'%s", base->u.name,
+			     sema_suggest(S, base->u.name, SUGGEST_BUFFERS, NULL, 0));
 		else
 			diag(S->d, base->loc, "'%s' is not a buffer and cannot be indexed", base->u.name);
 		return NULL;
@@ -1100,7 +1168,18 @@ call(Sema *S, const Node *n)
 	else if (sema_builtin_name(name))
 		diag(S->d, n->loc, "'%s' is a statement and has no value", name);
 	else
-		diag(S->d, n->loc, "unknown function '%s'", name);
+	{
+		const char *fns[FN_COUNT + DT_COUNT + 1];
+		int nf = 0, i;
+
+		for (i = 0; i < FN_COUNT; i++)
+			fns[nf++] = mathfn_name((MathFn)i);
+		for (i = DT_BOOL; i < DT_COUNT; i++)
+			if (i != DT_INT)
+				fns[nf++] = dtype_name((DType)i);
+		fns[nf++] = "select";
+		diag(S->d, n->loc, "unknown function '%s'%s", name, sema_suggest(S, name, 0, fns, nf));
+	}
 	return NULL;
 }
 

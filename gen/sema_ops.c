@@ -84,7 +84,8 @@ bufref(Sema *S, const char *fn, const Node *n)
 	if (s && SYM_POISONED(s))
 		return -1;
 	if (!s) {
-		diag(S->d, n->loc, "%s: unknown buffer '%s'", fn, n->u.name);
+		diag(S->d, n->loc, "%s: unknown buffer '%s'%s", fn, n->u.name,
+		     sema_suggest(S, n->u.name, SUGGEST_BUFFERS, NULL, 0));
 		return -1;
 	}
 	if (s->kind != SYM_BUF) {
@@ -188,7 +189,8 @@ region(Sema *S, const char *fn, const char *role, const Node *n, RegArg *ra)
 		return -1;
 	if (!s || s->kind != SYM_BUF) {
 		if (!s)
-			diag(S->d, base->loc, "%s: unknown buffer '%s'", fn, base->u.name);
+			diag(S->d, base->loc, "%s: unknown buffer '%s'%s", fn, base->u.name,
+			     sema_suggest(S, base->u.name, SUGGEST_BUFFERS, NULL, 0));
 		else
 			diag(S->d, base->loc, "%s: %s '%s' is not a buffer", fn, role, base->u.name);
 		return -1;

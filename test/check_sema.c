@@ -139,6 +139,21 @@ static const struct {
 	const char *src;
 	const char *want; /* the whole diagnostics text */
 } err_cases[] = {
+	/* suggestions for misspelt names */
+	{"const alpha = 2;" KH KB "for i in range(2) { r[i] = alpah; } }",
+	 "t:3:28: error: unknown name 'alpah' (did you mean 'alpha'?)\n"},
+	{KH KB "copy(A[0, 0], Ass); }",
+	 "t:3:15: error: copy: unknown buffer 'Ass' (did you mean 'As'?)\n"},
+	{KH KB "gem(As, Bs, acc); }",
+	 "t:3:1: error: unknown operation or helper 'gem' (did you mean 'gemm'?)\n"},
+	{KH KB "for i in range(2) { r[i] = exq(r[i]); } }",
+	 "t:3:28: error: unknown function 'exq' (did you mean 'exp'?)\n"},
+	{"func scale_tile(x: local f32[64]) { clear(x); }" KH KB "scale_tiles(r); }",
+	 "t:3:1: error: unknown operation or helper 'scale_tiles' (did you mean 'scale_tile'?)\n"},
+	{KH KB "for i in range(2) { r[i] = f32(byy); } }",
+	 "t:3:32: error: unknown name 'byy' (did you mean 'by'?)\n"},
+	{KH KB "for i in range(2) { r[i] = f32(bz); } }",
+	 "t:3:32: error: 'bz' needs a grid of at least 3 dimensions; the grid of 'k' has 2\n"},
 	{"kernel k(A: f32[M]) grid(1) threads(32) { local x: f32[4]; copy(A[0], x[0]); }",
 	 "t:1:60: error: copy: cannot tell the tile shape; make 'A' or 'x' a whole buffer or use slices\n"},
 	{KH KB "copy(A[0:64, 0:16], As); }",
