@@ -243,6 +243,8 @@ pipeline(Arena *arena, Diags *d, Buf *out, const char *src, size_t len, const ti
 	prog = sema_program(arena, d, top, defs, ndefs, file);
 	if (!prog || d->nerr)
 		return st;
+	prog->target = o->target;
+	prog->arch = o->arch ? o->arch : o->target == TILEC_TARGET_HIP ? "gfx942" : "sm_80";
 
 	/* 4. output: the IR until the later passes and emission exist */
 	ir_dump(out, prog);

@@ -23,8 +23,8 @@ static const char usage_text[] =
 	"options:\n"
 	"  -o, --output=FILE      write the output to FILE (default: standard output for --dump)\n"
 	"      --target=T         cuda (default) or hip\n"
-	"      --arch=A           cuda: sm_80 (default), sm_90, sm_90a; hip: gfx90a, gfx942 "
-	     "(default), gfx1100\n"
+	"      --arch=A           cuda: sm_80 (default), sm_90, sm_90a;\n"
+	"                         hip: gfx90a, gfx942 (default), gfx1100 (alone, it picks hip)\n"
 	"  -D, --define=NAME=VAL  set the constant NAME to VAL (an integer or a float)\n"
 	"      --dump=KIND        print the program after a stage: ast or ir\n"
 	"      --time[=N]         run the front end N times (default 5), print the median time\n"
@@ -152,7 +152,7 @@ driver_main(int argc, char **argv)
 	const char **defs;
 	char msg[256], *src;
 	size_t len;
-	int c, ndef = 0, ntime = 0, rc;
+	int c, ndef = 0, ntime = 0, rc, target_given = 0;
 
 	tilec_options_init(&o);
 	defs = calloc((size_t)argc + 1, sizeof *defs);
@@ -168,6 +168,7 @@ driver_main(int argc, char **argv)
 			out = optarg;
 			break;
 		case OPT_TARGET:
+			target_given = 1;
 			if (!strcmp(optarg, "cuda"))
 				o.target = TILEC_TARGET_CUDA;
 			else if (!strcmp(optarg, "hip"))
@@ -235,6 +236,9 @@ driver_main(int argc, char **argv)
 			return usage_error("unknown option '%s'", msg);
 		}
 	}
+	/* --arch=gfx... alone picks hip */
+	if (o.arch && !target_given && tilec_arch_valid(TILEC_TARGET_HIP, o.arch))
+		o.target = TILEC_TARGET_HIP;
 	if (o.arch && !tilec_arch_valid(o.target, o.arch)) {
 		free(defs);
 		return usage_error(o.target == TILEC_TARGET_CUDA

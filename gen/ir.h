@@ -286,6 +286,8 @@ typedef struct IrKernel {
 typedef struct IrProgram {
 	IrKernel *kernels; /* source order */
 	int nkernel;
+	int target;        /* tilec_target of the compile options: 0 cuda, 1 hip */
+	const char *arch;  /* sm_80, sm_90, sm_90a, gfx90a, gfx942, gfx1100 (defaults filled in) */
 } IrProgram;
 
 /* ---- constructors (all memory from the arena) -------------------------- */

@@ -79,6 +79,9 @@ for f in samples/*.tile; do
 	has "$f --dump=ast -o" "$tmp/ast" "kernel"
 done
 "$TILEC" -o "$tmp/gemm.ir" --target=hip --arch=gfx942 samples/gemm.tile; check "-o" 0 $?
+"$TILEC" --arch=gfx1100 samples/gemm.tile; check "--arch=gfx1100 picks hip" 0 $?
+"$TILEC" --target=cuda --arch=gfx1100 samples/gemm.tile 2>/dev/null; check "cuda with a hip arch" 2 $?
+"$TILEC" --target=cuda --arch=sm_90a samples/gemm.tile; check "--arch=sm_90a" 0 $?
 has "-o writes the IR" "$tmp/gemm.ir" "gemm As[0 +: 128, 0 +: 32]"
 "$TILEC" --dump=ir - <samples/gemm.tile >"$tmp/out"; check "stdin" 0 $?
 has "stdin" "$tmp/out" "kernel gemm"
