@@ -194,6 +194,7 @@ pipeline(Arena *arena, Diags *d, Buf *out, const char *src, size_t len, const ti
 	IrProgram *prog;
 	const char *file = o->filename ? o->filename : "<input>";
 	char msg[256];
+	Err e = {0};
 	int i, ndefs = 0;
 	Loc nowhere = {"tilec", 0, 0};
 	tilec_status st = TILEC_OK;
@@ -243,6 +244,10 @@ pipeline(Arena *arena, Diags *d, Buf *out, const char *src, size_t len, const ti
 	prog = sema_program(arena, d, top, defs, ndefs, file);
 	if (!prog || d->nerr)
 		return st;
+	if (ir_verify(prog, &e)) {
+		diag(d, nowhere, "internal error: the IR after sema is broken: %s", e.msg);
+		return st;
+	}
 	prog->target = o->target;
 	prog->arch = o->arch ? o->arch : o->target == TILEC_TARGET_HIP ? "gfx942" : "sm_80";
 

@@ -467,6 +467,241 @@ ir_expr_equal(const IrExpr *x, const IrExpr *y)
 	return 0;
 }
 
+/* ---- verification --------------------------------------------------------- */
+
+typedef struct Vfy {
+	const IrKernel *k;
+	Err *e;
+	int bad;
+} Vfy;
+
+static int
+vfail(Vfy *v, Loc loc, const char *what)
+{
+	if (!v->bad)
+		err_set(v->e, "kernel %s, line %d: %s", v->k->name ? v->k->name : "?", loc.line, what);
+	v->bad = 1;
+	return -1;
+}
+
+static int
+vbuf(Vfy *v, Loc loc, int id)
+{
+	return id >= 0 && id < v->k->nbuf ? 0 : vfail(v, loc, "buffer id out of range");
+}
+
+static int
+vvar(Vfy *v, Loc loc, const IrVar *var)
+{
+	if (!var || var->id < 0 || var->id >= v->k->nvar || v->k->vars[var->id] != var)
+		return vfail(v, loc, "variable not registered in its kernel");
+	return 0;
+}
+
+static int
+vexpr(Vfy *v, const IrExpr *e, int depth)
+{
+	int i;
+
+	if (!e)
+		return vfail(v, (Loc){0}, "missing expression");
+	if (depth > 10000)
+		return vfail(v, e->loc, "expression too deep");
+	if (e->type <= DT_NONE || e->type >= DT_COUNT)
+		return vfail(v, e->loc, "expression without a type");
+	switch (e->kind) {
+	case IE_INT:
+	case IE_FLOAT:
+		return 0;
+	case IE_BOOL:
+		return e->type == DT_BOOL ? 0 : vfail(v, e->loc, "bool constant not of type bool");
+	case IE_VAR:
+		return vvar(v, e->loc, e->u.var);
+	case IE_LOAD:
+		if (vbuf(v, e->loc, e->u.load.buf))
+			return -1;
+		if (e->u.load.n != v->k->bufs[e->u.load.buf].ndim || !e->u.load.idx)
+			return vfail(v, e->loc, "load rank differs from its buffer's");
+		for (i = 0; i < e->u.load.n; i++)
+			if (vexpr(v, e->u.load.idx[i], depth + 1))
+				return -1;
+		return 0;
+	case IE_UNARY:
+		return vexpr(v, e->u.un.a, depth + 1);
+	case IE_BINARY:
+		if ((unsigned)e->u.bin.op >= BIN_COUNT)
+			return vfail(v, e->loc, "bad binary operator");
+		return vexpr(v, e->u.bin.a, depth + 1) || vexpr(v, e->u.bin.b, depth + 1) ? -1 : 0;
+	case IE_SELECT:
+		return vexpr(v, e->u.sel.c, depth + 1) || vexpr(v, e->u.sel.a, depth + 1) ||
+			       vexpr(v, e->u.sel.b, depth + 1)
+			   ? -1
+			   : 0;
+	case IE_CAST:
+		return vexpr(v, e->u.cast.a, depth + 1);
+	case IE_CALL:
+		if ((unsigned)e->u.call.fn >= FN_COUNT || e->u.call.n != mathfn_arity(e->u.call.fn))
+			return vfail(v, e->loc, "bad call");
+		for (i = 0; i < e->u.call.n; i++)
+			if (vexpr(v, e->u.call.args[i], depth + 1))
+				return -1;
+		return 0;
+	}
+	return vfail(v, e->loc, "bad expression kind");
+}
+
+static int
+vregion(Vfy *v, Loc loc, const Region *r)
+{
+	int i;
+
+	if (vbuf(v, loc, r->buf))
+		return -1;
+	if (r->ndim != v->k->bufs[r->buf].ndim || !r->off || !r->ext)
+		return vfail(v, loc, "region rank differs from its buffer's");
+	for (i = 0; i < r->ndim; i++) {
+		if (r->ext[i] <= 0)
+			return vfail(v, loc, "region extent not positive");
+		if (vexpr(v, r->off[i], 0))
+			return -1;
+	}
+	return 0;
+}
+
+static int vstmts(Vfy *v, const IrStmt *s, int depth);
+
+static int
+vstmt(Vfy *v, const IrStmt *s, int depth)
+{
+	int i;
+
+	switch (s->kind) {
+	case S_COPY:
+		return vregion(v, s->loc, &s->u.copy.src) || vregion(v, s->loc, &s->u.copy.dst) ? -1 : 0;
+	case S_GEMM:
+		return vregion(v, s->loc, &s->u.gemm.a) || vregion(v, s->loc, &s->u.gemm.b) ||
+			       vregion(v, s->loc, &s->u.gemm.c)
+			   ? -1
+			   : 0;
+	case S_FILL:
+		return vregion(v, s->loc, &s->u.fill.dst) || vexpr(v, s->u.fill.value, 0) ? -1 : 0;
+	case S_REDUCE:
+		return vbuf(v, s->loc, s->u.reduce.src) || vbuf(v, s->loc, s->u.reduce.dst) ? -1 : 0;
+	case S_PARALLEL:
+		if (s->u.par.n <= 0 || !s->u.par.vars || !s->u.par.ext)
+			return vfail(v, s->loc, "parallel loop without variables");
+		for (i = 0; i < s->u.par.n; i++)
+			if (vvar(v, s->loc, s->u.par.vars[i]) ||
+			    (s->u.par.ext[i] <= 0 && vfail(v, s->loc, "parallel extent not positive")))
+				return -1;
+		return vstmts(v, s->u.par.body, depth + 1);
+	case S_STORE:
+		if (vbuf(v, s->loc, s->u.store.buf))
+			return -1;
+		if (s->u.store.n != v->k->bufs[s->u.store.buf].ndim)
+			return vfail(v, s->loc, "store rank differs from its buffer's");
+		for (i = 0; i < s->u.store.n; i++)
+			if (vexpr(v, s->u.store.idx[i], 0))
+				return -1;
+		return vexpr(v, s->u.store.value, 0);
+	case S_LET:
+	case S_SET:
+		return vvar(v, s->loc, s->u.let.var) || vexpr(v, s->u.let.value, 0) ? -1 : 0;
+	case S_FOR:
+		if (vvar(v, s->loc, s->u.loop.var) || vexpr(v, s->u.loop.lo, 0) ||
+		    vexpr(v, s->u.loop.extent, 0))
+			return -1;
+		return vstmts(v, s->u.loop.body, depth + 1);
+	case S_PIPELINE:
+		if (vvar(v, s->loc, s->u.pipe.var) || vexpr(v, s->u.pipe.extent, 0))
+			return -1;
+		if (s->u.pipe.stages < 1)
+			return vfail(v, s->loc, "pipeline with no stage");
+		return vstmts(v, s->u.pipe.body, depth + 1);
+	case S_IF:
+		if (vexpr(v, s->u.cond.cond, 0))
+			return -1;
+		if (s->u.cond.cond->type != DT_BOOL)
+			return vfail(v, s->loc, "if condition not bool");
+		return vstmts(v, s->u.cond.then, depth + 1) || vstmts(v, s->u.cond.els, depth + 1) ? -1
+												   : 0;
+	case S_ASSUME:
+		return vexpr(v, s->u.assume.cond, 0);
+	case S_ANNOTATE_LAYOUT:
+	case S_REQUIRE_LAYOUT:
+	case S_RELEASE_LAYOUT:
+	case S_DUMP_LAYOUT:
+	case S_ASSERT_SAME_LAYOUT:
+		if (vbuf(v, s->loc, s->u.layout.buf))
+			return -1;
+		if ((s->kind == S_ANNOTATE_LAYOUT || s->kind == S_REQUIRE_LAYOUT) && !s->u.layout.lit)
+			return vfail(v, s->loc, "layout statement without a layout");
+		if (s->kind == S_ASSERT_SAME_LAYOUT && !s->u.layout.lit &&
+		    vbuf(v, s->loc, s->u.layout.other))
+			return -1;
+		return 0;
+	case S_REQUIRE_WMMA_LAYOUT:
+		return vbuf(v, s->loc, s->u.wmma.buf);
+	default:
+		return vfail(v, s->loc, "bad statement kind");
+	}
+}
+
+static int
+vstmts(Vfy *v, const IrStmt *s, int depth)
+{
+	if (depth > 10000)
+		return vfail(v, s ? s->loc : (Loc){0}, "statements nested too deeply");
+	for (; s; s = s->next)
+		if (vstmt(v, s, depth))
+			return -1;
+	return 0;
+}
+
+int
+ir_verify(const IrProgram *p, Err *e)
+{
+	const IrKernel *k;
+	Vfy v;
+	int i;
+
+	if (!p)
+		return err_set(e, "no program");
+	for (k = p->kernels; k; k = k->next) {
+		v.k = k;
+		v.e = e;
+		v.bad = 0;
+		if (k->ngrid < 1 || k->ngrid > 3)
+			return vfail(&v, k->loc, "grid needs 1 to 3 dimensions");
+		if (k->threads <= 0)
+			return vfail(&v, k->loc, "threads not positive");
+		for (i = 0; i < k->ngrid; i++)
+			if (vexpr(&v, k->grid[i], 0))
+				return -1;
+		for (i = 0; i < k->nparam; i++)
+			if (k->params[i].is_tensor ? vbuf(&v, k->loc, k->params[i].buf)
+						   : vvar(&v, k->loc, k->params[i].var))
+				return -1;
+		for (i = 0; i < k->nbuf; i++) {
+			const IrBuffer *b = &k->bufs[i];
+			int j;
+
+			if (b->ndim <= 0 || !b->dims)
+				return vfail(&v, b->loc, "buffer without a shape");
+			for (j = 0; j < b->ndim; j++)
+				if (b->dims[j].sym ? b->scope != MEM_GLOBAL || vvar(&v, b->loc, b->dims[j].sym)
+						   : b->dims[j].c <= 0)
+					return vfail(&v, b->loc, "bad buffer dimension");
+		}
+		for (i = 0; i < k->nvar; i++)
+			if (!k->vars[i] || k->vars[i]->id != i)
+				return vfail(&v, k->loc, "variable table out of order");
+		if (vstmts(&v, k->body, 0))
+			return -1;
+	}
+	return 0;
+}
+
 /* ---- dump ------------------------------------------------------------- */
 
 enum { PREC_SELECT = 0, PREC_UNARY = 11, PREC_POSTFIX = 12 };

@@ -316,6 +316,14 @@ int ir_is_const(const IrExpr *e, int64_t *v); /* an integer constant? */
 int ir_expr_equal(const IrExpr *x, const IrExpr *y); /* structurally equal? */
 const char *binop_name(BinOp op);
 
+/*
+ * Check the IR's invariants (ids in range, region and index ranks, positive
+ * extents, typed expressions, vars registered in their kernel, a well-formed
+ * header). Passes that rewrite the IR call it after themselves. 0, or -1 with
+ * a message naming the kernel and the statement.
+ */
+int ir_verify(const IrProgram *p, Err *e);
+
 /* ---- dump ------------------------------------------------------------- */
 
 void ir_dump_expr(Buf *b, const IrKernel *k, const IrExpr *e);

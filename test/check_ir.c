@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ast.h"
 #include "ir.h"
+#include "sema.h"
 #include "tests.h"
 #include "tilec.h"
 
@@ -211,6 +213,96 @@ START_TEST(dtypes)
 }
 END_TEST
 
+/* ir_verify accepts what sema builds and refuses each kind of breakage */
+static const char *const broken[] = {
+	NULL,
+	"kernel k, line 9: buffer id out of range",
+	"kernel k, line 9: region extent not positive",
+	"kernel k, line 9: region rank differs from its buffer's",
+	"kernel k, line 2: threads not positive",
+	"kernel k, line 2: grid needs 1 to 3 dimensions",
+	"kernel k, line 11: variable not registered in its kernel",
+	"kernel k, line 12: expression without a type",
+	"kernel k, line 12: load rank differs from its buffer's",
+	"kernel k, line 10: pipeline with no stage",
+	"kernel k, line 5: bad buffer dimension",
+	"kernel k, line 13: if condition not bool",
+};
+
+START_TEST(verify)
+{
+	const char *src =
+		"const BM = 64;\n"
+		"kernel k(A: f16[M, K], s: f32) grid(cdiv(M, BM)) threads(128) {\n"
+		"  shared As: f16[BM, 32];\n"
+		"  local acc: f32[BM, 32];\n"
+		"  local t: f32[4];\n"
+		"  clear(acc);\n"
+		"  for ko in range(4) {\n"
+		"    clear(t);\n"
+		"    copy(A[bx * BM, ko * 32], As);\n"
+		"    for k2 in pipeline(4, stages = 2) {\n"
+		"      for i, j in parallel(BM, 32) {\n"
+		"        acc[i, j] += f32(As[i, j]) * s;\n"
+		"        if (i < j) { acc[i, j] = 0; }\n"
+		"      }\n"
+		"    }\n"
+		"  }\n"
+		"}\n";
+	Arena a;
+	Diags d;
+	Err e = {0};
+	Node *top;
+	IrProgram *p;
+	IrKernel *k;
+	IrStmt *loop, *copy, *pipe, *par, *store, *ifs;
+	IrVar stray = {VAR_LOOP, DT_INT, "stray", 0, {0}};
+
+	arena_init(&a);
+	diags_init(&d, &a);
+	top = parse_program(&a, &d, src, strlen(src), "v.tile");
+	p = sema_program(&a, &d, top, NULL, 0, "v.tile");
+	ck_assert_msg(p != NULL, "%s", d.head ? d.head->msg : "?");
+	k = p->kernels;
+	loop = k->body->next;                 /* for ko */
+	copy = loop->u.loop.body->next;       /* copy */
+	pipe = copy->next;
+	par = pipe->u.pipe.body;
+	store = par->u.par.body;
+	ifs = store->next;
+	ck_assert_int_eq(copy->kind, S_COPY);
+	ck_assert_int_eq(ifs->kind, S_IF);
+	switch (_i) {
+	case 1: copy->u.copy.src.buf = 99; break;
+	case 2: copy->u.copy.dst.ext[1] = 0; break;
+	case 3: copy->u.copy.dst.ndim = 1; break;
+	case 4: k->threads = 0; break;
+	case 5: k->ngrid = 0; break;
+	case 6: par->u.par.vars[1] = &stray; break;
+	case 7: store->u.store.value->type = DT_NONE; break;
+	case 8: {
+		IrExpr *mul = store->u.store.value->u.bin.b; /* acc[i, j] + f32(As[i, j]) * s */
+
+		ck_assert_int_eq(mul->kind, IE_BINARY);
+		ck_assert_int_eq(mul->u.bin.a->kind, IE_CAST);
+		ck_assert_int_eq(mul->u.bin.a->u.cast.a->kind, IE_LOAD);
+		mul->u.bin.a->u.cast.a->u.load.n = 1;
+		break;
+	}
+	case 9: pipe->u.pipe.stages = 0; break;
+	case 10: k->bufs[3].dims[0].c = -4; break;
+	case 11: ifs->u.cond.cond = store->u.store.value; break;
+	}
+	if (!broken[_i]) {
+		ck_assert_msg(ir_verify(p, &e) == 0, "%s", e.msg);
+	} else {
+		ck_assert_int_eq(ir_verify(p, &e), -1);
+		ck_assert_str_eq(e.msg, broken[_i]);
+	}
+	arena_free(&a);
+}
+END_TEST
+
 Suite *
 suite_ir(void)
 {
@@ -226,6 +318,7 @@ suite_ir(void)
 	tcase_add_loop_test(te, expr_print, 0, (int)countof(printed));
 	tcase_add_test(te, unique_names);
 	tcase_add_test(te, dtypes);
+	tcase_add_loop_test(te, verify, 0, (int)countof(broken));
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, te);
 	return s;
