@@ -428,6 +428,10 @@ so_gemm(Sema *S, const Node *c)
 	A = &S->k->bufs[ra.r.buf];
 	B = &S->k->bufs[rb.r.buf];
 	C = &S->k->bufs[rcc.r.buf];
+	if (rcc.r.buf == ra.r.buf || rcc.r.buf == rb.r.buf) {
+		diag(S->d, a[2]->loc, "gemm: accumulator '%s' is also an operand", C->name);
+		return NULL;
+	}
 	if (A->scope == MEM_GLOBAL) {
 		diag(S->d, a[0]->loc, "gemm: operand A '%s' is global; copy it to a shared or "
 		     "local buffer first",
@@ -573,6 +577,11 @@ so_reduce(Sema *S, const Node *c)
 		return NULL;
 	bs = &S->k->bufs[src];
 	bd = &S->k->bufs[dst];
+	if (src == dst) {
+		diag(S->d, a[1]->loc, "reduce: source and destination are the same buffer '%s'",
+		     bs->name);
+		return NULL;
+	}
 	if (bs->scope == MEM_GLOBAL || bd->scope == MEM_GLOBAL) {
 		diag(S->d, c->loc, "reduce: '%s' is global; reduce shared or local buffers",
 		     (bs->scope == MEM_GLOBAL ? bs : bd)->name);
