@@ -266,6 +266,52 @@ ir_call(Arena *a, Loc loc, DType t, MathFn fn, int n, IrExpr **args)
 	return e;
 }
 
+IrExpr *
+ir_expr_copy(Arena *a, const IrExpr *e)
+{
+	IrExpr *c, **v = NULL;
+	int i, n = 0;
+
+	if (!e)
+		return NULL;
+	c = anew(a, IrExpr);
+	if (!c)
+		return NULL;
+	*c = *e;
+	switch (e->kind) {
+	case IE_LOAD:
+		n = e->u.load.n;
+		v = c->u.load.idx = anewn(a, IrExpr *, n > 0 ? n : 1);
+		for (i = 0; v && i < n; i++)
+			v[i] = ir_expr_copy(a, e->u.load.idx[i]);
+		break;
+	case IE_CALL:
+		n = e->u.call.n;
+		v = c->u.call.args = anewn(a, IrExpr *, n > 0 ? n : 1);
+		for (i = 0; v && i < n; i++)
+			v[i] = ir_expr_copy(a, e->u.call.args[i]);
+		break;
+	case IE_UNARY:
+		c->u.un.a = ir_expr_copy(a, e->u.un.a);
+		break;
+	case IE_BINARY:
+		c->u.bin.a = ir_expr_copy(a, e->u.bin.a);
+		c->u.bin.b = ir_expr_copy(a, e->u.bin.b);
+		break;
+	case IE_SELECT:
+		c->u.sel.c = ir_expr_copy(a, e->u.sel.c);
+		c->u.sel.a = ir_expr_copy(a, e->u.sel.a);
+		c->u.sel.b = ir_expr_copy(a, e->u.sel.b);
+		break;
+	case IE_CAST:
+		c->u.cast.a = ir_expr_copy(a, e->u.cast.a);
+		break;
+	default:
+		break;
+	}
+	return c;
+}
+
 IrStmt *
 ir_stmt(Arena *a, IrStmtKind k, Loc loc)
 {

@@ -303,6 +303,8 @@ IrExpr *ir_cast(Arena *a, Loc loc, DType t, IrExpr *x);
 IrExpr *ir_load(Arena *a, Loc loc, DType t, int buf, int n, IrExpr **idx);
 IrExpr *ir_call(Arena *a, Loc loc, DType t, MathFn fn, int n, IrExpr **args);
 IrStmt *ir_stmt(Arena *a, IrStmtKind k, Loc loc);
+/* a deep copy of an expression tree (vars are shared, not copied); NULL on OOM */
+IrExpr *ir_expr_copy(Arena *a, const IrExpr *e);
 
 /* a new variable in k with a name unique in k (name, name_1, name_2, ...); NULL on OOM */
 IrVar *ir_kernel_var(Arena *a, IrKernel *k, VarKind kind, DType t, const char *name, Loc loc);

@@ -793,8 +793,8 @@ ident(Sema *S, const Node *n)
 		return c;
 	case SYM_VAR:
 		return ir_var(S->a, n->loc, s->u.var);
-	case SYM_EXPR:
-		return s->u.val;
+	case SYM_EXPR: /* a helper's scalar argument: each use gets its own tree */
+		return ir_expr_copy(S->a, s->u.val);
 	case SYM_BUF:
 		diag(S->d, n->loc, "buffer '%s' used as a value; index it, e.g. %s[i, ...]", name, name);
 		return NULL;

@@ -161,6 +161,25 @@ START_TEST(expr_print)
 	ck_assert_ptr_nonnull(e);
 	ir_dump_expr(&b, NULL, e);
 	ck_assert_str_eq(buf_str(&b), printed[_i]);
+	/* a copy is equal, prints the same, and shares no node with the original */
+	{
+		IrExpr *c = ir_expr_copy(&A, e);
+		Buf b2;
+
+		ck_assert(c != e && ir_expr_equal(c, e));
+		buf_init(&b2);
+		ir_dump_expr(&b2, NULL, c);
+		ck_assert_str_eq(buf_str(&b2), printed[_i]);
+		buf_free(&b2);
+		if (c->kind == IE_BINARY)
+			ck_assert(c->u.bin.a != e->u.bin.a && c->u.bin.b != e->u.bin.b);
+		if (c->kind == IE_CALL)
+			ck_assert(c->u.call.args != e->u.call.args && c->u.call.args[0] != e->u.call.args[0]);
+		if (c->kind == IE_BINARY) { /* changing the copy leaves the original alone */
+			c->u.bin.op = c->u.bin.op == BIN_ADD ? BIN_SUB : BIN_ADD;
+			ck_assert(!ir_expr_equal(c, e));
+		}
+	}
 	buf_free(&b);
 	arena_free(&A);
 }
