@@ -71,6 +71,7 @@ typedef struct Sema {
 	int in_loop;        /* inside any loop */
 	int in_grid;        /* checking grid(...): block indices are not defined yet */
 	int depth;          /* block nesting, counting inlined helpers' blocks */
+	int nsuggest;       /* suggestions made (bounded: each scans the symbol table) */
 	const Node *inl[64];/* helpers being inlined, outermost first */
 	int ninl;
 	const SemaDefine *defs;

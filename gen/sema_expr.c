@@ -129,10 +129,13 @@ const char *
 sema_suggest(Sema *S, const char *name, unsigned kinds, const char *const *extra, int nextra)
 {
 	const char *best = NULL;
-	size_t len = strlen(name);
+	size_t len = strlen(name), kl;
 	int i, bd = len <= 2 ? 0 : len <= 5 ? 2 : 3, d; /* allow up to bd - 1 edits */
 	Sym *s;
 
+	if (bd == 0 || S->nsuggest >= 100)
+		return "";
+	S->nsuggest++;
 	for (i = 0; i < nextra; i++) {
 		d = distance(name, extra[i]);
 		if (d < bd) {
@@ -142,6 +145,9 @@ sema_suggest(Sema *S, const char *name, unsigned kinds, const char *const *extra
 	}
 	for (i = 0; kinds && i < S->capkeys; i++) {
 		if (!S->keys[i] || !S->vals[i])
+			continue;
+		kl = strlen(S->keys[i]);
+		if (kl + 2 < len || kl > len + 2)
 			continue;
 		s = sema_lookup(S, S->keys[i]);
 		if (!s || !(kinds & (1u << s->kind)) || SYM_POISONED(s))
