@@ -234,6 +234,8 @@ struct IrStmt {
 
 /* ---- kernels -------------------------------------------------------- */
 
+enum { IR_MAXDIM = 8 }; /* buffers have 1 to IR_MAXDIM dimensions */
+
 /* a dimension of a buffer: a constant, or a size symbol (global tensors) */
 typedef struct IrDim {
 	int64_t c;

@@ -119,6 +119,10 @@ bufdecl(Sema *S, const Node *n)
 		diag(S->d, n->loc, "buffer '%s' needs a shape, e.g. %s[128, 32]", n->u.decl.name,
 		     n->u.decl.dtype);
 		bad = 1;
+	} else if (n->u.decl.ndim > IR_MAXDIM) {
+		diag(S->d, n->loc, "buffer '%s' has %d dimensions; at most %d are supported",
+		     n->u.decl.name, n->u.decl.ndim, IR_MAXDIM);
+		bad = 1;
 	}
 	dims = anewn(S->a, IrDim, n->u.decl.ndim > 0 ? n->u.decl.ndim : 1);
 	if (!dims)
@@ -731,6 +735,11 @@ kparam(Sema *S, const Node *p, IrParam *ip, int index)
 		return;
 	}
 	ip->is_tensor = 1;
+	if (p->u.decl.ndim > IR_MAXDIM || p->u.decl.ndim == 0) {
+		diag(S->d, p->loc, "tensor '%s' has %d dimensions; 1 to %d are supported",
+		     p->u.decl.name, p->u.decl.ndim, IR_MAXDIM);
+		bad = 1;
+	}
 	dims = anewn(S->a, IrDim, p->u.decl.ndim > 0 ? p->u.decl.ndim : 1);
 	if (!dims)
 		return;

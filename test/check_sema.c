@@ -139,6 +139,10 @@ static const struct {
 	const char *src;
 	const char *want; /* the whole diagnostics text */
 } err_cases[] = {
+	{"kernel k(A: f32[1,1,1,1,1,1,1,1,1]) grid(1) threads(32) { local x: f32[1,1,1,1,1,1,1,1,2]; "
+	 "local y: f32[2]; reduce(x, y); }",
+	 "t:1:10: error: tensor 'A' has 9 dimensions; 1 to 8 are supported\n"
+	 "t:1:65: error: buffer 'x' has 9 dimensions; at most 8 are supported\n"},
 	/* suggestions for misspelt names */
 	{"const alpha = 2;" KH KB "for i in range(2) { r[i] = alpah; } }",
 	 "t:3:28: error: unknown name 'alpah' (did you mean 'alpha'?)\n"},
