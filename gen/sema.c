@@ -590,7 +590,11 @@ inline_call(Sema *S, const Node *c, Sym *fs, Tail *t)
 		diag(S->d, c->loc, "helpers nested too deeply (more than %d)", (int)countof(S->inl));
 		return;
 	}
-	if (n != fn->u.fn.nparams || n > 64) {
+	if (n > 64) {
+		diag(S->d, c->loc, "helper '%s': more than 64 arguments", fn->u.fn.name);
+		return;
+	}
+	if (n != fn->u.fn.nparams) {
 		diag(S->d, c->loc, "helper '%s' takes %d argument%s, got %d", fn->u.fn.name,
 		     fn->u.fn.nparams, fn->u.fn.nparams == 1 ? "" : "s", n);
 		return;
