@@ -578,6 +578,100 @@ START_TEST(mutation_property)
 }
 END_TEST
 
+/*
+ * property: random valid programs (sizes, statement mixes, loops, helpers,
+ * layouts drawn with a fixed seed) are accepted, and the IR has as many
+ * copies, gemms and parallel nests as the program.
+ */
+static int
+count(const char *s, const char *what)
+{
+	int n = 0;
+
+	while ((s = strstr(s, what)) != NULL) {
+		n++;
+		s += strlen(what);
+	}
+	return n;
+}
+
+START_TEST(valid_property)
+{
+	static const int pow2[] = {16, 32, 64, 128};
+	static const char *const rops[] = {"sum", "max", "min", "absmax"};
+	int iter;
+
+	rng = 4242;
+	for (iter = 0; iter < 150; iter++) {
+		Buf b;
+		int bm = pow2[rnd() % 4], bn = pow2[rnd() % 4], bk = pow2[rnd() % 3];
+		int nst = 3 + (int)(rnd() % 8), i, ncopy = 0, ngemm = 0, npar = 0;
+		tilec_status st;
+		char *s;
+
+		buf_init(&b);
+		buf_printf(&b, "const BM = %d, BN = %d, BK = %d;\n", bm, bn, bk);
+		buf_puts(&b, "func scale(x: local f32[R, Q], v: f32) {\n"
+			     "  for i, j in parallel(R, Q) { x[i, j] *= v; }\n}\n");
+		buf_printf(&b, "kernel k(A: f16[M, K], B: f16[K, N], C: f32[M, N], s: f32)\n"
+			       "  grid(cdiv(N, BN), cdiv(M, BM)) threads(%d) {\n",
+			   32 << (rnd() % 4));
+		buf_puts(&b, "  shared As: f16[BM, BK];\n  shared Bs: f16[BK, BN];\n"
+			     "  local acc: f32[BM, BN];\n  local r: f32[BM];\n");
+		for (i = 0; i < nst; i++) {
+			switch (rnd() % 11) {
+			case 0: buf_puts(&b, "  clear(acc);\n"); break;
+			case 1: buf_printf(&b, "  fill(r, %d.5);\n", (int)(rnd() % 9)); break;
+			case 2:
+				buf_printf(&b, "  copy(A[by * BM, %u * BK], As);\n", rnd() % 4);
+				ncopy++;
+				break;
+			case 3: buf_puts(&b, "  gemm(As, Bs, acc);\n"); ngemm++; break;
+			case 4:
+				buf_printf(&b, "  for i, j in parallel(BM, BN) { acc[i, j] = acc[i, j] * s + %u.0; }\n",
+					   rnd() % 5);
+				npar++;
+				break;
+			case 5:
+				buf_printf(&b, "  reduce(acc, r, op = %s, dim = %d);\n", rops[rnd() % 4],
+					   rnd() % 2 ? 1 : -1);
+				break;
+			case 6:
+				buf_printf(&b, "  for ko in pipeline(cdiv(K, BK), stages = %u) {\n"
+					       "    copy(A[by * BM, ko * BK], As);\n"
+					       "    copy(B[ko * BK : ko * BK + BK, bx * BN : bx * BN + BN], Bs);\n"
+					       "    gemm(As, Bs, acc, clear = %s);\n  }\n",
+					   1 + rnd() % 4, rnd() % 2 ? "true" : "false");
+				ncopy += 2;
+				ngemm++;
+				break;
+			case 7:
+				buf_printf(&b, "  annotate_layout(As, swizzle(%d));\n", 32 << (rnd() % 3));
+				break;
+			case 8:
+				buf_puts(&b, "  copy(acc, C[by * BM, bx * BN]);\n");
+				ncopy++;
+				break;
+			case 9: buf_puts(&b, "  scale(acc, s * 2.0);\n"); npar++; break;
+			default:
+				buf_printf(&b, "  for t in range(%u, BM) {\n    let q = t * 2 + 1;\n"
+					       "    if (q %% 3 == 0 && t < BM - 1) { r[t] = f32(q); } else { r[t] = -1.0; }\n  }\n",
+					   rnd() % 8);
+				break;
+			}
+		}
+		buf_puts(&b, "}\n");
+		s = run(buf_str(&b), NULL, 0, &st, NULL);
+		ck_assert_msg(st == TILEC_OK, "%s\n%s", buf_str(&b), s);
+		ck_assert_int_eq(count(s, "copy "), ncopy);
+		ck_assert_int_eq(count(s, "gemm As["), ngemm);
+		ck_assert_int_eq(count(s, "parallel "), npar);
+		free(s);
+		buf_free(&b);
+	}
+}
+END_TEST
+
 /* ---- the CuTe structure checker ---------------------------------------------------- */
 
 static const struct {
@@ -651,6 +745,7 @@ suite_sema(void)
 	tcase_add_test(tc, caret);
 	tcase_add_test(tc, fold_property);
 	tcase_add_test(tc, mutation_property);
+	tcase_add_test(tc, valid_property);
 	tcase_add_loop_test(tc, cute_check, 0, (int)countof(cute_cases));
 	tcase_add_test(tc, cute_deep);
 	suite_add_tcase(s, tc);
