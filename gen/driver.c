@@ -1,20 +1,296 @@
 /*
- * driver.c: `tilec [options] file.tile`. (Skeleton: the front end replaces
- * this with the full driver.)
+ * driver.c: `tilec [options] file.tile`, the compiler's command line. It
+ * parses the options with getopt_long, reads the source, calls tilec_compile,
+ * prints the diagnostics (with the source line and a caret when stderr is a
+ * terminal) and writes the output. Exit 0 ok, 1 source error, 2 usage error.
  */
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "tilec.h"
 #include "tl.h"
+
+static const char usage_text[] =
+	"usage: tilec [options] file.tile\n"
+	"Check a tile-language program and compile it to CUDA C or HIP C.\n"
+	"\n"
+	"options:\n"
+	"  -o, --output=FILE      write the output to FILE (default: standard output for --dump)\n"
+	"      --target=T         cuda (default) or hip\n"
+	"      --arch=A           cuda: sm_80 (default), sm_90, sm_90a;\n"
+	"                         hip: gfx90a, gfx942 (default), gfx1100 (alone, it picks hip)\n"
+	"  -D, --define=NAME=VAL  set the constant NAME to VAL (an integer or a float)\n"
+	"      --dump=KIND        print the program after a stage: ast or ir\n"
+	"      --time[=N]         run the front end N times (default 5), print the median time\n"
+	"  -h, --help             show this help and exit\n"
+	"  -V, --version          show the version and exit\n"
+	"\n"
+	"A file named - is read from standard input.\n"
+	"Exit status: 0 success, 1 an error in the input, 2 a usage error.\n";
+
+static int
+usage_error(const char *fmt, const char *arg)
+{
+	fputs("tilec: error: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs("\ntry 'tilec --help'\n", stderr);
+	return 2;
+}
+
+/* read a whole file (or stdin for "-"); NULL with errno on failure */
+static char *
+readall(const char *path, size_t *len)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	char *s = NULL, *t;
+	size_t n = 0, cap = 0, r;
+
+	if (!f)
+		return NULL;
+	for (;;) {
+		if (cap - n < 65536) {
+			cap = cap ? cap * 2 : 65536;
+			t = realloc(s, cap + 1);
+			if (!t) {
+				free(s);
+				if (f != stdin)
+					fclose(f);
+				errno = ENOMEM;
+				return NULL;
+			}
+			s = t;
+		}
+		r = fread(s + n, 1, cap - n, f);
+		n += r;
+		if (r == 0)
+			break;
+	}
+	if (ferror(f)) {
+		int e = errno ? errno : EIO;
+
+		free(s);
+		if (f != stdin)
+			fclose(f);
+		errno = e;
+		return NULL;
+	}
+	if (f != stdin)
+		fclose(f);
+	s[n] = 0;
+	*len = n;
+	return s;
+}
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int
+cmpd(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* --time: compile n times, print the median wall time of tilec_compile */
+static int
+timeit(const char *src, size_t len, const tilec_options *o, int n)
+{
+	double t[101];
+	tilec_result r;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		double t0 = now_ms();
+
+		tilec_compile(src, len, o, &r);
+		t[i] = now_ms() - t0;
+		if (r.status != TILEC_OK) {
+			fputs(r.diagnostics, stderr);
+			tilec_result_free(&r);
+			return 1;
+		}
+		tilec_result_free(&r);
+	}
+	qsort(t, (size_t)n, sizeof t[0], cmpd);
+	printf("front end: median %.3f ms over %d runs (min %.3f, max %.3f), %zu bytes\n",
+	       t[n / 2], n, t[0], t[n - 1], len);
+	return 0;
+}
+
+enum { OPT_TARGET = 256, OPT_ARCH, OPT_DUMP, OPT_TIME };
 
 int
 driver_main(int argc, char **argv)
 {
-	if (argc > 1 && !strcmp(argv[1], "--version")) {
-		printf("tilec %s\n", TL_VERSION);
-		return 0;
+	static const struct option longopts[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"target", required_argument, NULL, OPT_TARGET},
+		{"arch", required_argument, NULL, OPT_ARCH},
+		{"define", required_argument, NULL, 'D'},
+		{"dump", required_argument, NULL, OPT_DUMP},
+		{"time", optional_argument, NULL, OPT_TIME},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
+	tilec_options o;
+	tilec_result r;
+	const char *out = NULL, *path;
+	const char **defs;
+	char msg[256], *src;
+	size_t len;
+	int c, ndef = 0, ntime = 0, rc, target_given = 0;
+
+	tilec_options_init(&o);
+	defs = calloc((size_t)argc + 1, sizeof *defs);
+	if (!defs) {
+		fputs("tilec: error: out of memory\n", stderr);
+		return 1;
 	}
-	fprintf(stderr, "usage: tilec [options] file.tile\n");
-	return 2;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":o:D:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case OPT_TARGET:
+			target_given = 1;
+			if (!strcmp(optarg, "cuda"))
+				o.target = TILEC_TARGET_CUDA;
+			else if (!strcmp(optarg, "hip"))
+				o.target = TILEC_TARGET_HIP;
+			else {
+				free(defs);
+				return usage_error("unknown target '%s' (cuda or hip)", optarg);
+			}
+			break;
+		case OPT_ARCH:
+			o.arch = optarg;
+			break;
+		case 'D':
+			if (tilec_define_check(optarg, msg, sizeof msg)) {
+				fprintf(stderr, "tilec: error: -D %s: %s\ntry 'tilec --help'\n", optarg,
+					msg);
+				free(defs);
+				return 2;
+			}
+			defs[ndef++] = optarg;
+			break;
+		case OPT_DUMP:
+			if (!strcmp(optarg, "ast"))
+				o.dump = TILEC_DUMP_AST;
+			else if (!strcmp(optarg, "ir"))
+				o.dump = TILEC_DUMP_IR;
+			else {
+				free(defs);
+				return usage_error("unknown dump kind '%s' (ast or ir)", optarg);
+			}
+			break;
+		case OPT_TIME:
+			ntime = 5;
+			if (optarg) {
+				char *end;
+				long v = strtol(optarg, &end, 10);
+
+				if (*end || v < 1 || v > 101) {
+					free(defs);
+					return usage_error("--time=%s: expected a count from 1 to "
+					     "101",
+							   optarg);
+				}
+				ntime = (int)v;
+			}
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			free(defs);
+			return 0;
+		case 'V':
+			printf("tilec %s\n", tilec_version());
+			free(defs);
+			return 0;
+		case ':':
+			free(defs);
+			snprintf(msg, sizeof msg, "%s", argv[optind - 1]);
+			return usage_error("option '%s' needs an argument", msg);
+		default:
+			free(defs);
+			if (optopt)
+				snprintf(msg, sizeof msg, "-%c", optopt);
+			else
+				snprintf(msg, sizeof msg, "%s", argv[optind - 1]);
+			return usage_error("unknown option '%s'", msg);
+		}
+	}
+	/* --arch=gfx... alone picks hip */
+	if (o.arch && !target_given && tilec_arch_valid(TILEC_TARGET_HIP, o.arch))
+		o.target = TILEC_TARGET_HIP;
+	if (o.arch && !tilec_arch_valid(o.target, o.arch)) {
+		free(defs);
+		return usage_error(o.target == TILEC_TARGET_CUDA
+					   ? "unknown cuda arch '%s' (sm_80, sm_90 or sm_90a)"
+					   : "unknown hip arch '%s' (gfx90a, gfx942 or gfx1100)",
+				   o.arch);
+	}
+	if (optind >= argc) {
+		free(defs);
+		return usage_error("%s", "no input file");
+	}
+	if (optind + 1 < argc) {
+		free(defs);
+		return usage_error("more than one input file ('%s' ...)", argv[optind + 1]);
+	}
+	path = argv[optind];
+	o.defines = defs;
+	o.ndefines = ndef;
+	o.filename = strcmp(path, "-") ? path : "<stdin>";
+	o.caret = isatty(2);
+	src = readall(path, &len);
+	if (!src) {
+		fprintf(stderr, "tilec: error: cannot read %s: %s\n", path, strerror(errno));
+		free(defs);
+		return 1;
+	}
+	if (ntime) {
+		rc = timeit(src, len, &o, ntime);
+		free(src);
+		free(defs);
+		return rc;
+	}
+	tilec_compile(src, len, &o, &r);
+	fputs(r.diagnostics, stderr);
+	rc = r.status == TILEC_OK ? 0 : r.status == TILEC_USAGE ? 2 : 1;
+	if (rc == 0 && out) {
+		FILE *f = fopen(out, "wb");
+		int bad = !f;
+
+		if (f) {
+			bad |= fputs(r.output, f) < 0;
+			bad |= fclose(f) != 0;
+		}
+		if (bad) {
+			fprintf(stderr, "tilec: error: cannot write %s: %s\n", out, strerror(errno));
+			rc = 1;
+		}
+	} else if (rc == 0 && o.dump != TILEC_DUMP_NONE) {
+		fputs(r.output, stdout);
+	}
+	tilec_result_free(&r);
+	free(src);
+	free(defs);
+	return rc;
 }

@@ -1,0 +1,294 @@
+/*
+ * compile.c: the public compile API (runtime/tilec.h) and the pipeline as
+ * one straight function: check the options, parse, semantic checks with
+ * helper inlining into tile IR, then the output asked for. Later passes
+ * (layout inference, lowering, emission) are appended to tilec_compile.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ast.h"
+#include "ir.h"
+#include "sema.h"
+#include "tilec.h"
+
+const char *
+tilec_version(void)
+{
+	return TL_VERSION;
+}
+
+const char *
+tilec_status_name(tilec_status s)
+{
+	switch (s) {
+	case TILEC_OK: return "ok";
+	case TILEC_ERROR: return "error";
+	case TILEC_USAGE: return "usage";
+	case TILEC_NOMEM: return "nomem";
+	}
+	return "unknown";
+}
+
+void
+tilec_options_init(tilec_options *o)
+{
+	if (o)
+		memset(o, 0, sizeof *o);
+}
+
+int
+tilec_arch_valid(tilec_target target, const char *arch)
+{
+	static const char *const cuda[] = {"sm_80", "sm_90", "sm_90a"};
+	static const char *const hip[] = {"gfx90a", "gfx942", "gfx1100"};
+	size_t i;
+
+	if (!arch)
+		return 0;
+	if (target == TILEC_TARGET_CUDA) {
+		for (i = 0; i < countof(cuda); i++)
+			if (!strcmp(arch, cuda[i]))
+				return 1;
+	} else if (target == TILEC_TARGET_HIP) {
+		for (i = 0; i < countof(hip); i++)
+			if (!strcmp(arch, hip[i]))
+				return 1;
+	}
+	return 0;
+}
+
+/* parse "NAME=VALUE" into *out (name copied into the arena when a is set) */
+static int
+parsedef(Arena *a, const char *def, SemaDefine *out, char *msg, size_t msgsz)
+{
+	const char *eq, *v;
+	char *end;
+	size_t i, n;
+
+	if (!def) {
+		snprintf(msg, msgsz, "missing definition");
+		return -1;
+	}
+	eq = strchr(def, '=');
+	if (!eq) {
+		snprintf(msg, msgsz, "expected NAME=VALUE");
+		return -1;
+	}
+	n = (size_t)(eq - def);
+	if (n == 0 || !(isalpha((unsigned char)def[0]) || def[0] == '_')) {
+		snprintf(msg, msgsz, "'%.*s' is not a name", (int)(n > 64 ? 64 : n), def);
+		return -1;
+	}
+	for (i = 1; i < n; i++) {
+		if (!isalnum((unsigned char)def[i]) && def[i] != '_') {
+			snprintf(msg, msgsz, "'%.*s' is not a name", (int)(n > 64 ? 64 : n), def);
+			return -1;
+		}
+	}
+	v = eq + 1;
+	if (!*v || isspace((unsigned char)*v)) {
+		snprintf(msg, msgsz, "missing value after '='");
+		return -1;
+	}
+	memset(out, 0, sizeof *out);
+	errno = 0;
+	out->i = strtoll(v, &end, 0);
+	if (*end == 0 && !(v[0] == '0' && isdigit((unsigned char)v[1]))) {
+		if (errno == ERANGE) {
+			snprintf(msg, msgsz, "integer '%s' out of range", v);
+			return -1;
+		}
+	} else {
+		errno = 0;
+		out->f = strtod(v, &end);
+		if (*end || errno == ERANGE || !strpbrk(v, ".eE") || strpbrk(v, "xXnNiI")) {
+			snprintf(msg, msgsz, "'%s' is not an integer or a float", v);
+			return -1;
+		}
+		out->is_float = 1;
+	}
+	if (a) {
+		out->name = arena_strndup(a, def, n);
+		if (!out->name) {
+			snprintf(msg, msgsz, "out of memory");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int
+tilec_define_check(const char *def, char *msg, size_t msgsz)
+{
+	SemaDefine d;
+	char tmp[256];
+
+	if (!msg || !msgsz) {
+		msg = tmp;
+		msgsz = sizeof tmp;
+	}
+	return parsedef(NULL, def, &d, msg, msgsz);
+}
+
+void
+tilec_result_free(tilec_result *r)
+{
+	if (!r)
+		return;
+	free(r->diagnostics);
+	free(r->output);
+	r->diagnostics = r->output = NULL;
+}
+
+static char *
+dupstr(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *t = malloc(n);
+
+	if (t)
+		memcpy(t, s, n);
+	return t;
+}
+
+/* fill res from the diagnostics and output; status from the error count */
+static tilec_status
+finish(tilec_result *res, Diags *d, Buf *out, const char *src, size_t len, int caret,
+       tilec_status st)
+{
+	Buf db;
+
+	buf_init(&db);
+	diag_format(d, &db, src, len, caret);
+	res->nerrors = d->nerr;
+	if (d->nerr && st == TILEC_OK)
+		st = TILEC_ERROR;
+	res->diagnostics = db.oom ? NULL : buf_take(&db);
+	res->output = st == TILEC_OK && !out->oom ? buf_take(out) : NULL;
+	buf_free(&db);
+	if (!res->diagnostics)
+		res->diagnostics = dupstr("");
+	if (!res->output)
+		res->output = dupstr("");
+	if (!res->diagnostics || !res->output || db.oom || out->oom) {
+		tilec_result_free(res);
+		res->diagnostics = NULL;
+		res->output = NULL;
+		st = TILEC_NOMEM;
+	}
+	res->status = st;
+	return st;
+}
+
+/* the pipeline; out-of-memory longjmps out of it to tilec_compile */
+static tilec_status
+pipeline(Arena *arena, Diags *d, Buf *out, const char *src, size_t len, const tilec_options *o)
+{
+	SemaDefine *defs = NULL;
+	Node *top;
+	IrProgram *prog;
+	const char *file = o->filename ? o->filename : "<input>";
+	char msg[256];
+	Err e = {0};
+	int i, ndefs = 0;
+	Loc nowhere = {"tilec", 0, 0};
+	tilec_status st = TILEC_OK;
+
+	/* 1. options */
+	if (!src && len) {
+		diag(d, nowhere, "no source text");
+		st = TILEC_USAGE;
+	}
+	if (o->target != TILEC_TARGET_CUDA && o->target != TILEC_TARGET_HIP) {
+		diag(d, nowhere, "unknown target %d", (int)o->target);
+		st = TILEC_USAGE;
+	} else if (o->arch && !tilec_arch_valid(o->target, o->arch)) {
+		diag(d, nowhere, "unknown %s arch '%s'", o->target == TILEC_TARGET_CUDA ? "cuda" : "hip",
+		     o->arch);
+		st = TILEC_USAGE;
+	}
+	if (o->dump != TILEC_DUMP_NONE && o->dump != TILEC_DUMP_AST && o->dump != TILEC_DUMP_IR) {
+		diag(d, nowhere, "unknown dump kind %d", (int)o->dump);
+		st = TILEC_USAGE;
+	}
+	if (o->ndefines < 0 || (o->ndefines > 0 && !o->defines)) {
+		diag(d, nowhere, "bad define list");
+		st = TILEC_USAGE;
+	} else if (o->ndefines > 0) {
+		defs = anewn(arena, SemaDefine, o->ndefines);
+		for (i = 0; i < o->ndefines; i++) {
+			if (parsedef(arena, o->defines[i], &defs[ndefs], msg, sizeof msg))
+				diag(d, nowhere, "-D %s: %s", o->defines[i] ? o->defines[i] : "(null)", msg);
+			else
+				ndefs++;
+		}
+	}
+	if (d->nerr)
+		return st;
+
+	/* 2. parse */
+	top = parse_program(arena, d, src ? src : "", len, file);
+	if (d->nerr)
+		return st;
+	if (o->dump == TILEC_DUMP_AST) {
+		ast_dump(out, top);
+		return st;
+	}
+
+	/* 3. semantic checks, helper inlining, tile IR */
+	prog = sema_program(arena, d, top, defs, ndefs, file);
+	if (!prog || d->nerr)
+		return st;
+	if (ir_verify(prog, &e)) {
+		diag(d, nowhere, "internal error: the IR after sema is broken: %s", e.msg);
+		return st;
+	}
+	prog->target = o->target;
+	prog->arch = o->arch ? o->arch : o->target == TILEC_TARGET_HIP ? "gfx942" : "sm_80";
+
+	/* 4. output: the IR until the later passes and emission exist */
+	ir_dump(out, prog);
+	return st;
+}
+
+tilec_status
+tilec_compile(const char *src, size_t len, const tilec_options *opts, tilec_result *res)
+{
+	tilec_options o;
+	Arena arena;
+	jmp_buf oom;
+	Diags d;
+	Buf out;
+	tilec_status st;
+
+	if (!res)
+		return TILEC_USAGE;
+	memset(res, 0, sizeof *res);
+	tilec_options_init(&o);
+	if (opts)
+		o = *opts;
+	arena_init(&arena);
+	diags_init(&d, &arena);
+	buf_init(&out);
+	if (setjmp(oom)) {
+		arena.oom = NULL;
+		arena_free(&arena);
+		buf_free(&out);
+		res->status = TILEC_NOMEM;
+		res->diagnostics = dupstr("tilec: error: out of memory\n");
+		res->output = dupstr("");
+		return TILEC_NOMEM;
+	}
+	arena.oom = &oom;
+	st = pipeline(&arena, &d, &out, src, len, &o);
+	arena.oom = NULL;
+	st = finish(res, &d, &out, src, src ? len : 0, o.caret, st);
+	buf_free(&out);
+	arena_free(&arena);
+	return st;
+}

@@ -1,0 +1,641 @@
+/*
+ * sema_layout.c: layout literals (cute("..."), swizzle(N), padded, linear,
+ * mma_a/mma_b/mma_c(NAME, warps = n)) and the layout statements
+ * (annotate_layout, require_layout, release_layout, dump_layout,
+ * assert_same_layout, require_amd_wmma_layout). The CuTe text is checked
+ * for structure only: balanced, integers, congruent shape:stride, swizzles.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sema.h"
+
+/* ---- CuTe strings ------------------------------------------------------------ */
+
+typedef struct Cp {
+	const char *s, *p, *end;
+	char *msg;
+	size_t msgsz;
+	char prof[512]; /* the tuple profile: "((x,x),x)" */
+	size_t np;
+	int depth;
+} Cp;
+
+static int
+cerr(Cp *c, const char *what)
+{
+	snprintf(c->msg, c->msgsz, "%s at offset %d", what, (int)(c->p - c->s));
+	return -1;
+}
+
+static void
+ws(Cp *c)
+{
+	while (c->p < c->end && (*c->p == ' ' || *c->p == '\t'))
+		c->p++;
+}
+
+static void
+prof(Cp *c, char ch)
+{
+	if (c->np + 1 < sizeof c->prof)
+		c->prof[c->np++] = ch;
+}
+
+/* an integer `_N`, `N` or `-N`; value in *v */
+static int
+cint(Cp *c, long long *v)
+{
+	int neg = 0, nd = 0;
+
+	ws(c);
+	if (c->p < c->end && *c->p == '_')
+		c->p++;
+	if (c->p < c->end && *c->p == '-') {
+		neg = 1;
+		c->p++;
+	}
+	*v = 0;
+	while (c->p < c->end && isdigit((unsigned char)*c->p)) {
+		if (*v > 1000000000000LL)
+			return cerr(c, "integer too large");
+		*v = *v * 10 + (*c->p++ - '0');
+		nd++;
+	}
+	if (!nd)
+		return cerr(c, "expected an integer such as _4 or 4");
+	if (neg)
+		*v = -*v;
+	return 0;
+}
+
+static int
+ctuple(Cp *c, int shape)
+{
+	long long v;
+
+	ws(c);
+	if (c->p < c->end && *c->p == '(') {
+		if (++c->depth > 32)
+			return cerr(c, "tuple nested too deeply");
+		c->p++;
+		prof(c, '(');
+		for (;;) {
+			if (ctuple(c, shape))
+				return -1;
+			ws(c);
+			if (c->p < c->end && *c->p == ',') {
+				c->p++;
+				prof(c, ',');
+				continue;
+			}
+			if (c->p < c->end && *c->p == ')') {
+				c->p++;
+				prof(c, ')');
+				c->depth--;
+				return 0;
+			}
+			return cerr(c, "expected ',' or ')'");
+		}
+	}
+	if (cint(c, &v))
+		return -1;
+	if (shape && v <= 0)
+		return cerr(c, "shape entries must be positive");
+	prof(c, 'x');
+	return 0;
+}
+
+static int
+cshapestride(Cp *c)
+{
+	char shp[512];
+	size_t ns;
+
+	c->np = 0;
+	if (ctuple(c, 1))
+		return -1;
+	memcpy(shp, c->prof, c->np);
+	ns = c->np;
+	ws(c);
+	if (c->p >= c->end || *c->p != ':')
+		return cerr(c, "expected ':' between shape and stride");
+	c->p++;
+	c->np = 0;
+	if (ctuple(c, 0))
+		return -1;
+	if (ns != c->np || memcmp(shp, c->prof, ns)) {
+		snprintf(c->msg, c->msgsz, "shape and stride are not congruent");
+		return -1;
+	}
+	return 0;
+}
+
+/* Sw<B,M,S> or Swizzle<B,M,S> */
+static int
+cswizzle(Cp *c)
+{
+	long long v[3];
+	int i;
+
+	c->p += strncmp(c->p, "Swizzle<", 8) ? 3 : 8;
+	for (i = 0; i < 3; i++) {
+		if (cint(c, &v[i]))
+			return -1;
+		ws(c);
+		if (c->p >= c->end || *c->p != (i < 2 ? ',' : '>'))
+			return cerr(c, i < 2 ? "expected ',' in the swizzle" : "expected '>' after "
+			     "the swizzle");
+		c->p++;
+	}
+	if (v[0] < 0 || v[0] > 8 || v[1] < 0 || v[1] > 16 || (v[2] < 0 ? -v[2] : v[2]) < v[0]) {
+		snprintf(c->msg, c->msgsz, "bad swizzle <%lld,%lld,%lld>: needs 0 <= B <= 8, 0 <= "
+		     "M <= 16, |S| >= B",
+			 v[0], v[1], v[2]);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+startsw(const Cp *c)
+{
+	size_t n = (size_t)(c->end - c->p);
+
+	return (n >= 3 && !strncmp(c->p, "Sw<", 3)) || (n >= 8 && !strncmp(c->p, "Swizzle<", 8));
+}
+
+int
+sema_check_cute(const char *s, size_t len, char *msg, size_t msgsz)
+{
+	Cp c;
+	int depth = 0;
+	size_t i;
+
+	memset(&c, 0, sizeof c);
+	c.s = c.p = s;
+	c.end = s + len;
+	c.msg = msg;
+	c.msgsz = msgsz;
+	for (i = 0; i < len; i++) {
+		if (s[i] == '(')
+			depth++;
+		else if (s[i] == ')' && --depth < 0)
+			break;
+	}
+	if (depth != 0) {
+		snprintf(msg, msgsz, "unbalanced parentheses");
+		return -1;
+	}
+	ws(&c);
+	if (startsw(&c)) {
+		if (cswizzle(&c))
+			return -1;
+		ws(&c);
+		if (c.end - c.p < 1 || *c.p != 'o')
+			return cerr(&c, "expected 'o' after the swizzle");
+		c.p++;
+		ws(&c);
+		/* an optional offset: `_0 o` */
+		{
+			const char *save = c.p;
+			long long off;
+
+			if (*c.p != '(' && !cint(&c, &off)) {
+				ws(&c);
+				if (c.p < c.end && *c.p == 'o') {
+					c.p++;
+				} else {
+					c.p = save;
+				}
+			} else {
+				c.p = save;
+			}
+		}
+	}
+	if (cshapestride(&c))
+		return -1;
+	ws(&c);
+	if (c.p != c.end)
+		return cerr(&c, "unexpected text after the layout");
+	return 0;
+}
+
+/* ---- layout literals ---------------------------------------------------------- */
+
+static LayoutLit *
+mmalit(Sema *S, const Node *n, LayoutLit *l)
+{
+	const Node *a = n->u.call.args;
+	int m;
+
+	l->kind = LAYOUT_MMA;
+	l->operand = n->u.call.name[4];
+	if (!a || a->kind != N_IDENT) {
+		diag(S->d, n->loc, "%s: the first argument must name an MMA instruction (m16n8k16, "
+		     "m16n8k8, m16n8k32, mfma16x16x16 or wmma16x16x16)",
+		     n->u.call.name);
+		return NULL;
+	}
+	for (m = 0; m < MMA_COUNT; m++)
+		if (!strcmp(a->u.name, mma_name((MmaKind)m)))
+			break;
+	if (m == MMA_COUNT) {
+		diag(S->d, a->loc, "%s: unknown MMA instruction '%s' (m16n8k16, m16n8k8, m16n8k32, "
+		     "mfma16x16x16 or wmma16x16x16)",
+		     n->u.call.name, a->u.name);
+		return NULL;
+	}
+	l->mma = (MmaKind)m;
+	l->opt = anewn(S->a, LayoutOpt, n->u.call.nargs);
+	if (!l->opt)
+		return NULL;
+	for (a = a->next; a; a = a->next) {
+		int64_t v;
+		int i;
+
+		if (a->kind != N_NAMED || strcmp(a->u.bind.name, "warps")) {
+			diag(S->d, a->loc, "%s: unexpected argument; the only option is warps = N",
+			     n->u.call.name);
+			return NULL;
+		}
+		for (i = 0; i < l->nopt; i++)
+			if (!strcmp(l->opt[i].name, a->u.bind.name)) {
+				diag(S->d, a->loc, "%s: option '%s' given twice", n->u.call.name,
+				     a->u.bind.name);
+				return NULL;
+			}
+		if (sx_const_int(S, a->u.bind.value, "warps", &v))
+			return NULL;
+		if (v <= 0 || v > 32 || (v & (v - 1))) {
+			diag(S->d, a->u.bind.value->loc,
+			     "%s: warps must be a power of two from 1 to 32, got %lld", n->u.call.name,
+			     (long long)v);
+			return NULL;
+		}
+		l->opt[l->nopt].name = a->u.bind.name;
+		l->opt[l->nopt++].value = v;
+	}
+	return l;
+}
+
+/* a layout literal; NULL after reporting */
+static LayoutLit *
+layoutlit(Sema *S, const Node *n)
+{
+	LayoutLit *l = anew(S->a, LayoutLit);
+	char msg[200];
+
+	if (!l)
+		return NULL;
+	l->loc = n->loc;
+	if (n->kind == N_IDENT && !strcmp(n->u.name, "padded")) {
+		l->kind = LAYOUT_PADDED;
+		return l;
+	}
+	if (n->kind == N_IDENT && !strcmp(n->u.name, "linear")) {
+		l->kind = LAYOUT_LINEAR;
+		return l;
+	}
+	if (n->kind == N_CALL && !strcmp(n->u.call.name, "cute")) {
+		const Node *a = n->u.call.args;
+
+		if (n->u.call.nargs != 1 || a->kind != N_STR) {
+			diag(S->d, n->loc, "cute(...) takes one string, e.g. "
+			     "cute(\"(_8,_4):(_4,_1)\")");
+			return NULL;
+		}
+		if (sema_check_cute(a->u.str.s, a->u.str.len, msg, sizeof msg)) {
+			diag(S->d, a->loc, "bad cute layout \"%.*s\": %s",
+			     (int)(a->u.str.len > 80 ? 80 : a->u.str.len), a->u.str.s, msg);
+			return NULL;
+		}
+		l->kind = LAYOUT_CUTE;
+		l->text = a->u.str.s;
+		return l;
+	}
+	if (n->kind == N_CALL && !strcmp(n->u.call.name, "swizzle")) {
+		int64_t v;
+
+		if (n->u.call.nargs != 1 || n->u.call.args->kind == N_NAMED) {
+			diag(S->d, n->loc, "swizzle(...) takes one width in bytes: 32, 64 or 128");
+			return NULL;
+		}
+		if (sx_const_int(S, n->u.call.args, "swizzle width", &v))
+			return NULL;
+		if (v != 32 && v != 64 && v != 128) {
+			diag(S->d, n->u.call.args->loc,
+			     "swizzle(%lld): the swizzle width must be 32, 64 or 128 bytes", (long long)v);
+			return NULL;
+		}
+		l->kind = LAYOUT_SWIZZLE;
+		l->bytes = (int)v;
+		return l;
+	}
+	if (n->kind == N_CALL && (!strcmp(n->u.call.name, "mma_a") || !strcmp(n->u.call.name, "mma_b") ||
+				  !strcmp(n->u.call.name, "mma_c")))
+		return mmalit(S, n, l);
+	diag(S->d, n->loc, "expected a layout: cute(\"...\"), swizzle(32|64|128), padded, linear, "
+	     "or mma_a/mma_b/mma_c(...)");
+	return NULL;
+}
+
+/* does the layout fit the buffer's scope? */
+static int
+fits_scope(Sema *S, const LayoutLit *l, const IrBuffer *b)
+{
+	if ((l->kind == LAYOUT_SWIZZLE || l->kind == LAYOUT_PADDED) && b->scope != MEM_SHARED) {
+		diag(S->d, l->loc, "a %s layout needs a shared buffer; '%s' is %s",
+		     l->kind == LAYOUT_SWIZZLE ? "swizzle" : "padded", b->name, memscope_name(b->scope));
+		return 0;
+	}
+	if (l->kind == LAYOUT_MMA && b->scope != MEM_LOCAL) {
+		diag(S->d, l->loc, "an mma_%c layout needs a local buffer; '%s' is %s", l->operand,
+		     b->name, memscope_name(b->scope));
+		return 0;
+	}
+	return 1;
+}
+
+/* ---- statements ---------------------------------------------------------------- */
+
+static const char *const layout_stmts[] = {
+	"annotate_layout", "require_layout", "release_layout", "dump_layout", "assert_same_layout",
+	"require_amd_wmma_layout",
+};
+
+int
+sl_is_layout_stmt(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < countof(layout_stmts); i++)
+		if (!strcmp(layout_stmts[i], name))
+			return 1;
+	return 0;
+}
+
+/* named/positional args; same rules as the tile ops */
+static int
+args(Sema *S, const Node *c, const char *const *names, const int *req, int np, const Node **out)
+{
+	const Node *a;
+	int i, pos = 0, bad = 0;
+
+	for (i = 0; i < np; i++)
+		out[i] = NULL;
+	for (a = c->u.call.args; a; a = a->next) {
+		if (a->kind != N_NAMED) {
+			if (pos >= np) {
+				diag(S->d, a->loc, "%s takes at most %d arguments", c->u.call.name, np);
+				return -1;
+			}
+			out[pos++] = a;
+			continue;
+		}
+		for (i = 0; i < np; i++)
+			if (!strcmp(names[i], a->u.bind.name))
+				break;
+		if (i == np || out[i]) {
+			diag(S->d, a->loc, "%s: %s argument '%s'", c->u.call.name,
+			     i == np ? "unknown" : "repeated", a->u.bind.name);
+			bad = 1;
+		} else {
+			out[i] = a->u.bind.value;
+		}
+	}
+	for (i = 0; i < np; i++)
+		if (req[i] && !out[i]) {
+			diag(S->d, c->loc, "%s: missing argument '%s'", c->u.call.name, names[i]);
+			bad = 1;
+		}
+	return bad ? -1 : 0;
+}
+
+/* a non-global buffer named by n; -1 after reporting */
+static int
+laybuf(Sema *S, const char *fn, const Node *n)
+{
+	Sym *s;
+
+	if (n->kind != N_IDENT) {
+		diag(S->d, n->loc, "%s: expected a buffer name", fn);
+		return -1;
+	}
+	s = sema_lookup(S, n->u.name);
+	if (s && SYM_POISONED(s))
+		return -1;
+	if (!s || s->kind != SYM_BUF) {
+		diag(S->d, n->loc, s ? "%s: '%s' is not a buffer" : "%s: unknown buffer '%s'", fn,
+		     n->u.name);
+		return -1;
+	}
+	if (S->k->bufs[s->u.buf].scope == MEM_GLOBAL) {
+		diag(S->d, n->loc, "%s: '%s' is global; layouts apply to shared and local buffers", fn,
+		     n->u.name);
+		return -1;
+	}
+	return s->u.buf;
+}
+
+static int
+cbool(Sema *S, const char *fn, const char *name, const Node *n, int dflt)
+{
+	IrExpr *e;
+
+	if (!n)
+		return dflt;
+	e = sx_expr(S, n);
+	if (!e)
+		return -1;
+	if (e->kind != IE_BOOL) {
+		diag(S->d, n->loc, "%s: %s must be true or false", fn, name);
+		return -1;
+	}
+	return (int)e->u.i;
+}
+
+/* a list of constant non-negative integers; -1 after reporting */
+static int
+intlist(Sema *S, const char *fn, const char *name, const Node *n, int64_t **v, int *len)
+{
+	const Node *it;
+	int i = 0;
+
+	if (n->kind != N_LIST) {
+		diag(S->d, n->loc, "%s: %s must be a list of integers, e.g. [0, 1]", fn, name);
+		return -1;
+	}
+	*len = n->u.list.n;
+	*v = anewn(S->a, int64_t, *len > 0 ? *len : 1);
+	if (!*v)
+		return -1;
+	for (it = n->u.list.items; it; it = it->next, i++) {
+		if (it->kind == N_LIST) {
+			diag(S->d, it->loc, "%s: %s: expected an integer, found a list", fn, name);
+			return -1;
+		}
+		if (sx_const_int(S, it, name, &(*v)[i]))
+			return -1;
+		if ((*v)[i] < 0) {
+			diag(S->d, it->loc, "%s: %s entries must not be negative", fn, name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+bases(Sema *S, const char *fn, const char *name, const Node *n, IntLists *out)
+{
+	const Node *it;
+	int i = 0;
+
+	if (n->kind != N_LIST) {
+		diag(S->d, n->loc, "%s: %s must be a list of [row, col] pairs", fn, name);
+		return -1;
+	}
+	out->n = n->u.list.n;
+	out->len = anewn(S->a, int, out->n > 0 ? out->n : 1);
+	out->v = anewn(S->a, int64_t *, out->n > 0 ? out->n : 1);
+	if (!out->len || !out->v)
+		return -1;
+	for (it = n->u.list.items; it; it = it->next, i++) {
+		if (intlist(S, fn, name, it, &out->v[i], &out->len[i]))
+			return -1;
+		if (out->len[i] != 2) {
+			diag(S->d, it->loc, "%s: each of %s must be a [row, col] pair, got %d "
+			     "entries", fn,
+			     name, out->len[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+wmma(Sema *S, const Node *c, IrStmt *s)
+{
+	static const char *const names[] = {"x", "version", "transposed", "warp_bases", "reg_bases",
+					    "instr_shape"};
+	static const int req[] = {1, 0, 0, 1, 1, 0};
+	const char *fn = c->u.call.name;
+	const Node *a[6];
+	int64_t v = 3, *shape;
+	int n, bad = 0;
+
+	if (args(S, c, names, req, 6, a))
+		return -1;
+	s->u.wmma.buf = laybuf(S, fn, a[0]);
+	if (s->u.wmma.buf >= 0 && S->k->bufs[s->u.wmma.buf].scope != MEM_LOCAL) {
+		diag(S->d, a[0]->loc, "%s: '%s' must be a local buffer", fn, a[0]->u.name);
+		bad = 1;
+	}
+	if (a[1] && !sx_const_int(S, a[1], "version", &v) && (v < 1 || v > 3)) {
+		diag(S->d, a[1]->loc, "%s: version must be 1, 2 or 3, got %lld", fn, (long long)v);
+		bad = 1;
+	}
+	s->u.wmma.version = (int)v;
+	s->u.wmma.transposed = cbool(S, fn, "transposed", a[2], 0);
+	bad |= bases(S, fn, "warp_bases", a[3], &s->u.wmma.warp_bases);
+	bad |= bases(S, fn, "reg_bases", a[4], &s->u.wmma.reg_bases);
+	s->u.wmma.ninstr = 3;
+	s->u.wmma.instr_shape[0] = s->u.wmma.instr_shape[1] = s->u.wmma.instr_shape[2] = 16;
+	if (a[5]) {
+		if (intlist(S, fn, "instr_shape", a[5], &shape, &n)) {
+			bad = 1;
+		} else if (n != 3 || shape[0] <= 0 || shape[1] <= 0 || shape[2] <= 0) {
+			diag(S->d, a[5]->loc, "%s: instr_shape must be three positive integers [m, "
+			     "n, k]",
+			     fn);
+			bad = 1;
+		} else {
+			memcpy(s->u.wmma.instr_shape, shape, sizeof s->u.wmma.instr_shape);
+		}
+	}
+	return bad || s->u.wmma.buf < 0 || s->u.wmma.transposed < 0 ? -1 : 0;
+}
+
+int
+sl_layout_stmt(Sema *S, const Node *c, IrStmt **out)
+{
+	const char *fn = c->u.call.name;
+	IrStmt *s;
+	const Node *a[4];
+	int bad = 0;
+
+	*out = NULL;
+	if (!strcmp(fn, "require_amd_wmma_layout")) {
+		s = ir_stmt(S->a, S_REQUIRE_WMMA_LAYOUT, c->loc);
+		if (!s || wmma(S, c, s))
+			return -1;
+		*out = s;
+		return 0;
+	}
+	if (!strcmp(fn, "annotate_layout")) {
+		static const char *const names[] = {"buf", "layout"};
+		static const int req[] = {1, 1};
+
+		if (args(S, c, names, req, 2, a))
+			return -1;
+		s = ir_stmt(S->a, S_ANNOTATE_LAYOUT, c->loc);
+	} else if (!strcmp(fn, "require_layout")) {
+		static const char *const names[] = {"x", "layout", "pin", "late_address_compute"};
+		static const int req[] = {1, 1, 0, 0};
+
+		if (args(S, c, names, req, 4, a))
+			return -1;
+		s = ir_stmt(S->a, S_REQUIRE_LAYOUT, c->loc);
+	} else if (!strcmp(fn, "release_layout") || !strcmp(fn, "dump_layout")) {
+		static const char *const names[] = {"x"};
+		static const int req[] = {1};
+
+		if (args(S, c, names, req, 1, a))
+			return -1;
+		s = ir_stmt(S->a, fn[0] == 'r' ? S_RELEASE_LAYOUT : S_DUMP_LAYOUT, c->loc);
+	} else {
+		static const char *const names[] = {"x", "y"};
+		static const int req[] = {1, 1};
+
+		if (args(S, c, names, req, 2, a))
+			return -1;
+		s = ir_stmt(S->a, S_ASSERT_SAME_LAYOUT, c->loc);
+	}
+	if (!s)
+		return -1;
+	s->u.layout.other = -1;
+	s->u.layout.buf = laybuf(S, fn, a[0]);
+	if (s->u.layout.buf < 0)
+		bad = 1;
+	if (s->kind == S_ANNOTATE_LAYOUT || s->kind == S_REQUIRE_LAYOUT) {
+		s->u.layout.lit = layoutlit(S, a[1]);
+		if (!s->u.layout.lit || (!bad && !fits_scope(S, s->u.layout.lit, &S->k->bufs[s->u.layout.buf])))
+			bad = 1;
+	}
+	if (s->kind == S_REQUIRE_LAYOUT) {
+		s->u.layout.pin = cbool(S, fn, "pin", a[2], 1);
+		s->u.layout.late_address_compute = cbool(S, fn, "late_address_compute", a[3], 0);
+		if (s->u.layout.pin < 0 || s->u.layout.late_address_compute < 0)
+			bad = 1;
+	}
+	if (s->kind == S_ASSERT_SAME_LAYOUT) {
+		Sym *o = a[1]->kind == N_IDENT ? sema_lookup(S, a[1]->u.name) : NULL;
+
+		if (o && SYM_POISONED(o)) {
+			bad = 1;
+		} else if (o && o->kind == SYM_BUF) {
+			s->u.layout.other = laybuf(S, fn, a[1]);
+			if (s->u.layout.other < 0)
+				bad = 1;
+		} else {
+			s->u.layout.lit = layoutlit(S, a[1]);
+			if (!s->u.layout.lit)
+				bad = 1;
+		}
+	}
+	if (bad)
+		return -1;
+	*out = s;
+	return 0;
+}

@@ -1,0 +1,79 @@
+/*
+ * tilec.h: the public compile API of libtilec. tilec_compile() runs the
+ * whole pipeline (parse, semantic checks, tile IR, later passes) on a source
+ * text and returns a status, the diagnostics as text, and the output text.
+ * It never exits, aborts or prints; every failure is a status and a message.
+ */
+#ifndef TILEC_H
+#define TILEC_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+	TILEC_OK = 0,     /* compiled; output is set */
+	TILEC_ERROR = 1,  /* an error in the source or the options; see diagnostics */
+	TILEC_USAGE = 2,  /* the API was called with bad arguments */
+	TILEC_NOMEM = 3,  /* out of memory */
+} tilec_status;
+
+typedef enum { TILEC_TARGET_CUDA = 0, TILEC_TARGET_HIP = 1 } tilec_target;
+
+typedef enum {
+	TILEC_DUMP_NONE = 0, /* check the program; output is the IR dump until emission exists */
+	TILEC_DUMP_AST = 1,  /* output is the AST dump (after parsing only) */
+	TILEC_DUMP_IR = 2,   /* output is the tile IR dump */
+} tilec_dump;
+
+typedef struct tilec_options {
+	tilec_target target;
+	const char *arch;            /* NULL: sm_80 for cuda, gfx942 for hip */
+	const char *const *defines;  /* "NAME=VALUE" strings (-D); VALUE an integer or float */
+	int ndefines;
+	tilec_dump dump;
+	const char *filename;        /* for diagnostics; NULL: "<input>" */
+	int caret;                   /* diagnostics show the source line and a caret */
+} tilec_options;
+
+typedef struct tilec_result {
+	tilec_status status;
+	int nerrors;
+	char *diagnostics;  /* "file:line:col: error: message\n"...; "" when none; never NULL */
+	char *output;       /* the output text; "" on error; never NULL after tilec_compile */
+} tilec_result;
+
+/* Fill opts with the defaults (cuda, no defines, no dump). */
+void tilec_options_init(tilec_options *opts);
+
+/*
+ * Compile src[0..len) (it may hold any bytes, NUL included). opts may be
+ * NULL (defaults). res must not be NULL; free it with tilec_result_free.
+ * Returns res->status.
+ */
+tilec_status tilec_compile(const char *src, size_t len, const tilec_options *opts,
+			   tilec_result *res);
+void tilec_result_free(tilec_result *res);
+
+/* "ok", "error", "usage", "nomem" */
+const char *tilec_status_name(tilec_status s);
+
+/* 1 if arch is valid for target (cuda: sm_80, sm_90, sm_90a; hip: gfx90a, gfx942, gfx1100) */
+int tilec_arch_valid(tilec_target target, const char *arch);
+
+/*
+ * Check one -D text: NAME=VALUE with NAME an identifier and VALUE a decimal
+ * or 0x integer (optionally negative) or a float. Returns 0 if good, else -1
+ * with a message in msg.
+ */
+int tilec_define_check(const char *def, char *msg, size_t msgsz);
+
+const char *tilec_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

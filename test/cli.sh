@@ -1,0 +1,110 @@
+#!/bin/sh
+# cli.sh: the tilec command line. --help/--version exit 0, bad flags exit 2,
+# every file of the bad-input corpus exits 1 with its diagnostics on stderr,
+# the samples exit 0, -o writes the output, -D overrides a const.
+# Usage: TILEC=build/tilec test/cli.sh   (run from the repository root)
+set -u
+TILEC=${TILEC:-build/tilec}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+n=0
+
+check() { # name expected-status actual-status
+	n=$((n + 1))
+	if [ "$2" != "$3" ]; then
+		echo "FAIL: $1: exit $3, want $2"
+		fail=$((fail + 1))
+	fi
+}
+
+has() { # name file text
+	n=$((n + 1))
+	if ! grep -qF -- "$3" "$2"; then
+		echo "FAIL: $1: '$3' not in $2:"
+		head -5 "$2"
+		fail=$((fail + 1))
+	fi
+}
+
+"$TILEC" --help >"$tmp/out" 2>&1; check "--help" 0 $?
+has "--help text" "$tmp/out" "usage: tilec [options] file.tile"
+has "--help lists --dump" "$tmp/out" "--dump=KIND"
+"$TILEC" -h >/dev/null 2>&1; check "-h" 0 $?
+"$TILEC" --version >"$tmp/out" 2>&1; check "--version" 0 $?
+has "--version text" "$tmp/out" "tilec "
+"$TILEC" -V >/dev/null 2>&1; check "-V" 0 $?
+
+# usage errors: exit 2 with a message on stderr
+for args in "--bogus samples/gemm.tile" "-q samples/gemm.tile" "" "--target=ptx samples/gemm.tile" \
+	"--arch=sm_75 samples/gemm.tile" "--target=hip --arch=sm_90 samples/gemm.tile" \
+	"--dump=cfg samples/gemm.tile" "-D 9X=1 samples/gemm.tile" "-D BM samples/gemm.tile" \
+	"-D BM=abc samples/gemm.tile" "-o" "--time=0 samples/gemm.tile" \
+	"samples/gemm.tile samples/copy.tile"; do
+	# shellcheck disable=SC2086
+	"$TILEC" $args >"$tmp/out" 2>"$tmp/err"; check "usage: tilec $args" 2 $?
+	has "usage message: tilec $args" "$tmp/err" "tilec: error: "
+done
+"$TILEC" no/such/file.tile 2>"$tmp/err"; check "missing file" 1 $?
+has "missing file message" "$tmp/err" "cannot read no/such/file.tile"
+
+# the corpus: exit 1, the diagnostics of NAME.err on stderr (file name put back)
+for f in test/err/*.tile; do
+	b=${f%.tile}
+	set --
+	if [ -f "$b.args" ]; then
+		while IFS= read -r d; do set -- "$@" -D "$d"; done <"$b.args"
+	fi
+	"$TILEC" "$@" "$f" >"$tmp/out" 2>"$tmp/err"; st=$?
+	if [ $st -ge 128 ]; then
+		echo "FAIL: $f: crashed (exit $st)"; fail=$((fail + 1))
+	fi
+	check "$f" 1 $st
+	sed -e "s|^$f: ||" -e "s|^$f:||" "$tmp/err" >"$tmp/got"
+	n=$((n + 1))
+	if ! cmp -s "$tmp/got" "$b.err"; then
+		echo "FAIL: $f: diagnostics differ:"; diff "$b.err" "$tmp/got" | head -5
+		fail=$((fail + 1))
+	fi
+	[ -s "$tmp/out" ] && { echo "FAIL: $f: output on stdout"; fail=$((fail + 1)); }
+done
+
+# the samples: exit 0; --dump=ir prints the IR; -o writes it; the same with --dump=ast
+for f in samples/*.tile; do
+	"$TILEC" "$f" >"$tmp/out" 2>"$tmp/err"; check "$f" 0 $?
+	[ -s "$tmp/err" ] && { echo "FAIL: $f: stderr not empty"; fail=$((fail + 1)); }
+	"$TILEC" --dump=ir "$f" >"$tmp/ir" 2>/dev/null; check "$f --dump=ir" 0 $?
+	has "$f --dump=ir" "$tmp/ir" "kernel "
+	"$TILEC" --dump=ast -o "$tmp/ast" "$f"; check "$f --dump=ast -o" 0 $?
+	has "$f --dump=ast -o" "$tmp/ast" "kernel"
+done
+"$TILEC" -o "$tmp/gemm.ir" --target=hip --arch=gfx942 samples/gemm.tile; check "-o" 0 $?
+"$TILEC" --arch=gfx1100 samples/gemm.tile; check "--arch=gfx1100 picks hip" 0 $?
+"$TILEC" --target=cuda --arch=gfx1100 samples/gemm.tile 2>/dev/null; check "cuda with a hip arch" 2 $?
+"$TILEC" --target=cuda --arch=sm_90a samples/gemm.tile; check "--arch=sm_90a" 0 $?
+has "-o writes the IR" "$tmp/gemm.ir" "gemm As[0 +: 128, 0 +: 32]"
+"$TILEC" --dump=ir - <samples/gemm.tile >"$tmp/out"; check "stdin" 0 $?
+has "stdin" "$tmp/out" "kernel gemm"
+"$TILEC" -o /no/such/dir/x.ir samples/gemm.tile 2>"$tmp/err"; check "-o unwritable" 1 $?
+
+# -D overrides a const
+"$TILEC" --dump=ir -D BK=64 samples/gemm.tile >"$tmp/out"; check "-D BK=64" 0 $?
+has "-D BK=64" "$tmp/out" "shared As: f16[128, 64]"
+"$TILEC" --dump=ir --define=BM=64 -D BN=0x40 samples/gemm.tile >"$tmp/out"; check "-D BM BN" 0 $?
+has "-D BM=64" "$tmp/out" "local acc: f32[64, 64]"
+"$TILEC" -D BK=0 samples/gemm.tile 2>"$tmp/err"; check "-D BK=0" 1 $?
+has "-D BK=0" "$tmp/err" "error:"
+
+# --time runs the front end in-process
+"$TILEC" --time=3 samples/gemm.tile >"$tmp/out"; check "--time" 0 $?
+has "--time" "$tmp/out" "front end: median"
+
+# a caret under the error when stderr is a terminal (only if script(1) is here)
+if command -v script >/dev/null 2>&1; then
+	script -qec "$TILEC test/err/sem_unknown_name.tile" /dev/null >"$tmp/tty" 2>&1
+	has "caret on a terminal" "$tmp/tty" "^"
+	has "source line on a terminal" "$tmp/tty" "alpha * acc[i, j]"
+fi
+
+echo "cli.sh: $n checks, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,37 @@
+/*
+ * fuzz_frontend.c: libFuzzer entry for the front end. The bytes are a
+ * source text for tilec_compile (lexer, parser, sema, IR dump); the first
+ * byte also picks the dump kind, caret diagnostics and a -D define, so those
+ * paths are fuzzed too. Any crash, leak or sanitizer report is a bug.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "tilec.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char *const defs[] = {"BM=64", "BK=0", "X=1.5"};
+	tilec_options o;
+	tilec_result r;
+	unsigned sel = size ? data[0] : 0;
+
+	tilec_options_init(&o);
+	o.filename = "fuzz.tile";
+	o.dump = (sel & 3) == 1 ? TILEC_DUMP_AST : TILEC_DUMP_IR;
+	o.caret = (sel & 4) != 0;
+	if (sel & 8) {
+		o.defines = defs + (sel >> 4) % 3;
+		o.ndefines = 1;
+	}
+	tilec_compile((const char *)data, size, &o, &r);
+	/* success needs a kernel in the input, and gives output */
+	if (r.status == TILEC_OK && (!memmem(data, size, "kernel", 6) || !r.output[0]))
+		__builtin_trap();
+	tilec_result_free(&r);
+	return 0;
+}
