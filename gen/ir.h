@@ -203,6 +203,11 @@ struct IrStmt {
 	IrStmtKind kind;
 	Loc loc;
 	IrStmt *next; /* statements of a body are a list */
+	int id;       /* numbered in source order by infer.c (0: not yet) */
+	/* set by layout inference: the loop layout (a Fragment over the nest's
+	 * iteration space) of a PARALLEL nest, and of the element loop of a COPY
+	 * or FILL that runs as a parallel nest */
+	struct Layout *loop_layout;
 	union {
 		struct { Region src, dst; } copy;
 		struct { Region a, b, c; int trans_a, trans_b, clear; } gemm;
@@ -250,6 +255,9 @@ typedef struct IrBuffer {
 	IrDim *dims;
 	int param;        /* index in params for a global tensor, else -1 */
 	Loc loc;
+	/* set by layout inference (infer.c): a Fragment for a local buffer, the
+	 * shared-memory layout (swizzle) for a shared buffer, NULL for global */
+	struct Layout *layout;
 } IrBuffer;
 
 typedef struct IrParam {
