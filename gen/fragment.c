@@ -389,7 +389,7 @@ frag_fully_replicated(Arena *A, const int64_t *shape, int n, int64_t nthreads, E
 int
 frag_is_fully_replicated(const Fragment *F)
 {
-	return F && F->is_frag && F->thread->k == IE_VAR && F->thread->v == IEXPR_REP;
+	return F && F->is_frag && F->thread->k == IX_VAR && F->thread->v == IEXPR_REP;
 }
 
 Layout *

@@ -27,7 +27,7 @@ iexpr_const(Arena *A, int64_t v)
 	IExpr *e = anew(A, IExpr);
 
 	if (e) {
-		e->k = IE_CONST;
+		e->k = IX_CONST;
 		e->v = v;
 	}
 	return e;
@@ -39,7 +39,7 @@ iexpr_var(Arena *A, int id)
 	IExpr *e = anew(A, IExpr);
 
 	if (e) {
-		e->k = IE_VAR;
+		e->k = IX_VAR;
 		e->v = id;
 	}
 	return e;
@@ -65,7 +65,7 @@ node(Arena *A, IExprKind k, IExpr *a, IExpr *b, IExpr *c)
 int
 iexpr_isconst(const IExpr *e, int64_t *v)
 {
-	if (!e || e->k != IE_CONST)
+	if (!e || e->k != IX_CONST)
 		return 0;
 	if (v)
 		*v = e->v;
@@ -79,7 +79,7 @@ iexpr_same(const IExpr *a, const IExpr *b)
 		return 1;
 	if (!a || !b || a->k != b->k)
 		return 0;
-	if (a->k == IE_CONST || a->k == IE_VAR)
+	if (a->k == IX_CONST || a->k == IX_VAR)
 		return a->v == b->v;
 	return iexpr_same(a->a, b->a) && iexpr_same(a->b, b->b) && iexpr_same(a->c, b->c);
 }
@@ -87,9 +87,9 @@ iexpr_same(const IExpr *a, const IExpr *b)
 unsigned
 iexpr_vars(const IExpr *e)
 {
-	if (!e || e->k == IE_CONST)
+	if (!e || e->k == IX_CONST)
 		return 0;
-	if (e->k == IE_VAR)
+	if (e->k == IX_VAR)
 		return 1u << e->v;
 	return iexpr_vars(e->a) | iexpr_vars(e->b) | iexpr_vars(e->c);
 }
@@ -135,10 +135,10 @@ iexpr_bounds(const IExpr *e, const IDom *dom, int64_t *lo, int64_t *hi)
 	if (!e)
 		return -1;
 	switch (e->k) {
-	case IE_CONST:
+	case IX_CONST:
 		*lo = *hi = e->v;
 		return 0;
-	case IE_VAR:
+	case IX_VAR:
 		if (!dom || e->v < 0 || e->v >= IEXPR_NVARS || dom->ext[e->v] <= 0)
 			return -1;
 		*lo = 0;
@@ -149,7 +149,7 @@ iexpr_bounds(const IExpr *e, const IDom *dom, int64_t *lo, int64_t *hi)
 	}
 	if (iexpr_bounds(e->a, dom, &al, &ah))
 		return -1;
-	if (e->k == IE_SELECT) {
+	if (e->k == IX_SELECT) {
 		if (iexpr_bounds(e->b, dom, &bl, &bh) || iexpr_bounds(e->c, dom, &cl, &ch))
 			return -1;
 		if (al > 0 || ah < 0) {         /* condition always true */
@@ -167,15 +167,15 @@ iexpr_bounds(const IExpr *e, const IDom *dom, int64_t *lo, int64_t *hi)
 	if (iexpr_bounds(e->b, dom, &bl, &bh))
 		return -1;
 	switch (e->k) {
-	case IE_ADD:
+	case IX_ADD:
 		return ck_add(al, bl, lo) || ck_add(ah, bh, hi) ? -1 : 0;
-	case IE_SUB:
+	case IX_SUB:
 		if (bl == INT64_MIN || bh == INT64_MIN)
 			return -1;
 		return ck_add(al, -bh, lo) || ck_add(ah, -bl, hi) ? -1 : 0;
-	case IE_MUL:
+	case IX_MUL:
 		return ivmul(al, ah, bl, bh, lo, hi);
-	case IE_DIV:
+	case IX_DIV:
 		if (bl > 0 || bh < 0) {
 			int64_t q[4] = {floordiv64(al, bl), floordiv64(al, bh), floordiv64(ah, bl),
 					floordiv64(ah, bh)};
@@ -191,7 +191,7 @@ iexpr_bounds(const IExpr *e, const IDom *dom, int64_t *lo, int64_t *hi)
 			return 0;
 		}
 		return -1;
-	case IE_MOD:
+	case IX_MOD:
 		if (bl == bh && bl > 0 && floordiv64(al, bl) == floordiv64(ah, bl)) {
 			*lo = floormod64(al, bl);
 			*hi = floormod64(ah, bl);
@@ -210,15 +210,15 @@ iexpr_bounds(const IExpr *e, const IDom *dom, int64_t *lo, int64_t *hi)
 			return 0;
 		}
 		return -1;
-	case IE_XOR:
-	case IE_OR:
+	case IX_XOR:
+	case IX_OR:
 		if (al < 0 || bl < 0)
 			return -1;
 		t = ah > bh ? ah : bh;
-		*lo = e->k == IE_OR ? (al > bl ? al : bl) : 0;
+		*lo = e->k == IX_OR ? (al > bl ? al : bl) : 0;
 		*hi = bitsof(t) >= 63 ? INT64_MAX : ((int64_t)1 << bitsof(t)) - 1;
 		return 0;
-	case IE_AND:
+	case IX_AND:
 		if (al >= 0 && bl >= 0) {
 			*lo = 0;
 			*hi = ah < bh ? ah : bh;
@@ -230,31 +230,31 @@ iexpr_bounds(const IExpr *e, const IDom *dom, int64_t *lo, int64_t *hi)
 			return 0;
 		}
 		return -1;
-	case IE_SHL:
+	case IX_SHL:
 		if (bl < 0 || bh > 62)
 			return -1;
 		return ivmul(al, ah, (int64_t)1 << bl, (int64_t)1 << bh, lo, hi);
-	case IE_SHR:
+	case IX_SHR:
 		if (bl < 0 || bh > 62)
 			return -1;
 		*lo = al >= 0 ? al >> bh : al >> bl;
 		*hi = ah >= 0 ? ah >> bl : ah >> bh;
 		return 0;
-	case IE_MIN:
+	case IX_MIN:
 		*lo = al < bl ? al : bl;
 		*hi = ah < bh ? ah : bh;
 		return 0;
-	case IE_MAX:
+	case IX_MAX:
 		*lo = al > bl ? al : bl;
 		*hi = ah > bh ? ah : bh;
 		return 0;
-	case IE_LT: case IE_LE: case IE_EQ: case IE_NE:
+	case IX_LT: case IX_LE: case IX_EQ: case IX_NE:
 		*lo = 0;
 		*hi = 1;
-		if (e->k == IE_LT ? ah < bl : e->k == IE_LE ? ah <= bl : e->k == IE_NE ? ah < bl || bh < al
+		if (e->k == IX_LT ? ah < bl : e->k == IX_LE ? ah <= bl : e->k == IX_NE ? ah < bl || bh < al
 		    : al == ah && bl == bh && al == bl)
 			*lo = 1;
-		else if (e->k == IE_LT ? al >= bh : e->k == IE_LE ? al > bh : e->k == IE_EQ ? ah < bl || bh < al
+		else if (e->k == IX_LT ? al >= bh : e->k == IX_LE ? al > bh : e->k == IX_EQ ? ah < bl || bh < al
 			 : al == ah && bl == bh && al == bl)
 			*hi = 0;
 		return 0;
@@ -304,30 +304,30 @@ static int
 fold(IExprKind k, int64_t a, int64_t b, int64_t *r)
 {
 	switch (k) {
-	case IE_ADD: *r = wadd(a, b); break;
-	case IE_SUB: *r = wsub(a, b); break;
-	case IE_MUL: *r = wmul(a, b); break;
-	case IE_DIV:
+	case IX_ADD: *r = wadd(a, b); break;
+	case IX_SUB: *r = wsub(a, b); break;
+	case IX_MUL: *r = wmul(a, b); break;
+	case IX_DIV:
 		if (!b)
 			return -1;
 		*r = floordiv64(a, b);
 		break;
-	case IE_MOD:
+	case IX_MOD:
 		if (!b)
 			return -1;
 		*r = b == -1 ? 0 : floormod64(a, b);
 		break;
-	case IE_XOR: *r = a ^ b; break;
-	case IE_AND: *r = a & b; break;
-	case IE_OR: *r = a | b; break;
-	case IE_SHL: *r = shl(a, b); break;
-	case IE_SHR: *r = shr(a, b); break;
-	case IE_MIN: *r = a < b ? a : b; break;
-	case IE_MAX: *r = a > b ? a : b; break;
-	case IE_LT: *r = a < b; break;
-	case IE_LE: *r = a <= b; break;
-	case IE_EQ: *r = a == b; break;
-	case IE_NE: *r = a != b; break;
+	case IX_XOR: *r = a ^ b; break;
+	case IX_AND: *r = a & b; break;
+	case IX_OR: *r = a | b; break;
+	case IX_SHL: *r = shl(a, b); break;
+	case IX_SHR: *r = shr(a, b); break;
+	case IX_MIN: *r = a < b ? a : b; break;
+	case IX_MAX: *r = a > b ? a : b; break;
+	case IX_LT: *r = a < b; break;
+	case IX_LE: *r = a <= b; break;
+	case IX_EQ: *r = a == b; break;
+	case IX_NE: *r = a != b; break;
 	default: return -1;
 	}
 	return 0;
@@ -341,13 +341,13 @@ iexpr_eval(const IExpr *e, const int64_t *vals, int64_t *out, Err *err)
 	if (!e)
 		return err_set(err, "null expression");
 	switch (e->k) {
-	case IE_CONST:
+	case IX_CONST:
 		*out = e->v;
 		return 0;
-	case IE_VAR:
+	case IX_VAR:
 		*out = vals[e->v];
 		return 0;
-	case IE_SELECT:
+	case IX_SELECT:
 		if (iexpr_eval(e->a, vals, &a, err))
 			return -1;
 		return iexpr_eval(a ? e->b : e->c, vals, out, err);
@@ -368,13 +368,13 @@ static IExpr *mk(Arena *A, IExprKind k, IExpr *a, IExpr *b, const IDom *dom);
 static void
 splitc(IExpr *e, IExpr **base, int64_t *c)
 {
-	if (e->k == IE_CONST) {
+	if (e->k == IX_CONST) {
 		*base = NULL;
 		*c = e->v;
-	} else if (e->k == IE_ADD && e->b->k == IE_CONST) {
+	} else if (e->k == IX_ADD && e->b->k == IX_CONST) {
 		*base = e->a;
 		*c = e->b->v;
-	} else if (e->k == IE_SUB && e->b->k == IE_CONST && e->b->v != INT64_MIN) {
+	} else if (e->k == IX_SUB && e->b->k == IX_CONST && e->b->v != INT64_MIN) {
 		*base = e->a;
 		*c = -e->b->v;
 	} else {
@@ -391,19 +391,19 @@ addc(Arena *A, IExpr *x, int64_t c)
 	if (c == 0)
 		return x;
 	if (c < 0 && c != INT64_MIN)
-		return node(A, IE_SUB, x, iexpr_const(A, -c), NULL);
-	return node(A, IE_ADD, x, iexpr_const(A, c), NULL);
+		return node(A, IX_SUB, x, iexpr_const(A, -c), NULL);
+	return node(A, IX_ADD, x, iexpr_const(A, c), NULL);
 }
 
 /* is e a multiple of c (> 0) syntactically? */
 static int
 ismult(const IExpr *e, int64_t c)
 {
-	if (e->k == IE_CONST)
+	if (e->k == IX_CONST)
 		return e->v % c == 0;
-	if (e->k == IE_MUL && e->b->k == IE_CONST)
+	if (e->k == IX_MUL && e->b->k == IX_CONST)
 		return e->b->v % c == 0;
-	if (e->k == IE_ADD || e->k == IE_SUB)
+	if (e->k == IX_ADD || e->k == IX_SUB)
 		return ismult(e->a, c) && ismult(e->b, c);
 	return 0;
 }
@@ -412,10 +412,10 @@ ismult(const IExpr *e, int64_t c)
 static IExpr *
 divexact(Arena *A, IExpr *e, int64_t c, const IDom *dom)
 {
-	if (e->k == IE_CONST)
+	if (e->k == IX_CONST)
 		return iexpr_const(A, e->v / c);
-	if (e->k == IE_MUL)
-		return mk(A, IE_MUL, e->a, iexpr_const(A, e->b->v / c), dom);
+	if (e->k == IX_MUL)
+		return mk(A, IX_MUL, e->a, iexpr_const(A, e->b->v / c), dom);
 	return mk(A, e->k, divexact(A, e->a, c, dom), divexact(A, e->b, c, dom), dom);
 }
 
@@ -426,45 +426,45 @@ mkdivmod(Arena *A, IExprKind k, IExpr *a, int64_t c, const IDom *dom)
 	IExpr *p, *q;
 
 	if (c == 1 || c == -1)
-		return k == IE_MOD ? iexpr_const(A, 0) : c == 1 ? a : mk(A, IE_MUL, a, iexpr_const(A, -1), dom);
+		return k == IX_MOD ? iexpr_const(A, 0) : c == 1 ? a : mk(A, IX_MUL, a, iexpr_const(A, -1), dom);
 	if (c > 0) {
 		if (dom && !iexpr_bounds(a, dom, &lo, &hi) &&
 		    floordiv64(lo, c) == floordiv64(hi, c)) {
-			if (k == IE_DIV)
+			if (k == IX_DIV)
 				return iexpr_const(A, floordiv64(lo, c));
 			if (floordiv64(lo, c) == 0)
 				return a;
 		}
 		if (ismult(a, c))
-			return k == IE_MOD ? iexpr_const(A, 0) : divexact(A, a, c, dom);
-		if (a->k == IE_DIV && k == IE_DIV && a->b->k == IE_CONST && a->b->v > 0) {
+			return k == IX_MOD ? iexpr_const(A, 0) : divexact(A, a, c, dom);
+		if (a->k == IX_DIV && k == IX_DIV && a->b->k == IX_CONST && a->b->v > 0) {
 			int64_t m;
 
 			if (!ck_mul(a->b->v, c, &m))
-				return mk(A, IE_DIV, a->a, iexpr_const(A, m), dom);
+				return mk(A, IX_DIV, a->a, iexpr_const(A, m), dom);
 		}
-		if (a->k == IE_MOD && k == IE_MOD && a->b->k == IE_CONST && a->b->v > 0 &&
+		if (a->k == IX_MOD && k == IX_MOD && a->b->k == IX_CONST && a->b->v > 0 &&
 		    a->b->v % c == 0)
-			return mk(A, IE_MOD, a->a, iexpr_const(A, c), dom);
-		if (a->k == IE_MUL && k == IE_MOD && a->b->k == IE_CONST && a->b->v > 0 &&
+			return mk(A, IX_MOD, a->a, iexpr_const(A, c), dom);
+		if (a->k == IX_MUL && k == IX_MOD && a->b->k == IX_CONST && a->b->v > 0 &&
 		    c % a->b->v == 0)
-			return mk(A, IE_MUL, mk(A, IE_MOD, a->a, iexpr_const(A, c / a->b->v), dom), a->b, dom);
-		if (a->k == IE_MUL && k == IE_DIV && a->b->k == IE_CONST && a->b->v > 0 &&
+			return mk(A, IX_MUL, mk(A, IX_MOD, a->a, iexpr_const(A, c / a->b->v), dom), a->b, dom);
+		if (a->k == IX_MUL && k == IX_DIV && a->b->k == IX_CONST && a->b->v > 0 &&
 		    c % a->b->v == 0)
-			return mk(A, IE_DIV, a->a, iexpr_const(A, c / a->b->v), dom);
-		if (a->k == IE_ADD || a->k == IE_SUB) {
+			return mk(A, IX_DIV, a->a, iexpr_const(A, c / a->b->v), dom);
+		if (a->k == IX_ADD || a->k == IX_SUB) {
 			p = a->a;
 			q = a->b;
-			if (ismult(p, c) && a->k == IE_ADD) {
-				if (k == IE_MOD)
-					return mk(A, IE_MOD, q, iexpr_const(A, c), dom);
-				return mk(A, IE_ADD, divexact(A, p, c, dom),
-					  mk(A, IE_DIV, q, iexpr_const(A, c), dom), dom);
+			if (ismult(p, c) && a->k == IX_ADD) {
+				if (k == IX_MOD)
+					return mk(A, IX_MOD, q, iexpr_const(A, c), dom);
+				return mk(A, IX_ADD, divexact(A, p, c, dom),
+					  mk(A, IX_DIV, q, iexpr_const(A, c), dom), dom);
 			}
 			if (ismult(q, c)) {
-				if (k == IE_MOD)
-					return mk(A, IE_MOD, p, iexpr_const(A, c), dom);
-				return mk(A, a->k, mk(A, IE_DIV, p, iexpr_const(A, c), dom),
+				if (k == IX_MOD)
+					return mk(A, IX_MOD, p, iexpr_const(A, c), dom);
+				return mk(A, a->k, mk(A, IX_DIV, p, iexpr_const(A, c), dom),
 					  divexact(A, q, c, dom), dom);
 			}
 		}
@@ -478,13 +478,13 @@ dmterm(const IExpr *t, int *isdiv, IExpr **x, int64_t *c, int64_t *k)
 {
 	int64_t m = 1;
 
-	if (t->k == IE_MUL && t->b->k == IE_CONST) {
+	if (t->k == IX_MUL && t->b->k == IX_CONST) {
 		m = t->b->v;
 		t = t->a;
 	}
-	if ((t->k != IE_DIV && t->k != IE_MOD) || t->b->k != IE_CONST || t->b->v <= 0)
+	if ((t->k != IX_DIV && t->k != IX_MOD) || t->b->k != IX_CONST || t->b->v <= 0)
 		return 0;
-	*isdiv = t->k == IE_DIV;
+	*isdiv = t->k == IX_DIV;
 	*x = t->a;
 	*c = t->b->v;
 	if (*isdiv && m % *c)
@@ -498,7 +498,7 @@ dmterm(const IExpr *t, int *isdiv, IExpr **x, int64_t *c, int64_t *k)
 static IExpr *
 mergedm(Arena *A, IExpr *a, IExpr *b, const IDom *dom, int *done)
 {
-	IExpr *xa, *xb, *t = a->k == IE_ADD ? a->b : a, *r;
+	IExpr *xa, *xb, *t = a->k == IX_ADD ? a->b : a, *r;
 	int da, db;
 	int64_t ca, cb, ka, kb;
 
@@ -506,13 +506,13 @@ mergedm(Arena *A, IExpr *a, IExpr *b, const IDom *dom, int *done)
 		return a;
 	if (dmterm(t, &da, &xa, &ca, &ka) && da != db && ca == cb && ka == kb && iexpr_same(xa, xb)) {
 		*done = 1;
-		r = mk(A, IE_MUL, xa, iexpr_const(A, ka), dom);
-		return a->k == IE_ADD ? mk(A, IE_ADD, a->a, r, dom) : r;
+		r = mk(A, IX_MUL, xa, iexpr_const(A, ka), dom);
+		return a->k == IX_ADD ? mk(A, IX_ADD, a->a, r, dom) : r;
 	}
-	if (a->k == IE_ADD) {
+	if (a->k == IX_ADD) {
 		r = mergedm(A, a->a, b, dom, done);
 		if (*done)
-			return mk(A, IE_ADD, r, a->b, dom);
+			return mk(A, IX_ADD, r, a->b, dom);
 	}
 	return a;
 }
@@ -531,19 +531,19 @@ mk(Arena *A, IExprKind k, IExpr *a, IExpr *b, const IDom *dom)
 	if (isa && isb && !fold(k, ca, cb, &r))
 		return iexpr_const(A, r);
 	switch (k) {
-	case IE_ADD:
-	case IE_SUB:
+	case IX_ADD:
+	case IX_SUB:
 		if (isb && cb == 0)
 			return a;
-		if (k == IE_ADD && isa && ca == 0)
+		if (k == IX_ADD && isa && ca == 0)
 			return b;
-		if (k == IE_SUB && iexpr_same(a, b))
+		if (k == IX_SUB && iexpr_same(a, b))
 			return iexpr_const(A, 0);
 		splitc(a, &ba, &ca);
 		splitc(b, &bb, &cb);
 		if (cb == INT64_MIN)
 			break;
-		if (k == IE_SUB)
+		if (k == IX_SUB)
 			cb = -cb;
 		if (!ba && !bb)
 			break;
@@ -551,17 +551,17 @@ mk(Arena *A, IExprKind k, IExpr *a, IExpr *b, const IDom *dom)
 			IExpr *x;
 
 			if (!ba)
-				x = k == IE_ADD ? bb : mk(A, IE_MUL, bb, iexpr_const(A, -1), dom);
+				x = k == IX_ADD ? bb : mk(A, IX_MUL, bb, iexpr_const(A, -1), dom);
 			else if (!bb)
 				x = ba;
 			else
 				x = mk(A, k, ba, bb, dom);
 			return addc(A, x, wadd(ca, cb));
 		}
-		if (b->k == IE_ADD || b->k == IE_SUB)    /* a + (b + c) -> a + b + c */
-			return mk(A, k == IE_ADD ? b->k : b->k == IE_ADD ? IE_SUB : IE_ADD,
+		if (b->k == IX_ADD || b->k == IX_SUB)    /* a + (b + c) -> a + b + c */
+			return mk(A, k == IX_ADD ? b->k : b->k == IX_ADD ? IX_SUB : IX_ADD,
 				  mk(A, k, a, b->a, dom), b->b, dom);
-		if (k == IE_ADD) {
+		if (k == IX_ADD) {
 			int done = 0;
 			IExpr *r2 = mergedm(A, a, b, dom, &done);
 
@@ -569,45 +569,45 @@ mk(Arena *A, IExprKind k, IExpr *a, IExpr *b, const IDom *dom)
 				return r2;
 		}
 		break;
-	case IE_MUL:
-		if (isb && (a->k == IE_ADD || a->k == IE_SUB))
-			return mk(A, a->k, mk(A, IE_MUL, a->a, b, dom), mk(A, IE_MUL, a->b, b, dom), dom);
+	case IX_MUL:
+		if (isb && (a->k == IX_ADD || a->k == IX_SUB))
+			return mk(A, a->k, mk(A, IX_MUL, a->a, b, dom), mk(A, IX_MUL, a->b, b, dom), dom);
 		if (isa && !isb)
-			return mk(A, IE_MUL, b, a, dom);
+			return mk(A, IX_MUL, b, a, dom);
 		if (isb && cb == 0)
 			return b;
 		if (isb && cb == 1)
 			return a;
-		if (isb && a->k == IE_MUL && a->b->k == IE_CONST && !ck_mul(a->b->v, cb, &r))
-			return mk(A, IE_MUL, a->a, iexpr_const(A, r), dom);
+		if (isb && a->k == IX_MUL && a->b->k == IX_CONST && !ck_mul(a->b->v, cb, &r))
+			return mk(A, IX_MUL, a->a, iexpr_const(A, r), dom);
 		break;
-	case IE_DIV:
-	case IE_MOD:
+	case IX_DIV:
+	case IX_MOD:
 		if (isa && ca == 0)
 			return a;
 		if (isb && cb != 0)
 			return mkdivmod(A, k, a, cb, dom);
 		break;
-	case IE_XOR:
-	case IE_OR:
+	case IX_XOR:
+	case IX_OR:
 		if (isa && ca == 0)
 			return b;
 		if (isb && cb == 0)
 			return a;
-		if (k == IE_XOR && iexpr_same(a, b))
+		if (k == IX_XOR && iexpr_same(a, b))
 			return iexpr_const(A, 0);
 		break;
-	case IE_AND:
+	case IX_AND:
 		if ((isa && ca == 0) || (isb && cb == 0))
 			return iexpr_const(A, 0);
 		break;
-	case IE_SHL:
-	case IE_SHR:
+	case IX_SHL:
+	case IX_SHR:
 		if (isb && cb == 0)
 			return a;
 		break;
-	case IE_MIN:
-	case IE_MAX:
+	case IX_MIN:
+	case IX_MAX:
 		if (iexpr_same(a, b))
 			return a;
 		break;
@@ -620,7 +620,7 @@ mk(Arena *A, IExprKind k, IExpr *a, IExpr *b, const IDom *dom)
 IExpr *
 iexpr_bin(Arena *A, IExprKind k, IExpr *a, IExpr *b)
 {
-	if (k < IE_ADD || k > IE_NE)
+	if (k < IX_ADD || k > IX_NE)
 		return NULL;
 	return mk(A, k, a, b, NULL);
 }
@@ -636,31 +636,31 @@ iexpr_select(Arena *A, IExpr *cond, IExpr *t, IExpr *f)
 		return c ? t : f;
 	if (iexpr_same(t, f))
 		return t;
-	return node(A, IE_SELECT, cond, t, f);
+	return node(A, IX_SELECT, cond, t, f);
 }
 
 IExpr *
 iexpr_addc(Arena *A, IExpr *x, int64_t c)
 {
-	return mk(A, IE_ADD, x, iexpr_const(A, c), NULL);
+	return mk(A, IX_ADD, x, iexpr_const(A, c), NULL);
 }
 
 IExpr *
 iexpr_mulc(Arena *A, IExpr *x, int64_t c)
 {
-	return mk(A, IE_MUL, x, iexpr_const(A, c), NULL);
+	return mk(A, IX_MUL, x, iexpr_const(A, c), NULL);
 }
 
 IExpr *
 iexpr_divc(Arena *A, IExpr *x, int64_t c)
 {
-	return mk(A, IE_DIV, x, iexpr_const(A, c), NULL);
+	return mk(A, IX_DIV, x, iexpr_const(A, c), NULL);
 }
 
 IExpr *
 iexpr_modc(Arena *A, IExpr *x, int64_t c)
 {
-	return mk(A, IE_MOD, x, iexpr_const(A, c), NULL);
+	return mk(A, IX_MOD, x, iexpr_const(A, c), NULL);
 }
 
 static IExpr *
@@ -672,15 +672,15 @@ simp1(Arena *A, IExpr *e, IExpr *const *sub, const IDom *dom)
 	if (!e)
 		return NULL;
 	switch (e->k) {
-	case IE_CONST:
+	case IX_CONST:
 		return e;
-	case IE_VAR:
+	case IX_VAR:
 		if (sub && e->v >= 0 && e->v < IEXPR_NVARS && sub[e->v])
 			return sub[e->v];
 		if (dom && e->v >= 0 && e->v < IEXPR_NVARS && dom->ext[e->v] == 1)
 			return iexpr_const(A, 0);
 		return e;
-	case IE_SELECT:
+	case IX_SELECT:
 		a = simp1(A, e->a, sub, dom);
 		b = simp1(A, e->b, sub, dom);
 		c = simp1(A, e->c, sub, dom);
@@ -692,14 +692,14 @@ simp1(Arena *A, IExpr *e, IExpr *const *sub, const IDom *dom)
 	default:
 		a = simp1(A, e->a, sub, dom);
 		b = simp1(A, e->b, sub, dom);
-		if (a && b && dom && (e->k == IE_MIN || e->k == IE_MAX)) {
+		if (a && b && dom && (e->k == IX_MIN || e->k == IX_MAX)) {
 			int64_t al, ah, bl, bh;
 
 			if (!iexpr_bounds(a, dom, &al, &ah) && !iexpr_bounds(b, dom, &bl, &bh)) {
 				if (ah <= bl)
-					return e->k == IE_MIN ? a : b;
+					return e->k == IX_MIN ? a : b;
 				if (bh <= al)
-					return e->k == IE_MIN ? b : a;
+					return e->k == IX_MIN ? b : a;
 			}
 		}
 		return mk(A, e->k, a, b, dom);
@@ -735,14 +735,14 @@ static int
 prec(const IExpr *e)
 {
 	switch (e->k) {
-	case IE_CONST: return e->v < 0 ? 13 : 100;
-	case IE_VAR: case IE_SELECT: case IE_MIN: case IE_MAX: return 100;
-	case IE_MUL: case IE_DIV: case IE_MOD: return 12;
-	case IE_ADD: case IE_SUB: return 11;
-	case IE_SHL: case IE_SHR: return 10;
-	case IE_AND: return 9;
-	case IE_XOR: return 8;
-	case IE_OR: return 7;
+	case IX_CONST: return e->v < 0 ? 13 : 100;
+	case IX_VAR: case IX_SELECT: case IX_MIN: case IX_MAX: return 100;
+	case IX_MUL: case IX_DIV: case IX_MOD: return 12;
+	case IX_ADD: case IX_SUB: return 11;
+	case IX_SHL: case IX_SHR: return 10;
+	case IX_AND: return 9;
+	case IX_XOR: return 8;
+	case IX_OR: return 7;
 	default: return 6;
 	}
 }
@@ -751,20 +751,20 @@ static const char *
 opname(IExprKind k)
 {
 	switch (k) {
-	case IE_ADD: return "+";
-	case IE_SUB: return "-";
-	case IE_MUL: return "*";
-	case IE_DIV: return "//";
-	case IE_MOD: return "%";
-	case IE_XOR: return "^";
-	case IE_AND: return "&";
-	case IE_OR: return "|";
-	case IE_SHL: return "<<";
-	case IE_SHR: return ">>";
-	case IE_LT: return "<";
-	case IE_LE: return "<=";
-	case IE_EQ: return "==";
-	case IE_NE: return "!=";
+	case IX_ADD: return "+";
+	case IX_SUB: return "-";
+	case IX_MUL: return "*";
+	case IX_DIV: return "//";
+	case IX_MOD: return "%";
+	case IX_XOR: return "^";
+	case IX_AND: return "&";
+	case IX_OR: return "|";
+	case IX_SHL: return "<<";
+	case IX_SHR: return ">>";
+	case IX_LT: return "<";
+	case IX_LE: return "<=";
+	case IX_EQ: return "==";
+	case IX_NE: return "!=";
 	default: return "?";
 	}
 }
@@ -783,13 +783,13 @@ pr(Buf *b, const IExpr *e, int need)
 	if (paren)
 		buf_putc(b, '(');
 	switch (e->k) {
-	case IE_CONST:
+	case IX_CONST:
 		buf_printf(b, "%lld", (long long)e->v);
 		break;
-	case IE_VAR:
+	case IX_VAR:
 		buf_puts(b, iexpr_varname((int)e->v));
 		break;
-	case IE_SELECT:
+	case IX_SELECT:
 		buf_puts(b, "T.Select(");
 		pr(b, e->a, 0);
 		buf_puts(b, ", ");
@@ -798,9 +798,9 @@ pr(Buf *b, const IExpr *e, int need)
 		pr(b, e->c, 0);
 		buf_putc(b, ')');
 		break;
-	case IE_MIN:
-	case IE_MAX:
-		buf_puts(b, e->k == IE_MIN ? "T.min(" : "T.max(");
+	case IX_MIN:
+	case IX_MAX:
+		buf_puts(b, e->k == IX_MIN ? "T.min(" : "T.max(");
 		pr(b, e->a, 0);
 		buf_puts(b, ", ");
 		pr(b, e->b, 0);
@@ -902,7 +902,7 @@ p_atom(Parser *P)
 	if (accept(P, "-")) {
 		e = p_atom(P);
 		P->depth--;
-		return e ? mk(P->A, IE_MUL, e, iexpr_const(P->A, -1), NULL) : NULL;
+		return e ? mk(P->A, IX_MUL, e, iexpr_const(P->A, -1), NULL) : NULL;
 	}
 	if (*P->p >= '0' && *P->p <= '9') {
 		int64_t v = 0;
@@ -961,7 +961,7 @@ p_atom(Parser *P)
 		P->depth--;
 		if (sel)
 			return iexpr_select(P->A, a, b, c);
-		return mk(P->A, strstr(name, "min") ? IE_MIN : IE_MAX, a, b, NULL);
+		return mk(P->A, strstr(name, "min") ? IX_MIN : IX_MAX, a, b, NULL);
 	}
 	P->p -= n;
 	if (!P->failed)
@@ -979,13 +979,13 @@ p_term(Parser *P)
 		IExprKind k;
 
 		if (accept(P, "//"))
-			k = IE_DIV;
+			k = IX_DIV;
 		else if (accept(P, "/"))
 			return perr(P, "use // for floor division");
 		else if (accept(P, "*"))
-			k = IE_MUL;
+			k = IX_MUL;
 		else if (accept(P, "%"))
-			k = IE_MOD;
+			k = IX_MOD;
 		else
 			return e;
 		e = mk(P->A, k, e, p_atom(P), NULL);
@@ -1006,11 +1006,11 @@ p_term(Parser *P)
 			}                                                     \
 		return e;                                                     \
 	}
-LEVEL(p_arith, p_term, {"+", IE_ADD}, {"-", IE_SUB})
-LEVEL(p_shift, p_arith, {"<<", IE_SHL}, {">>", IE_SHR})
-LEVEL(p_and, p_shift, {"&", IE_AND})
-LEVEL(p_xor, p_and, {"^", IE_XOR})
-LEVEL(p_or, p_xor, {"|", IE_OR})
+LEVEL(p_arith, p_term, {"+", IX_ADD}, {"-", IX_SUB})
+LEVEL(p_shift, p_arith, {"<<", IX_SHL}, {">>", IX_SHR})
+LEVEL(p_and, p_shift, {"&", IX_AND})
+LEVEL(p_xor, p_and, {"^", IX_XOR})
+LEVEL(p_or, p_xor, {"|", IX_OR})
 
 static IExpr *
 p_cmp(Parser *P)
@@ -1018,17 +1018,17 @@ p_cmp(Parser *P)
 	IExpr *e = p_or(P);
 
 	if (accept(P, "<="))
-		return mk(P->A, IE_LE, e, p_or(P), NULL);
+		return mk(P->A, IX_LE, e, p_or(P), NULL);
 	if (accept(P, ">="))
-		return mk(P->A, IE_LE, p_or(P), e, NULL);
+		return mk(P->A, IX_LE, p_or(P), e, NULL);
 	if (accept(P, "=="))
-		return mk(P->A, IE_EQ, e, p_or(P), NULL);
+		return mk(P->A, IX_EQ, e, p_or(P), NULL);
 	if (accept(P, "!="))
-		return mk(P->A, IE_NE, e, p_or(P), NULL);
+		return mk(P->A, IX_NE, e, p_or(P), NULL);
 	if (accept(P, "<"))
-		return mk(P->A, IE_LT, e, p_or(P), NULL);
+		return mk(P->A, IX_LT, e, p_or(P), NULL);
 	if (accept(P, ">"))
-		return mk(P->A, IE_LT, p_or(P), e, NULL);
+		return mk(P->A, IX_LT, p_or(P), e, NULL);
 	return e;
 }
 
@@ -1102,7 +1102,7 @@ field(const IExpr *e, const IExpr **x, int64_t *a, int64_t *m, int64_t *sh)
 	int64_t v;
 	int k, n;
 
-	if ((e->k != IE_DIV && e->k != IE_MOD && e->k != IE_MUL) || !iexpr_isconst(e->b, &v) ||
+	if ((e->k != IX_DIV && e->k != IX_MOD && e->k != IX_MUL) || !iexpr_isconst(e->b, &v) ||
 	    (k = log2p(v)) < 0) {
 		*x = e;
 		*a = 0;
@@ -1111,11 +1111,11 @@ field(const IExpr *e, const IExpr **x, int64_t *a, int64_t *m, int64_t *sh)
 		return 0;
 	}
 	n = field(e->a, x, a, m, sh);
-	if (e->k == IE_MUL) {
+	if (e->k == IX_MUL) {
 		if (*sh + k > 62)
 			return -1;
 		*sh += k;
-	} else if (e->k == IE_DIV) {
+	} else if (e->k == IX_DIV) {
 		if (*sh >= k) {
 			*sh -= k;
 		} else {
@@ -1141,10 +1141,10 @@ emit(IProg *p, const IExpr *e, int depth)
 
 	if (!e || depth > 10000)
 		return -1;
-	if (e->k == IE_CONST) {
+	if (e->k == IX_CONST) {
 		in.op = OP_CONST;
 		in.imm = e->v;
-	} else if (e->k == IE_VAR) {
+	} else if (e->k == IX_VAR) {
 		in.op = OP_VAR;
 		in.imm = e->v;
 	} else if (field(e, &fx, &fa, &fm, &fs) >= 2) {
@@ -1159,21 +1159,21 @@ emit(IProg *p, const IExpr *e, int depth)
 		in.op = e->k;
 		if ((in.a = emit(p, e->a, depth + 1)) < 0)
 			return -1;
-		if (e->k != IE_SELECT && iexpr_isconst(e->b, &v) && e->k != IE_MIN && e->k != IE_MAX) {
+		if (e->k != IX_SELECT && iexpr_isconst(e->b, &v) && e->k != IX_MIN && e->k != IX_MAX) {
 			in.bimm = 1;
 			in.imm = v;
 			sh = log2p(v);
-			if ((e->k == IE_DIV || e->k == IE_MOD) && sh >= 0) {
-				in.op = e->k == IE_DIV ? OP_DIVP : OP_MODP;
-				in.imm = e->k == IE_DIV ? sh : v - 1;
-			} else if (e->k == IE_MUL && sh >= 0) {
+			if ((e->k == IX_DIV || e->k == IX_MOD) && sh >= 0) {
+				in.op = e->k == IX_DIV ? OP_DIVP : OP_MODP;
+				in.imm = e->k == IX_DIV ? sh : v - 1;
+			} else if (e->k == IX_MUL && sh >= 0) {
 				in.op = OP_SHLI;
 				in.imm = sh;
 			}
 		} else if ((in.b = emit(p, e->b, depth + 1)) < 0) {
 			return -1;
 		}
-		if (e->k == IE_SELECT && (in.c = emit(p, e->c, depth + 1)) < 0)
+		if (e->k == IX_SELECT && (in.c = emit(p, e->c, depth + 1)) < 0)
 			return -1;
 	}
 	if (p->nins == p->cap) {
@@ -1257,26 +1257,26 @@ run(IProg *p, const int64_t *const *vars, const int N)
 #define LOOP(expr) for (k = 0; k < N; k++) d[k] = (expr); break
 		if (in->bimm) {
 			switch (in->op) {
-			case IE_ADD: LOOP(wadd(a[k], m));
-			case IE_SUB: LOOP(wsub(a[k], m));
-			case IE_MUL: LOOP(wmul(a[k], m));
+			case IX_ADD: LOOP(wadd(a[k], m));
+			case IX_SUB: LOOP(wsub(a[k], m));
+			case IX_MUL: LOOP(wmul(a[k], m));
 			case OP_SHLI: LOOP((int64_t)((uint64_t)a[k] << m));
 			case OP_DIVP: LOOP(a[k] >> m);
 			case OP_MODP: LOOP(a[k] & m);
 			case OP_FIELD: LOOP((int64_t)((uint64_t)((a[k] >> m) & m2) << m3));
-			case IE_XOR: LOOP(a[k] ^ m);
-			case IE_AND: LOOP(a[k] & m);
-			case IE_OR: LOOP(a[k] | m);
-			case IE_SHL: LOOP(shl(a[k], m));
-			case IE_SHR: LOOP(shr(a[k], m));
-			case IE_LT: LOOP(a[k] < m);
-			case IE_LE: LOOP(a[k] <= m);
-			case IE_EQ: LOOP(a[k] == m);
-			case IE_NE: LOOP(a[k] != m);
+			case IX_XOR: LOOP(a[k] ^ m);
+			case IX_AND: LOOP(a[k] & m);
+			case IX_OR: LOOP(a[k] | m);
+			case IX_SHL: LOOP(shl(a[k], m));
+			case IX_SHR: LOOP(shr(a[k], m));
+			case IX_LT: LOOP(a[k] < m);
+			case IX_LE: LOOP(a[k] <= m);
+			case IX_EQ: LOOP(a[k] == m);
+			case IX_NE: LOOP(a[k] != m);
 			default:        /* DIV, MOD by a non-power-of-two constant */
 				if (m == 0)
 					return -1;
-				if (in->op == IE_DIV)
+				if (in->op == IX_DIV)
 					for (k = 0; k < N; k++)
 						d[k] = floordiv64(a[k], m);
 				else
@@ -1293,15 +1293,15 @@ run(IProg *p, const int64_t *const *vars, const int N)
 				return -1;
 			p->R[in->dst] = vars[m];
 			break;
-		case IE_ADD: LOOP(wadd(a[k], b[k]));
-		case IE_SUB: LOOP(wsub(a[k], b[k]));
-		case IE_MUL: LOOP(wmul(a[k], b[k]));
-		case IE_XOR: LOOP(a[k] ^ b[k]);
-		case IE_AND: LOOP(a[k] & b[k]);
-		case IE_OR: LOOP(a[k] | b[k]);
-		case IE_MIN: LOOP(a[k] < b[k] ? a[k] : b[k]);
-		case IE_MAX: LOOP(a[k] > b[k] ? a[k] : b[k]);
-		case IE_SELECT: LOOP(a[k] ? b[k] : c[k]);
+		case IX_ADD: LOOP(wadd(a[k], b[k]));
+		case IX_SUB: LOOP(wsub(a[k], b[k]));
+		case IX_MUL: LOOP(wmul(a[k], b[k]));
+		case IX_XOR: LOOP(a[k] ^ b[k]);
+		case IX_AND: LOOP(a[k] & b[k]);
+		case IX_OR: LOOP(a[k] | b[k]);
+		case IX_MIN: LOOP(a[k] < b[k] ? a[k] : b[k]);
+		case IX_MAX: LOOP(a[k] > b[k] ? a[k] : b[k]);
+		case IX_SELECT: LOOP(a[k] ? b[k] : c[k]);
 		default:
 			for (k = 0; k < N; k++)
 				bad |= fold((IExprKind)in->op, a[k], b[k], &d[k]);

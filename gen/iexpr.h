@@ -15,18 +15,18 @@
 #define IEXPR_NVARS 17
 
 typedef enum {
-	IE_CONST, IE_VAR,
-	IE_ADD, IE_SUB, IE_MUL, IE_DIV, IE_MOD,     /* DIV/MOD: floor semantics */
-	IE_XOR, IE_AND, IE_OR, IE_SHL, IE_SHR,
-	IE_MIN, IE_MAX,
-	IE_LT, IE_LE, IE_EQ, IE_NE,                 /* 1 or 0 */
-	IE_SELECT                                   /* a ? b : c (a != 0) */
+	IX_CONST, IX_VAR,
+	IX_ADD, IX_SUB, IX_MUL, IX_DIV, IX_MOD,     /* DIV/MOD: floor semantics */
+	IX_XOR, IX_AND, IX_OR, IX_SHL, IX_SHR,
+	IX_MIN, IX_MAX,
+	IX_LT, IX_LE, IX_EQ, IX_NE,                 /* 1 or 0 */
+	IX_SELECT                                   /* a ? b : c (a != 0) */
 } IExprKind;
 
 typedef struct IExpr IExpr;
 struct IExpr {
 	IExprKind k;
-	int64_t v;              /* IE_CONST: value; IE_VAR: var id */
+	int64_t v;              /* IX_CONST: value; IX_VAR: var id */
 	IExpr *a, *b, *c;
 };
 
@@ -36,11 +36,11 @@ IExpr *iexpr_const(Arena *A, int64_t v);
 IExpr *iexpr_var(Arena *A, int id);
 IExpr *iexpr_bin(Arena *A, IExprKind k, IExpr *a, IExpr *b);
 IExpr *iexpr_select(Arena *A, IExpr *cond, IExpr *t, IExpr *f);
-#define iexpr_add(A, x, y) iexpr_bin(A, IE_ADD, x, y)
-#define iexpr_sub(A, x, y) iexpr_bin(A, IE_SUB, x, y)
-#define iexpr_mul(A, x, y) iexpr_bin(A, IE_MUL, x, y)
-#define iexpr_div(A, x, y) iexpr_bin(A, IE_DIV, x, y)
-#define iexpr_mod(A, x, y) iexpr_bin(A, IE_MOD, x, y)
+#define iexpr_add(A, x, y) iexpr_bin(A, IX_ADD, x, y)
+#define iexpr_sub(A, x, y) iexpr_bin(A, IX_SUB, x, y)
+#define iexpr_mul(A, x, y) iexpr_bin(A, IX_MUL, x, y)
+#define iexpr_div(A, x, y) iexpr_bin(A, IX_DIV, x, y)
+#define iexpr_mod(A, x, y) iexpr_bin(A, IX_MOD, x, y)
 IExpr *iexpr_addc(Arena *A, IExpr *x, int64_t c);
 IExpr *iexpr_mulc(Arena *A, IExpr *x, int64_t c);
 IExpr *iexpr_divc(Arena *A, IExpr *x, int64_t c);

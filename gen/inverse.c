@@ -33,18 +33,18 @@ termsplit(const IExpr *t, int64_t c, Pts *pts)
 {
 	int64_t m;
 
-	while (t->k == IE_MOD && t->b->k == IE_CONST)
+	while (t->k == IX_MOD && t->b->k == IX_CONST)
 		t = t->a;
-	if (t->k == IE_VAR) {
+	if (t->k == IX_VAR) {
 		addpt(&pts[t->v], c);
-	} else if (t->k == IE_MUL && t->a->k == IE_VAR && t->b->k == IE_CONST && t->b->v > 0 &&
+	} else if (t->k == IX_MUL && t->a->k == IX_VAR && t->b->k == IX_CONST && t->b->v > 0 &&
 		   c % t->b->v == 0) {
 		addpt(&pts[t->a->v], c / t->b->v);
-	} else if (t->k == IE_DIV && t->a->k == IE_VAR && t->b->k == IE_CONST && t->b->v > 0) {
+	} else if (t->k == IX_DIV && t->a->k == IX_VAR && t->b->k == IX_CONST && t->b->v > 0) {
 		addpt(&pts[t->a->v], t->b->v);
 		if (!ck_mul(t->b->v, c, &m))
 			addpt(&pts[t->a->v], m);
-	} else if (t->k == IE_ADD || t->k == IE_SUB || t->k == IE_XOR || t->k == IE_OR) {
+	} else if (t->k == IX_ADD || t->k == IX_SUB || t->k == IX_XOR || t->k == IX_OR) {
 		termsplit(t->a, c, pts);
 		termsplit(t->b, c, pts);
 	}
@@ -53,9 +53,9 @@ termsplit(const IExpr *t, int64_t c, Pts *pts)
 static void
 walksplit(const IExpr *e, Pts *pts)
 {
-	if (!e || e->k == IE_CONST || e->k == IE_VAR)
+	if (!e || e->k == IX_CONST || e->k == IX_VAR)
 		return;
-	if ((e->k == IE_DIV || e->k == IE_MOD) && e->b->k == IE_CONST && e->b->v > 0)
+	if ((e->k == IX_DIV || e->k == IX_MOD) && e->b->k == IX_CONST && e->b->v > 0)
 		termsplit(e->a, e->b->v, pts);
 	walksplit(e->a, pts);
 	walksplit(e->b, pts);
@@ -446,7 +446,7 @@ inv_gf2(Arena *A, const int64_t *shape, int n, IExpr *const *fwd, int nout, cons
 								    (int64_t)1 << rowq[r]),
 						      (int64_t)1 << len);
 
-				term = term ? iexpr_bin(A, IE_XOR, term, f) : f;
+				term = term ? iexpr_bin(A, IX_XOR, term, f) : f;
 			}
 		term = iexpr_simplify(A, term, od);
 		inv[d[i].var] = iexpr_add(A, inv[d[i].var], iexpr_mulc(A, term, d[i].lf));

@@ -196,18 +196,18 @@ getdom(const Layout *L, Dom *D)
  * alone, which keeps broadcast fragments (FullyReplicated: thread = _rep)
  * cheap. repsplit recognises the form; the bound is checked by its users.
  */
-static IExpr zero = {IE_CONST, 0, NULL, NULL, NULL};
+static IExpr zero = {IX_CONST, 0, NULL, NULL, NULL};
 static int ranges(const int64_t *shape, const int *varid, int n, IExpr *const *es, int ne,
 		  int64_t *lo, int64_t *hi, Err *err);
 
 static int
 repterm(const IExpr *e, int64_t *K)
 {
-	if (e->k == IE_VAR && e->v == IEXPR_REP) {
+	if (e->k == IX_VAR && e->v == IEXPR_REP) {
 		*K = 1;
 		return 1;
 	}
-	if (e->k == IE_MUL && e->a->k == IE_VAR && e->a->v == IEXPR_REP && e->b->k == IE_CONST &&
+	if (e->k == IX_MUL && e->a->k == IX_VAR && e->a->v == IEXPR_REP && e->b->k == IX_CONST &&
 	    e->b->v > 0) {
 		*K = e->b->v;
 		return 1;
@@ -226,7 +226,7 @@ repsplit(const Layout *L, IExpr **g, int64_t *K)
 		*g = &zero;
 		return 1;
 	}
-	if (t->k != IE_ADD)
+	if (t->k != IX_ADD)
 		return 0;
 	if (repterm(t->b, K) && !(iexpr_vars(t->a) & (1u << IEXPR_REP))) {
 		*g = t->a;

@@ -346,7 +346,7 @@ enum { B_NEW, B_INJ, B_INV, B_EQ, B_CONT, B_CONT2, B_IMPL, B_COND, B_N };
 static IExpr *
 reversed(Arena *A, IExpr *e)
 {
-	if (e->k != IE_ADD)
+	if (e->k != IX_ADD)
 		return e;
 	return iexpr_add(A, e->b, reversed(A, e->a));
 }

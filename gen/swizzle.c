@@ -104,7 +104,7 @@ swizzle_layout(Arena *A, SwizzleMode m, const int64_t *shape, int n, int elem_by
 	s = iexpr_modc(A, i, 8);
 	c = iexpr_modc(A, iexpr_divc(A, j, v), W);
 	/* 32B: row bit 2, 64B: row bits 1..2, 128B: row bits 0..2 */
-	csw = iexpr_bin(A, IE_XOR, c, iexpr_divc(A, s, 8 / W));
+	csw = iexpr_bin(A, IX_XOR, c, iexpr_divc(A, s, 8 / W));
 	fwd[0] = iexpr_divc(A, j, W * v);
 	fwd[1] = iexpr_divc(A, i, 8);
 	fwd[2] = iexpr_add(A, iexpr_modc(A, j, v),
@@ -160,10 +160,10 @@ swizzle_f64(Arena *A, const int64_t *shape, int n, int k_inner, Err *err)
 	s = iexpr_modc(A, i, 4);
 	if (k_inner)
 		cs = iexpr_add(A, iexpr_mulc(A, iexpr_divc(A, c, 4), 4),
-			       iexpr_bin(A, IE_XOR, iexpr_modc(A, c, 4), s));
+			       iexpr_bin(A, IX_XOR, iexpr_modc(A, c, 4), s));
 	else
 		cs = iexpr_add(A, iexpr_modc(A, c, 4),
-			       iexpr_mulc(A, iexpr_bin(A, IE_XOR, iexpr_divc(A, c, 4), s), 4));
+			       iexpr_mulc(A, iexpr_bin(A, IX_XOR, iexpr_divc(A, c, 4), s), 4));
 	fwd[0] = iexpr_divc(A, j, 16);
 	fwd[1] = iexpr_divc(A, i, 4);
 	fwd[2] = iexpr_add(A, cs, iexpr_mulc(A, s, 16));

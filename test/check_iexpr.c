@@ -195,8 +195,8 @@ static int big_consts;
 static IExpr *
 randexpr(Arena *A, int depth)
 {
-	static const IExprKind ops[] = {IE_ADD, IE_SUB, IE_MUL, IE_DIV, IE_MOD, IE_XOR, IE_AND,
-					IE_OR, IE_MIN, IE_MAX, IE_LT, IE_SHR};
+	static const IExprKind ops[] = {IX_ADD, IX_SUB, IX_MUL, IX_DIV, IX_MOD, IX_XOR, IX_AND,
+					IX_OR, IX_MIN, IX_MAX, IX_LT, IX_SHR};
 	IExprKind k;
 	IExpr *a, *b;
 
@@ -213,12 +213,12 @@ randexpr(Arena *A, int depth)
 	}
 	k = ops[rnd() % countof(ops)];
 	a = randexpr(A, depth - 1);
-	if (k == IE_DIV || k == IE_MOD || k == IE_SHR)
+	if (k == IX_DIV || k == IX_MOD || k == IX_SHR)
 		b = iexpr_const(A, (int64_t)(rnd() % 9) + 1);
 	else
 		b = randexpr(A, depth - 1);
 	if (rnd() % 8 == 0)
-		return iexpr_select(A, iexpr_bin(A, IE_LT, a, b), a, b);
+		return iexpr_select(A, iexpr_bin(A, IX_LT, a, b), a, b);
 	return iexpr_bin(A, k, a, b);
 }
 

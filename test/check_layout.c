@@ -357,7 +357,7 @@ randbij(Arena *A, Err *err)
 
 			for (j = 0; j < nd; j++)
 				if (i != j && de[i] == de[j] && !(de[i] & (de[i] - 1)) && dv[i] != dv[j]) {
-					dig[i] = iexpr_bin(A, IE_XOR, dig[i], dig[j]);
+					dig[i] = iexpr_bin(A, IX_XOR, dig[i], dig[j]);
 					j = nd;
 					i = nd;
 				}
