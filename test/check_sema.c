@@ -217,23 +217,29 @@ static const struct {
 	{"kernel k(A: f32[M]) grid(0) threads(32) {}",
 	 "t:1:26: error: grid dimension 0 must be positive, got 0\n"},
 	{"kernel k(A: f32[M], M: i32) grid(1) threads(32) {}",
-	 "t:1:21: error: redefinition of 'M'\nt:1:17: note: previous definition of variable 'M' is here\n"},
+	 "t:1:21: error: redefinition of 'M'\n"
+	 "t:1:17: note: previous definition of variable 'M' is here\n"},
 	{"kernel k(A: f32[0]) grid(1) threads(32) {}",
 	 "t:1:17: error: dimension 0 of 'A' must be positive, got 0\n"},
 	{"kernel k(A: shared f32[4]) grid(1) threads(32) {}",
 	 "t:1:10: error: kernel parameter 'A' cannot have a scope; kernel tensors are global\n"},
 	{"const X = M;",
-	 "t:1:11: error: unknown name 'M'\nt: error: no kernel in input\n"},
+	 "t:1:11: error: unknown name 'M'\n"
+	 "t: error: no kernel in input\n"},
 	{"const X = bx;",
-	 "t:1:11: error: 'bx' is only defined inside a kernel\nt: error: no kernel in input\n"},
+	 "t:1:11: error: 'bx' is only defined inside a kernel\n"
+	 "t: error: no kernel in input\n"},
 	{"const X = 1.5 % 2;",
-	 "t:1:15: error: operator '%' needs integer operands, got f32 and int\nt: error: no kernel in input\n"},
+	 "t:1:15: error: operator '%' needs integer operands, got f32 and int\n"
+	 "t: error: no kernel in input\n"},
 	{"func h(x: local f32[4], x: f32) { } kernel k(A: f32[M]) grid(1) threads(32) {}",
 	 "t:1:25: error: redefinition of parameter 'x' of helper 'h'\n"},
 	{"func h(x: local f32[4]) { clear(q); } kernel k(A: f32[M]) grid(1) threads(32) { local t: f32[4]; h(t); h(t); }",
-	 "t:1:33: error: clear: unknown buffer 'q'\n"},
+	 "t:1:33: error: clear: unknown buffer 'q'\n"
+	 "t:1:98: note: in helper 'h' inlined here\n"},
 	{"func h(x: local f32[4]) { clear(acc); } kernel k(A: f32[M]) grid(1) threads(32) { local acc: f32[4]; h(acc); }",
-	 "t:1:33: error: clear: unknown buffer 'acc'\n"},
+	 "t:1:33: error: clear: unknown buffer 'acc'\n"
+	 "t:1:102: note: in helper 'h' inlined here\n"},
 	{"func h(x: local f32[8]) { } kernel k(A: f32[M]) grid(1) threads(32) { local t: f32[4]; h(t); }",
 	 "t:1:90: error: h: argument 1 't' is local f32[4], which does not match the shape of parameter 'x'\n"},
 	{"kernel k(A: f32[M]) grid(1) threads(32) { k(A); }",
@@ -298,7 +304,11 @@ START_TEST(deep_inline)
 	buf_puts(&b, "kernel k(A: f32[M]) grid(1) threads(32) { local t: f32[4]; h0(t); }\n");
 	s = run(buf_str(&b), NULL, 0, &st, NULL);
 	ck_assert_int_eq(st, TILEC_ERROR);
-	ck_assert_str_eq(s, "t:921:1: error: statements nested too deeply (more than 512 levels, counting inlined helpers)\n");
+	ck_assert_str_eq(s, "t:921:1: error: statements nested too deeply (more than 512 levels, "
+			    "counting inlined helpers)\n"
+			    "t:605:1: note: in helper 'h2' inlined here\n"
+			    "t:202:1: note: in helper 'h1' inlined here\n"
+			    "t:1612:60: note: in helper 'h0' inlined here\n");
 	free(s);
 	buf_free(&b);
 }
