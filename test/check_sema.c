@@ -143,6 +143,9 @@ static const struct {
 	 "local y: f32[2]; reduce(x, y); }",
 	 "t:1:10: error: tensor 'A' has 9 dimensions; 1 to 8 are supported\n"
 	 "t:1:65: error: buffer 'x' has 9 dimensions; at most 8 are supported\n"},
+	{"func h(x: local f32[4]) { } kernel k(A: f32[M]) grid(1) threads(32) { shared t: f32[4]; h(t); h(t); }",
+	 "t:1:91: error: h: argument 1 't' is shared f32[4], parameter 'x' expects local f32[4]\n"
+	 "t:1:97: error: h: argument 1 't' is shared f32[4], parameter 'x' expects local f32[4]\n"},
 	/* suggestions for misspelt names */
 	{"const alpha = 2;" KH KB "for i in range(2) { r[i] = alpah; } }",
 	 "t:3:28: error: unknown name 'alpah' (did you mean 'alpha'?)\n"},
