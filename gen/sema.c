@@ -809,7 +809,13 @@ kernel(Sema *S, const Node *n)
 	S->in_grid = 1;
 	for (g = n->u.fn.grid; g && k->ngrid < 3; g = g->next) {
 		IrExpr *e = sx_int(S, g, "a grid dimension");
+		const char *what = "";
 
+		if (e && !sx_is_header_expr(e, &what)) {
+			diag(S->d, g->loc, "grid(...) may use only sizes, scalar parameters and constants, "
+			     "not %s", what);
+			e = NULL;
+		}
 		if (e && e->kind == IE_INT && e->u.i <= 0) {
 			diag(S->d, g->loc, "grid dimension %d must be positive, got %lld", k->ngrid,
 			     (long long)e->u.i);

@@ -111,6 +111,11 @@ IrExpr *sx_const_value(Sema *S, Sym *s);
 IrExpr *sx_binary(Sema *S, Loc loc, BinOp op, IrExpr *x, IrExpr *y);
 /* is hi - lo a constant? (linear forms over the same atoms) */
 int sx_const_diff(const IrExpr *hi, const IrExpr *lo, int64_t *v);
+/*
+ * Does e use only sizes, scalar parameters and constants (no buffer reads,
+ * loop, let or block variables)? If not, the first offending part in *what.
+ */
+int sx_is_header_expr(const IrExpr *e, const char **what);
 /* the expression as infix text (for messages) */
 const char *sx_text(Sema *S, const IrExpr *e);
 
