@@ -146,6 +146,10 @@ static const struct {
 	{"func h(x: local f32[4]) { } kernel k(A: f32[M]) grid(1) threads(32) { shared t: f32[4]; h(t); h(t); }",
 	 "t:1:91: error: h: argument 1 't' is shared f32[4], parameter 'x' expects local f32[4]\n"
 	 "t:1:97: error: h: argument 1 't' is shared f32[4], parameter 'x' expects local f32[4]\n"},
+	{KH KB "annotate_layout(As, cute(\"(_8,_4):(_4,_1)\")); }",
+	 "t:3:21: error: cute layout maps 32 elements but 'As' has 2048\n"},
+	{KH KB "assert_same_layout(acc, cute(\"((_32,_2,_2),_1):((_1,_32,_0),_0)\")); }",
+	 "t:3:25: error: cute layout maps 128 elements but 'acc' has 4096\n"},
 	/* suggestions for misspelt names */
 	{"const alpha = 2;" KH KB "for i in range(2) { r[i] = alpah; } }",
 	 "t:3:28: error: unknown name 'alpah' (did you mean 'alpha'?)\n"},
@@ -716,12 +720,36 @@ START_TEST(cute_check)
 {
 	char msg[200] = "";
 	const char *s = cute_cases[_i].s;
-	int r = sema_check_cute(s, strlen(s), msg, sizeof msg);
+	int64_t size = 0;
+	int r = sema_check_cute(s, strlen(s), msg, sizeof msg, &size);
 
 	if (!cute_cases[_i].err)
 		ck_assert_msg(r == 0, "'%s': %s", s, msg);
 	else
 		ck_assert_msg(r == -1 && !strcmp(msg, cute_cases[_i].err), "'%s': got '%s'", s, msg);
+}
+END_TEST
+
+/* the number of elements a CuTe layout maps: the product of its shape */
+static const struct {
+	const char *s;
+	int64_t size;
+} cute_sizes[] = {
+	{"_8:_1", 8},
+	{"(_8,_4):(_4,_1)", 32},
+	{"((_32,_2,_2),_1):((_1,_32,_0),_0)", 128},
+	{"Sw<3,4,3> o _0 o (_64,_32):(_32,_1)", 2048},
+	{"(4096,4096,4096,4096,4096,4096):(1,1,1,1,1,1)", -1},
+};
+
+START_TEST(cute_size)
+{
+	char msg[200] = "";
+	int64_t size = 0;
+
+	ck_assert_int_eq(sema_check_cute(cute_sizes[_i].s, strlen(cute_sizes[_i].s), msg, sizeof msg,
+					 &size), 0);
+	ck_assert_int_eq(size, cute_sizes[_i].size);
 }
 END_TEST
 
@@ -737,7 +765,7 @@ START_TEST(cute_deep)
 	for (i = 1001; i < 2001; i++)
 		s[i] = ')';
 	s[2001] = 0;
-	ck_assert_int_eq(sema_check_cute(s, strlen(s), msg, sizeof msg), -1);
+	ck_assert_int_eq(sema_check_cute(s, strlen(s), msg, sizeof msg, NULL), -1);
 	ck_assert_str_eq(msg, "tuple nested too deeply at offset 32");
 }
 END_TEST
@@ -761,6 +789,7 @@ suite_sema(void)
 	tcase_add_test(tc, valid_property);
 	tcase_add_loop_test(tc, cute_check, 0, (int)countof(cute_cases));
 	tcase_add_test(tc, cute_deep);
+	tcase_add_loop_test(tc, cute_size, 0, (int)countof(cute_sizes));
 	suite_add_tcase(s, tc);
 	return s;
 }
