@@ -374,6 +374,22 @@ fits_scope(Sema *S, const LayoutLit *l, const IrBuffer *b)
 		     b->name, memscope_name(b->scope));
 		return 0;
 	}
+	if (l->kind == LAYOUT_MMA) {
+		/* the instruction's m, n, k; the operand's tile is [m, k], [k, n] or [m, n] */
+		static const int mnk[MMA_COUNT][3] = {
+			{16, 8, 16}, {16, 8, 8}, {16, 8, 32}, {16, 16, 16}, {16, 16, 16},
+		};
+		const int *t = mnk[l->mma];
+		int r = l->operand == 'b' ? t[2] : t[0], c = l->operand == 'a' ? t[2] : t[1];
+
+		if (b->ndim != 2 || b->dims[0].c % r || b->dims[1].c % c) {
+			diag(S->d, l->loc,
+			     "mma_%c(%s) needs a 2-D buffer whose shape is a multiple of [%d, %d]; "
+			     "'%s' is %s",
+			     l->operand, mma_name(l->mma), r, c, b->name, so_bufshape(S, b));
+			return 0;
+		}
+	}
 	return 1;
 }
 

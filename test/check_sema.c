@@ -110,6 +110,7 @@ static const struct {
 	/* layout statements */
 	{KH KB "annotate_layout(As, swizzle(64)); }", "annotate_layout As, swizzle(64)"},
 	{KH KB "annotate_layout(As, padded); annotate_layout(Bs, linear); }", "annotate_layout Bs, linear"},
+	{KH KB "local b: f16[16, 24]; require_layout(b, mma_b(m16n8k16)); }", "require_layout b, mma_b(m16n8k16)"},
 	{KH KB "require_layout(acc, mma_c(m16n8k16, warps = 4), late_address_compute = true); }",
 	 "require_layout acc, mma_c(m16n8k16, warps = 4) pin=1 late_address_compute=1"},
 	{KH KB "annotate_layout(As, cute(\"Sw<3,4,3> o _0 o (_64,_32):(_32,_1)\")); }",
@@ -150,6 +151,12 @@ static const struct {
 	 "t:3:21: error: cute layout maps 32 elements but 'As' has 2048\n"},
 	{KH KB "assert_same_layout(acc, cute(\"((_32,_2,_2),_1):((_1,_32,_0),_0)\")); }",
 	 "t:3:25: error: cute layout maps 128 elements but 'acc' has 4096\n"},
+	{KH KB "local a: f16[48, 24]; require_layout(a, mma_a(m16n8k16)); }",
+	 "t:3:41: error: mma_a(m16n8k16) needs a 2-D buffer whose shape is a multiple of [16, 16]; 'a' is local f16[48, 24]\n"},
+	{KH KB "local q: f32[64]; require_layout(q, mma_c(mfma16x16x16)); }",
+	 "t:3:37: error: mma_c(mfma16x16x16) needs a 2-D buffer whose shape is a multiple of [16, 16]; 'q' is local f32[64]\n"},
+	{KH KB "local b: f16[16, 24]; require_layout(b, mma_b(m16n8k32, warps = 2)); }",
+	 "t:3:41: error: mma_b(m16n8k32) needs a 2-D buffer whose shape is a multiple of [32, 8]; 'b' is local f16[16, 24]\n"},
 	/* suggestions for misspelt names */
 	{"const alpha = 2;" KH KB "for i in range(2) { r[i] = alpah; } }",
 	 "t:3:28: error: unknown name 'alpah' (did you mean 'alpha'?)\n"},
