@@ -163,6 +163,7 @@ typedef struct LayoutLit {
 	LayoutKind kind;
 	Loc loc;
 	const char *text;  /* CUTE: the CuTe string, checked for structure */
+	int64_t size;      /* CUTE: the product of its shape (the elements it maps) */
 	int bytes;         /* SWIZZLE: 32, 64 or 128 */
 	MmaKind mma;       /* MMA */
 	char operand;      /* MMA: 'a', 'b' or 'c' */

@@ -568,8 +568,8 @@ inline_call(Sema *S, const Node *c, Sym *fs, Tail *t)
 	int i, n = c->u.call.nargs, base = S->base, bad = 0, level;
 	int bufs[64];
 	IrExpr *vals[64];
-	Diag *snap = S->d->tail;
-	int snaperr = S->d->nerr;
+	Diag *snap;
+	int snaperr;
 
 	for (i = 0; i < S->ninl; i++) {
 		if (S->inl[i] == fn) {
@@ -654,12 +654,14 @@ inline_call(Sema *S, const Node *c, Sym *fs, Tail *t)
 		else
 			s->u.val = vals[i];
 	}
+	snap = S->d->tail;
+	snaperr = S->d->nerr;
 	if (!bad)
 		stmts(S, fn->u.fn.body, t);
 	sema_pop(S);
 	S->base = base;
 	S->ninl--;
-	/* a helper's own errors are reported at its first call only */
+	/* errors in a helper's body are reported at its first call only, with a note there */
 	if (S->d->nerr > snaperr) {
 		if (fs->errs) {
 			S->d->tail = snap;
@@ -667,6 +669,8 @@ inline_call(Sema *S, const Node *c, Sym *fs, Tail *t)
 				snap->next = NULL;
 			else
 				S->d->head = NULL;
+		} else {
+			diag_note(S->d, c->loc, "in helper '%s' inlined here", fn->u.fn.name);
 		}
 		fs->errs = 1;
 	}
@@ -805,7 +809,13 @@ kernel(Sema *S, const Node *n)
 	S->in_grid = 1;
 	for (g = n->u.fn.grid; g && k->ngrid < 3; g = g->next) {
 		IrExpr *e = sx_int(S, g, "a grid dimension");
+		const char *what = "";
 
+		if (e && !sx_is_header_expr(e, &what)) {
+			diag(S->d, g->loc, "grid(...) may use only sizes, scalar parameters and constants, "
+			     "not %s", what);
+			e = NULL;
+		}
 		if (e && e->kind == IE_INT && e->u.i <= 0) {
 			diag(S->d, g->loc, "grid dimension %d must be positive, got %lld", k->ngrid,
 			     (long long)e->u.i);

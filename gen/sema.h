@@ -29,9 +29,10 @@ IrProgram *sema_program(Arena *a, Diags *d, const Node *top, const SemaDefine *d
 /*
  * Check the structure of a CuTe layout string: `shape:stride` with congruent
  * integer tuples, optionally composed with a swizzle `Sw<B,M,S> o [off o] L`.
- * Returns 0, or -1 with a message.
+ * Returns 0 with the product of the shape's entries in *size (if not NULL;
+ * -1 when it passes 2^62), or -1 with a message.
  */
-int sema_check_cute(const char *s, size_t len, char *msg, size_t msgsz);
+int sema_check_cute(const char *s, size_t len, char *msg, size_t msgsz, int64_t *size);
 
 /* ---- internal: shared by the sema*.c files ----------------------------- */
 
@@ -111,6 +112,11 @@ IrExpr *sx_const_value(Sema *S, Sym *s);
 IrExpr *sx_binary(Sema *S, Loc loc, BinOp op, IrExpr *x, IrExpr *y);
 /* is hi - lo a constant? (linear forms over the same atoms) */
 int sx_const_diff(const IrExpr *hi, const IrExpr *lo, int64_t *v);
+/*
+ * Does e use only sizes, scalar parameters and constants (no buffer reads,
+ * loop, let or block variables)? If not, the first offending part in *what.
+ */
+int sx_is_header_expr(const IrExpr *e, const char **what);
 /* the expression as infix text (for messages) */
 const char *sx_text(Sema *S, const IrExpr *e);
 

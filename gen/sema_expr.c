@@ -657,6 +657,43 @@ sx_bool(Sema *S, const Node *n, const char *what)
 	return e;
 }
 
+int
+sx_is_header_expr(const IrExpr *e, const char **what)
+{
+	int i;
+
+	if (!e)
+		return 1;
+	switch (e->kind) {
+	case IE_VAR:
+		if (e->u.var->kind == VAR_SIZE || e->u.var->kind == VAR_SCALAR)
+			return 1;
+		*what = e->u.var->kind == VAR_LOOP  ? "a loop variable"
+			: e->u.var->kind == VAR_LET ? "a let variable"
+						    : "a block index";
+		return 0;
+	case IE_LOAD:
+		*what = "a buffer element";
+		return 0;
+	case IE_UNARY:
+		return sx_is_header_expr(e->u.un.a, what);
+	case IE_BINARY:
+		return sx_is_header_expr(e->u.bin.a, what) && sx_is_header_expr(e->u.bin.b, what);
+	case IE_SELECT:
+		return sx_is_header_expr(e->u.sel.c, what) && sx_is_header_expr(e->u.sel.a, what) &&
+		       sx_is_header_expr(e->u.sel.b, what);
+	case IE_CAST:
+		return sx_is_header_expr(e->u.cast.a, what);
+	case IE_CALL:
+		for (i = 0; i < e->u.call.n; i++)
+			if (!sx_is_header_expr(e->u.call.args[i], what))
+				return 0;
+		return 1;
+	default:
+		return 1;
+	}
+}
+
 /* ---- linear forms: is hi - lo constant? -------------------------------------- */
 
 enum { MAXTERMS = 32 };

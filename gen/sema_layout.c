@@ -20,6 +20,7 @@ typedef struct Cp {
 	char prof[512]; /* the tuple profile: "((x,x),x)" */
 	size_t np;
 	int depth;
+	int64_t size;   /* the product of the shape's entries; -1 past 2^62 */
 } Cp;
 
 static int
@@ -103,6 +104,9 @@ ctuple(Cp *c, int shape)
 		return -1;
 	if (shape && v <= 0)
 		return cerr(c, "shape entries must be positive");
+	if (shape && c->size >= 0 &&
+	    (__builtin_mul_overflow(c->size, (int64_t)v, &c->size) || c->size > ((int64_t)1 << 62)))
+		c->size = -1;
 	prof(c, 'x');
 	return 0;
 }
@@ -114,6 +118,7 @@ cshapestride(Cp *c)
 	size_t ns;
 
 	c->np = 0;
+	c->size = 1;
 	if (ctuple(c, 1))
 		return -1;
 	memcpy(shp, c->prof, c->np);
@@ -167,7 +172,7 @@ startsw(const Cp *c)
 }
 
 int
-sema_check_cute(const char *s, size_t len, char *msg, size_t msgsz)
+sema_check_cute(const char *s, size_t len, char *msg, size_t msgsz, int64_t *size)
 {
 	Cp c;
 	int depth = 0;
@@ -219,6 +224,8 @@ sema_check_cute(const char *s, size_t len, char *msg, size_t msgsz)
 	ws(&c);
 	if (c.p != c.end)
 		return cerr(&c, "unexpected text after the layout");
+	if (size)
+		*size = c.size;
 	return 0;
 }
 
@@ -306,7 +313,7 @@ layoutlit(Sema *S, const Node *n)
 			     "cute(\"(_8,_4):(_4,_1)\")");
 			return NULL;
 		}
-		if (sema_check_cute(a->u.str.s, a->u.str.len, msg, sizeof msg)) {
+		if (sema_check_cute(a->u.str.s, a->u.str.len, msg, sizeof msg, &l->size)) {
 			diag(S->d, a->loc, "bad cute layout \"%.*s\": %s",
 			     (int)(a->u.str.len > 80 ? 80 : a->u.str.len), a->u.str.s, msg);
 			return NULL;
@@ -341,10 +348,22 @@ layoutlit(Sema *S, const Node *n)
 	return NULL;
 }
 
-/* does the layout fit the buffer's scope? */
+/* does the layout fit the buffer's scope (and a CuTe layout its size)? */
 static int
 fits_scope(Sema *S, const LayoutLit *l, const IrBuffer *b)
 {
+	if (l->kind == LAYOUT_CUTE && b->scope != MEM_GLOBAL) {
+		int64_t n = 1;
+		int i;
+
+		for (i = 0; i < b->ndim; i++)
+			n *= b->dims[i].c; /* shapes are bounded by 2^40 */
+		if (l->size != n) {
+			diag(S->d, l->loc, "cute layout maps %lld elements but '%s' has %lld", (long long)l->size,
+			     b->name, (long long)n);
+			return 0;
+		}
+	}
 	if ((l->kind == LAYOUT_SWIZZLE || l->kind == LAYOUT_PADDED) && b->scope != MEM_SHARED) {
 		diag(S->d, l->loc, "a %s layout needs a shared buffer; '%s' is %s",
 		     l->kind == LAYOUT_SWIZZLE ? "swizzle" : "padded", b->name, memscope_name(b->scope));
@@ -354,6 +373,22 @@ fits_scope(Sema *S, const LayoutLit *l, const IrBuffer *b)
 		diag(S->d, l->loc, "an mma_%c layout needs a local buffer; '%s' is %s", l->operand,
 		     b->name, memscope_name(b->scope));
 		return 0;
+	}
+	if (l->kind == LAYOUT_MMA) {
+		/* the instruction's m, n, k; the operand's tile is [m, k], [k, n] or [m, n] */
+		static const int mnk[MMA_COUNT][3] = {
+			{16, 8, 16}, {16, 8, 8}, {16, 8, 32}, {16, 16, 16}, {16, 16, 16},
+		};
+		const int *t = mnk[l->mma];
+		int r = l->operand == 'b' ? t[2] : t[0], c = l->operand == 'a' ? t[2] : t[1];
+
+		if (b->ndim != 2 || b->dims[0].c % r || b->dims[1].c % c) {
+			diag(S->d, l->loc,
+			     "mma_%c(%s) needs a 2-D buffer whose shape is a multiple of [%d, %d]; "
+			     "'%s' is %s",
+			     l->operand, mma_name(l->mma), r, c, b->name, so_bufshape(S, b));
+			return 0;
+		}
 	}
 	return 1;
 }
@@ -630,7 +665,8 @@ sl_layout_stmt(Sema *S, const Node *c, IrStmt **out)
 				bad = 1;
 		} else {
 			s->u.layout.lit = layoutlit(S, a[1]);
-			if (!s->u.layout.lit)
+			if (!s->u.layout.lit ||
+			    (!bad && !fits_scope(S, s->u.layout.lit, &S->k->bufs[s->u.layout.buf])))
 				bad = 1;
 		}
 	}

@@ -632,6 +632,7 @@ so_assume(Sema *S, const Node *c)
 {
 	static const Param ps[] = {{"cond", 1}};
 	const Node *a[1];
+	const char *what = "";
 	IrExpr *e;
 	IrStmt *s;
 
@@ -640,6 +641,12 @@ so_assume(Sema *S, const Node *c)
 	e = sx_bool(S, a[0], "assume");
 	if (!e)
 		return NULL;
+	if (!sx_is_header_expr(e, &what)) {
+		diag(S->d, a[0]->loc,
+		     "assume: the condition may use only sizes, scalar parameters and constants, not %s",
+		     what);
+		return NULL;
+	}
 	if (e->kind == IE_BOOL && !e->u.i) {
 		diag(S->d, a[0]->loc, "assume: the condition is always false");
 		return NULL;

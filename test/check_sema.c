@@ -110,6 +110,7 @@ static const struct {
 	/* layout statements */
 	{KH KB "annotate_layout(As, swizzle(64)); }", "annotate_layout As, swizzle(64)"},
 	{KH KB "annotate_layout(As, padded); annotate_layout(Bs, linear); }", "annotate_layout Bs, linear"},
+	{KH KB "local b: f16[16, 24]; require_layout(b, mma_b(m16n8k16)); }", "require_layout b, mma_b(m16n8k16)"},
 	{KH KB "require_layout(acc, mma_c(m16n8k16, warps = 4), late_address_compute = true); }",
 	 "require_layout acc, mma_c(m16n8k16, warps = 4) pin=1 late_address_compute=1"},
 	{KH KB "annotate_layout(As, cute(\"Sw<3,4,3> o _0 o (_64,_32):(_32,_1)\")); }",
@@ -143,6 +144,19 @@ static const struct {
 	 "local y: f32[2]; reduce(x, y); }",
 	 "t:1:10: error: tensor 'A' has 9 dimensions; 1 to 8 are supported\n"
 	 "t:1:65: error: buffer 'x' has 9 dimensions; at most 8 are supported\n"},
+	{"func h(x: local f32[4]) { } kernel k(A: f32[M]) grid(1) threads(32) { shared t: f32[4]; h(t); h(t); }",
+	 "t:1:91: error: h: argument 1 't' is shared f32[4], parameter 'x' expects local f32[4]\n"
+	 "t:1:97: error: h: argument 1 't' is shared f32[4], parameter 'x' expects local f32[4]\n"},
+	{KH KB "annotate_layout(As, cute(\"(_8,_4):(_4,_1)\")); }",
+	 "t:3:21: error: cute layout maps 32 elements but 'As' has 2048\n"},
+	{KH KB "assert_same_layout(acc, cute(\"((_32,_2,_2),_1):((_1,_32,_0),_0)\")); }",
+	 "t:3:25: error: cute layout maps 128 elements but 'acc' has 4096\n"},
+	{KH KB "local a: f16[48, 24]; require_layout(a, mma_a(m16n8k16)); }",
+	 "t:3:41: error: mma_a(m16n8k16) needs a 2-D buffer whose shape is a multiple of [16, 16]; 'a' is local f16[48, 24]\n"},
+	{KH KB "local q: f32[64]; require_layout(q, mma_c(mfma16x16x16)); }",
+	 "t:3:37: error: mma_c(mfma16x16x16) needs a 2-D buffer whose shape is a multiple of [16, 16]; 'q' is local f32[64]\n"},
+	{KH KB "local b: f16[16, 24]; require_layout(b, mma_b(m16n8k32, warps = 2)); }",
+	 "t:3:41: error: mma_b(m16n8k32) needs a 2-D buffer whose shape is a multiple of [32, 8]; 'b' is local f16[16, 24]\n"},
 	/* suggestions for misspelt names */
 	{"const alpha = 2;" KH KB "for i in range(2) { r[i] = alpah; } }",
 	 "t:3:28: error: unknown name 'alpah' (did you mean 'alpha'?)\n"},
@@ -217,23 +231,29 @@ static const struct {
 	{"kernel k(A: f32[M]) grid(0) threads(32) {}",
 	 "t:1:26: error: grid dimension 0 must be positive, got 0\n"},
 	{"kernel k(A: f32[M], M: i32) grid(1) threads(32) {}",
-	 "t:1:21: error: redefinition of 'M'\nt:1:17: note: previous definition of variable 'M' is here\n"},
+	 "t:1:21: error: redefinition of 'M'\n"
+	 "t:1:17: note: previous definition of variable 'M' is here\n"},
 	{"kernel k(A: f32[0]) grid(1) threads(32) {}",
 	 "t:1:17: error: dimension 0 of 'A' must be positive, got 0\n"},
 	{"kernel k(A: shared f32[4]) grid(1) threads(32) {}",
 	 "t:1:10: error: kernel parameter 'A' cannot have a scope; kernel tensors are global\n"},
 	{"const X = M;",
-	 "t:1:11: error: unknown name 'M'\nt: error: no kernel in input\n"},
+	 "t:1:11: error: unknown name 'M'\n"
+	 "t: error: no kernel in input\n"},
 	{"const X = bx;",
-	 "t:1:11: error: 'bx' is only defined inside a kernel\nt: error: no kernel in input\n"},
+	 "t:1:11: error: 'bx' is only defined inside a kernel\n"
+	 "t: error: no kernel in input\n"},
 	{"const X = 1.5 % 2;",
-	 "t:1:15: error: operator '%' needs integer operands, got f32 and int\nt: error: no kernel in input\n"},
+	 "t:1:15: error: operator '%' needs integer operands, got f32 and int\n"
+	 "t: error: no kernel in input\n"},
 	{"func h(x: local f32[4], x: f32) { } kernel k(A: f32[M]) grid(1) threads(32) {}",
 	 "t:1:25: error: redefinition of parameter 'x' of helper 'h'\n"},
 	{"func h(x: local f32[4]) { clear(q); } kernel k(A: f32[M]) grid(1) threads(32) { local t: f32[4]; h(t); h(t); }",
-	 "t:1:33: error: clear: unknown buffer 'q'\n"},
+	 "t:1:33: error: clear: unknown buffer 'q'\n"
+	 "t:1:98: note: in helper 'h' inlined here\n"},
 	{"func h(x: local f32[4]) { clear(acc); } kernel k(A: f32[M]) grid(1) threads(32) { local acc: f32[4]; h(acc); }",
-	 "t:1:33: error: clear: unknown buffer 'acc'\n"},
+	 "t:1:33: error: clear: unknown buffer 'acc'\n"
+	 "t:1:102: note: in helper 'h' inlined here\n"},
 	{"func h(x: local f32[8]) { } kernel k(A: f32[M]) grid(1) threads(32) { local t: f32[4]; h(t); }",
 	 "t:1:90: error: h: argument 1 't' is local f32[4], which does not match the shape of parameter 'x'\n"},
 	{"kernel k(A: f32[M]) grid(1) threads(32) { k(A); }",
@@ -298,7 +318,11 @@ START_TEST(deep_inline)
 	buf_puts(&b, "kernel k(A: f32[M]) grid(1) threads(32) { local t: f32[4]; h0(t); }\n");
 	s = run(buf_str(&b), NULL, 0, &st, NULL);
 	ck_assert_int_eq(st, TILEC_ERROR);
-	ck_assert_str_eq(s, "t:921:1: error: statements nested too deeply (more than 512 levels, counting inlined helpers)\n");
+	ck_assert_str_eq(s, "t:921:1: error: statements nested too deeply (more than 512 levels, "
+			    "counting inlined helpers)\n"
+			    "t:605:1: note: in helper 'h2' inlined here\n"
+			    "t:202:1: note: in helper 'h1' inlined here\n"
+			    "t:1612:60: note: in helper 'h0' inlined here\n");
 	free(s);
 	buf_free(&b);
 }
@@ -703,12 +727,36 @@ START_TEST(cute_check)
 {
 	char msg[200] = "";
 	const char *s = cute_cases[_i].s;
-	int r = sema_check_cute(s, strlen(s), msg, sizeof msg);
+	int64_t size = 0;
+	int r = sema_check_cute(s, strlen(s), msg, sizeof msg, &size);
 
 	if (!cute_cases[_i].err)
 		ck_assert_msg(r == 0, "'%s': %s", s, msg);
 	else
 		ck_assert_msg(r == -1 && !strcmp(msg, cute_cases[_i].err), "'%s': got '%s'", s, msg);
+}
+END_TEST
+
+/* the number of elements a CuTe layout maps: the product of its shape */
+static const struct {
+	const char *s;
+	int64_t size;
+} cute_sizes[] = {
+	{"_8:_1", 8},
+	{"(_8,_4):(_4,_1)", 32},
+	{"((_32,_2,_2),_1):((_1,_32,_0),_0)", 128},
+	{"Sw<3,4,3> o _0 o (_64,_32):(_32,_1)", 2048},
+	{"(4096,4096,4096,4096,4096,4096):(1,1,1,1,1,1)", -1},
+};
+
+START_TEST(cute_size)
+{
+	char msg[200] = "";
+	int64_t size = 0;
+
+	ck_assert_int_eq(sema_check_cute(cute_sizes[_i].s, strlen(cute_sizes[_i].s), msg, sizeof msg,
+					 &size), 0);
+	ck_assert_int_eq(size, cute_sizes[_i].size);
 }
 END_TEST
 
@@ -724,7 +772,7 @@ START_TEST(cute_deep)
 	for (i = 1001; i < 2001; i++)
 		s[i] = ')';
 	s[2001] = 0;
-	ck_assert_int_eq(sema_check_cute(s, strlen(s), msg, sizeof msg), -1);
+	ck_assert_int_eq(sema_check_cute(s, strlen(s), msg, sizeof msg, NULL), -1);
 	ck_assert_str_eq(msg, "tuple nested too deeply at offset 32");
 }
 END_TEST
@@ -748,6 +796,7 @@ suite_sema(void)
 	tcase_add_test(tc, valid_property);
 	tcase_add_loop_test(tc, cute_check, 0, (int)countof(cute_cases));
 	tcase_add_test(tc, cute_deep);
+	tcase_add_loop_test(tc, cute_size, 0, (int)countof(cute_sizes));
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -29,9 +29,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		o.ndefines = 1;
 	}
 	tilec_compile((const char *)data, size, &o, &r);
-	/* success needs a kernel in the input, and gives output */
-	if (r.status == TILEC_OK && (!memmem(data, size, "kernel", 6) || !r.output[0]))
+	/* the IR of a program needs a kernel in the input, and is not empty
+	 * (an AST dump of an empty program is empty and fine) */
+	if (r.status == TILEC_OK && o.dump == TILEC_DUMP_IR &&
+	    (!memmem(data, size, "kernel", 6) || !r.output[0]))
 		__builtin_trap();
+	if (r.status != TILEC_OK && (!r.diagnostics[0] || r.output[0]))
+		__builtin_trap(); /* an error always says why, and gives no output */
 	tilec_result_free(&r);
 	return 0;
 }
