@@ -395,6 +395,8 @@ START_TEST(api_basics)
 	ck_assert_int_eq(cute_coalesce(&a, l, NULL, &r, &err), -1);
 	ck_assert_int_eq(cute_compose(&a, l, l, &r, &err), -1);
 	ck_assert_int_eq(cute_parse(&a, NULL, NULL, &err), -1);
+	/* a valid A with a NULL B (r was left unset by the failed calls above) */
+	ck_assert_int_eq(cute_parse_layout(&a, "(_4,_2):(_1,_10)", &r, &err), 0);
 	ck_assert_int_eq(cute_compose_obj(&a, r, NULL, &r, &err), -1);
 	/* composition with a layout of basis strides selects A's sub-modes */
 	ck_assert_int_eq(cute_parse_layout(&a, "(_4,_8):(_1,_4)", &l, &err), 0);
