@@ -1,0 +1,283 @@
+/*
+ * check_hip.c: hipRTC through the runtime, without an AMD GPU: MFMA kernels
+ * compile for gfx90a/gfx908 (the code object disassembles to v_mfma), the
+ * cache serves repeats, gfx942/gfx1100 get a clear error, a compiler crash in
+ * the child process leaves the test process alive, and missing libraries or
+ * a hung child are reported.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rt.h"
+#include "tests.h"
+
+static const char mfma_src[] =
+	"typedef _Float16 half4_t __attribute__((ext_vector_type(4)));\n"
+	"typedef float float4_t __attribute__((ext_vector_type(4)));\n"
+	"extern \"C\" __global__ void __launch_bounds__(64)\n"
+	"mfma_kernel(const half4_t *__restrict__ a, const uint4 *__restrict__ b,\n"
+	"            float4_t *__restrict__ c) {\n"
+	"  int t = threadIdx.x;\n"
+	"  uint4 bv = b[blockIdx.x * 64 + t];\n"
+	"  half4_t b0 = *reinterpret_cast<half4_t *>(&bv.x), b1 = *reinterpret_cast<half4_t *>(&bv.z);\n"
+	"  float4_t acc = {0.f, 0.f, 0.f, 0.f};\n"
+	"  acc = __builtin_amdgcn_mfma_f32_16x16x16f16(a[t], b0, acc, 0, 0, 0);\n"
+	"  acc = __builtin_amdgcn_mfma_f32_16x16x16f16(a[t], b1, acc, 0, 0, 0);\n"
+	"  c[blockIdx.x * 64 + t] = acc;\n"
+	"}\n";
+
+static char tmpdir[64];
+
+static void
+mktmp(void)
+{
+	strcpy(tmpdir, "/tmp/tilec-hip-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void
+rmtmp(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static tilec_jit *
+newjit(const char *dir, const char *hip_path, int timeout_ms)
+{
+	tilec_jit_options o;
+	tilec_jit *j = NULL;
+
+	memset(&o, 0, sizeof o);
+	o.cache_dir = dir;
+	o.no_disk_cache = dir == NULL;
+	o.hip_path = hip_path;
+	o.hip_timeout_ms = timeout_ms;
+	ck_assert_int_eq(tilec_jit_create(&j, &o, NULL), TILEC_OK);
+	return j;
+}
+
+static int
+contains(const unsigned char *p, size_t n, const char *s)
+{
+	size_t k = strlen(s), i;
+
+	for (i = 0; i + k <= n; i++)
+		if (!memcmp(p + i, s, k))
+			return 1;
+	return 0;
+}
+
+/* disassemble a code object with the first llvm-objdump found; malloc'd text */
+static char *
+disasm(const void *bin, size_t n, const char *mcpu)
+{
+	static const char *const tools[] = {"llvm-objdump-19", "llvm-objdump-15", "llvm-objdump-14",
+	                                    "llvm-objdump"};
+	char path[128], out[140], cmd[512];
+	FILE *f;
+	char *text;
+	size_t i;
+
+	snprintf(path, sizeof path, "%s/k.co", tmpdir);
+	snprintf(out, sizeof out, "%s/k.s", tmpdir);
+	f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(bin, 1, n, f), n);
+	fclose(f);
+	for (i = 0; i < countof(tools); i++) {
+		snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", tools[i]);
+		if (system(cmd) == 0)
+			break;
+	}
+	ck_assert_msg(i < countof(tools), "no llvm-objdump installed (apt-get install llvm)");
+	snprintf(cmd, sizeof cmd, "%s -d --mcpu=%s %s > %s", tools[i], mcpu, path, out);
+	ck_assert_int_eq(system(cmd), 0);
+	text = test_readfile(out, NULL);
+	ck_assert_ptr_nonnull(text);
+	return text;
+}
+
+static const struct {
+	const char *arch, *mcpu;
+} mfma_targets[] = {
+	{"gfx90a", "gfx90a"},
+	{"gfx908", "gfx908"},
+	{"gfx90a:sramecc+:xnack-", "gfx90a"},
+};
+
+START_TEST(hip_mfma_compiles)
+{
+	tilec_jit *j = newjit(NULL, NULL, 0);
+	tilec_module *m = NULL;
+	const char *opts[] = {"-O3"};
+	const unsigned char *bin;
+	char *err = NULL, *text;
+	size_t n = 0;
+	int r;
+
+	mktmp();
+	r = tilec_jit_compile_hip(j, mfma_src, mfma_targets[_i].arch, opts, 1, &m, &err);
+	ck_assert_msg(r == TILEC_OK, "%s: %s", tilec_status_str(r), err ? err : "");
+	ck_assert_int_eq(tilec_module_binary_kind(m), TILEC_BIN_HSACO);
+	bin = tilec_module_binary(m, &n);
+	ck_assert_uint_gt(n, 1000);
+	ck_assert_mem_eq(bin, "\x7f" "ELF", 4);
+	ck_assert_int_eq(contains(bin, n, "mfma_kernel"), 1);
+	ck_assert_ptr_null(tilec_module_ptx(m));
+	ck_assert_str_eq(tilec_module_source(m), mfma_src);
+	text = disasm(bin, n, mfma_targets[_i].mcpu);
+	ck_assert_msg(strstr(text, "v_mfma_f32_16x16x16"), "no v_mfma in:\n%.2000s", text);
+	ck_assert_ptr_nonnull(strstr(text, "global_load_dwordx4"));
+	free(text);
+	/* HIP modules are not loaded by the CUDA driver */
+	ck_assert_int_eq(tilec_module_load(m, NULL), TILEC_ERR_ARG);
+	tilec_module_free(m);
+	tilec_jit_destroy(j);
+	rmtmp();
+}
+END_TEST
+
+START_TEST(hip_cache)
+{
+	tilec_module *a, *b, *c;
+	tilec_jit *j, *j2;
+	tilec_jit_stats st;
+	size_t na, nc;
+	const void *pa, *pc;
+
+	mktmp();
+	j = newjit(tmpdir, NULL, 0);
+	ck_assert_int_eq(tilec_jit_compile_hip(j, mfma_src, "gfx90a", NULL, 0, &a, NULL), TILEC_OK);
+	ck_assert_int_eq(tilec_jit_compile_hip(j, mfma_src, "gfx90a", NULL, 0, &b, NULL), TILEC_OK);
+	ck_assert_int_eq(tilec_module_cache_source(b), TILEC_CACHE_MEM);
+	tilec_jit_stats_get(j, &st);
+	ck_assert_int_eq(st.compiles, 1);
+	j2 = newjit(tmpdir, NULL, 0);
+	ck_assert_int_eq(tilec_jit_compile_hip(j2, mfma_src, "gfx90a", NULL, 0, &c, NULL), TILEC_OK);
+	ck_assert_int_eq(tilec_module_cache_source(c), TILEC_CACHE_DISK);
+	ck_assert_int_eq(tilec_module_binary_kind(c), TILEC_BIN_HSACO);
+	pa = tilec_module_binary(a, &na);
+	pc = tilec_module_binary(c, &nc);
+	ck_assert_uint_eq(na, nc);
+	ck_assert_mem_eq(pa, pc, na);
+	tilec_module_free(a);
+	tilec_module_free(b);
+	tilec_module_free(c);
+	tilec_jit_destroy(j);
+	tilec_jit_destroy(j2);
+	rmtmp();
+}
+END_TEST
+
+static const char *const unknown_archs[] = {"gfx942", "gfx1100", "gfx940", "gfx1201",
+                                            "gfx942:sramecc+:xnack-"};
+
+START_TEST(hip_unknown_arch_clear_error)
+{
+	tilec_jit *j = newjit(NULL, NULL, 0);
+	tilec_module *m = (tilec_module *)&m;
+	tilec_jit_stats st;
+	char *err = NULL;
+
+	ck_assert_int_eq(tilec_jit_compile_hip(j, mfma_src, unknown_archs[_i], NULL, 0, &m, &err),
+	                 TILEC_ERR_ARCH);
+	ck_assert_ptr_null(m);
+	ck_assert_msg(strstr(err, "cannot compile for") && strstr(err, unknown_archs[_i]) &&
+	              strstr(err, "gfx90a") && strstr(err, "clang-19"), "message: %s", err);
+	free(err);
+	tilec_jit_stats_get(j, &st);
+	ck_assert_int_eq(st.compiles, 0);
+	tilec_jit_destroy(j);
+}
+END_TEST
+
+/*
+ * Past the arch check, hipRTC 5.2 crashes on gfx942: the crash stays in the
+ * child and this process carries on (and can still compile).
+ */
+START_TEST(hip_crash_contained)
+{
+	Blobs b;
+	char *err = NULL;
+	tilec_jit *j;
+	tilec_module *m = NULL;
+
+	ck_assert_int_eq(hip_compile(NULL, 60000, mfma_src, "gfx942", NULL, 0, &b, &err),
+	                 TILEC_ERR_CRASH);
+	ck_assert_msg(strstr(err, "crashed in its child process"), "message: %s", err);
+	ck_assert_ptr_null(b.p[BLOB_BIN]);
+	free(err);
+	j = newjit(NULL, NULL, 0);
+	ck_assert_int_eq(tilec_jit_compile_hip(j, mfma_src, "gfx90a", NULL, 0, &m, NULL), TILEC_OK);
+	tilec_module_free(m);
+	tilec_jit_destroy(j);
+}
+END_TEST
+
+START_TEST(hip_compile_error_keeps_log)
+{
+	tilec_jit *j = newjit(NULL, NULL, 0);
+	tilec_module *m = NULL;
+	char *err = NULL;
+
+	/* gfx1030 has no MFMA */
+	ck_assert_int_eq(tilec_jit_compile_hip(j, mfma_src, "gfx1030", NULL, 0, &m, &err),
+	                 TILEC_ERR_COMPILE);
+	ck_assert_ptr_nonnull(strstr(err, "hipRTC compilation for gfx1030 failed"));
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(tilec_module_ok(m), 0);
+	ck_assert_msg(strstr(tilec_module_log(m), "mai-insts"), "log: %s", tilec_module_log(m));
+	ck_assert_str_eq(tilec_module_source(m), mfma_src);
+	free(err);
+	tilec_module_free(m);
+	tilec_jit_destroy(j);
+}
+END_TEST
+
+START_TEST(hip_missing_or_hung)
+{
+	tilec_jit *j = newjit(NULL, "/nonexistent/libamdhip64.so.5", 0);
+	tilec_module *m = NULL;
+	char *err = NULL;
+
+	ck_assert_int_eq(tilec_jit_compile_hip(j, mfma_src, "gfx90a", NULL, 0, &m, &err),
+	                 TILEC_ERR_NOLIB);
+	ck_assert_msg(strstr(err, "/nonexistent/libamdhip64.so.5 not found"), "message: %s", err);
+	ck_assert_ptr_null(m);
+	free(err);
+	/* the failed probe is remembered and reported again */
+	ck_assert_int_eq(tilec_jit_compile_hip(j, mfma_src, "gfx90a", NULL, 0, &m, &err),
+	                 TILEC_ERR_NOLIB);
+	free(err);
+	tilec_jit_destroy(j);
+	/* a child that does not answer in time is killed */
+	j = newjit(NULL, NULL, 1);
+	ck_assert_int_eq(tilec_jit_compile_hip(j, mfma_src, "gfx90a", NULL, 0, &m, &err),
+	                 TILEC_ERR_CRASH);
+	ck_assert_msg(strstr(err, "did not finish within 1 ms"), "message: %s", err);
+	free(err);
+	tilec_jit_destroy(j);
+}
+END_TEST
+
+Suite *
+suite_hip(void)
+{
+	Suite *s = suite_create("hip");
+	TCase *t = tcase_create("core");
+
+	tcase_set_timeout(t, 120);
+	tcase_add_loop_test(t, hip_mfma_compiles, 0, (int)countof(mfma_targets));
+	tcase_add_test(t, hip_cache);
+	tcase_add_loop_test(t, hip_unknown_arch_clear_error, 0, (int)countof(unknown_archs));
+	tcase_add_test(t, hip_crash_contained);
+	tcase_add_test(t, hip_compile_error_keeps_log);
+	tcase_add_test(t, hip_missing_or_hung);
+	suite_add_tcase(s, t);
+	return s;
+}
