@@ -457,11 +457,41 @@ tilec_module_load(tilec_module *m, char **err)
 }
 
 int
+tilec_module_kernel(tilec_module *m, const char *name, void **fn, char **err)
+{
+	Fn *f;
+	int r = TILEC_OK;
+
+	if (!m || !name || !fn)
+		return rt_err(err, TILEC_ERR_ARG, "tilec_module_kernel: NULL module, name or out");
+	*fn = NULL;
+	if ((r = tilec_module_load(m, err)))
+		return r;
+	pthread_mutex_lock(&m->mu);
+	for (f = m->fns; f; f = f->next)
+		if (!strcmp(f->name, name))
+			break;
+	if (f) {
+		*fn = f->fn;
+	} else if (!(r = cuda_function(m->cu, m->ctx, m->mod, name, fn, err))) {
+		f = calloc(1, sizeof *f);
+		if (f && (f->name = rt_strdup(name))) {
+			f->fn = *fn;
+			f->next = m->fns;
+			m->fns = f;
+		} else {
+			free(f);
+		}
+	}
+	pthread_mutex_unlock(&m->mu);
+	return r;
+}
+
+int
 tilec_launch(tilec_module *m, const char *name, const unsigned grid[3], const unsigned block[3],
              unsigned shmem, void *stream, const tilec_arg *args, int nargs, char **err)
 {
 	void *fn = NULL;
-	Fn *f;
 	int r;
 
 	if (!m || !name || !grid || !block)
@@ -470,26 +500,7 @@ tilec_launch(tilec_module *m, const char *name, const unsigned grid[3], const un
 		return rt_err(err, TILEC_ERR_ARG, "tilec_launch: zero grid or block dimension");
 	if (nargs < 0 || nargs > 64 || (nargs && !args))
 		return rt_err(err, TILEC_ERR_ARG, "tilec_launch: bad argument list (%d)", nargs);
-	if ((r = tilec_module_load(m, err)))
-		return r;
-	pthread_mutex_lock(&m->mu);
-	for (f = m->fns; f; f = f->next)
-		if (!strcmp(f->name, name))
-			break;
-	if (f) {
-		fn = f->fn;
-	} else if (!(r = cuda_function(m->cu, m->ctx, m->mod, name, &fn, err))) {
-		f = calloc(1, sizeof *f);
-		if (f && (f->name = rt_strdup(name))) {
-			f->fn = fn;
-			f->next = m->fns;
-			m->fns = f;
-		} else {
-			free(f);
-		}
-	}
-	pthread_mutex_unlock(&m->mu);
-	if (r)
+	if ((r = tilec_module_kernel(m, name, &fn, err)))
 		return r;
 	return cuda_launch(m->cu, m->ctx, fn, grid, block, shmem, stream, args, nargs, err);
 }

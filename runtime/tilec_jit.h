@@ -129,6 +129,13 @@ const char *tilec_module_key(const tilec_module *m);
  */
 int tilec_module_load(tilec_module *m, char **err);
 
+/*
+ * Look kernel `name` up in a module (loading it first if needed) and return
+ * its CUfunction, for callers that launch with the driver API themselves.
+ * TILEC_ERR_NOTFOUND if the module has no such kernel.
+ */
+int tilec_module_kernel(tilec_module *m, const char *name, void **cufunction, char **err);
+
 /* a kernel argument: build them with the helpers below */
 enum { TILEC_ARG_PTR = 1, TILEC_ARG_I32, TILEC_ARG_I64, TILEC_ARG_F32, TILEC_ARG_F16 };
 typedef struct tilec_arg {
