@@ -591,6 +591,107 @@ START_TEST(concurrent_compiles)
 }
 END_TEST
 
+
+/* several instances (as several processes would) share one directory */
+enum { NJIT = 4, PERJIT = 2 };
+
+typedef struct {
+	tilec_jit *j;
+	pthread_barrier_t *bar;
+	int status;
+	tilec_module *m;
+} Sharer;
+
+static void *
+sharer(void *arg)
+{
+	Sharer *w = arg;
+	char *src = tiny_src(31337);
+
+	pthread_barrier_wait(w->bar);
+	w->status = tilec_jit_compile_cuda(w->j, src, "sm_80", NULL, 0, &w->m, NULL);
+	free(src);
+	return NULL;
+}
+
+START_TEST(shared_disk_dir)
+{
+	pthread_t th[NJIT * PERJIT];
+	Sharer w[NJIT * PERJIT];
+	tilec_jit *js[NJIT];
+	pthread_barrier_t bar;
+	char cmd[256];
+	int i;
+
+	mktmp();
+	for (i = 0; i < NJIT; i++)
+		js[i] = newjit(tmpdir);
+	pthread_barrier_init(&bar, NULL, NJIT * PERJIT);
+	for (i = 0; i < NJIT * PERJIT; i++) {
+		w[i] = (Sharer){js[i % NJIT], &bar, -100, NULL};
+		ck_assert_int_eq(pthread_create(&th[i], NULL, sharer, &w[i]), 0);
+	}
+	for (i = 0; i < NJIT * PERJIT; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&bar);
+	for (i = 0; i < NJIT * PERJIT; i++) {
+		ck_assert_int_eq(w[i].status, TILEC_OK);
+		ck_assert_str_eq(tilec_module_key(w[i].m), tilec_module_key(w[0].m));
+		tilec_module_free(w[i].m);
+	}
+	for (i = 0; i < NJIT; i++) {
+		ck_assert_int_eq(stats(js[i]).disk_errors, 0);
+		ck_assert_int_eq(stats(js[i]).disk_corrupt, 0);
+		tilec_jit_destroy(js[i]);
+	}
+	/* one entry, no temporary files, and it reads back */
+	snprintf(cmd, sizeof cmd, "test $(ls -A '%s' | wc -l) -eq 1 && ls '%s' | grep -q '\\.tjc$'",
+	         tmpdir, tmpdir);
+	ck_assert_int_eq(system(cmd), 0);
+	js[0] = newjit(tmpdir);
+	{
+		char *src = tiny_src(31337);
+		tilec_module *m = compile_ok(js[0], src, "sm_80", NULL, 0);
+
+		ck_assert_int_eq(tilec_module_cache_source(m), TILEC_CACHE_DISK);
+		tilec_module_free(m);
+		free(src);
+	}
+	tilec_jit_destroy(js[0]);
+	rmtmp();
+}
+END_TEST
+
+/* a cache directory that cannot be made is not fatal: compiles work, errors are counted */
+START_TEST(unwritable_cache_dir)
+{
+	char dir[128], path[160];
+	tilec_jit *j;
+	tilec_module *m;
+	char *src = tiny_src(9);
+	FILE *f;
+
+	mktmp();
+	snprintf(path, sizeof path, "%s/file", tmpdir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	snprintf(dir, sizeof dir, "%s/file/sub", tmpdir); /* under a regular file */
+	j = newjit(dir);
+	m = compile_ok(j, src, "sm_80", NULL, 0);
+	ck_assert_int_eq(tilec_module_ok(m), 1);
+	ck_assert_int_eq(stats(j).disk_errors, 1);
+	ck_assert_int_eq(stats(j).disk_writes, 0);
+	tilec_module_free(m);
+	m = compile_ok(j, src, "sm_80", NULL, 0);
+	ck_assert_int_eq(tilec_module_cache_source(m), TILEC_CACHE_MEM);
+	tilec_module_free(m);
+	tilec_jit_destroy(j);
+	free(src);
+	rmtmp();
+}
+END_TEST
+
 /* ---- bad arguments and missing libraries --------------------------------------------------------- */
 
 START_TEST(bad_arguments)
@@ -791,6 +892,8 @@ suite_rt(void)
 	tcase_add_test(t, cache_hits_and_misses);
 	tcase_add_loop_test(t, cache_corrupt_entry_rebuilt, 0, 4);
 	tcase_add_test(t, concurrent_compiles);
+	tcase_add_test(t, shared_disk_dir);
+	tcase_add_test(t, unwritable_cache_dir);
 	tcase_add_test(t, bad_arguments);
 	tcase_add_test(t, nvrtc_missing);
 	tcase_add_loop_test(t, libcuda_absent, 0, 2);
