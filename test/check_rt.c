@@ -637,8 +637,9 @@ START_TEST(shared_disk_dir)
 	for (i = 0; i < NJIT * PERJIT; i++) {
 		ck_assert_int_eq(w[i].status, TILEC_OK);
 		ck_assert_str_eq(tilec_module_key(w[i].m), tilec_module_key(w[0].m));
-		tilec_module_free(w[i].m);
 	}
+	for (i = 0; i < NJIT * PERJIT; i++)
+		tilec_module_free(w[i].m);
 	for (i = 0; i < NJIT; i++) {
 		ck_assert_int_eq(stats(js[i]).disk_errors, 0);
 		ck_assert_int_eq(stats(js[i]).disk_corrupt, 0);
