@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -235,6 +236,22 @@ now_ms(void)
 	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static void
+closefrom4(void)
+{
+	long max, fd;
+
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, 4u, ~0u, 0u) == 0)
+		return;
+#endif
+	max = sysconf(_SC_OPEN_MAX);
+	if (max < 0 || max > 65536)
+		max = 65536;
+	for (fd = 4; fd < max; fd++)
+		close((int)fd);
+}
+
 /*
  * Fork, run fn in the child with the write end of a pipe, collect what it
  * sends. Returns TILEC_OK with the raw bytes in *data, or TILEC_ERR_CRASH.
@@ -253,7 +270,6 @@ run_child(void (*fn)(int, const Job *), const Job *job, int timeout_ms, unsigned
 	*len = 0;
 	if (pipe(pfd))
 		return rt_err(err, TILEC_ERR_IO, "pipe: %s", strerror(errno));
-	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
 		close(pfd[0]);
@@ -268,13 +284,16 @@ run_child(void (*fn)(int, const Job *), const Job *job, int timeout_ms, unsigned
 		signal(SIGILL, SIG_DFL);
 		signal(SIGFPE, SIG_DFL);
 		signal(SIGPIPE, SIG_DFL);
-		close(pfd[0]);
+		/* keep only the answer pipe (as fd 3): pipes of other threads' children
+		 * must not stay open here, or their readers would wait for this child */
+		if (pfd[1] != 3 && dup2(pfd[1], 3) < 0)
+			_exit(5);
 		if ((devnull = open("/dev/null", O_RDWR)) >= 0) {
 			dup2(devnull, 1);
 			dup2(devnull, 2);
-			close(devnull);
 		}
-		fn(pfd[1], job);
+		closefrom4();
+		fn(3, job);
 		_exit(0);
 	}
 	close(pfd[1]);

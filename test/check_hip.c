@@ -5,6 +5,7 @@
  * the child process leaves the test process alive, and missing libraries or
  * a hung child are reported.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,6 +266,63 @@ START_TEST(hip_missing_or_hung)
 }
 END_TEST
 
+
+/* compiles from 4 threads at once: each forks its own child; identical ones share */
+typedef struct {
+	tilec_jit *j;
+	pthread_barrier_t *bar;
+	const char *src;
+	int status;
+	tilec_module *m;
+} HipWorker;
+
+static void *
+hipworker(void *p)
+{
+	HipWorker *w = p;
+
+	pthread_barrier_wait(w->bar);
+	w->status = tilec_jit_compile_hip(w->j, w->src, "gfx90a", NULL, 0, &w->m, NULL);
+	return NULL;
+}
+
+START_TEST(hip_threads)
+{
+	static const char other[] =
+		"extern \"C\" __global__ void k2(float *x) { x[threadIdx.x] *= 2.0f; }\n";
+	const char *srcs[4] = {mfma_src, mfma_src, other, mfma_src};
+	tilec_jit *j = newjit(NULL, NULL, 0);
+	pthread_barrier_t bar;
+	pthread_t th[4];
+	HipWorker w[4];
+	tilec_jit_stats st;
+	int i;
+
+	pthread_barrier_init(&bar, NULL, 4);
+	for (i = 0; i < 4; i++) {
+		w[i] = (HipWorker){j, &bar, srcs[i], -100, NULL};
+		ck_assert_int_eq(pthread_create(&th[i], NULL, hipworker, &w[i]), 0);
+	}
+	for (i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&bar);
+	for (i = 0; i < 4; i++) {
+		size_t n = 0;
+		const unsigned char *b;
+
+		ck_assert_int_eq(w[i].status, TILEC_OK);
+		b = tilec_module_binary(w[i].m, &n);
+		ck_assert_int_eq(contains(b, n, i == 2 ? "k2" : "mfma_kernel"), 1);
+	}
+	tilec_jit_stats_get(j, &st);
+	ck_assert_int_eq(st.compiles, 2);
+	ck_assert_int_eq(st.mem_hits, 2);
+	for (i = 0; i < 4; i++)
+		tilec_module_free(w[i].m);
+	tilec_jit_destroy(j);
+}
+END_TEST
+
 Suite *
 suite_hip(void)
 {
@@ -278,6 +336,7 @@ suite_hip(void)
 	tcase_add_test(t, hip_crash_contained);
 	tcase_add_test(t, hip_compile_error_keeps_log);
 	tcase_add_test(t, hip_missing_or_hung);
+	tcase_add_test(t, hip_threads);
 	suite_add_tcase(s, t);
 	return s;
 }
