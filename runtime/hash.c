@@ -232,6 +232,29 @@ blobs_copy(Blobs *dst, const Blobs *src)
 	return 0;
 }
 
+int
+headers_split(const tilec_header *hdrs, int nhdrs, const char ***names, const char ***srcs)
+{
+	int i;
+
+	*names = *srcs = NULL;
+	if (nhdrs <= 0)
+		return 0;
+	*names = calloc((size_t)nhdrs, sizeof **names);
+	*srcs = calloc((size_t)nhdrs, sizeof **srcs);
+	if (!*names || !*srcs) {
+		free(*names);
+		free(*srcs);
+		*names = *srcs = NULL;
+		return -1;
+	}
+	for (i = 0; i < nhdrs; i++) {
+		(*names)[i] = hdrs[i].name;
+		(*srcs)[i] = hdrs[i].source;
+	}
+	return 0;
+}
+
 const char *
 tilec_status_str(int st)
 {

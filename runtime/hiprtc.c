@@ -115,6 +115,8 @@ typedef struct Job {
 	const char *path, *src, *arch;
 	const char *const *opts;
 	int nopts;
+	const tilec_header *hdrs;
+	int nhdrs;
 } Job;
 
 static void
@@ -172,7 +174,7 @@ compile_child(int fd, const Job *job)
 	int (*codesize)(void *, size_t *), (*getcode)(void *, char *);
 	const char *(*errstr)(int);
 	void *h = openhip(fd, job->path), *prog = NULL;
-	const char **argv;
+	const char **argv, **hnames, **hsrcs;
 	char archopt[128], msg[512], *buf;
 	size_t n = 0;
 	int i, r;
@@ -191,7 +193,9 @@ compile_child(int fd, const Job *job)
 	argv[0] = archopt;
 	for (i = 0; i < job->nopts; i++)
 		argv[i + 1] = job->opts[i];
-	if ((r = create(&prog, job->src, "tilec_kernel.hip", 0, NULL, NULL))) {
+	if (headers_split(job->hdrs, job->nhdrs, &hnames, &hsrcs))
+		_exit(4);
+	if ((r = create(&prog, job->src, "tilec_kernel.hip", job->nhdrs, hsrcs, hnames))) {
 		snprintf(msg, sizeof msg, "hiprtcCreateProgram: %s", errstr(r));
 		sendstr(fd, REC_MSG, msg);
 		sendstatus(fd, TILEC_ERR_NOMEM);
@@ -428,7 +432,7 @@ hip_info_free(HipInfo *h)
 int
 hip_probe(const char *path, int timeout_ms, HipInfo *out, char **err)
 {
-	Job job = {path, NULL, NULL, NULL, 0};
+	Job job = {path, NULL, NULL, NULL, 0, NULL, 0};
 	Rec recs[16];
 	unsigned char *data = NULL;
 	int nrec = 0, r, i;
@@ -500,15 +504,17 @@ hip_arch_known(const HipInfo *h, const char *arch)
 
 int
 hip_compile(const char *path, int timeout_ms, const char *src, const char *arch,
-            const char *const *opts, int nopts, Blobs *out, char **err)
+            const char *const *opts, int nopts, const tilec_header *hdrs, int nhdrs, Blobs *out,
+            char **err)
 {
-	Job job = {path, src, arch, opts, nopts};
+	Job job = {path, src, arch, opts, nopts, hdrs, nhdrs};
 	Rec recs[16];
 	unsigned char *data = NULL;
 	int nrec = 0, r, i;
 
 	memset(out, 0, sizeof *out);
-	if (!src || !arch_hip_valid(arch) || nopts < 0 || (nopts && !opts))
+	if (!src || !arch_hip_valid(arch) || nopts < 0 || (nopts && !opts) || nhdrs < 0 ||
+	    (nhdrs && !hdrs))
 		return rt_err(err, TILEC_ERR_ARG, "hip_compile: bad arguments");
 	r = talk(compile_child, &job, timeout_ms, recs, &nrec, &data, err);
 	if (data)

@@ -142,7 +142,7 @@ tilec_nvrtc_version(tilec_jit *j, int *major, int *minor, char **err)
 
 static void
 makekey(int lang, const char *ver, const char *src, const char *arch, const char *const *opts,
-        int nopts, unsigned char key[32])
+        int nopts, const tilec_header *hdrs, int nhdrs, unsigned char key[32])
 {
 	Sha256 s;
 	int i;
@@ -156,6 +156,11 @@ makekey(int lang, const char *ver, const char *src, const char *arch, const char
 	sha256_str(&s, src);
 	for (i = 0; i < nopts; i++)
 		sha256_str(&s, opts[i]);
+	sha256_str(&s, "headers");
+	for (i = 0; i < nhdrs; i++) {
+		sha256_str(&s, hdrs[i].name);
+		sha256_str(&s, hdrs[i].source);
+	}
 	sha256_final(&s, key);
 }
 
@@ -184,7 +189,7 @@ newmod(tilec_jit *j, int lang, const char *src, const char *arch, const unsigned
 }
 
 static int
-checkopts(const char *const *opts, int nopts, char **err)
+checkopts(const char *const *opts, int nopts, const tilec_header *hdrs, int nhdrs, char **err)
 {
 	int i;
 
@@ -193,6 +198,11 @@ checkopts(const char *const *opts, int nopts, char **err)
 	for (i = 0; i < nopts; i++)
 		if (!opts[i])
 			return rt_err(err, TILEC_ERR_ARG, "option %d is NULL", i);
+	if (nhdrs < 0 || nhdrs > 1000 || (nhdrs && !hdrs))
+		return rt_err(err, TILEC_ERR_ARG, "bad header list (%d headers)", nhdrs);
+	for (i = 0; i < nhdrs; i++)
+		if (!hdrs[i].name || !*hdrs[i].name || !hdrs[i].source)
+			return rt_err(err, TILEC_ERR_ARG, "header %d has no name or no source", i);
 	return TILEC_OK;
 }
 
@@ -216,7 +226,7 @@ hipinfo(tilec_jit *j, char **err)
 
 static int
 compile(tilec_jit *j, int lang, const char *src, const char *arch, const char *const *opts,
-        int nopts, tilec_module **out, char **err)
+        int nopts, const tilec_header *hdrs, int nhdrs, tilec_module **out, char **err)
 {
 	unsigned char key[32];
 	char ver[32], devarch[32];
@@ -228,7 +238,7 @@ compile(tilec_jit *j, int lang, const char *src, const char *arch, const char *c
 		*out = NULL;
 	if (!j || !src || !out)
 		return rt_err(err, TILEC_ERR_ARG, "tilec_jit_compile: NULL jit, source or out");
-	if ((r = checkopts(opts, nopts, err)))
+	if ((r = checkopts(opts, nopts, hdrs, nhdrs, err)))
 		return r;
 	if (lang == LANG_CUDA) {
 		if (!arch) {
@@ -263,15 +273,16 @@ compile(tilec_jit *j, int lang, const char *src, const char *arch, const char *c
 			              j->hip.major, j->hip.minor, arch, j->hip.isas);
 		snprintf(ver, sizeof ver, "hiprtc %d.%d", j->hip.major, j->hip.minor);
 	}
-	makekey(lang, ver, src, arch, opts, nopts, key);
+	makekey(lang, ver, src, arch, opts, nopts, hdrs, nhdrs, key);
 	r = cache_get(j->cache, key, &b);
 	if (r != CACHE_MISS)
 		return newmod(j, lang, src, arch, key, &b,
 		              r == CACHE_HIT_MEM ? TILEC_CACHE_MEM : TILEC_CACHE_DISK, out, err);
 	if (lang == LANG_CUDA)
-		r = nvrtc_compile(nv, src, arch, opts, nopts, &b, err);
+		r = nvrtc_compile(nv, src, arch, opts, nopts, hdrs, nhdrs, &b, err);
 	else
-		r = hip_compile(j->hip_path, j->hip_timeout_ms, src, arch, opts, nopts, &b, err);
+		r = hip_compile(j->hip_path, j->hip_timeout_ms, src, arch, opts, nopts, hdrs, nhdrs,
+		                &b, err);
 	if (r == TILEC_OK || r == TILEC_ERR_COMPILE)
 		cache_count_compile(j->cache);
 	if (r == TILEC_OK)
@@ -293,14 +304,30 @@ int
 tilec_jit_compile_cuda(tilec_jit *j, const char *src, const char *arch, const char *const *opts,
                        int nopts, tilec_module **out, char **err)
 {
-	return compile(j, LANG_CUDA, src, arch, opts, nopts, out, err);
+	return compile(j, LANG_CUDA, src, arch, opts, nopts, NULL, 0, out, err);
+}
+
+int
+tilec_jit_compile_cuda_ex(tilec_jit *j, const char *src, const char *arch,
+                          const char *const *opts, int nopts, const tilec_header *hdrs, int nhdrs,
+                          tilec_module **out, char **err)
+{
+	return compile(j, LANG_CUDA, src, arch, opts, nopts, hdrs, nhdrs, out, err);
+}
+
+int
+tilec_jit_compile_hip_ex(tilec_jit *j, const char *src, const char *arch,
+                         const char *const *opts, int nopts, const tilec_header *hdrs, int nhdrs,
+                         tilec_module **out, char **err)
+{
+	return compile(j, LANG_HIP, src, arch, opts, nopts, hdrs, nhdrs, out, err);
 }
 
 int
 tilec_jit_compile_hip(tilec_jit *j, const char *src, const char *arch, const char *const *opts,
                       int nopts, tilec_module **out, char **err)
 {
-	return compile(j, LANG_HIP, src, arch, opts, nopts, out, err);
+	return compile(j, LANG_HIP, src, arch, opts, nopts, NULL, 0, out, err);
 }
 
 int
@@ -339,7 +366,7 @@ tilec_jit_compile_cuda_file(tilec_jit *j, const char *path, const char *arch,
 		return rt_err(err, TILEC_ERR_IO, "error reading %s", path);
 	}
 	s[n] = 0;
-	r = compile(j, LANG_CUDA, s, arch, opts, nopts, out, err);
+	r = compile(j, LANG_CUDA, s, arch, opts, nopts, NULL, 0, out, err);
 	free(s);
 	return r;
 }

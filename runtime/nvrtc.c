@@ -211,9 +211,9 @@ getblob(const Nvrtc *nv, void *prog, SizeFn size, GetFn get, Blobs *b, int i)
 
 int
 nvrtc_compile(const Nvrtc *nv, const char *src, const char *arch, const char *const *opts,
-              int nopts, Blobs *out, char **err)
+              int nopts, const tilec_header *hdrs, int nhdrs, Blobs *out, char **err)
 {
-	const char **argv;
+	const char **argv, **hnames, **hsrcs;
 	char archopt[64], first[300];
 	void *prog = NULL;
 	int i, r, st = TILEC_OK;
@@ -228,7 +228,13 @@ nvrtc_compile(const Nvrtc *nv, const char *src, const char *arch, const char *co
 	argv[0] = archopt;
 	for (i = 0; i < nopts; i++)
 		argv[i + 1] = opts[i];
-	r = nv->create(&prog, src, "tilec_kernel.cu", 0, NULL, NULL);
+	if (headers_split(hdrs, nhdrs, &hnames, &hsrcs)) {
+		free(argv);
+		return rt_err(err, TILEC_ERR_NOMEM, "out of memory");
+	}
+	r = nv->create(&prog, src, "tilec_kernel.cu", nhdrs, hsrcs, hnames);
+	free(hnames);
+	free(hsrcs);
 	if (r) {
 		free(argv);
 		return rt_err(err, TILEC_ERR_NOMEM, "nvrtcCreateProgram: %s", nv->errstr(r));

@@ -88,7 +88,7 @@ int nvrtc_open(const char *path, Nvrtc **out, char **err); /* path NULL: default
 void nvrtc_version(const Nvrtc *nv, int *major, int *minor);
 /* TILEC_OK (blobs filled), TILEC_ERR_COMPILE (log in blobs), or another error */
 int nvrtc_compile(const Nvrtc *nv, const char *src, const char *arch, const char *const *opts,
-                  int nopts, Blobs *out, char **err);
+                  int nopts, const tilec_header *hdrs, int nhdrs, Blobs *out, char **err);
 int arch_cuda_valid(const char *arch);
 
 /* ---- CUDA driver (cudadrv.c) --------------------------------------------------- */
@@ -120,6 +120,9 @@ void hip_info_free(HipInfo *h);
 int arch_hip_valid(const char *arch);
 int hip_arch_known(const HipInfo *h, const char *arch); /* processor part in the list */
 int hip_compile(const char *path, int timeout_ms, const char *src, const char *arch,
-                const char *const *opts, int nopts, Blobs *out, char **err);
+                const char *const *opts, int nopts, const tilec_header *hdrs, int nhdrs,
+                Blobs *out, char **err);
+/* the name and source arrays NVRTC/hipRTC take; 0, or -1 without memory */
+int headers_split(const tilec_header *hdrs, int nhdrs, const char ***names, const char ***srcs);
 
 #endif

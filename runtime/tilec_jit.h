@@ -86,6 +86,21 @@ const char *tilec_jit_cache_dir(const tilec_jit *j);
 int tilec_jit_compile_cuda(tilec_jit *j, const char *cuda_src, const char *arch,
                            const char *const *extra_opts, int nopts,
                            tilec_module **out, char **err);
+/*
+ * In-memory headers: the source can #include "name" and gets `source`
+ * (NVRTC and hipRTC take headers this way; no files are written). Names and
+ * contents are part of the cache key.
+ */
+typedef struct tilec_header {
+	const char *name;   /* as written in #include "..." */
+	const char *source;
+} tilec_header;
+
+int tilec_jit_compile_cuda_ex(tilec_jit *j, const char *cuda_src, const char *arch,
+                              const char *const *extra_opts, int nopts,
+                              const tilec_header *headers, int nheaders,
+                              tilec_module **out, char **err);
+
 /* the same, reading the source from a file */
 int tilec_jit_compile_cuda_file(tilec_jit *j, const char *path, const char *arch,
                                 const char *const *extra_opts, int nopts,
@@ -101,6 +116,10 @@ int tilec_jit_compile_cuda_file(tilec_jit *j, const char *path, const char *arch
 int tilec_jit_compile_hip(tilec_jit *j, const char *hip_src, const char *arch,
                           const char *const *extra_opts, int nopts,
                           tilec_module **out, char **err);
+int tilec_jit_compile_hip_ex(tilec_jit *j, const char *hip_src, const char *arch,
+                             const char *const *extra_opts, int nopts,
+                             const tilec_header *headers, int nheaders,
+                             tilec_module **out, char **err);
 
 /* ---- modules ----------------------------------------------------------------- */
 

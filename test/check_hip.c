@@ -208,7 +208,7 @@ START_TEST(hip_crash_contained)
 	tilec_jit *j;
 	tilec_module *m = NULL;
 
-	ck_assert_int_eq(hip_compile(NULL, 60000, mfma_src, "gfx942", NULL, 0, &b, &err),
+	ck_assert_int_eq(hip_compile(NULL, 60000, mfma_src, "gfx942", NULL, 0, NULL, 0, &b, &err),
 	                 TILEC_ERR_CRASH);
 	ck_assert_msg(strstr(err, "crashed in its child process"), "message: %s", err);
 	ck_assert_ptr_null(b.p[BLOB_BIN]);
@@ -323,6 +323,45 @@ START_TEST(hip_threads)
 }
 END_TEST
 
+
+START_TEST(hip_headers)
+{
+	static const char src[] =
+		"#include \"tl_mfma.h\"\n"
+		"extern \"C\" __global__ void hk(const half4_t *a, float4_t *c) {\n"
+		"  c[threadIdx.x] = tl_mma(a[threadIdx.x], a[threadIdx.x + 64]);\n"
+		"}\n";
+	tilec_header h = {"tl_mfma.h",
+		"typedef _Float16 half4_t __attribute__((ext_vector_type(4)));\n"
+		"typedef float float4_t __attribute__((ext_vector_type(4)));\n"
+		"__device__ inline float4_t tl_mma(half4_t a, half4_t b) {\n"
+		"  float4_t z = {0.f, 0.f, 0.f, 0.f};\n"
+		"  return __builtin_amdgcn_mfma_f32_16x16x16f16(a, b, z, 0, 0, 0);\n"
+		"}\n"};
+	tilec_jit *j = newjit(NULL, NULL, 0);
+	tilec_module *m = NULL;
+	char *err = NULL, *text;
+	const void *bin;
+	size_t n;
+	int r;
+
+	mktmp();
+	r = tilec_jit_compile_hip_ex(j, src, "gfx90a", NULL, 0, &h, 1, &m, &err);
+	ck_assert_msg(r == TILEC_OK, "%s: %s", tilec_status_str(r), err ? err : "");
+	bin = tilec_module_binary(m, &n);
+	text = disasm(bin, n, "gfx90a");
+	ck_assert_ptr_nonnull(strstr(text, "v_mfma_f32_16x16x16"));
+	free(text);
+	tilec_module_free(m);
+	ck_assert_int_eq(tilec_jit_compile_hip(j, src, "gfx90a", NULL, 0, &m, &err), TILEC_ERR_COMPILE);
+	ck_assert_msg(strstr(tilec_module_log(m), "tl_mfma.h"), "log: %s", tilec_module_log(m));
+	free(err);
+	tilec_module_free(m);
+	tilec_jit_destroy(j);
+	rmtmp();
+}
+END_TEST
+
 Suite *
 suite_hip(void)
 {
@@ -337,6 +376,7 @@ suite_hip(void)
 	tcase_add_test(t, hip_compile_error_keeps_log);
 	tcase_add_test(t, hip_missing_or_hung);
 	tcase_add_test(t, hip_threads);
+	tcase_add_test(t, hip_headers);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -370,6 +370,44 @@ START_TEST(nvrtc_compile_error_keeps_log)
 }
 END_TEST
 
+
+/* in-memory headers: found by #include, part of the key, checked */
+START_TEST(nvrtc_headers)
+{
+	static const char src[] =
+		"#include \"tl_helper.h\"\n"
+		"extern \"C\" __global__ void hk(float *x) { x[threadIdx.x] = tl_scale(x[threadIdx.x]); }\n";
+	tilec_header h3 = {"tl_helper.h", "__device__ inline float tl_scale(float v) { return v * 3.0f; }\n"};
+	tilec_header h5 = {"tl_helper.h", "__device__ inline float tl_scale(float v) { return v * 5.0f; }\n"};
+	tilec_header bad[2] = {{NULL, "x"}, {"a.h", NULL}};
+	tilec_jit *j = newjit(NULL);
+	tilec_module *a, *b, *c;
+	char *err = NULL;
+
+	ck_assert_int_eq(tilec_jit_compile_cuda_ex(j, src, "sm_80", NULL, 0, &h3, 1, &a, &err), TILEC_OK);
+	ck_assert_ptr_nonnull(strstr(tilec_module_ptx(a), "0f40400000")); /* 3.0f */
+	ck_assert_int_eq(tilec_jit_compile_cuda_ex(j, src, "sm_80", NULL, 0, &h5, 1, &b, &err), TILEC_OK);
+	ck_assert_ptr_nonnull(strstr(tilec_module_ptx(b), "0f40A00000")); /* 5.0f */
+	ck_assert_str_ne(tilec_module_key(a), tilec_module_key(b));
+	ck_assert_int_eq(tilec_module_cache_source(b), TILEC_CACHE_NONE);
+	tilec_module_free(b);
+	ck_assert_int_eq(tilec_jit_compile_cuda_ex(j, src, "sm_80", NULL, 0, &h3, 1, &b, NULL), TILEC_OK);
+	ck_assert_int_eq(tilec_module_cache_source(b), TILEC_CACHE_MEM);
+	/* without the header: a compile error naming it */
+	ck_assert_int_eq(tilec_jit_compile_cuda(j, src, "sm_80", NULL, 0, &c, &err), TILEC_ERR_COMPILE);
+	ck_assert_msg(strstr(tilec_module_log(c), "tl_helper.h"), "log: %s", tilec_module_log(c));
+	free(err);
+	tilec_module_free(c);
+	ck_assert_int_eq(tilec_jit_compile_cuda_ex(j, src, "sm_80", NULL, 0, bad, 1, &c, NULL), TILEC_ERR_ARG);
+	ck_assert_int_eq(tilec_jit_compile_cuda_ex(j, src, "sm_80", NULL, 0, bad + 1, 1, &c, NULL), TILEC_ERR_ARG);
+	ck_assert_int_eq(tilec_jit_compile_cuda_ex(j, src, "sm_80", NULL, 0, NULL, 1, &c, NULL), TILEC_ERR_ARG);
+	ck_assert_int_eq(tilec_jit_compile_cuda_ex(j, src, "sm_80", NULL, 0, &h3, -1, &c, NULL), TILEC_ERR_ARG);
+	tilec_module_free(a);
+	tilec_module_free(b);
+	tilec_jit_destroy(j);
+}
+END_TEST
+
 START_TEST(compile_from_file)
 {
 	tilec_jit *j = newjit(NULL);
@@ -889,6 +927,7 @@ suite_rt(void)
 	tcase_add_loop_test(t, disk_corruption_detected, 0, (int)countof(damage));
 	tcase_add_loop_test(t, nvrtc_targets, 0, (int)countof(cuda_targets));
 	tcase_add_test(t, nvrtc_compile_error_keeps_log);
+	tcase_add_test(t, nvrtc_headers);
 	tcase_add_test(t, compile_from_file);
 	tcase_add_test(t, cache_hits_and_misses);
 	tcase_add_loop_test(t, cache_corrupt_entry_rebuilt, 0, 4);
