@@ -280,6 +280,66 @@ START_TEST(disk_corruption_detected)
 }
 END_TEST
 
+
+/* property: random damage (1-3 byte changes, or a truncation, or appended bytes) never reads back */
+START_TEST(disk_random_damage)
+{
+	unsigned char key[32], *orig;
+	char hex[65], path[256];
+	unsigned seed = 777;
+	size_t size;
+	Blobs b, r;
+	int t;
+
+	mktmp();
+	sha256("rand", 4, key);
+	sha256_hex(key, hex);
+	sample_blobs(&b);
+	entry_file(tmpdir, hex, path, sizeof path);
+	ck_assert_int_eq(disk_write(tmpdir, key, &b), 0);
+	orig = (unsigned char *)test_readfile(path, &size);
+	ck_assert_ptr_nonnull(orig);
+	for (t = 0; t < 300; t++) {
+		unsigned char *d = malloc(size + 8);
+		size_t n = size;
+		int k, kind = (int)((seed = seed * 1103515245 + 12345) >> 16) % 3;
+		FILE *f;
+
+		memcpy(d, orig, size);
+		if (kind == 0) {
+			int changes = 1 + (int)((seed = seed * 1103515245 + 12345) >> 16) % 3;
+
+			for (k = 0; k < changes; k++) {
+				size_t pos = ((seed = seed * 1103515245 + 12345) >> 8) % size;
+				unsigned char x = (unsigned char)(1 + ((seed = seed * 1103515245 + 12345) >> 16) % 255);
+
+				d[pos] ^= x;
+			}
+		} else if (kind == 1) {
+			n = ((seed = seed * 1103515245 + 12345) >> 8) % size;
+		} else {
+			n = size + 1 + ((seed = seed * 1103515245 + 12345) >> 16) % 8;
+			for (k = (int)size; k < (int)n; k++)
+				d[k] = (unsigned char)k;
+		}
+		f = fopen(path, "wb");
+		ck_assert_ptr_nonnull(f);
+		ck_assert_uint_eq(fwrite(d, 1, n, f), n);
+		fclose(f);
+		ck_assert_msg(disk_read(tmpdir, key, &r) == 2, "damage %d (kind %d) was accepted", t, kind);
+		ck_assert_int_ne(access(path, F_OK), 0);
+		free(d);
+	}
+	/* and the undamaged entry still reads */
+	ck_assert_int_eq(disk_write(tmpdir, key, &b), 0);
+	ck_assert_int_eq(disk_read(tmpdir, key, &r), 0);
+	blobs_free(&r);
+	blobs_free(&b);
+	free(orig);
+	rmtmp();
+}
+END_TEST
+
 /* ---- NVRTC compiles --------------------------------------------------------------------- */
 
 static const char mma_src[] =
@@ -925,6 +985,7 @@ suite_rt(void)
 	tcase_add_loop_test(t, arch_strings, 0, (int)countof(arch_cases));
 	tcase_add_test(t, disk_roundtrip_and_modes);
 	tcase_add_loop_test(t, disk_corruption_detected, 0, (int)countof(damage));
+	tcase_add_test(t, disk_random_damage);
 	tcase_add_loop_test(t, nvrtc_targets, 0, (int)countof(cuda_targets));
 	tcase_add_test(t, nvrtc_compile_error_keeps_log);
 	tcase_add_test(t, nvrtc_headers);
