@@ -281,8 +281,8 @@ compile(tilec_jit *j, int lang, const char *src, const char *arch, const char *c
 	if (lang == LANG_CUDA)
 		r = nvrtc_compile(nv, src, arch, opts, nopts, hdrs, nhdrs, &b, err);
 	else
-		r = hip_compile(j->hip_path, j->hip_timeout_ms, src, arch, opts, nopts, hdrs, nhdrs,
-		                &b, err);
+		r = hip_compile(&j->hip, j->hip_path, j->hip_timeout_ms, src, arch, opts, nopts, hdrs,
+		                nhdrs, &b, err);
 	if (r == TILEC_OK || r == TILEC_ERR_COMPILE)
 		cache_count_compile(j->cache);
 	if (r == TILEC_OK)

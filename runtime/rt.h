@@ -112,14 +112,20 @@ typedef struct HipInfo {
 	int ok;                 /* the probe ran and libamdhip64 was found */
 	int major, minor;       /* hiprtcVersion */
 	char *isas;             /* space-separated processor names comgr knows */
+	char *path;             /* libamdhip64 path asked for, or NULL */
+	int sock, pid;          /* the server child and its request channel */
+	int dead;               /* the server stopped answering: compile directly */
+	pthread_mutex_t mu;     /* one request at a time on sock */
+	int mu_init;
 } HipInfo;
 
-/* run the probe child once: version and ISA list */
+/* start the server child: version and ISA list, then it takes compile requests */
 int hip_probe(const char *path, int timeout_ms, HipInfo *out, char **err);
 void hip_info_free(HipInfo *h);
 int arch_hip_valid(const char *arch);
 int hip_arch_known(const HipInfo *h, const char *arch); /* processor part in the list */
-int hip_compile(const char *path, int timeout_ms, const char *src, const char *arch,
+/* through the server of h if it runs, else in a child forked for this compile (h may be NULL) */
+int hip_compile(HipInfo *h, const char *path, int timeout_ms, const char *src, const char *arch,
                 const char *const *opts, int nopts, const tilec_header *hdrs, int nhdrs,
                 Blobs *out, char **err);
 /* the name and source arrays NVRTC/hipRTC take; 0, or -1 without memory */

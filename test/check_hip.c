@@ -6,6 +6,7 @@
  * a hung child are reported.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,7 +209,7 @@ START_TEST(hip_crash_contained)
 	tilec_jit *j;
 	tilec_module *m = NULL;
 
-	ck_assert_int_eq(hip_compile(NULL, 60000, mfma_src, "gfx942", NULL, 0, NULL, 0, &b, &err),
+	ck_assert_int_eq(hip_compile(NULL, NULL, 60000, mfma_src, "gfx942", NULL, 0, NULL, 0, &b, &err),
 	                 TILEC_ERR_CRASH);
 	ck_assert_msg(strstr(err, "crashed in its child process"), "message: %s", err);
 	ck_assert_ptr_null(b.p[BLOB_BIN]);
@@ -217,6 +218,53 @@ START_TEST(hip_crash_contained)
 	ck_assert_int_eq(tilec_jit_compile_hip(j, mfma_src, "gfx90a", NULL, 0, &m, NULL), TILEC_OK);
 	tilec_module_free(m);
 	tilec_jit_destroy(j);
+}
+END_TEST
+
+
+/*
+ * The server route: a crash (gfx942 past the arch check) or a compile past its
+ * time limit is confined to that request; the server keeps serving; when the
+ * server itself is gone, compiles fall back to a child of their own.
+ */
+START_TEST(hip_server_survives)
+{
+	HipInfo h;
+	Blobs b;
+	char *err = NULL;
+	int pid;
+
+	ck_assert_int_eq(hip_probe(NULL, 60000, &h, &err), TILEC_OK);
+	ck_assert_int_gt(h.pid, 0);
+	ck_assert_int_eq(hip_compile(&h, NULL, 60000, mfma_src, "gfx942", NULL, 0, NULL, 0, &b, &err),
+	                 TILEC_ERR_CRASH);
+	ck_assert_msg(strstr(err, "crashed in its child process (signal"), "message: %s", err);
+	free(err);
+	err = NULL;
+	ck_assert_int_eq(hip_compile(&h, NULL, 60000, mfma_src, "gfx90a", NULL, 0, NULL, 0, &b, &err),
+	                 TILEC_OK);
+	ck_assert_uint_gt(b.n[BLOB_BIN], 1000);
+	blobs_free(&b);
+	/* 5 ms is too short for any compile: the request's processes are killed */
+	ck_assert_int_eq(hip_compile(&h, NULL, 5, mfma_src, "gfx90a", NULL, 0, NULL, 0, &b, &err),
+	                 TILEC_ERR_CRASH);
+	ck_assert_msg(strstr(err, "did not finish within 5 ms"), "message: %s", err);
+	free(err);
+	err = NULL;
+	ck_assert_int_eq(h.dead, 0);
+	ck_assert_int_eq(hip_compile(&h, NULL, 60000, mfma_src, "gfx908", NULL, 0, NULL, 0, &b, &err),
+	                 TILEC_OK);
+	blobs_free(&b);
+	/* the server dies: the next compile notices and compiles directly */
+	pid = h.pid;
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	usleep(100000);
+	ck_assert_int_eq(hip_compile(&h, NULL, 60000, mfma_src, "gfx90a", NULL, 0, NULL, 0, &b, &err),
+	                 TILEC_OK);
+	ck_assert_int_eq(h.dead, 1);
+	ck_assert_uint_gt(b.n[BLOB_BIN], 1000);
+	blobs_free(&b);
+	hip_info_free(&h);
 }
 END_TEST
 
@@ -373,6 +421,7 @@ suite_hip(void)
 	tcase_add_test(t, hip_cache);
 	tcase_add_loop_test(t, hip_unknown_arch_clear_error, 0, (int)countof(unknown_archs));
 	tcase_add_test(t, hip_crash_contained);
+	tcase_add_test(t, hip_server_survives);
 	tcase_add_test(t, hip_compile_error_keeps_log);
 	tcase_add_test(t, hip_missing_or_hung);
 	tcase_add_test(t, hip_threads);
