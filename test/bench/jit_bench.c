@@ -184,12 +184,12 @@ main(void)
 
 	/* hipRTC in a child process */
 	tilec_jit_create(&j, &o, NULL);
-	printf("first hipRTC compile (probe child + compile child, gfx90a MFMA): %.0f ms\n",
+	printf("first hipRTC compile (server start + compile, gfx90a MFMA): %.0f ms\n",
 	       compile_ms(j, mfma_fmt, "gfx90a", 1));
 	n = 5;
 	for (i = 0; i < n; i++)
 		v[i] = compile_ms(j, mfma_fmt, "gfx90a", 1);
-	printf("hipRTC gfx90a MFMA kernel (fork + compile): median %.0f ms\n", median(v, n));
+	printf("hipRTC gfx90a MFMA kernel (server: fork + compile): median %.0f ms\n", median(v, n));
 	t0 = now();
 	if (tilec_jit_compile_hip(j, src, "gfx942", NULL, 0, &m, NULL) != TILEC_ERR_ARCH)
 		return 1;
