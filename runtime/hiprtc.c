@@ -943,7 +943,7 @@ hip_compile(HipInfo *h, const char *path, int timeout_ms, const char *src, const
 	if (!src || !arch_hip_valid(arch) || nopts < 0 || (nopts && !opts) || nhdrs < 0 ||
 	    (nhdrs && !hdrs))
 		return rt_err(err, TILEC_ERR_ARG, "hip_compile: bad arguments");
-	if (h && h->ok && !h->dead) {
+	if (h && h->ok) { /* request() checks, under its lock, that the server is alive */
 		if (pipe(pfd))
 			return rt_err(err, TILEC_ERR_IO, "pipe: %s", strerror(errno));
 		fcntl(pfd[0], F_SETFD, FD_CLOEXEC);

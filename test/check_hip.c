@@ -1,6 +1,7 @@
 /*
  * check_hip.c: hipRTC through the runtime, without an AMD GPU: MFMA kernels
- * compile for gfx90a/gfx908 (the code object disassembles to v_mfma), the
+ * compile for gfx90a/gfx908 (the .text holds the v_mfma encodings, and
+ * llvm-objdump, where installed, disassembles them), the
  * cache serves repeats, gfx942/gfx1100 get a clear error, a compiler crash in
  * the child process leaves the test process alive, and missing libraries or
  * a hung child are reported.
@@ -74,7 +75,57 @@ contains(const unsigned char *p, size_t n, const char *s)
 	return 0;
 }
 
-/* disassemble a code object with the first llvm-objdump found; malloc'd text */
+/* the .text section of an ELF64 little-endian code object; 0 if not found */
+static int
+elf_text(const unsigned char *b, size_t n, size_t *off, size_t *size)
+{
+	uint64_t shoff, stroff;
+	unsigned shentsize, shnum, shstrndx, i;
+
+#define U16(p) ((unsigned)(p)[0] | (unsigned)(p)[1] << 8)
+#define U32(p) ((uint32_t)(p)[0] | (uint32_t)(p)[1] << 8 | (uint32_t)(p)[2] << 16 | (uint32_t)(p)[3] << 24)
+#define U64(p) ((uint64_t)U32(p) | (uint64_t)U32((p) + 4) << 32)
+	if (n < 64 || memcmp(b, "\x7f" "ELF", 4) || b[4] != 2 || b[5] != 1)
+		return 0;
+	shoff = U64(b + 0x28);
+	shentsize = U16(b + 0x3a);
+	shnum = U16(b + 0x3c);
+	shstrndx = U16(b + 0x3e);
+	if (shentsize < 64 || shstrndx >= shnum || shoff > n || (uint64_t)shnum * shentsize > n - shoff)
+		return 0;
+	stroff = U64(b + shoff + (uint64_t)shstrndx * shentsize + 0x18);
+	for (i = 0; i < shnum; i++) {
+		const unsigned char *sh = b + shoff + (uint64_t)i * shentsize;
+		uint64_t name = stroff + U32(sh), o = U64(sh + 0x18), sz = U64(sh + 0x20);
+
+		if (name + 6 <= n && !memcmp(b + name, ".text", 6) && o <= n && sz <= n - o) {
+			*off = (size_t)o;
+			*size = (size_t)sz;
+			return 1;
+		}
+	}
+	return 0;
+#undef U16
+#undef U32
+#undef U64
+}
+
+/* gfx908/gfx90a v_mfma_f32_16x16x16f16: VOP3P-MAI, first dword 0xD3CDxxxx */
+static int
+count_mfma(const unsigned char *b, size_t n)
+{
+	size_t off, size, i;
+	int c = 0;
+
+	if (!elf_text(b, n, &off, &size))
+		return -1;
+	for (i = 0; i + 4 <= size; i += 4)
+		if (b[off + i + 3] == 0xD3 && b[off + i + 2] == 0xCD)
+			c++;
+	return c;
+}
+
+/* disassemble with the first llvm-objdump found: malloc'd text, or NULL if there is none */
 static char *
 disasm(const void *bin, size_t n, const char *mcpu)
 {
@@ -96,7 +147,8 @@ disasm(const void *bin, size_t n, const char *mcpu)
 		if (system(cmd) == 0)
 			break;
 	}
-	ck_assert_msg(i < countof(tools), "no llvm-objdump installed (apt-get install llvm)");
+	if (i == countof(tools))
+		return NULL;
 	snprintf(cmd, sizeof cmd, "%s -d --mcpu=%s %s > %s", tools[i], mcpu, path, out);
 	ck_assert_int_eq(system(cmd), 0);
 	text = test_readfile(out, NULL);
@@ -132,10 +184,14 @@ START_TEST(hip_mfma_compiles)
 	ck_assert_int_eq(contains(bin, n, "mfma_kernel"), 1);
 	ck_assert_ptr_null(tilec_module_ptx(m));
 	ck_assert_str_eq(tilec_module_source(m), mfma_src);
+	/* two MFMAs in the source, two in the machine code */
+	ck_assert_int_eq(count_mfma(bin, n), 2);
 	text = disasm(bin, n, mfma_targets[_i].mcpu);
-	ck_assert_msg(strstr(text, "v_mfma_f32_16x16x16"), "no v_mfma in:\n%.2000s", text);
-	ck_assert_ptr_nonnull(strstr(text, "global_load_dwordx4"));
-	free(text);
+	if (text) { /* and, where llvm-objdump is installed, in its disassembly */
+		ck_assert_msg(strstr(text, "v_mfma_f32_16x16x16"), "no v_mfma in:\n%.2000s", text);
+		ck_assert_ptr_nonnull(strstr(text, "global_load_dwordx4"));
+		free(text);
+	}
 	/* HIP modules are not loaded by the CUDA driver */
 	ck_assert_int_eq(tilec_module_load(m, NULL), TILEC_ERR_ARG);
 	tilec_module_free(m);
@@ -361,6 +417,7 @@ START_TEST(hip_threads)
 		ck_assert_int_eq(w[i].status, TILEC_OK);
 		b = tilec_module_binary(w[i].m, &n);
 		ck_assert_int_eq(contains(b, n, i == 2 ? "k2" : "mfma_kernel"), 1);
+		ck_assert_int_eq(count_mfma(b, n), i == 2 ? 0 : 2);
 	}
 	tilec_jit_stats_get(j, &st);
 	ck_assert_int_eq(st.compiles, 2);
@@ -397,9 +454,12 @@ START_TEST(hip_headers)
 	r = tilec_jit_compile_hip_ex(j, src, "gfx90a", NULL, 0, &h, 1, &m, &err);
 	ck_assert_msg(r == TILEC_OK, "%s: %s", tilec_status_str(r), err ? err : "");
 	bin = tilec_module_binary(m, &n);
+	ck_assert_int_eq(count_mfma(bin, n), 1);
 	text = disasm(bin, n, "gfx90a");
-	ck_assert_ptr_nonnull(strstr(text, "v_mfma_f32_16x16x16"));
-	free(text);
+	if (text) {
+		ck_assert_ptr_nonnull(strstr(text, "v_mfma_f32_16x16x16"));
+		free(text);
+	}
 	tilec_module_free(m);
 	ck_assert_int_eq(tilec_jit_compile_hip(j, src, "gfx90a", NULL, 0, &m, &err), TILEC_ERR_COMPILE);
 	ck_assert_msg(strstr(tilec_module_log(m), "tl_mfma.h"), "log: %s", tilec_module_log(m));
