@@ -169,11 +169,60 @@ typedef struct tilec_arg {
 	} v;
 } tilec_arg;
 
-static inline tilec_arg tilec_arg_ptr(void *p) { tilec_arg a; a.kind = TILEC_ARG_PTR; a.v.raw = 0; a.v.ptr = p; return a; }
-static inline tilec_arg tilec_arg_i32(int32_t x) { tilec_arg a; a.kind = TILEC_ARG_I32; a.v.raw = 0; a.v.i32 = x; return a; }
-static inline tilec_arg tilec_arg_i64(int64_t x) { tilec_arg a; a.kind = TILEC_ARG_I64; a.v.raw = 0; a.v.i64 = x; return a; }
-static inline tilec_arg tilec_arg_f32(float x) { tilec_arg a; a.kind = TILEC_ARG_F32; a.v.raw = 0; a.v.f32 = x; return a; }
-static inline tilec_arg tilec_arg_f16(uint16_t bits) { tilec_arg a; a.kind = TILEC_ARG_F16; a.v.raw = 0; a.v.f16 = bits; return a; }
+static inline tilec_arg
+tilec_arg_ptr(void *p)
+{
+	tilec_arg a;
+
+	a.kind = TILEC_ARG_PTR;
+	a.v.raw = 0;
+	a.v.ptr = p;
+	return a;
+}
+
+static inline tilec_arg
+tilec_arg_i32(int32_t x)
+{
+	tilec_arg a;
+
+	a.kind = TILEC_ARG_I32;
+	a.v.raw = 0;
+	a.v.i32 = x;
+	return a;
+}
+
+static inline tilec_arg
+tilec_arg_i64(int64_t x)
+{
+	tilec_arg a;
+
+	a.kind = TILEC_ARG_I64;
+	a.v.raw = 0;
+	a.v.i64 = x;
+	return a;
+}
+
+static inline tilec_arg
+tilec_arg_f32(float x)
+{
+	tilec_arg a;
+
+	a.kind = TILEC_ARG_F32;
+	a.v.raw = 0;
+	a.v.f32 = x;
+	return a;
+}
+
+static inline tilec_arg
+tilec_arg_f16(uint16_t bits)
+{
+	tilec_arg a;
+
+	a.kind = TILEC_ARG_F16;
+	a.v.raw = 0;
+	a.v.f16 = bits;
+	return a;
+}
 
 /*
  * Launch kernel `name` (extern "C" name) of a loaded module on `stream` (a
