@@ -141,6 +141,34 @@ main(void)
 	       fabs(out - want) <= 1e-4 * want ? "ok" : "wrong", out, want);
 	tilec_dev_free(j, dout, NULL);
 
+	/* lookup by name, and an in-memory header */
+	{
+		static const char hsrc[] =
+			"#include \"tl_k.h\"\n"
+			"extern \"C\" __global__ void setk(float *o) { o[threadIdx.x] = TL_K * threadIdx.x; }\n";
+		tilec_header h = {"tl_k.h", "#define TL_K 7.0f\n"};
+		tilec_module *hm = NULL;
+		void *fn = NULL, *dh = NULL;
+		float hv[32];
+		unsigned g1[3] = {1, 1, 1}, b32[3] = {32, 1, 1};
+		tilec_arg a1[1];
+
+		r = tilec_jit_compile_cuda_ex(j, hsrc, arch, NULL, 0, &h, 1, &hm, &err);
+		CHECK(!r, "compile with header: %s", err);
+		r = tilec_module_kernel(hm, "setk", &fn, &err);
+		CHECK(!r && fn, "kernel lookup: %s", err);
+		r = tilec_dev_alloc(j, &dh, sizeof hv, &err);
+		a1[0] = tilec_arg_ptr(dh);
+		r = r || tilec_launch(hm, "setk", g1, b32, 0, NULL, a1, 1, &err) ||
+		    tilec_dev_sync(j, &err) || tilec_dev_download(j, hv, dh, sizeof hv, &err);
+		CHECK(!r, "setk: %s", err);
+		for (i = 0; i < 32; i++)
+			CHECK(hv[i] == 7.0f * i, "setk[%d] = %g", i, hv[i]);
+		printf("in-memory header + kernel lookup: %s\n", hv[31] == 217.0f ? "ok" : "wrong");
+		tilec_dev_free(j, dh, NULL);
+		tilec_module_free(hm);
+	}
+
 	/* a missing kernel */
 	r = tilec_launch(m, "nosuch", g, b, 0, NULL, args, 2, &err);
 	CHECK(r == TILEC_ERR_NOTFOUND, "nosuch: %s", tilec_status_str(r));
