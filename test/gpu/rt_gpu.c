@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tilec_jit.h"
 
@@ -116,8 +117,10 @@ main(void)
 	r = tilec_jit_compile_cuda(j, src, NULL, opts, 3, &m, &err); /* the device's arch */
 	t1 = now();
 	CHECK(!r, "compile: %s\n%s", err, tilec_module_log(m));
-	if (r)
+	if (r) {
+		rmdir(dir);
 		return 1;
+	}
 	printf("compile (NVRTC, %s, cubin): %.1f ms\n", tilec_module_arch(m), (t1 - t0) * 1e3);
 	t0 = now();
 	r = tilec_module_load(m, &err);
