@@ -26,6 +26,7 @@ typedef struct Entry {
 	unsigned char key[32];
 	int state;
 	Blobs b;
+	uint64_t seq;        /* when it became ready: the oldest goes first */
 	struct Entry *next;
 } Entry;
 
@@ -34,8 +35,61 @@ struct Cache {
 	pthread_cond_t cv;
 	Entry *tab[256];
 	char *dir;
+	size_t bytes, maxbytes; /* blob bytes held by ready entries, and the limit */
+	uint64_t seq;
 	tilec_jit_stats st;
 };
+
+static size_t
+blobsize(const Blobs *b)
+{
+	return b->n[BLOB_BIN] + b->n[BLOB_PTX] + b->n[BLOB_LOG];
+}
+
+/* drop the oldest ready entries (never keep) until the limit holds; mu held */
+static void
+trim(Cache *c, const Entry *keep)
+{
+	while (c->bytes > c->maxbytes) {
+		Entry **pp, **old = NULL;
+		int i;
+
+		for (i = 0; i < 256; i++)
+			for (pp = &c->tab[i]; *pp; pp = &(*pp)->next)
+				if ((*pp)->state == READY && *pp != keep &&
+				    (!old || (*pp)->seq < (*old)->seq))
+					old = pp;
+		if (!old)
+			return;
+		{
+			Entry *e = *old;
+
+			*old = e->next;
+			c->bytes -= blobsize(&e->b);
+			c->st.mem_evictions++;
+			blobs_free(&e->b);
+			free(e);
+		}
+	}
+}
+
+static void
+ready(Cache *c, Entry *e)
+{
+	e->state = READY;
+	e->seq = ++c->seq;
+	c->bytes += blobsize(&e->b);
+	trim(c, e);
+}
+
+void
+cache_set_limit(Cache *c, size_t maxbytes)
+{
+	pthread_mutex_lock(&c->mu);
+	c->maxbytes = maxbytes;
+	trim(c, NULL);
+	pthread_mutex_unlock(&c->mu);
+}
 
 Cache *
 cache_new(const char *dir)
@@ -44,6 +98,7 @@ cache_new(const char *dir)
 
 	if (!c)
 		return NULL;
+	c->maxbytes = (size_t)256 << 20;
 	if (dir && !(c->dir = rt_strdup(dir))) {
 		free(c);
 		return NULL;
@@ -132,7 +187,7 @@ cache_get(Cache *c, const unsigned char key[32], Blobs *out)
 		r = disk_read(c->dir, key, out);
 		pthread_mutex_lock(&c->mu);
 		if (r == 0 && !blobs_copy(&e->b, out)) {
-			e->state = READY;
+			ready(c, e);
 			c->st.disk_hits++;
 			pthread_cond_broadcast(&c->cv);
 			pthread_mutex_unlock(&c->mu);
@@ -169,7 +224,7 @@ cache_put(Cache *c, const unsigned char key[32], const Blobs *b)
 			*pp = e->next;
 			free(e);
 		} else {
-			e->state = READY;
+			ready(c, e);
 		}
 	}
 	pthread_cond_broadcast(&c->cv);

@@ -84,6 +84,8 @@ tilec_jit_create(tilec_jit **out, const tilec_jit_options *opt, char **err)
 		return rt_err(err, TILEC_ERR_NOMEM, "out of memory");
 	}
 	free(homedir);
+	if (opt->mem_cache_bytes)
+		cache_set_limit(j->cache, opt->mem_cache_bytes);
 	j->device = opt->device;
 	j->hip_timeout_ms = opt->hip_timeout_ms ? opt->hip_timeout_ms : 120000;
 	j->nvrtc_path = rt_strdup(envor(opt->nvrtc_path, "TILEC_NVRTC_PATH"));

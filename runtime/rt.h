@@ -62,6 +62,7 @@ typedef struct Cache Cache;
 enum { CACHE_MISS, CACHE_HIT_MEM, CACHE_HIT_DISK };
 
 Cache *cache_new(const char *dir); /* dir NULL: memory only */
+void cache_set_limit(Cache *c, size_t maxbytes); /* memory cache bytes; the oldest go first */
 void cache_free(Cache *c);
 const char *cache_dir(const Cache *c);
 /*

@@ -48,6 +48,7 @@ typedef struct tilec_module tilec_module; /* compiled code (+ loaded CUDA module
 typedef struct tilec_jit_options {
 	const char *cache_dir;   /* NULL: $TILEC_CACHE_DIR, else ~/.cache/tilec */
 	int no_disk_cache;       /* 1: memory cache only */
+	size_t mem_cache_bytes;  /* memory cache limit; 0: 256 MiB. Oldest entries go first */
 	int device;              /* CUDA device ordinal for load/launch (default 0) */
 	int hip_timeout_ms;      /* hipRTC child process limit; 0: 120000 */
 	const char *nvrtc_path;  /* NULL: libnvrtc.so.13, libnvrtc.so, /usr/local/cuda/lib64/... */
@@ -63,6 +64,7 @@ typedef struct tilec_jit_stats {
 	uint64_t disk_writes;  /* entries written to disk */
 	uint64_t disk_corrupt; /* disk entries rejected (truncated, bad checksum) and rebuilt */
 	uint64_t disk_errors;  /* disk cache I/O failures (not fatal: the compile still succeeds) */
+	uint64_t mem_evictions;/* entries dropped from memory to stay under mem_cache_bytes */
 } tilec_jit_stats;
 
 int tilec_jit_create(tilec_jit **out, const tilec_jit_options *opt, char **err);

@@ -577,6 +577,46 @@ START_TEST(cache_hits_and_misses)
 }
 END_TEST
 
+
+/* the memory cache stays under its byte limit by dropping the oldest entries */
+START_TEST(mem_cache_limit)
+{
+	tilec_jit_options o;
+	tilec_jit *j = NULL;
+	tilec_module *m;
+	char *a = tiny_src(61), *b = tiny_src(62);
+
+	memset(&o, 0, sizeof o);
+	o.no_disk_cache = 1;
+	o.mem_cache_bytes = 1; /* room for the newest entry only */
+	ck_assert_int_eq(tilec_jit_create(&j, &o, NULL), TILEC_OK);
+	m = compile_ok(j, a, "sm_80", NULL, 0);
+	tilec_module_free(m);
+	m = compile_ok(j, b, "sm_80", NULL, 0); /* drops a */
+	tilec_module_free(m);
+	m = compile_ok(j, b, "sm_80", NULL, 0);
+	ck_assert_int_eq(tilec_module_cache_source(m), TILEC_CACHE_MEM);
+	tilec_module_free(m);
+	m = compile_ok(j, a, "sm_80", NULL, 0);
+	ck_assert_int_eq(tilec_module_cache_source(m), TILEC_CACHE_NONE);
+	tilec_module_free(m);
+	ck_assert_int_eq(stats(j).compiles, 3);
+	ck_assert_int_eq(stats(j).mem_evictions, 2);
+	tilec_jit_destroy(j);
+	/* the default limit keeps both */
+	j = newjit(NULL);
+	tilec_module_free(compile_ok(j, a, "sm_80", NULL, 0));
+	tilec_module_free(compile_ok(j, b, "sm_80", NULL, 0));
+	m = compile_ok(j, a, "sm_80", NULL, 0);
+	ck_assert_int_eq(tilec_module_cache_source(m), TILEC_CACHE_MEM);
+	ck_assert_int_eq(stats(j).mem_evictions, 0);
+	tilec_module_free(m);
+	tilec_jit_destroy(j);
+	free(a);
+	free(b);
+}
+END_TEST
+
 /* 0: flip a payload byte, 1: truncate, 2: empty file, 3: garbage of the right size */
 START_TEST(cache_corrupt_entry_rebuilt)
 {
@@ -1004,6 +1044,7 @@ suite_rt(void)
 	tcase_add_test(t, nvrtc_headers);
 	tcase_add_test(t, compile_from_file);
 	tcase_add_test(t, cache_hits_and_misses);
+	tcase_add_test(t, mem_cache_limit);
 	tcase_add_loop_test(t, cache_corrupt_entry_rebuilt, 0, 4);
 	tcase_add_test(t, concurrent_compiles);
 	tcase_add_test(t, shared_disk_dir);
