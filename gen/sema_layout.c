@@ -2,231 +2,76 @@
  * sema_layout.c: layout literals (cute("..."), swizzle(N), padded, linear,
  * mma_a/mma_b/mma_c(NAME, warps = n)) and the layout statements
  * (annotate_layout, require_layout, release_layout, dump_layout,
- * assert_same_layout, require_amd_wmma_layout). The CuTe text is checked
- * for structure only: balanced, integers, congruent shape:stride, swizzles.
+ * assert_same_layout, require_amd_wmma_layout). CuTe text is parsed by the
+ * CuTe module (cute.c).
  */
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cute.h"
 #include "sema.h"
 
 /* ---- CuTe strings ------------------------------------------------------------ */
 
-typedef struct Cp {
-	const char *s, *p, *end;
-	char *msg;
-	size_t msgsz;
-	char prof[512]; /* the tuple profile: "((x,x),x)" */
-	size_t np;
-	int depth;
-	int64_t size;   /* the product of the shape's entries; -1 past 2^62 */
-} Cp;
-
-static int
-cerr(Cp *c, const char *what)
-{
-	snprintf(c->msg, c->msgsz, "%s at offset %d", what, (int)(c->p - c->s));
-	return -1;
-}
-
-static void
-ws(Cp *c)
-{
-	while (c->p < c->end && (*c->p == ' ' || *c->p == '\t'))
-		c->p++;
-}
-
-static void
-prof(Cp *c, char ch)
-{
-	if (c->np + 1 < sizeof c->prof)
-		c->prof[c->np++] = ch;
-}
-
-/* an integer `_N`, `N` or `-N`; value in *v */
-static int
-cint(Cp *c, long long *v)
-{
-	int neg = 0, nd = 0;
-
-	ws(c);
-	if (c->p < c->end && *c->p == '_')
-		c->p++;
-	if (c->p < c->end && *c->p == '-') {
-		neg = 1;
-		c->p++;
-	}
-	*v = 0;
-	while (c->p < c->end && isdigit((unsigned char)*c->p)) {
-		if (*v > 1000000000000LL)
-			return cerr(c, "integer too large");
-		*v = *v * 10 + (*c->p++ - '0');
-		nd++;
-	}
-	if (!nd)
-		return cerr(c, "expected an integer such as _4 or 4");
-	if (neg)
-		*v = -*v;
-	return 0;
-}
-
-static int
-ctuple(Cp *c, int shape)
-{
-	long long v;
-
-	ws(c);
-	if (c->p < c->end && *c->p == '(') {
-		if (++c->depth > 32)
-			return cerr(c, "tuple nested too deeply");
-		c->p++;
-		prof(c, '(');
-		for (;;) {
-			if (ctuple(c, shape))
-				return -1;
-			ws(c);
-			if (c->p < c->end && *c->p == ',') {
-				c->p++;
-				prof(c, ',');
-				continue;
-			}
-			if (c->p < c->end && *c->p == ')') {
-				c->p++;
-				prof(c, ')');
-				c->depth--;
-				return 0;
-			}
-			return cerr(c, "expected ',' or ')'");
-		}
-	}
-	if (cint(c, &v))
-		return -1;
-	if (shape && v <= 0)
-		return cerr(c, "shape entries must be positive");
-	if (shape && c->size >= 0 &&
-	    (__builtin_mul_overflow(c->size, (int64_t)v, &c->size) || c->size > ((int64_t)1 << 62)))
-		c->size = -1;
-	prof(c, 'x');
-	return 0;
-}
-
-static int
-cshapestride(Cp *c)
-{
-	char shp[512];
-	size_t ns;
-
-	c->np = 0;
-	c->size = 1;
-	if (ctuple(c, 1))
-		return -1;
-	memcpy(shp, c->prof, c->np);
-	ns = c->np;
-	ws(c);
-	if (c->p >= c->end || *c->p != ':')
-		return cerr(c, "expected ':' between shape and stride");
-	c->p++;
-	c->np = 0;
-	if (ctuple(c, 0))
-		return -1;
-	if (ns != c->np || memcmp(shp, c->prof, ns)) {
-		snprintf(c->msg, c->msgsz, "shape and stride are not congruent");
-		return -1;
-	}
-	return 0;
-}
-
-/* Sw<B,M,S> or Swizzle<B,M,S> */
-static int
-cswizzle(Cp *c)
-{
-	long long v[3];
-	int i;
-
-	c->p += strncmp(c->p, "Swizzle<", 8) ? 3 : 8;
-	for (i = 0; i < 3; i++) {
-		if (cint(c, &v[i]))
-			return -1;
-		ws(c);
-		if (c->p >= c->end || *c->p != (i < 2 ? ',' : '>'))
-			return cerr(c, i < 2 ? "expected ',' in the swizzle" : "expected '>' after "
-			     "the swizzle");
-		c->p++;
-	}
-	if (v[0] < 0 || v[0] > 8 || v[1] < 0 || v[1] > 16 || (v[2] < 0 ? -v[2] : v[2]) < v[0]) {
-		snprintf(c->msg, c->msgsz, "bad swizzle <%lld,%lld,%lld>: needs 0 <= B <= 8, 0 <= "
-		     "M <= 16, |S| >= B",
-			 v[0], v[1], v[2]);
-		return -1;
-	}
-	return 0;
-}
-
-static int
-startsw(const Cp *c)
-{
-	size_t n = (size_t)(c->end - c->p);
-
-	return (n >= 3 && !strncmp(c->p, "Sw<", 3)) || (n >= 8 && !strncmp(c->p, "Swizzle<", 8));
-}
-
+/*
+ * A cute("...") literal is parsed by the CuTe module itself (cute.c), so the
+ * language accepts exactly the spelling `tilec cute` prints and parses: a
+ * layout shape:stride or a composed layout Sw<B,M,S> o [off o] shape:stride
+ * (also TLX's Swizzle<B,M,S> o ...). *size receives the layout's size, or -1
+ * when it does not fit in 64 bits.
+ */
 int
 sema_check_cute(const char *s, size_t len, char *msg, size_t msgsz, int64_t *size)
 {
-	Cp c;
+	Arena a;
+	Err e = {0};
+	CuteObj *o;
+	CuteLayout l;
+	char *text;
+	int64_t n;
+	int r = -1;
+
 	int depth = 0;
 	size_t i;
 
-	memset(&c, 0, sizeof c);
-	c.s = c.p = s;
-	c.end = s + len;
-	c.msg = msg;
-	c.msgsz = msgsz;
-	for (i = 0; i < len; i++) {
-		if (s[i] == '(')
-			depth++;
-		else if (s[i] == ')' && --depth < 0)
-			break;
+	if (memchr(s, 0, len)) {
+		snprintf(msg, msgsz, "NUL byte in the layout text");
+		return -1;
 	}
+	/* say the plain thing first: the parser would name a later symptom */
+	for (i = 0; i < len && depth >= 0; i++)
+		depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
 	if (depth != 0) {
 		snprintf(msg, msgsz, "unbalanced parentheses");
 		return -1;
 	}
-	ws(&c);
-	if (startsw(&c)) {
-		if (cswizzle(&c))
-			return -1;
-		ws(&c);
-		if (c.end - c.p < 1 || *c.p != 'o')
-			return cerr(&c, "expected 'o' after the swizzle");
-		c.p++;
-		ws(&c);
-		/* an optional offset: `_0 o` */
-		{
-			const char *save = c.p;
-			long long off;
-
-			if (*c.p != '(' && !cint(&c, &off)) {
-				ws(&c);
-				if (c.p < c.end && *c.p == 'o') {
-					c.p++;
-				} else {
-					c.p = save;
-				}
-			} else {
-				c.p = save;
-			}
-		}
+	arena_init(&a);
+	text = arena_strndup(&a, s, len);
+	if (!text) {
+		snprintf(msg, msgsz, "out of memory");
+		goto out;
 	}
-	if (cshapestride(&c))
-		return -1;
-	ws(&c);
-	if (c.p != c.end)
-		return cerr(&c, "unexpected text after the layout");
+	if (cute_parse(&a, text, &o, &e) < 0) {
+		snprintf(msg, msgsz, "%s", strncmp(e.msg, "cute: ", 6) ? e.msg : e.msg + 6);
+		goto out;
+	}
+	if (o->k == CUTE_LAYOUT) {
+		l = o->l;
+	} else if (o->k == CUTE_COMPOSED) {
+		l = o->c.l;
+	} else {
+		snprintf(msg, msgsz, "expected a layout shape:stride or Sw<B,M,S> o shape:stride");
+		goto out;
+	}
+	if (cute_size(l, &n, &e) < 0)
+		n = -1;
 	if (size)
-		*size = c.size;
-	return 0;
+		*size = n;
+	r = 0;
+out:
+	arena_free(&a);
+	return r;
 }
 
 /* ---- layout literals ---------------------------------------------------------- */
