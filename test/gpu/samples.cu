@@ -1,0 +1,208 @@
+// samples.cu: runs the CUDA that tilec emitted for the samples on a GPU, on random data,
+// against an fp64 CPU reference (every element at the small sizes, sampled at the large ones),
+// outputs poisoned first so an unwritten element fails; then times them against cuBLAS and a
+// device-to-device copy in the same run. Built by test/gpu/samples.sh from the files tilec wrote.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <cmath>
+#include <vector>
+#include <algorithm>
+#include <cuda_runtime.h>
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include "emitted.h" // the emitted kernels and their shared-memory sizes (SMEM_<kernel>)
+
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
+	fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); exit(1); } } while (0)
+
+static int failures = 0, checks = 0;
+static void verdict(const char *what, bool ok, const char *detail)
+{
+	checks++;
+	if (!ok) failures++;
+	printf("%-44s %s  %s\n", what, ok ? "ok  " : "FAIL", detail);
+}
+
+static unsigned rng_state = 12345;
+static float frand() { rng_state = rng_state * 1664525u + 1013904223u; return ((rng_state >> 8) / 16777216.0f) * 2.0f - 1.0f; }
+static float median(std::vector<float> v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; }
+static int cdiv(int a, int b) { return (a + b - 1) / b; }
+
+template <class T> static T *dalloc(size_t n) { T *p; CK(cudaMalloc(&p, n * sizeof(T))); return p; }
+static std::vector<__half> rand_half(size_t n) { std::vector<__half> v(n); for (auto &x : v) x = __float2half(frand()); return v; }
+
+// ---- gemm: C = A * B, f16 in, f32 accumulate, f16 out --------------------------------
+template <class Elt>
+static void check_gemm(const char *name, void (*kern)(tl_half_t *, tl_half_t *, tl_half_t *, int, int, int),
+		       int smem, int M, int N, int K, int full, cublasHandle_t h, bool timeit)
+{
+	size_t sa = (size_t)M * K, sb = (size_t)K * N, sc = (size_t)M * N;
+	std::vector<Elt> hA(sa), hB(sb), hC(sc);
+	for (auto &x : hA) x = Elt(frand());
+	for (auto &x : hB) x = Elt(frand());
+	tl_half_t *A = dalloc<tl_half_t>(sa), *B = dalloc<tl_half_t>(sb), *C = dalloc<tl_half_t>(sc);
+	CK(cudaMemcpy(A, hA.data(), sa * 2, cudaMemcpyHostToDevice));
+	CK(cudaMemcpy(B, hB.data(), sb * 2, cudaMemcpyHostToDevice));
+	CK(cudaMemset(C, 0xff, sc * 2)); // NaN poison
+	if (smem > 48 * 1024) CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+	dim3 grid(cdiv(N, 128), cdiv(M, 128));
+	kern<<<grid, 128, smem>>>(A, B, C, M, K, N);
+	CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
+	CK(cudaMemcpy(hC.data(), C, sc * 2, cudaMemcpyDeviceToHost));
+	double num = 0, den = 0; long bad = 0, n = 0;
+	size_t step = full ? 1 : 9973;
+	for (size_t e = 0; e < sc; e += step, n++) {
+		size_t i = e / N, j = e % N;
+		double ref = 0;
+		for (int k = 0; k < K; k++) ref += (double)float(hA[i * K + k]) * (double)float(hB[(size_t)k * N + j]);
+		double got = float(hC[e]);
+		if (!std::isfinite(got)) bad++;
+		num += (got - ref) * (got - ref); den += ref * ref;
+	}
+	double rel = sqrt(num / (den > 0 ? den : 1));
+	char d[160], w[96];
+	snprintf(d, sizeof d, "%ld elements checked (%s), rel err %.2e, unwritten/nonfinite %ld", n, full ? "all" : "sampled", rel, bad);
+	snprintf(w, sizeof w, "%s %dx%dx%d", name, M, N, K);
+	verdict(w, bad == 0 && rel < 1e-2, d);
+	if (timeit) {
+		const int SETS = 3;
+		tl_half_t *As[SETS], *Bs[SETS];
+		for (int s = 0; s < SETS; s++) { As[s] = dalloc<tl_half_t>(sa); Bs[s] = dalloc<tl_half_t>(sb);
+			CK(cudaMemcpy(As[s], hA.data(), sa * 2, cudaMemcpyHostToDevice)); CK(cudaMemcpy(Bs[s], hB.data(), sb * 2, cudaMemcpyHostToDevice)); }
+		float alpha = 1, beta = 0;
+		cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
+		std::vector<float> tk, tb;
+		for (int it = 0; it < 35; it++) {
+			int s = it % SETS; float ms;
+			CK(cudaEventRecord(e0)); kern<<<grid, 128, smem>>>(As[s], Bs[s], C, M, K, N); CK(cudaEventRecord(e1));
+			CK(cudaEventSynchronize(e1)); CK(cudaEventElapsedTime(&ms, e0, e1)); if (it >= 5) tk.push_back(ms);
+			CK(cudaEventRecord(e0));
+			cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, Bs[s], CUDA_R_16F, N, As[s], CUDA_R_16F, K, &beta, C, CUDA_R_16F, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+			CK(cudaEventRecord(e1)); CK(cudaEventSynchronize(e1)); CK(cudaEventElapsedTime(&ms, e0, e1)); if (it >= 5) tb.push_back(ms);
+		}
+		double fl = 2.0 * M * N * K;
+		printf("BENCH %-22s %5dx%5dx%5d  tilec %7.1f TFLOP/s  cuBLAS %7.1f TFLOP/s  ratio %.3f\n", name, M, N, K,
+		       fl / median(tk) / 1e9, fl / median(tb) / 1e9, median(tb) / median(tk));
+		for (int s = 0; s < SETS; s++) { cudaFree(As[s]); cudaFree(Bs[s]); }
+	}
+	cudaFree(A); cudaFree(B); cudaFree(C);
+}
+
+static float memcpy_gbps(size_t bytes)
+{
+	void *a = dalloc<char>(bytes), *b = dalloc<char>(bytes);
+	CK(cudaMemset(a, 1, bytes));
+	cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
+	std::vector<float> t;
+	for (int i = 0; i < 23; i++) { float ms; CK(cudaEventRecord(e0)); CK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice));
+		CK(cudaEventRecord(e1)); CK(cudaEventSynchronize(e1)); CK(cudaEventElapsedTime(&ms, e0, e1)); if (i >= 3) t.push_back(ms); }
+	cudaFree(a); cudaFree(b);
+	return 2.0 * bytes / median(t) / 1e6;
+}
+
+// ---- copy2d: B = A ---------------------------------------------------------------------
+static void check_copy(int M, int N, bool timeit, float copy_bw)
+{
+	size_t n = (size_t)M * N;
+	std::vector<__half> hA = rand_half(n), hB(n);
+	tl_half_t *A = dalloc<tl_half_t>(n), *B = dalloc<tl_half_t>(n);
+	CK(cudaMemcpy(A, hA.data(), n * 2, cudaMemcpyHostToDevice)); CK(cudaMemset(B, 0xff, n * 2));
+	dim3 grid(cdiv(N, 64), cdiv(M, 128));
+	copy2d<<<grid, 128, SMEM_copy2d>>>(A, B, M, N);
+	CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
+	CK(cudaMemcpy(hB.data(), B, n * 2, cudaMemcpyDeviceToHost));
+	long bad = 0;
+	for (size_t i = 0; i < n; i++) bad += memcmp(&hA[i], &hB[i], 2) != 0;
+	char w[64], d[96];
+	snprintf(w, sizeof w, "copy2d %dx%d", M, N); snprintf(d, sizeof d, "%zu elements, %ld wrong", n, bad);
+	verdict(w, bad == 0, d);
+	if (timeit) {
+		cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1)); std::vector<float> t;
+		for (int i = 0; i < 23; i++) { float ms; CK(cudaEventRecord(e0)); copy2d<<<grid, 128, SMEM_copy2d>>>(A, B, M, N); CK(cudaEventRecord(e1));
+			CK(cudaEventSynchronize(e1)); CK(cudaEventElapsedTime(&ms, e0, e1)); if (i >= 3) t.push_back(ms); }
+		float bw = 2.0 * n * 2 / median(t) / 1e6;
+		printf("BENCH copy2d %dx%d f16: %.0f GB/s = %.3f of cudaMemcpy D2D (%.0f GB/s)\n", M, N, bw, bw / copy_bw, copy_bw);
+	}
+	cudaFree(A); cudaFree(B);
+}
+
+// ---- elementwise: C = f16(max(f32(A) * alpha + f32(B), 0)) ---------------------------
+static void check_elementwise(int M, int N, bool timeit, float copy_bw)
+{
+	size_t n = (size_t)M * N;
+	std::vector<__half> hA = rand_half(n), hB = rand_half(n), hC(n);
+	tl_half_t *A = dalloc<tl_half_t>(n), *B = dalloc<tl_half_t>(n), *C = dalloc<tl_half_t>(n);
+	CK(cudaMemcpy(A, hA.data(), n * 2, cudaMemcpyHostToDevice)); CK(cudaMemcpy(B, hB.data(), n * 2, cudaMemcpyHostToDevice));
+	CK(cudaMemset(C, 0xff, n * 2));
+	float alpha = 0.75f;
+	dim3 grid(cdiv(N, 64), cdiv(M, 64));
+	elementwise<<<grid, 128, SMEM_elementwise>>>(A, B, C, alpha, M, N);
+	CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
+	CK(cudaMemcpy(hC.data(), C, n * 2, cudaMemcpyDeviceToHost));
+	long bad = 0; double maxerr = 0;
+	for (size_t i = 0; i < n; i++) {
+		double ref = std::max((double)float(hA[i]) * alpha + (double)float(hB[i]), 0.0);
+		double got = float(hC[i]);
+		double err = fabs(got - ref);
+		if (!std::isfinite(got) || err > 1e-3 + 1e-3 * fabs(ref)) bad++;
+		maxerr = std::max(maxerr, err);
+	}
+	char w[64], d[128];
+	snprintf(w, sizeof w, "elementwise %dx%d", M, N); snprintf(d, sizeof d, "%zu elements, %ld outside tolerance, max err %.2e", n, bad, maxerr);
+	verdict(w, bad == 0, d);
+	if (timeit) {
+		cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1)); std::vector<float> t;
+		for (int i = 0; i < 23; i++) { float ms; CK(cudaEventRecord(e0)); elementwise<<<grid, 128, SMEM_elementwise>>>(A, B, C, alpha, M, N); CK(cudaEventRecord(e1));
+			CK(cudaEventSynchronize(e1)); CK(cudaEventElapsedTime(&ms, e0, e1)); if (i >= 3) t.push_back(ms); }
+		float bw = 3.0 * n * 2 / median(t) / 1e6;
+		printf("BENCH elementwise %dx%d f16: %.0f GB/s = %.3f of cudaMemcpy D2D (%.0f GB/s)\n", M, N, bw, bw / copy_bw, copy_bw);
+	}
+	cudaFree(A); cudaFree(B); cudaFree(C);
+}
+
+// ---- transpose: B[N, M] = A[M, N]^T, f32 --------------------------------------------
+static void check_transpose(int M, int N)
+{
+	size_t n = (size_t)M * N;
+	std::vector<float> hA(n), hB(n);
+	for (auto &x : hA) x = frand();
+	float *A = dalloc<float>(n), *B = dalloc<float>(n);
+	CK(cudaMemcpy(A, hA.data(), n * 4, cudaMemcpyHostToDevice)); CK(cudaMemset(B, 0xff, n * 4));
+	dim3 grid(cdiv(N, 32), cdiv(M, 32));
+	transpose<<<grid, 256, SMEM_transpose>>>(A, B, M, N);
+	CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
+	CK(cudaMemcpy(hB.data(), B, n * 4, cudaMemcpyDeviceToHost));
+	long bad = 0;
+	for (int i = 0; i < M; i++) for (int j = 0; j < N; j++) bad += hB[(size_t)j * M + i] != hA[(size_t)i * N + j];
+	char w[64], d[96];
+	snprintf(w, sizeof w, "transpose %dx%d", M, N); snprintf(d, sizeof d, "%zu elements, %ld wrong", n, bad);
+	verdict(w, bad == 0, d);
+	cudaFree(A); cudaFree(B);
+}
+
+int main()
+{
+	cudaDeviceProp p; CK(cudaGetDeviceProperties(&p, 0));
+	printf("device %s, %d SMs\n", p.name, p.multiProcessorCount);
+	cublasHandle_t h; cublasCreate(&h);
+	float bw = memcpy_gbps((size_t)1 << 28);
+	printf("cudaMemcpy D2D 1 GiB: %.0f GB/s\n", bw);
+	check_gemm<__half>("gemm", gemm, SMEM_gemm, 256, 384, 512, 1, h, false);
+	check_gemm<__half>("gemm", gemm, SMEM_gemm, 1000, 1016, 1008, 0, h, false);
+#ifndef MEMCHECK
+	check_gemm<__half>("gemm", gemm, SMEM_gemm, 4096, 4096, 4096, 0, h, true);
+	check_gemm<__half>("gemm", gemm, SMEM_gemm, 8192, 8192, 8192, 0, h, true);
+#endif
+	check_copy(1000, 1000, false, bw);
+	check_elementwise(1000, 1000, false, bw);
+	check_transpose(1000, 700);
+#ifndef MEMCHECK
+	check_copy(16384, 16384, true, bw);
+	check_elementwise(16384, 16384, true, bw);
+	check_transpose(4096, 4096);
+#endif
+	printf("%d passed, %d failed\n", checks - failures, failures);
+	return failures != 0;
+}
