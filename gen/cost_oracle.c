@@ -539,6 +539,8 @@ ostmt(Arena *a, const Target *t, const IrKernel *k, const IrStmt *s, const Layou
 		bad(o, "more than one slot output");
 	if (!o->bad && frag_to_cute(a, F, &P, &e) != 1)
 		bad(o, "not representable");
+	if (!o->bad && o->eb < 1)
+		o->eb = 1;
 	if (!o->bad && fill(a, o, F, &G))
 		bad(o, "not measurable by enumeration");
 	if (o->bad) {
@@ -553,6 +555,8 @@ ostmt(Arena *a, const Target *t, const IrKernel *k, const IrStmt *s, const Layou
 		return 0;
 	}
 	bits = o->global_only ? t->max_vector_bits_global : t->max_vector_bits;
+	if (o->eb < 1)
+		o->eb = 1;
 	vmax = bits / 8 / o->eb > 0 ? bits / 8 / o->eb : 1;
 	for (V = 1; V <= vmax && V <= G.S; V *= 2)
 		;

@@ -151,6 +151,11 @@ static const Case cases[] = {
 	 "kernel k(A: f16[64, 256]) grid(1) threads(128) {\n"
 	 "  local a: f16[4, 256];\n  copy(A[0, 0], a);\n}\n",
 	 {FRAG_A}, 8, {{2048, 2048, 2048, 8, 0}}},
+	{"registers: every local fragment of the map counts", "sm_80",
+	 "kernel k(A: f16[64, 256]) grid(1) threads(128) {\n"
+	 "  local a: f16[4, 256];\n  local b: f32[64];\n  copy(A[0, 0], a);\n}\n",
+	 {FRAG_A, {"b", 0, 1, {64}, "_i + 64 * _rep", 2, "_i // 16"}}, 12,
+	 {{2048, 2048, 2048, 8, 0}}},
 	{"offset copy straddles a segment", "sm_80",
 	 "kernel k(A: f16[64, 264]) grid(4) threads(128) {\n"
 	 "  local a: f16[4, 256];\n  copy(A[bx * 4, 8], a);\n}\n",
