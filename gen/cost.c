@@ -354,6 +354,8 @@ par_access(Stmt *st, int buf, int n, IrExpr **idx, int store)
 	st->ntotal++;
 	if (st->nacc >= MAXACC)
 		return opaque(st, "too many global accesses");
+	if (nv > IR_MAXDIM || n > IR_MAXDIM)
+		return opaque(st, "nest deeper than the IR allows");
 	memset(&p, 0, sizeof p);
 	p.s = s;
 	p.n = n;
