@@ -177,6 +177,89 @@ START_TEST(random_permutations)
 }
 END_TEST
 
+/* require_amd_wmma_layout: bases in tile units, checked against rank and shape */
+static int64_t b01[2] = {0, 1}, b10[2] = {1, 0}, b02[2] = {0, 2}, b20[2] = {2, 0}, b00[2] = {0, 0};
+static int64_t b3[3] = {0, 1, 0}, b40[2] = {4, 0};
+static int len2[4] = {2, 2, 2, 2}, len3[1] = {3};
+static int64_t *reg_std[2] = {b01, b10}, *warp_std[2] = {b02, b20}, *warp_bc[2] = {b02, b00};
+static int64_t *bad_rank[1] = {b3}, *outside[1] = {b40}, *overlap[2] = {b01, b01};
+
+static const struct {
+	int version, transposed;
+	IntLists warp, reg;
+	int64_t shape[2];
+	const char *want;       /* the dump, or the error text */
+	int ok;
+} wmmas[] = {
+	/* the reference's defaults: 4 warps, a 2 x 2 block of tiles per warp */
+	{3, 1, {2, len2, warp_std}, {2, len2, reg_std}, {64, 64},
+	 "//   cute: ((_16,_2,_2,_2),(_8,_2,_2)):((_64,_8,_32,_2048),(_1,_16,_1024))\n", 1},
+	{2, 0, {0, NULL, NULL}, {0, NULL, NULL}, {16, 16},
+	 "//   cute: ((_16,_2),_8):((_1,_128),_16)\n", 1},
+	{1, 0, {0, NULL, NULL}, {0, NULL, NULL}, {16, 16}, "//   cute: (_32,_8):(_1,_32)\n", 1},
+	/* a broadcast warp bit */
+	{2, 0, {2, len2, warp_bc}, {0, NULL, NULL}, {16, 48}, "not a power of two", 0},
+	{2, 0, {2, len2, warp_bc}, {0, NULL, NULL}, {16, 64}, "9 distinct register, lane and warp bits cover 512", 0},
+	{2, 0, {2, len2, warp_bc}, {1, len2, reg_std}, {16, 64},
+	 "//   cute: ((_16,_2,_2,_2),(_8,_2)):((_1,_512,_32,_0),(_64,_16))\n", 0},
+	{3, 0, {0, NULL, NULL}, {1, len3, bad_rank}, {16, 16}, "has 3 entries, the tile has rank 2", 0},
+	{3, 0, {0, NULL, NULL}, {1, len2, outside}, {32, 32}, "is outside the tile", 0},
+	{3, 0, {0, NULL, NULL}, {2, len2, overlap}, {16, 64}, "two bases overlap", 0},
+};
+
+START_TEST(wmma_bases)
+{
+	Arena A;
+	Err err = {0};
+	int64_t instr[3] = {16, 16, 128};
+	Fragment *F;
+	LinLayout want, got;
+	Buf b;
+
+	arena_init(&A);
+	buf_init(&b);
+	F = wmma_bases_fragment(&A, wmmas[_i].version, wmmas[_i].transposed, &wmmas[_i].warp,
+				&wmmas[_i].reg, instr, 3, wmmas[_i].shape, 2, &err);
+	if (!F) {
+		ck_assert_msg(strstr(err.msg, wmmas[_i].want) != NULL, "case %d: %s", _i, err.msg);
+		goto out;
+	}
+	ck_assert_int_eq(wmma_bases_linear(&A, wmmas[_i].version, wmmas[_i].transposed,
+					   &wmmas[_i].warp, &wmmas[_i].reg, instr, 3, wmmas[_i].shape,
+					   2, &want, &err), 0);
+	ck_assert_int_eq(lin_from_fragment(&A, F, 32, &got, &err), 1);
+	ck_assert_msg(lin_equal(&want, &got), "case %d: the fragment differs from its bases", _i);
+	ck_assert_int_eq(dump_layout_text(&A, &b, F, 32, &err), 0);
+	ck_assert_msg(strstr(buf_str(&b), wmmas[_i].want) != NULL, "case %d: %s", _i, buf_str(&b));
+out:
+	buf_free(&b);
+	arena_free(&A);
+}
+END_TEST
+
+/* v1 with no extra bases is the RDNA3 WMMA accumulator of mma.c */
+START_TEST(wmma_matches_mma)
+{
+	Arena A;
+	Err err = {0};
+	IntLists none = {0, NULL, NULL};
+	int64_t shape[2] = {16, 16}, instr[3] = {16, 16, 16};
+	Fragment *F, *G;
+
+	arena_init(&A);
+	F = wmma_bases_fragment(&A, 1, 0, &none, &none, instr, 3, shape, 2, &err);
+	G = wmma_fragment(&A, MMA_C, &err);
+	ck_assert_msg(F && G, "%s", err.msg);
+	ck_assert_int_eq(layout_equal(F, G, &err), 1);
+	instr[0] = 32;
+	ck_assert_ptr_null(wmma_bases_fragment(&A, 1, 0, &none, &none, instr, 3, shape, 2, &err));
+	ck_assert_ptr_null(wmma_bases_fragment(&A, 4, 0, &none, &none, NULL, 0, shape, 2, &err));
+	ck_assert_ptr_null(wmma_bases_fragment(&A, 1, 0, &none, &none, NULL, 0, shape, 1, &err));
+	ck_assert_ptr_null(wmma_bases_fragment(&A, 1, 0, NULL, &none, NULL, 0, shape, 2, &err));
+	arena_free(&A);
+}
+END_TEST
+
 Suite *
 suite_dumplayout(void)
 {
@@ -186,6 +269,8 @@ suite_dumplayout(void)
 	tcase_add_loop_test(tc, dump_text, 0, (int)(sizeof cases / sizeof cases[0]));
 	tcase_add_loop_test(tc, cute_round_trip, 0, (int)(sizeof trips / sizeof trips[0]));
 	tcase_add_loop_test(tc, random_permutations, 0, 40);
+	tcase_add_loop_test(tc, wmma_bases, 0, (int)(sizeof wmmas / sizeof wmmas[0]));
+	tcase_add_test(tc, wmma_matches_mma);
 	suite_add_tcase(s, tc);
 	return s;
 }
