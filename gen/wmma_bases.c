@@ -179,12 +179,12 @@ wmma_bases_fragment(Arena *a, int version, int transposed, const IntLists *warp_
 			"%lld elements; the tile has %lld", n, (long long)1 << n, (long long)size);
 		return NULL;
 	}
-	/* invert the m x m bit matrix: find for every input bit the element bits it reads */
+	/* invert the m x m matrix C whose columns are col[]: row operations on
+	 * pairs (rowsel, inv) keep rowsel[i] = C inv[i] */
 	for (i = 0; i < n; i++) {
-		inv[i] = (uint64_t)1 << i;     /* row i of the identity, to track combinations */
+		inv[i] = (uint64_t)1 << i;
 		rowsel[i] = col[i];
 	}
-	/* Gaussian elimination on the columns (each a vector of element bits) */
 	for (j = 0; j < m; j++) {
 		for (piv = j; piv < n && !((rowsel[piv] >> j) & 1); piv++)
 			;
@@ -209,12 +209,8 @@ wmma_bases_fragment(Arena *a, int version, int transposed, const IntLists *warp_
 			}
 		}
 	}
-	/* now element bit j = XOR of the input bits in inv[j]; so input bit q is
-	 * the XOR of the element bits j whose inv[j] has q... invert that relation:
-	 * value of input bit q at element x = XOR over j of (bit j of x) * [q in inv^-1] */
-	/* inv maps element-bit basis to input combos; the input bit q of element x
-	 * is sum_j x_j * A[q][j] where A = (columns matrix)^-1 = the matrix whose
-	 * column j is inv[j]. */
+	/* rowsel[j] = C inv[j] is now the unit vector of element bit j, so inv[j]
+	 * is column j of C^-1: input bit i reads element bit j iff bit i of inv[j] */
 	thread = iexpr_const(a, 0);
 	slot = iexpr_const(a, 0);
 	for (i = 0; i < n; i++) {
