@@ -13,6 +13,7 @@
 
 #include "ast.h"
 #include "ir.h"
+#include "passes.h"
 #include "sema.h"
 #include "tilec.h"
 
@@ -135,6 +136,10 @@ tilec_define_check(const char *def, char *msg, size_t msgsz)
 	return parsedef(NULL, def, &d, msg, msgsz);
 }
 
+/* the log of a compile that logged nothing: callers that free the result's
+ * fields one by one (from before the log existed) leak nothing */
+static char nolog[1];
+
 void
 tilec_result_free(tilec_result *r)
 {
@@ -142,7 +147,9 @@ tilec_result_free(tilec_result *r)
 		return;
 	free(r->diagnostics);
 	free(r->output);
-	r->diagnostics = r->output = NULL;
+	if (r->log != nolog)
+		free(r->log);
+	r->diagnostics = r->output = r->log = NULL;
 }
 
 static char *
@@ -158,7 +165,7 @@ dupstr(const char *s)
 
 /* fill res from the diagnostics and output; status from the error count */
 static tilec_status
-finish(tilec_result *res, Diags *d, Buf *out, const char *src, size_t len, int caret,
+finish(tilec_result *res, Diags *d, Buf *out, Buf *log, const char *src, size_t len, int caret,
        tilec_status st)
 {
 	Buf db;
@@ -170,15 +177,16 @@ finish(tilec_result *res, Diags *d, Buf *out, const char *src, size_t len, int c
 		st = TILEC_ERROR;
 	res->diagnostics = db.oom ? NULL : buf_take(&db);
 	res->output = st == TILEC_OK && !out->oom ? buf_take(out) : NULL;
+	res->log = log->oom ? NULL : log->len ? buf_take(log) : nolog;
 	buf_free(&db);
 	if (!res->diagnostics)
 		res->diagnostics = dupstr("");
 	if (!res->output)
 		res->output = dupstr("");
-	if (!res->diagnostics || !res->output || db.oom || out->oom) {
+	if (!res->log)
+		res->log = nolog;
+	if (!res->diagnostics || !res->output || !res->log || db.oom || out->oom || log->oom) {
 		tilec_result_free(res);
-		res->diagnostics = NULL;
-		res->output = NULL;
 		st = TILEC_NOMEM;
 	}
 	res->status = st;
@@ -187,7 +195,8 @@ finish(tilec_result *res, Diags *d, Buf *out, const char *src, size_t len, int c
 
 /* the pipeline; out-of-memory longjmps out of it to tilec_compile */
 static tilec_status
-pipeline(Arena *arena, Diags *d, Buf *out, const char *src, size_t len, const tilec_options *o)
+pipeline(Arena *arena, Diags *d, Buf *out, Buf *log, const char *src, size_t len,
+	 const tilec_options *o)
 {
 	SemaDefine *defs = NULL;
 	Node *top;
@@ -230,6 +239,10 @@ pipeline(Arena *arena, Diags *d, Buf *out, const char *src, size_t len, const ti
 	}
 	if (d->nerr)
 		return st;
+	if (o->print_passes) {
+		passes_pipeline(arena, d, NULL, o, out, log);
+		return st;
+	}
 
 	/* 2. parse */
 	top = parse_program(arena, d, src ? src : "", len, file);
@@ -251,7 +264,11 @@ pipeline(Arena *arena, Diags *d, Buf *out, const char *src, size_t len, const ti
 	prog->target = o->target;
 	prog->arch = o->arch ? o->arch : o->target == TILEC_TARGET_HIP ? "gfx942" : "sm_80";
 
-	/* 4. output: the IR until the later passes and emission exist */
+	/* 4. the pass pipeline (passes.c): layout passes, layout diagnostics, plugins */
+	if (passes_pipeline(arena, d, prog, o, out, log))
+		return st;
+
+	/* 5. output: the IR until emission exists */
 	ir_dump(out, prog);
 	return st;
 }
@@ -263,7 +280,7 @@ tilec_compile(const char *src, size_t len, const tilec_options *opts, tilec_resu
 	Arena arena;
 	jmp_buf oom;
 	Diags d;
-	Buf out;
+	Buf out, log;
 	tilec_status st;
 
 	if (!res)
@@ -275,20 +292,24 @@ tilec_compile(const char *src, size_t len, const tilec_options *opts, tilec_resu
 	arena_init(&arena);
 	diags_init(&d, &arena);
 	buf_init(&out);
+	buf_init(&log);
 	if (setjmp(oom)) {
 		arena.oom = NULL;
 		arena_free(&arena);
 		buf_free(&out);
+		buf_free(&log);
 		res->status = TILEC_NOMEM;
 		res->diagnostics = dupstr("tilec: error: out of memory\n");
 		res->output = dupstr("");
+		res->log = nolog;
 		return TILEC_NOMEM;
 	}
 	arena.oom = &oom;
-	st = pipeline(&arena, &d, &out, src, len, &o);
+	st = pipeline(&arena, &d, &out, &log, src, len, &o);
 	arena.oom = NULL;
-	st = finish(res, &d, &out, src, src ? len : 0, o.caret, st);
+	st = finish(res, &d, &out, &log, src, src ? len : 0, o.caret, st);
 	buf_free(&out);
+	buf_free(&log);
 	arena_free(&arena);
 	return st;
 }

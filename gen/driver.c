@@ -28,6 +28,12 @@ static const char usage_text[] =
 	"  -D, --define=NAME=VAL  set the constant NAME to VAL (an integer or a float)\n"
 	"      --dump=KIND        print the program after a stage: ast or ir\n"
 	"      --time[=N]         run the front end N times (default 5), print the median time\n"
+	"      --print-passes     list the passes of the pipeline (after plugins) and exit\n"
+	"      --print-before=P   print the IR before pass P (or all) to standard error\n"
+	"      --print-after=P    print the IR after pass P (or all) to standard error\n"
+	"      --plugin=LIB.so    load passes from a plugin (runtime/tilec_plugin.h); repeatable\n"
+	"      --dump-layout-to-output  put dump_layout text into the output as comments\n"
+	"                         (default: standard error)\n"
 	"  -h, --help             show this help and exit\n"
 	"  -V, --version          show the version and exit\n"
 	"\n"
@@ -130,7 +136,10 @@ timeit(const char *src, size_t len, const tilec_options *o, int n)
 	return 0;
 }
 
-enum { OPT_TARGET = 256, OPT_ARCH, OPT_DUMP, OPT_TIME };
+enum {
+	OPT_TARGET = 256, OPT_ARCH, OPT_DUMP, OPT_TIME, OPT_PRINT_PASSES, OPT_PRINT_BEFORE,
+	OPT_PRINT_AFTER, OPT_PLUGIN, OPT_LAYOUT_OUT
+};
 
 int
 driver_main(int argc, char **argv)
@@ -142,6 +151,11 @@ driver_main(int argc, char **argv)
 		{"define", required_argument, NULL, 'D'},
 		{"dump", required_argument, NULL, OPT_DUMP},
 		{"time", optional_argument, NULL, OPT_TIME},
+		{"print-passes", no_argument, NULL, OPT_PRINT_PASSES},
+		{"print-before", required_argument, NULL, OPT_PRINT_BEFORE},
+		{"print-after", required_argument, NULL, OPT_PRINT_AFTER},
+		{"plugin", required_argument, NULL, OPT_PLUGIN},
+		{"dump-layout-to-output", no_argument, NULL, OPT_LAYOUT_OUT},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -149,17 +163,21 @@ driver_main(int argc, char **argv)
 	tilec_options o;
 	tilec_result r;
 	const char *out = NULL, *path;
-	const char **defs;
+	const char **defs, **plugins;
 	char msg[256], *src;
 	size_t len;
-	int c, ndef = 0, ntime = 0, rc, target_given = 0;
+	int c, ndef = 0, ntime = 0, rc, target_given = 0, nplug = 0;
 
 	tilec_options_init(&o);
 	defs = calloc((size_t)argc + 1, sizeof *defs);
-	if (!defs) {
+	plugins = calloc((size_t)argc + 1, sizeof *plugins);
+	if (!defs || !plugins) {
+		free(defs);
+		free(plugins);
 		fputs("tilec: error: out of memory\n", stderr);
 		return 1;
 	}
+	o.plugins = plugins;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":o:D:hV", longopts, NULL)) != -1) {
@@ -175,6 +193,7 @@ driver_main(int argc, char **argv)
 				o.target = TILEC_TARGET_HIP;
 			else {
 				free(defs);
+				free(plugins);
 				return usage_error("unknown target '%s' (cuda or hip)", optarg);
 			}
 			break;
@@ -186,6 +205,7 @@ driver_main(int argc, char **argv)
 				fprintf(stderr, "tilec: error: -D %s: %s\ntry 'tilec --help'\n", optarg,
 					msg);
 				free(defs);
+				free(plugins);
 				return 2;
 			}
 			defs[ndef++] = optarg;
@@ -197,6 +217,7 @@ driver_main(int argc, char **argv)
 				o.dump = TILEC_DUMP_IR;
 			else {
 				free(defs);
+				free(plugins);
 				return usage_error("unknown dump kind '%s' (ast or ir)", optarg);
 			}
 			break;
@@ -208,6 +229,7 @@ driver_main(int argc, char **argv)
 
 				if (*end || v < 1 || v > 101) {
 					free(defs);
+					free(plugins);
 					return usage_error("--time=%s: expected a count from 1 to "
 					     "101",
 							   optarg);
@@ -215,20 +237,40 @@ driver_main(int argc, char **argv)
 				ntime = (int)v;
 			}
 			break;
+		case OPT_PRINT_PASSES:
+			o.print_passes = 1;
+			break;
+		case OPT_PRINT_BEFORE:
+			o.print_before = optarg;
+			break;
+		case OPT_PRINT_AFTER:
+			o.print_after = optarg;
+			break;
+		case OPT_PLUGIN:
+			plugins[nplug++] = optarg;
+			o.nplugins = nplug;
+			break;
+		case OPT_LAYOUT_OUT:
+			o.layout_dump_to_output = 1;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			free(defs);
+			free(plugins);
 			return 0;
 		case 'V':
 			printf("tilec %s\n", tilec_version());
 			free(defs);
+			free(plugins);
 			return 0;
 		case ':':
 			free(defs);
+			free(plugins);
 			snprintf(msg, sizeof msg, "%s", argv[optind - 1]);
 			return usage_error("option '%s' needs an argument", msg);
 		default:
 			free(defs);
+			free(plugins);
 			if (optopt)
 				snprintf(msg, sizeof msg, "-%c", optopt);
 			else
@@ -241,17 +283,30 @@ driver_main(int argc, char **argv)
 		o.target = TILEC_TARGET_HIP;
 	if (o.arch && !tilec_arch_valid(o.target, o.arch)) {
 		free(defs);
+		free(plugins);
 		return usage_error(o.target == TILEC_TARGET_CUDA
 					   ? "unknown cuda arch '%s' (sm_80, sm_90 or sm_90a)"
 					   : "unknown hip arch '%s' (gfx90a, gfx942 or gfx1100)",
 				   o.arch);
 	}
+	if (optind >= argc && o.print_passes) {
+		tilec_compile("", 0, &o, &r);
+		fputs(r.diagnostics, stderr);
+		fputs(r.output, stdout);
+		rc = r.status == TILEC_OK ? 0 : r.status == TILEC_USAGE ? 2 : 1;
+		tilec_result_free(&r);
+		free(defs);
+		free(plugins);
+		return rc;
+	}
 	if (optind >= argc) {
 		free(defs);
+		free(plugins);
 		return usage_error("%s", "no input file");
 	}
 	if (optind + 1 < argc) {
 		free(defs);
+		free(plugins);
 		return usage_error("more than one input file ('%s' ...)", argv[optind + 1]);
 	}
 	path = argv[optind];
@@ -263,15 +318,18 @@ driver_main(int argc, char **argv)
 	if (!src) {
 		fprintf(stderr, "tilec: error: cannot read %s: %s\n", path, strerror(errno));
 		free(defs);
+		free(plugins);
 		return 1;
 	}
 	if (ntime) {
 		rc = timeit(src, len, &o, ntime);
 		free(src);
 		free(defs);
+		free(plugins);
 		return rc;
 	}
 	tilec_compile(src, len, &o, &r);
+	fputs(r.log, stderr);
 	fputs(r.diagnostics, stderr);
 	rc = r.status == TILEC_OK ? 0 : r.status == TILEC_USAGE ? 2 : 1;
 	if (rc == 0 && out) {
@@ -286,11 +344,12 @@ driver_main(int argc, char **argv)
 			fprintf(stderr, "tilec: error: cannot write %s: %s\n", out, strerror(errno));
 			rc = 1;
 		}
-	} else if (rc == 0 && o.dump != TILEC_DUMP_NONE) {
+	} else if (rc == 0 && (o.dump != TILEC_DUMP_NONE || o.print_passes)) {
 		fputs(r.output, stdout);
 	}
 	tilec_result_free(&r);
 	free(src);
 	free(defs);
+	free(plugins);
 	return rc;
 }

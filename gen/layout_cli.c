@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "layout.h"
+#include "svg.h"
 
 static const char usage[] =
 	"usage: tilec layout show NAME [options]\n"
@@ -33,11 +34,13 @@ static const char usage[] =
 	"  --table    every logical element -> (thread, slot) or physical coordinates and offset\n"
 	"  --grid     a 2-D picture, one cell per element: T<thread>:<slot> or the offset\n"
 	"  --inverse  also print the closed-form inverse\n"
+	"  --svg FILE draw it: a fragment coloured by thread (T<thread>:<slot>), a shared\n"
+	"             layout as its bank map (b<bank>, 32 banks of 4 bytes)\n"
 	"types: f16 bf16 f32 tf32 f64 i8 u8 s8 e4m3 e5m2 fp8\n"
 	"policies: square full-row full-col\n";
 
 typedef struct {
-	const char *name, *mode, *shape, *dtype, *operand, *tile, *policy, *grid_warps;
+	const char *name, *mode, *shape, *dtype, *operand, *tile, *policy, *grid_warps, *svg;
 	int warps, table, grid, inverse, k_outer, no_pad;
 } Opts;
 
@@ -440,6 +443,31 @@ bench(int iters, Buf *out, Buf *errout)
 	return fail;
 }
 
+/* --svg FILE: the picture of L (svg.c) */
+static int
+writesvg(const Opts *o, const Layout *L, Buf *errout)
+{
+	int bits = o->dtype ? dtype_bits(o->dtype) : 32, bad;
+	Err err = {0};
+	FILE *f;
+	Buf b;
+
+	buf_init(&b);
+	if (svg_layout(&b, L, bits > 0 ? (bits + 7) / 8 : 4, &err)) {
+		buf_printf(errout, "tilec layout: error: %s\n", err.msg);
+		buf_free(&b);
+		return -1;
+	}
+	f = fopen(o->svg, "wb");
+	bad = !f || fputs(buf_str(&b), f) < 0;
+	if (f && fclose(f))
+		bad = 1;
+	if (bad)
+		buf_printf(errout, "tilec layout: error: cannot write %s\n", o->svg);
+	buf_free(&b);
+	return bad ? -1 : 0;
+}
+
 int
 layout_cli_run(int argc, char **argv, Buf *out, Buf *errout)
 {
@@ -492,6 +520,8 @@ layout_cli_run(int argc, char **argv, Buf *out, Buf *errout)
 			dst = &o.policy;
 		else if (!strcmp(a, "--warp-grid"))
 			dst = &o.grid_warps;
+		else if (!strcmp(a, "--svg"))
+			dst = &o.svg;
 		else if (!strcmp(a, "--warps")) {
 			char *end;
 
@@ -537,6 +567,10 @@ layout_cli_run(int argc, char **argv, Buf *out, Buf *errout)
 		grid(out, L);
 	if (o.table)
 		table(out, L);
+	if (o.svg && writesvg(&o, L, errout)) {
+		arena_free(&A);
+		return 1;
+	}
 	arena_free(&A);
 	return 0;
 }

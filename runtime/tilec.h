@@ -20,6 +20,8 @@ typedef enum {
 	TILEC_NOMEM = 3,  /* out of memory */
 } tilec_status;
 
+struct tilec_pass_list; /* tilec_plugin.h */
+
 typedef enum { TILEC_TARGET_CUDA = 0, TILEC_TARGET_HIP = 1 } tilec_target;
 
 typedef enum {
@@ -36,6 +38,17 @@ typedef struct tilec_options {
 	tilec_dump dump;
 	const char *filename;        /* for diagnostics; NULL: "<input>" */
 	int caret;                   /* diagnostics show the source line and a caret */
+	/* the pass pipeline (tilec_plugin.h, docs/layout-control.md) */
+	int print_passes;            /* output is the pass list, one name a line; no pass runs */
+	const char *print_before;    /* a pass name or "all": the IR before it goes to the log */
+	const char *print_after;     /* the same after the pass */
+	const char *const *plugins;  /* shared libraries exporting tilec_plugin_get_info */
+	int nplugins;
+	/* called with the pass list before the passes run; may insert, remove or
+	 * replace passes; a non-zero return fails the compile */
+	int (*pass_hook)(struct tilec_pass_list *passes, void *user);
+	void *pass_hook_user;
+	int layout_dump_to_output;   /* dump_layout text goes into the output, not the log */
 } tilec_options;
 
 typedef struct tilec_result {
@@ -43,6 +56,7 @@ typedef struct tilec_result {
 	int nerrors;
 	char *diagnostics;  /* "file:line:col: error: message\n"...; "" when none; never NULL */
 	char *output;       /* the output text; "" on error; never NULL after tilec_compile */
+	char *log;          /* IR dumps between passes, dump_layout text; "" when none; never NULL */
 } tilec_result;
 
 /* Fill opts with the defaults (cuda, no defines, no dump). */

@@ -32,11 +32,12 @@ run(const char *src, const char *const *defs, int ndefs, tilec_status *st, int *
 		*nerr = r.nerrors;
 	if (r.status == TILEC_OK) {
 		s = r.output;
-		free(r.diagnostics);
+		r.output = NULL;
 	} else {
 		s = r.diagnostics;
-		free(r.output);
+		r.diagnostics = NULL;
 	}
+	tilec_result_free(&r);
 	return s;
 }
 

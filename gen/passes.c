@@ -1,0 +1,440 @@
+/*
+ * passes.c: the pass manager. The IR after sema runs through a named list of
+ * passes; a host hook (tilec_options.pass_hook) may edit the list and shared
+ * libraries (tilec_options.plugins, `tilec --plugin=lib.so`) may add passes
+ * through the C ABI of runtime/tilec_plugin.h. --print-passes lists the
+ * passes, --print-before/--print-after put the IR text into the log.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "passes.h"
+#include "target.h"
+
+/* ---- the list ---------------------------------------------------------------- */
+
+static int
+goodname(const char *s)
+{
+	const char *p;
+
+	if (!s || !*s || strlen(s) > 64)
+		return 0;
+	for (p = s; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '_'))
+			return 0;
+	return 1;
+}
+
+int
+tilec_pass_count(const tilec_pass_list *l)
+{
+	return l ? l->n : 0;
+}
+
+const char *
+tilec_pass_name(const tilec_pass_list *l, int i)
+{
+	return l && i >= 0 && i < l->n ? l->v[i].name : NULL;
+}
+
+int
+tilec_pass_find(const tilec_pass_list *l, const char *name)
+{
+	int i;
+
+	if (!l || !name)
+		return -1;
+	for (i = 0; i < l->n; i++)
+		if (!strcmp(l->v[i].name, name))
+			return i;
+	return -1;
+}
+
+static int
+insert(tilec_pass_list *l, int index, const char *name, PassFn fn, tilec_pass_fn ext, void *arg)
+{
+	Pass *v;
+
+	if (!l || !l->a || index < 0 || index > l->n || !goodname(name) || (!fn && !ext) ||
+	    tilec_pass_find(l, name) >= 0)
+		return -1;
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 8;
+		v = anewn(l->a, Pass, l->cap);
+		if (l->n)
+			memcpy(v, l->v, sizeof *v * (size_t)l->n);
+		l->v = v;
+	}
+	memmove(&l->v[index + 1], &l->v[index], sizeof *l->v * (size_t)(l->n - index));
+	l->v[index].name = arena_strdup(l->a, name);
+	l->v[index].fn = fn;
+	l->v[index].ext = ext;
+	l->v[index].arg = arg;
+	l->n++;
+	return 0;
+}
+
+int
+tilec_pass_insert(tilec_pass_list *l, int index, const char *name, tilec_pass_fn fn, void *arg)
+{
+	return fn ? insert(l, index, name, NULL, fn, arg) : -1;
+}
+
+int
+passes_insert_builtin(tilec_pass_list *l, int index, const char *name, PassFn fn)
+{
+	return fn ? insert(l, index, name, fn, NULL, NULL) : -1;
+}
+
+int
+tilec_pass_remove(tilec_pass_list *l, const char *name)
+{
+	int i = tilec_pass_find(l, name);
+
+	if (i < 0)
+		return -1;
+	memmove(&l->v[i], &l->v[i + 1], sizeof *l->v * (size_t)(l->n - i - 1));
+	l->n--;
+	return 0;
+}
+
+int
+tilec_pass_replace(tilec_pass_list *l, const char *name, tilec_pass_fn fn, void *arg)
+{
+	int i = tilec_pass_find(l, name);
+
+	if (i < 0 || !fn)
+		return -1;
+	l->v[i].fn = NULL;
+	l->v[i].ext = fn;
+	l->v[i].arg = arg;
+	return 0;
+}
+
+/* ---- built-in passes ------------------------------------------------------------ */
+
+static int
+verify_ir(PassCtx *c)
+{
+	Err e = {0};
+	Loc nowhere = {"tilec", 0, 0};
+
+	if (!ir_verify(c->prog, &e))
+		return 0;
+	diag(c->d, nowhere, "internal error: the IR is broken: %s", e.msg);
+	return -1;
+}
+
+void
+passes_default(Arena *a, tilec_pass_list *l)
+{
+	memset(l, 0, sizeof *l);
+	l->a = a;
+	passes_insert_builtin(l, l->n, "verify-ir", verify_ir);
+	/* layout passes (inference) go here, before the diagnostics */
+	passes_insert_builtin(l, l->n, "layout-diagnostics", pass_layout_diagnostics);
+}
+
+/* ---- the API a host or plugin pass sees ------------------------------------------- */
+
+static const IrKernel *
+kern(const tilec_ir *ir, int k)
+{
+	const PassCtx *c = (const PassCtx *)ir;
+	const IrKernel *K;
+
+	if (!c || k < 0)
+		return NULL;
+	for (K = c->prog->kernels; K && k; K = K->next)
+		k--;
+	return K;
+}
+
+static int
+api_kernel_count(const tilec_ir *ir)
+{
+	const PassCtx *c = (const PassCtx *)ir;
+	const IrKernel *K;
+	int n = 0;
+
+	for (K = c ? c->prog->kernels : NULL; K; K = K->next)
+		n++;
+	return n;
+}
+
+static const char *
+api_kernel_name(const tilec_ir *ir, int k)
+{
+	const IrKernel *K = kern(ir, k);
+
+	return K ? K->name : NULL;
+}
+
+static int
+count(const IrStmt *s)
+{
+	int n = 0;
+
+	for (; s; s = s->next) {
+		n++;
+		switch (s->kind) {
+		case S_PARALLEL: n += count(s->u.par.body); break;
+		case S_FOR: n += count(s->u.loop.body); break;
+		case S_PIPELINE: n += count(s->u.pipe.body); break;
+		case S_IF: n += count(s->u.cond.then) + count(s->u.cond.els); break;
+		default: break;
+		}
+	}
+	return n;
+}
+
+static int
+api_stmt_count(const tilec_ir *ir, int k)
+{
+	const IrKernel *K = kern(ir, k);
+
+	return K ? count(K->body) : -1;
+}
+
+static int
+api_buffer_count(const tilec_ir *ir, int k)
+{
+	const IrKernel *K = kern(ir, k);
+
+	return K ? K->nbuf : -1;
+}
+
+static const IrBuffer *
+buffer(const tilec_ir *ir, int k, int b)
+{
+	const IrKernel *K = kern(ir, k);
+
+	return K && b >= 0 && b < K->nbuf ? &K->bufs[b] : NULL;
+}
+
+static const char *
+api_buffer_name(const tilec_ir *ir, int k, int b)
+{
+	const IrBuffer *B = buffer(ir, k, b);
+
+	return B ? B->name : NULL;
+}
+
+static const char *
+api_buffer_scope(const tilec_ir *ir, int k, int b)
+{
+	const IrBuffer *B = buffer(ir, k, b);
+
+	return B ? memscope_name(B->scope) : NULL;
+}
+
+static int
+api_buffer_has_layout(const tilec_ir *ir, int k, int b)
+{
+	const IrBuffer *B = buffer(ir, k, b);
+
+	return B && B->layout;
+}
+
+static const char *
+api_dump(tilec_ir *ir)
+{
+	PassCtx *c = (PassCtx *)ir;
+	Buf b;
+	const char *s;
+
+	if (!c)
+		return NULL;
+	buf_init(&b);
+	ir_dump(&b, c->prog);
+	s = b.oom ? NULL : arena_strdup(c->a, buf_str(&b));
+	buf_free(&b);
+	return s;
+}
+
+static void
+api_note(tilec_ir *ir, const char *msg)
+{
+	PassCtx *c = (PassCtx *)ir;
+	Loc nowhere = {"tilec", 0, 0};
+
+	if (c && msg)
+		diag_note(c->d, nowhere, "%s", msg);
+}
+
+static const tilec_ir_api the_api = {
+	TILEC_PLUGIN_API_VERSION, api_kernel_count, api_kernel_name, api_stmt_count,
+	api_buffer_count, api_buffer_name, api_buffer_scope, api_buffer_has_layout, api_dump, api_note,
+};
+
+/* ---- plugins ---------------------------------------------------------------------- */
+
+static int
+load_plugin(tilec_pass_list *l, Diags *d, const char *path, void **handle)
+{
+	Loc nowhere = {"tilec", 0, 0};
+	tilec_plugin_get_info_fn get;
+	const tilec_plugin_info *info;
+	void *h;
+	int i, at;
+
+	*handle = NULL;
+	if (!path) {
+		diag(d, nowhere, "plugin: no path");
+		return -1;
+	}
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		const char *why = dlerror();
+
+		diag(d, nowhere, "plugin '%s': %s", path, why ? why : "cannot load");
+		return -1;
+	}
+	*handle = h;
+	*(void **)&get = dlsym(h, TILEC_PLUGIN_ENTRY);
+	if (!get) {
+		diag(d, nowhere, "plugin '%s': no function %s", path, TILEC_PLUGIN_ENTRY);
+		return -1;
+	}
+	info = get();
+	if (!info || info->api_version != TILEC_PLUGIN_API_VERSION) {
+		diag(d, nowhere, "plugin '%s': API version %d, tilec has %d", path,
+		     info ? info->api_version : -1, TILEC_PLUGIN_API_VERSION);
+		return -1;
+	}
+	if (info->npasses < 0 || (info->npasses && !info->passes)) {
+		diag(d, nowhere, "plugin '%s': bad pass table", path);
+		return -1;
+	}
+	for (i = 0; i < info->npasses; i++) {
+		const tilec_pass_info *p = &info->passes[i];
+
+		at = l->n;
+		if (p->after) {
+			at = tilec_pass_find(l, p->after);
+			if (at < 0) {
+				diag(d, nowhere, "plugin '%s': pass '%s' goes after '%s', which is not in "
+				     "the pipeline", path, p->name ? p->name : "?", p->after);
+				return -1;
+			}
+			at++;
+		}
+		if (tilec_pass_insert(l, at, p->name, p->run, p->arg)) {
+			diag(d, nowhere, "plugin '%s': pass '%s' has a bad or duplicate name or no "
+			     "function", path, p->name ? p->name : "(null)");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* ---- the pipeline ------------------------------------------------------------------- */
+
+static void
+dumpir(PassCtx *c, const char *when, const char *name)
+{
+	buf_printf(c->log, "// -----// IR Dump %s %s //----- //\n", when, name);
+	ir_dump(c->log, c->prog);
+}
+
+static int
+wants(const char *opt, const char *name)
+{
+	return opt && (!strcmp(opt, "all") || !strcmp(opt, name));
+}
+
+static int
+runall(PassCtx *c, const tilec_pass_list *l)
+{
+	Loc nowhere = {"tilec", 0, 0};
+	char msg[512];
+	Err e = {0};
+	int i, r;
+
+	for (i = 0; i < l->n; i++) {
+		const Pass *p = &l->v[i];
+
+		if (wants(c->o->print_before, p->name))
+			dumpir(c, "Before", p->name);
+		if (p->fn) {
+			r = p->fn(c);
+		} else {
+			msg[0] = 0;
+			r = p->ext((tilec_ir *)c, &the_api, p->arg, msg, sizeof msg);
+			msg[sizeof msg - 1] = 0;
+			if (r) {
+				diag(c->d, nowhere, "pass '%s' failed: %s", p->name,
+				     msg[0] ? msg : "(no message)");
+			} else if (ir_verify(c->prog, &e)) {
+				diag(c->d, nowhere, "pass '%s' broke the IR: %s", p->name, e.msg);
+				r = -1;
+			}
+		}
+		if (r || c->d->nerr)
+			return -1;
+		if (wants(c->o->print_after, p->name))
+			dumpir(c, "After", p->name);
+	}
+	return 0;
+}
+
+int
+passes_pipeline(Arena *a, Diags *d, IrProgram *p, const tilec_options *o, Buf *out, Buf *log)
+{
+	Loc nowhere = {"tilec", 0, 0};
+	tilec_pass_list l;
+	PassCtx c;
+	const Target *t;
+	Err e = {0};
+	void **handles = NULL;
+	int i, r = 0;
+
+	memset(&c, 0, sizeof c);
+	c.a = a;
+	c.d = d;
+	c.prog = p;
+	c.o = o;
+	c.out = out;
+	c.log = log;
+	t = p ? target_lookup(p->target == 1 ? TGT_HIP : TGT_CUDA, p->arch, &e) : NULL;
+	c.warp_size = t ? t->warp_size : 32;
+	passes_default(a, &l);
+	if (o->nplugins < 0 || (o->nplugins > 0 && !o->plugins)) {
+		diag(d, nowhere, "bad plugin list");
+		return -1;
+	}
+	if (o->nplugins)
+		handles = anewn(a, void *, o->nplugins);
+	for (i = 0; i < o->nplugins && !r; i++)
+		r = load_plugin(&l, d, o->plugins[i], &handles[i]);
+	if (!r && o->pass_hook && o->pass_hook(&l, o->pass_hook_user)) {
+		diag(d, nowhere, "the pass hook failed");
+		r = -1;
+	}
+	if (!r) {
+		const char *opt[2] = {o->print_before, o->print_after};
+
+		for (i = 0; i < 2; i++) {
+			if (opt[i] && strcmp(opt[i], "all") && tilec_pass_find(&l, opt[i]) < 0) {
+				diag(d, nowhere, "--print-%s: no pass named '%s' (see --print-passes)",
+				     i ? "after" : "before", opt[i]);
+				r = -1;
+			}
+		}
+	}
+	if (!r && o->print_passes) {
+		for (i = 0; i < l.n; i++)
+			buf_printf(out, "%s\n", l.v[i].name);
+		r = 1;
+	}
+	if (!r && !p)
+		r = -1;
+	if (!r)
+		r = runall(&c, &l);
+	for (i = 0; i < o->nplugins; i++)
+		if (handles[i])
+			dlclose(handles[i]);
+	return r;
+}

@@ -1,0 +1,255 @@
+/* check_passes.c: the pass manager: the default list, a host hook that
+ * inserts, removes and replaces passes, --print-before/--print-after dumps,
+ * errors, the sample plugin (built here into build/ and loaded), and the
+ * dump_layout / assert_same_layout statements end to end on layouts that a
+ * test pass assigns before layout-diagnostics. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "layout.h"
+#include "passes.h"
+#include "tests.h"
+
+#define PROG "kernel k(A: f32[N]) grid(1) threads(128) {\n" \
+	"local x: f32[64]; local y: f32[64]; shared s: f32[64]; local z: f32[64];\n"
+
+typedef struct Hook {
+	const char *op;      /* "names", "insert", "remove", "replace", "layouts", "fail" */
+	char names[256];
+	int calls;
+} Hook;
+
+static int
+ext_note(tilec_ir *ir, const tilec_ir_api *api, void *arg, char *msg, size_t msgsz)
+{
+	char line[128];
+
+	(void)msg;
+	(void)msgsz;
+	snprintf(line, sizeof line, "%s: %d kernel(s), first %s with %d statements",
+		 (const char *)arg, api->kernel_count(ir), api->kernel_name(ir, 0),
+		 api->stmt_count(ir, 0));
+	api->note(ir, line);
+	return 0;
+}
+
+static int
+ext_fail(tilec_ir *ir, const tilec_ir_api *api, void *arg, char *msg, size_t msgsz)
+{
+	(void)ir;
+	(void)api;
+	(void)arg;
+	snprintf(msg, msgsz, "refused");
+	return 1;
+}
+
+/* a stand-in for layout inference: x is TLX's T1 fragment, y is spt 2, s is
+ * linear, z is 32 threads of 2 registers */
+static int
+test_layouts(PassCtx *c)
+{
+	IrKernel *k = c->prog->kernels;
+	int64_t n = 64;
+	const char *id[1] = {"_i"}, *slot[1] = {"_i % 2"};
+	Err e = {0};
+	int i;
+
+	for (i = 0; i < k->nbuf; i++) {
+		IrBuffer *B = &k->bufs[i];
+
+		if (!strcmp(B->name, "x"))
+			B->layout = frag_parse(c->a, &n, 1, "_i + 64 * _rep", 2, NULL, 0, &e);
+		else if (!strcmp(B->name, "y"))
+			B->layout = frag_parse(c->a, &n, 1, "_i // 2 + 32 * _rep", 4, slot, 1, &e);
+		else if (!strcmp(B->name, "z"))
+			B->layout = frag_parse(c->a, &n, 1, "_i // 2", 1, slot, 1, &e);
+		else if (!strcmp(B->name, "s"))
+			B->layout = layout_parse(c->a, &n, 1, id, 1, &e);
+	}
+	return 0;
+}
+
+static int
+hook(tilec_pass_list *l, void *user)
+{
+	Hook *h = user;
+	int i;
+
+	h->calls++;
+	h->names[0] = 0;
+	for (i = 0; i < tilec_pass_count(l); i++) {
+		strcat(h->names, tilec_pass_name(l, i));
+		strcat(h->names, " ");
+	}
+	if (!strcmp(h->op, "insert")) {
+		ck_assert_int_eq(tilec_pass_insert(l, 1, "my-pass", ext_note, "mine"), 0);
+		ck_assert_int_eq(tilec_pass_insert(l, 1, "my-pass", ext_note, NULL), -1);
+		ck_assert_int_eq(tilec_pass_insert(l, 0, "Bad Name", ext_note, NULL), -1);
+		ck_assert_int_eq(tilec_pass_insert(l, 99, "far", ext_note, NULL), -1);
+		ck_assert_int_eq(tilec_pass_insert(l, 0, "nofn", NULL, NULL), -1);
+	} else if (!strcmp(h->op, "remove")) {
+		ck_assert_int_eq(tilec_pass_remove(l, "layout-diagnostics"), 0);
+		ck_assert_int_eq(tilec_pass_remove(l, "layout-diagnostics"), -1);
+	} else if (!strcmp(h->op, "replace")) {
+		ck_assert_int_eq(tilec_pass_replace(l, "verify-ir", ext_fail, NULL), 0);
+		ck_assert_int_eq(tilec_pass_replace(l, "nope", ext_fail, NULL), -1);
+	} else if (!strcmp(h->op, "layouts")) {
+		i = tilec_pass_find(l, "layout-diagnostics");
+		ck_assert_int_ge(i, 0);
+		ck_assert_int_eq(passes_insert_builtin(l, i, "test-layouts", test_layouts), 0);
+	} else if (!strcmp(h->op, "fail")) {
+		return 1;
+	}
+	return 0;
+}
+
+static const struct {
+	const char *body;      /* statements after PROG's declarations */
+	const char *op;        /* the hook's action */
+	const char *before, *after;
+	int print_passes, to_output;
+	tilec_status st;
+	const char *in_out, *in_log, *in_diag;  /* substrings expected (NULL: no check) */
+} cases[] = {
+	{"}", "names", NULL, NULL, 1, 0, TILEC_OK, "verify-ir\nlayout-diagnostics\n", NULL, NULL},
+	{"}", "insert", NULL, NULL, 1, 0, TILEC_OK, "verify-ir\nmy-pass\nlayout-diagnostics\n", NULL,
+	 NULL},
+	{"}", "insert", NULL, NULL, 0, 0, TILEC_OK, "kernel k", NULL,
+	 "note: mine: 1 kernel(s), first k with 0 statements"},
+	{"}", "remove", NULL, NULL, 1, 0, TILEC_OK, "verify-ir\n", NULL, NULL},
+	{"}", "replace", NULL, NULL, 0, 0, TILEC_ERROR, NULL, NULL,
+	 "error: pass 'verify-ir' failed: refused"},
+	{"}", "fail", NULL, NULL, 0, 0, TILEC_ERROR, NULL, NULL, "error: the pass hook failed"},
+	{"}", "names", "verify-ir", "all", 0, 0, TILEC_OK, NULL,
+	 "// -----// IR Dump Before verify-ir //----- //\nkernel k", NULL},
+	{"}", "names", NULL, "layout-diagnostics", 0, 0, TILEC_OK, NULL,
+	 "// -----// IR Dump After layout-diagnostics //----- //\nkernel k", NULL},
+	{"}", "names", "nope", NULL, 0, 0, TILEC_ERROR, NULL, NULL,
+	 "--print-before: no pass named 'nope'"},
+	/* the statements without layouts: dumps say so, assertions are not checked */
+	{"dump_layout(x); assert_same_layout(x, y); }", "names", NULL, NULL, 0, 0, TILEC_OK, NULL,
+	 "// tilec.dump_layout @ t:3:1\n//   type: local x f32[64]\n//   encoding: <none>\n",
+	 "warning: assert_same_layout: not checked"},
+	/* with layouts */
+	{"dump_layout(x);\ndump_layout(s); }", "layouts", NULL, NULL, 0, 0, TILEC_OK, NULL,
+	 "//   cute: ((_32,_2,_2),_1):((_1,_32,_0),_0)\n// tilec.dump_layout @ t:4:1\n"
+	 "//   type: shared s f32[64] Layout([64] -> [64], transform: [_i] -> [_i])\n"
+	 "//   cute: _64:_1\n", NULL},
+	{"dump_layout(s); }", "layouts", NULL, NULL, 0, 1, TILEC_OK,
+	 "//   cute: _64:_1\nkernel k", NULL, NULL},
+	{"assert_same_layout(z, cute(\"(_32,_2):(_2,_1)\"));\n"
+	 "assert_same_layout(s, cute(\"_64:_1\")); assert_same_layout(x, x); }",
+	 "layouts", NULL, NULL, 0, 0, TILEC_OK, NULL, NULL, NULL},
+	{"dump_layout(x); assert_same_layout(x, y); }", "layouts", NULL, NULL, 0, 0, TILEC_ERROR,
+	 NULL, NULL,
+	 "t:3:17: error: layout assertion failed: the layouts of 'x' and y differ\n"
+	 "t:3:17: note: lhs (x): cute: ((_32,_2,_2),_1):((_1,_32,_0),_0); linear:\n"
+	 " - register is a size 1 dimension\n"},
+	{"assert_same_layout(z, cute(\"(_32,_2):(_1,_32)\")); }", "layouts", NULL, NULL, 0,
+	 0, TILEC_ERROR, NULL, NULL,
+	 "note: lhs (z): cute: (_32,_2):(_2,_1); linear:\n - register=1 -> (1)\n"},
+	{"assert_same_layout(z, cute(\"(_32,_2):(_1,_32)\")); }", "layouts", NULL, NULL, 0,
+	 0, TILEC_ERROR, NULL, NULL,
+	 "note: rhs (expected): cute: (_32,_2):(_1,_32); linear:\n - register=1 -> (32)\n"},
+	{"assert_same_layout(s, swizzle(128)); }", "layouts", NULL, NULL, 0, 0, TILEC_ERROR, NULL,
+	 NULL, "128B swizzle needs the row count"},
+};
+
+START_TEST(pipeline)
+{
+	Hook h = {cases[_i].op, "", 0};
+	tilec_options o;
+	tilec_result r;
+	char src[1024];
+
+	snprintf(src, sizeof src, PROG "%s", cases[_i].body);
+	tilec_options_init(&o);
+	o.filename = "t";
+	o.dump = TILEC_DUMP_IR;
+	o.pass_hook = hook;
+	o.pass_hook_user = &h;
+	o.print_passes = cases[_i].print_passes;
+	o.print_before = cases[_i].before;
+	o.print_after = cases[_i].after;
+	o.layout_dump_to_output = cases[_i].to_output;
+	tilec_compile(src, strlen(src), &o, &r);
+	ck_assert_msg(r.status == cases[_i].st, "case %d: status %s\n%s", _i,
+		      tilec_status_name(r.status), r.diagnostics);
+	ck_assert_int_eq(h.calls, 1);
+	ck_assert_str_eq(h.names, "verify-ir layout-diagnostics ");
+	if (cases[_i].in_out)
+		ck_assert_msg(strstr(r.output, cases[_i].in_out), "case %d: output\n%s", _i, r.output);
+	if (cases[_i].in_log)
+		ck_assert_msg(strstr(r.log, cases[_i].in_log), "case %d: log\n%s", _i, r.log);
+	if (cases[_i].in_diag)
+		ck_assert_msg(strstr(r.diagnostics, cases[_i].in_diag), "case %d: diagnostics\n%s", _i,
+			      r.diagnostics);
+	tilec_result_free(&r);
+}
+END_TEST
+
+/* build samples/plugin_example.c into build/ and load it */
+START_TEST(plugin)
+{
+	const char *plugs[1] = {"build/plugin_example.so"}, *bad[1] = {"build/no_such_plugin.so"};
+	const char *src = PROG "}";
+	tilec_options o;
+	tilec_result r;
+	int rc;
+
+	rc = system("${CC:-cc} -shared -fPIC -Iruntime samples/plugin_example.c "
+		    "-o build/plugin_example.so.tmp && mv build/plugin_example.so.tmp "
+		    "build/plugin_example.so");
+	ck_assert_int_eq(rc, 0);
+	tilec_options_init(&o);
+	o.filename = "t";
+	o.plugins = plugs;
+	o.nplugins = 1;
+	o.print_passes = 1;
+	tilec_compile(src, strlen(src), &o, &r);
+	ck_assert_msg(r.status == TILEC_OK, "%s", r.diagnostics);
+	ck_assert_str_eq(r.output, "verify-ir\ncount-stmts\nlayout-diagnostics\n");
+	tilec_result_free(&r);
+	o.print_passes = 0;
+	tilec_compile(src, strlen(src), &o, &r);
+	ck_assert_msg(r.status == TILEC_OK, "%s", r.diagnostics);
+	ck_assert_msg(strstr(r.diagnostics, "note: count-stmts: kernel k has 0 statements and 5 "
+				"buffers"), "%s", r.diagnostics);
+	tilec_result_free(&r);
+	/* twice: a duplicate pass name */
+	{
+		const char *two[2] = {plugs[0], plugs[0]};
+
+		o.plugins = two;
+		o.nplugins = 2;
+		tilec_compile(src, strlen(src), &o, &r);
+		ck_assert_int_eq(r.status, TILEC_ERROR);
+		ck_assert_msg(strstr(r.diagnostics, "bad or duplicate name"), "%s", r.diagnostics);
+		tilec_result_free(&r);
+	}
+	o.plugins = bad;
+	o.nplugins = 1;
+	tilec_compile(src, strlen(src), &o, &r);
+	ck_assert_int_eq(r.status, TILEC_ERROR);
+	ck_assert_msg(strstr(r.diagnostics, "plugin 'build/no_such_plugin.so'"), "%s", r.diagnostics);
+	tilec_result_free(&r);
+	o.plugins = NULL;
+	tilec_compile(src, strlen(src), &o, &r);
+	ck_assert_int_eq(r.status, TILEC_ERROR);
+	tilec_result_free(&r);
+}
+END_TEST
+
+Suite *
+suite_passes(void)
+{
+	Suite *s = suite_create("passes");
+	TCase *tc = tcase_create("passes");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, pipeline, 0, (int)(sizeof cases / sizeof cases[0]));
+	tcase_add_test(tc, plugin);
+	suite_add_tcase(s, tc);
+	return s;
+}
