@@ -13,6 +13,7 @@
 
 #include "ast.h"
 #include "ir.h"
+#include "lower.h"
 #include "sema.h"
 #include "tilec.h"
 
@@ -212,7 +213,8 @@ pipeline(Arena *arena, Diags *d, Buf *out, const char *src, size_t len, const ti
 		     o->arch);
 		st = TILEC_USAGE;
 	}
-	if (o->dump != TILEC_DUMP_NONE && o->dump != TILEC_DUMP_AST && o->dump != TILEC_DUMP_IR) {
+	if (o->dump != TILEC_DUMP_NONE && o->dump != TILEC_DUMP_AST && o->dump != TILEC_DUMP_IR &&
+	    o->dump != TILEC_DUMP_CUDA) {
 		diag(d, nowhere, "unknown dump kind %d", (int)o->dump);
 		st = TILEC_USAGE;
 	}
@@ -251,7 +253,15 @@ pipeline(Arena *arena, Diags *d, Buf *out, const char *src, size_t len, const ti
 	prog->target = o->target;
 	prog->arch = o->arch ? o->arch : o->target == TILEC_TARGET_HIP ? "gfx942" : "sm_80";
 
-	/* 4. output: the IR until the later passes and emission exist */
+	/* 4. output: CUDA C when asked (not yet the default: reduce and wgmma are
+	 * not lowered), else the IR */
+	if (o->dump == TILEC_DUMP_CUDA) {
+		if (o->target != TILEC_TARGET_CUDA)
+			diag(d, nowhere, "CUDA C is emitted for the cuda target only");
+		else if (emit_cuda(arena, prog, out, &e))
+			diag(d, nowhere, "%s", e.msg);
+		return st;
+	}
 	ir_dump(out, prog);
 	return st;
 }
