@@ -445,7 +445,7 @@ guards_and(Em *e, char *const *g, int n)
 static Fragment *
 defaultfrag(Em *e, const int64_t *shape, int n)
 {
-	char flat[256], thr[300], slot[300];
+	char flat[256], thr[600], slot[600];
 	const char *fwd[1];
 	int64_t size = 1, T = e->k->threads, v = 8;
 	int d;
@@ -794,6 +794,7 @@ tilecopy(Em *e, Buf *chk, const IrStmt *st)
 /* ---- statements ----------------------------------------------------------------- */
 
 static int stmts(Em *e, Buf *chk, const IrStmt *s);
+static int stmt1(Em *e, Buf *chk, const IrStmt *s);
 
 static int
 fill(Em *e, const IrStmt *st)
@@ -1125,18 +1126,9 @@ pipeline(Em *e, Buf *chk, const IrStmt *st)
 		line(e, "tl_cp_async_wait<0>();");
 		line(e, "__syncthreads();");
 	}
-	for (b = st->u.pipe.body; b; b = b->next) {
-		const IrStmt *nx = b->next;
-
-		if (isload(e, b))
-			continue;
-		((IrStmt *)b)->next = NULL;
-		if (stmts(e, chk, b)) {
-			((IrStmt *)b)->next = (IrStmt *)nx;
+	for (b = st->u.pipe.body; b; b = b->next)
+		if (!isload(e, b) && stmt1(e, chk, b))
 			return -1;
-		}
-		((IrStmt *)b)->next = (IrStmt *)nx;
-	}
 	if (S == 1)
 		line(e, "__syncthreads();");
 	e->ind--;
@@ -1172,9 +1164,9 @@ copy(Em *e, Buf *chk, const IrStmt *st)
 }
 
 static int
-stmts(Em *e, Buf *chk, const IrStmt *s)
+stmt1(Em *e, Buf *chk, const IrStmt *s)
 {
-	for (; s; s = s->next) {
+	{
 		switch (s->kind) {
 		case S_COPY:
 			if (copy(e, chk, s))
@@ -1241,6 +1233,15 @@ stmts(Em *e, Buf *chk, const IrStmt *s)
 	return 0;
 }
 
+static int
+stmts(Em *e, Buf *chk, const IrStmt *s)
+{
+	for (; s; s = s->next)
+		if (stmt1(e, chk, s))
+			return -1;
+	return 0;
+}
+
 /* ---- kernels ------------------------------------------------------------------------ */
 
 /* the first gemm whose accumulator is buffer buf */
@@ -1278,7 +1279,9 @@ cutecomment(Em *e, const Layout *L, int frag, const char *swz, int vec)
 	} else {
 		CuteComposed cc;
 
-		if (layout_to_cute(e->a, L, LC_COMPOSED, &cc, &ce) == 1)
+		if (!strcmp(swz, "none") && layout_to_cute(e->a, L, LC_FLAT, &cc, &ce) == 1)
+			cute_print_layout(&b, cc.l);
+		else if (layout_to_cute(e->a, L, LC_COMPOSED, &cc, &ce) == 1)
 			cute_print_composed(&b, &cc);
 		else
 			buf_puts(&b, "(no CuTe form)");

@@ -13,6 +13,7 @@ typedef struct Walk {
 	int pos;
 	int *first, *last, *stages;
 	const IrStmt **gemm;  /* a gemm reading the buffer */
+	const LayoutLit **annot; /* annotate_layout(buf, ...) */
 } Walk;
 
 static void
@@ -122,6 +123,10 @@ walk(Walk *w, const IrStmt *s, int stages)
 		case S_PIPELINE:
 			loop(w, s->u.pipe.body, s->u.pipe.stages > 1 ? s->u.pipe.stages : 1);
 			break;
+		case S_ANNOTATE_LAYOUT:
+			if (s->u.layout.buf >= 0 && s->u.layout.buf < w->k->nbuf && s->u.layout.lit)
+				w->annot[s->u.layout.buf] = s->u.layout.lit;
+			break;
 		case S_IF:
 			touchexpr(w, s->u.cond.cond);
 			walk(w, s->u.cond.then, stages);
@@ -135,7 +140,8 @@ walk(Walk *w, const IrStmt *s, int stages)
 
 /* the layout of shared buffer b: inferred, the gemm's, or chosen here */
 static int
-choose(Arena *a, const Target *t, const IrKernel *k, int b, const IrStmt *g, SmemBuf *sb, Err *err)
+choose(Arena *a, const Target *t, const IrKernel *k, int b, const IrStmt *g, const LayoutLit *an,
+       SmemBuf *sb, Err *err)
 {
 	const IrBuffer *B = &k->bufs[b];
 	int64_t shape[LAYOUT_MAXDIM];
@@ -160,7 +166,23 @@ choose(Arena *a, const Target *t, const IrKernel *k, int b, const IrStmt *g, Sme
 			sb->kind = SMEM_PADDED, sb->mode = SWZ_NONE;
 		return 0;
 	}
-	if (g && gemm_plan(a, t, k, g, &gp, &e2) == 0 &&
+	if (an && (an->kind == LAYOUT_SWIZZLE || an->kind == LAYOUT_PADDED || an->kind == LAYOUT_LINEAR)) {
+		/* annotate_layout(buf, swizzle(n) | padded | linear) until inference sets the layout */
+		memset(&sl, 0, sizeof sl);
+		if (an->kind == LAYOUT_SWIZZLE) {
+			sl.kind = SMEM_SWIZZLE;
+			sl.mode = an->bytes == 128 ? SWZ_128B : an->bytes == 64 ? SWZ_64B : SWZ_32B;
+			sl.layout = swizzle_layout(a, sl.mode, shape, B->ndim, eb, err);
+		} else if (an->kind == LAYOUT_PADDED) {
+			sl.kind = SMEM_PADDED;
+			sl.layout = swizzle_padded(a, shape, B->ndim, eb, err);
+		} else {
+			sl.layout = swizzle_linear(a, shape, B->ndim, err);
+		}
+		if (!sl.layout)
+			return -1;
+		sb->source = "annotated";
+	} else if (g && gemm_plan(a, t, k, g, &gp, &e2) == 0 &&
 	    ((g->u.gemm.a.buf == b && gp.a_shared) || (g->u.gemm.b.buf == b && gp.b_shared))) {
 		sl = g->u.gemm.a.buf == b ? gp.smem_a : gp.smem_b;
 		sb->source = "gemm";
@@ -205,7 +227,8 @@ smem_plan(Arena *a, const Target *t, const IrKernel *k, SmemPlan *out, Err *err)
 	w.last = anewn(a, int, k->nbuf + 1);
 	w.stages = anewn(a, int, k->nbuf + 1);
 	w.gemm = anewn(a, const IrStmt *, k->nbuf + 1);
-	if (!w.first || !w.last || !w.stages || !w.gemm)
+	w.annot = anewn(a, const LayoutLit *, k->nbuf + 1);
+	if (!w.first || !w.last || !w.stages || !w.gemm || !w.annot)
 		return err_set(err, "smem_plan: out of memory");
 	for (b = 0; b < k->nbuf; b++)
 		w.first[b] = w.last[b] = -1;
@@ -220,7 +243,7 @@ smem_plan(Arena *a, const Target *t, const IrKernel *k, SmemPlan *out, Err *err)
 		if (k->bufs[b].scope != MEM_SHARED || w.first[b] < 0)
 			continue;
 		sb->buf = b;
-		if (choose(a, t, k, b, w.gemm[b], sb, err))
+		if (choose(a, t, k, b, w.gemm[b], w.annot[b], sb, err))
 			return -1;
 		sb->stages = w.stages[b] > 1 ? w.stages[b] : 1;
 		elems = 1;

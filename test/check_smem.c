@@ -58,6 +58,14 @@ static const struct {
 	 "s: default none, 1 stage, 384 bytes at 0 (align 16), live [1, 3]\n"
 	 "t: default none, 1 stage, 128 bytes at 384 (align 16), live [1, 4]\n"
 	 "total 512 bytes, align 16\n"},
+	/* annotate_layout picks the layout until inference sets one */
+	{"kernel c(A: f32[M, N], B: f32[M, N]) grid(1) threads(128) {\n"
+	 "  shared s: f32[32, 32];\n  shared u: f16[16, 64];\n  annotate_layout(s, padded);\n"
+	 "  annotate_layout(u, swizzle(64));\n  copy(A[0, 0], s);\n  copy(s, B[0, 0]);\n"
+	 "  copy(A[0, 0], u);\n  copy(u, B[0, 0]);\n}\n", "sm_80",
+	 "s: annotated none, 1 stage, 4592 bytes at 0 (align 16), live [3, 4]\n"
+	 "u: annotated 64B, 1 stage, 2048 bytes at 0 (align 512), live [5, 6]\n"
+	 "total 4592 bytes, align 512\n"},
 };
 
 START_TEST(plan_table)
