@@ -189,6 +189,65 @@ START_TEST(guard_table)
 }
 END_TEST
 
+/* layouts set as inference will set them (IrBuffer.layout, IrStmt.loop_layout) are
+ * the ones emitted: a strided partition (thread = flat % 128) gives scalar accesses
+ * that still stay in registers; a loop layout that disagrees with the buffers is an error */
+START_TEST(inferred_layouts)
+{
+	static const char *const strided[] = {"(_i * 64 + _j) // 128"}, *const blocked[] = {"_j % 32"};
+	int64_t shape[2] = {64, 64};
+	Arena a;
+	Diags d;
+	Node *top;
+	IrProgram *p;
+	IrKernel *k;
+	IrStmt *st;
+	Fragment *F, *G;
+	Buf b;
+	Err e = {0};
+	char *src, *ptx;
+	size_t len;
+	int i, rc;
+
+	arena_init(&a);
+	diags_init(&d, &a);
+	src = test_readfile("samples/elementwise.tile", &len);
+	ck_assert_ptr_nonnull(src);
+	top = parse_program(&a, &d, src, len, "elementwise.tile");
+	p = sema_program(&a, &d, top, NULL, 0, "elementwise.tile");
+	ck_assert_ptr_nonnull(p);
+	k = p->kernels;
+	F = frag_parse(&a, shape, 2, "(_i * 64 + _j) % 128", 1, strided, 1, &e);
+	G = frag_parse(&a, shape, 2, "_i * 2 + _j // 32", 1, blocked, 1, &e);
+	ck_assert_msg(F && G, "%s", e.msg);
+	for (i = 0; i < k->nbuf; i++)
+		if (k->bufs[i].scope == MEM_LOCAL)
+			k->bufs[i].layout = F;
+	for (st = k->body; st && st->kind != S_PARALLEL; st = st->next)
+		;
+	ck_assert_ptr_nonnull(st);
+	st->loop_layout = F;
+	p->target = 0;
+	p->arch = "sm_80";
+	buf_init(&b);
+	ck_assert_msg(emit_cuda(&a, p, &b, &e) == 0, "%s", e.msg);
+	ck_assert_ptr_nonnull(strstr(buf_str(&b), "swizzle: none  vec: 1"));
+	ck_assert_ptr_nonnull(strstr(buf_str(&b), "c[s] = "));
+	rc = nvrtc(jit, buf_str(&b), "sm_80", &ptx);
+	ck_assert_int_eq(rc, TILEC_OK);
+	ck_assert_msg(!strstr(ptx, "ld.local") && !strstr(ptx, "st.local"), "local memory in the PTX");
+	free(ptx);
+	/* the nest runs on other threads than the ones holding a, b and c */
+	st->loop_layout = G;
+	buf_reset(&b);
+	ck_assert_int_eq(emit_cuda(&a, p, &b, &e), -1);
+	ck_assert_msg(strstr(e.msg, "layouts disagree") != NULL, "%s", e.msg);
+	buf_free(&b);
+	free(src);
+	arena_free(&a);
+}
+END_TEST
+
 /* emission errors are messages, not crashes */
 START_TEST(emit_errors)
 {
@@ -239,6 +298,7 @@ suite_emit_cuda(void)
 	tcase_add_loop_test(tc, sample_golden, 0, (int)samples.gl_pathc);
 	tcase_add_loop_test(tc, sample_nvrtc, 0, countof(compiles));
 	tcase_add_loop_test(tc, guard_table, 0, countof(guards));
+	tcase_add_test(tc, inferred_layouts);
 	tcase_add_test(tc, emit_errors);
 	suite_add_tcase(s, tc);
 	return s;
