@@ -13,6 +13,7 @@
 
 #include "ast.h"
 #include "ir.h"
+#include "lower.h"
 #include "passes.h"
 #include "sema.h"
 #include "tilec.h"
@@ -221,7 +222,8 @@ pipeline(Arena *arena, Diags *d, Buf *out, Buf *log, const char *src, size_t len
 		     o->arch);
 		st = TILEC_USAGE;
 	}
-	if (o->dump != TILEC_DUMP_NONE && o->dump != TILEC_DUMP_AST && o->dump != TILEC_DUMP_IR) {
+	if (o->dump != TILEC_DUMP_NONE && o->dump != TILEC_DUMP_AST && o->dump != TILEC_DUMP_IR &&
+	    o->dump != TILEC_DUMP_CUDA) {
 		diag(d, nowhere, "unknown dump kind %d", (int)o->dump);
 		st = TILEC_USAGE;
 	}
@@ -268,7 +270,15 @@ pipeline(Arena *arena, Diags *d, Buf *out, Buf *log, const char *src, size_t len
 	if (passes_pipeline(arena, d, prog, o, out, log))
 		return st;
 
-	/* 5. output: the IR until emission exists */
+	/* 5. output: CUDA C when asked (not yet the default: reduce and wgmma are
+	 * not lowered), else the IR */
+	if (o->dump == TILEC_DUMP_CUDA) {
+		if (o->target != TILEC_TARGET_CUDA)
+			diag(d, nowhere, "CUDA C is emitted for the cuda target only");
+		else if (emit_cuda(arena, prog, out, &e))
+			diag(d, nowhere, "%s", e.msg);
+		return st;
+	}
 	ir_dump(out, prog);
 	return st;
 }

@@ -26,7 +26,8 @@ static const char usage_text[] =
 	"      --arch=A           cuda: sm_80 (default), sm_90, sm_90a;\n"
 	"                         hip: gfx90a, gfx942 (default), gfx1100 (alone, it picks hip)\n"
 	"  -D, --define=NAME=VAL  set the constant NAME to VAL (an integer or a float)\n"
-	"      --dump=KIND        print the program after a stage: ast or ir\n"
+	"      --dump=KIND        print the program after a stage: ast, ir or cuda (CUDA C;\n"
+	"                         also chosen by -o FILE.cu when no --dump is given)\n"
 	"      --time[=N]         run the front end N times (default 5), print the median time\n"
 	"      --print-passes     list the passes of the pipeline (after plugins) and exit\n"
 	"      --print-before=P   print the IR before pass P (or all) to standard error\n"
@@ -215,10 +216,12 @@ driver_main(int argc, char **argv)
 				o.dump = TILEC_DUMP_AST;
 			else if (!strcmp(optarg, "ir"))
 				o.dump = TILEC_DUMP_IR;
+			else if (!strcmp(optarg, "cuda"))
+				o.dump = TILEC_DUMP_CUDA;
 			else {
 				free(defs);
 				free(plugins);
-				return usage_error("unknown dump kind '%s' (ast or ir)", optarg);
+				return usage_error("unknown dump kind '%s' (ast, ir or cuda)", optarg);
 			}
 			break;
 		case OPT_TIME:
@@ -278,6 +281,9 @@ driver_main(int argc, char **argv)
 			return usage_error("unknown option '%s'", msg);
 		}
 	}
+	/* -o x.cu without --dump writes CUDA C */
+	if (out && o.dump == TILEC_DUMP_NONE && strlen(out) > 3 && !strcmp(out + strlen(out) - 3, ".cu"))
+		o.dump = TILEC_DUMP_CUDA;
 	/* --arch=gfx... alone picks hip */
 	if (o.arch && !target_given && tilec_arch_valid(TILEC_TARGET_HIP, o.arch))
 		o.target = TILEC_TARGET_HIP;

@@ -28,6 +28,7 @@ typedef enum {
 	TILEC_DUMP_NONE = 0, /* check the program; output is the IR dump until emission exists */
 	TILEC_DUMP_AST = 1,  /* output is the AST dump (after parsing only) */
 	TILEC_DUMP_IR = 2,   /* output is the tile IR dump */
+	TILEC_DUMP_CUDA = 3, /* output is CUDA C (target cuda; see docs of emit_cuda) */
 } tilec_dump;
 
 typedef struct tilec_options {
