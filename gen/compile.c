@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ast.h"
+#include "infer.h"
 #include "ir.h"
 #include "sema.h"
 #include "tilec.h"
@@ -192,6 +193,7 @@ pipeline(Arena *arena, Diags *d, Buf *out, const char *src, size_t len, const ti
 	SemaDefine *defs = NULL;
 	Node *top;
 	IrProgram *prog;
+	const Target *tgt;
 	const char *file = o->filename ? o->filename : "<input>";
 	char msg[256];
 	Err e = {0};
@@ -212,7 +214,8 @@ pipeline(Arena *arena, Diags *d, Buf *out, const char *src, size_t len, const ti
 		     o->arch);
 		st = TILEC_USAGE;
 	}
-	if (o->dump != TILEC_DUMP_NONE && o->dump != TILEC_DUMP_AST && o->dump != TILEC_DUMP_IR) {
+	if (o->dump != TILEC_DUMP_NONE && o->dump != TILEC_DUMP_AST && o->dump != TILEC_DUMP_IR
+	    && o->dump != TILEC_DUMP_LAYOUTS && o->dump != TILEC_DUMP_EXPLAIN) {
 		diag(d, nowhere, "unknown dump kind %d", (int)o->dump);
 		st = TILEC_USAGE;
 	}
@@ -251,8 +254,33 @@ pipeline(Arena *arena, Diags *d, Buf *out, const char *src, size_t len, const ti
 	prog->target = o->target;
 	prog->arch = o->arch ? o->arch : o->target == TILEC_TARGET_HIP ? "gfx942" : "sm_80";
 
-	/* 4. output: the IR until the later passes and emission exist */
-	ir_dump(out, prog);
+	if (o->dump == TILEC_DUMP_IR) {
+		ir_dump(out, prog);
+		return st;
+	}
+	if (o->cost_model != TILEC_COST_IO_AWARE && o->cost_model != TILEC_COST_REGISTER_COUNT) {
+		diag(d, nowhere, "unknown cost model %d", (int)o->cost_model);
+		return TILEC_USAGE;
+	}
+
+	/* 4. layout inference */
+	tgt = target_lookup(prog->target == TILEC_TARGET_HIP ? TGT_HIP : TGT_CUDA, prog->arch, &e);
+	if (!tgt) {
+		diag(d, nowhere, "%s", e.msg);
+		return TILEC_USAGE;
+	}
+	if (infer_program(arena, d, prog, tgt, o->cost_model == TILEC_COST_REGISTER_COUNT
+			  ? COST_REGISTER_COUNT : COST_IO_AWARE,
+			  o->dump == TILEC_DUMP_EXPLAIN ? out : NULL) < 0 || d->nerr)
+		return st;
+	if (o->dump == TILEC_DUMP_LAYOUTS) {
+		infer_dump(out, prog);
+		return st;
+	}
+
+	/* 5. output: the IR until the later passes and emission exist */
+	if (o->dump != TILEC_DUMP_EXPLAIN)
+		ir_dump(out, prog);
 	return st;
 }
 

@@ -26,7 +26,9 @@ static const char usage_text[] =
 	"      --arch=A           cuda: sm_80 (default), sm_90, sm_90a;\n"
 	"                         hip: gfx90a, gfx942 (default), gfx1100 (alone, it picks hip)\n"
 	"  -D, --define=NAME=VAL  set the constant NAME to VAL (an integer or a float)\n"
-	"      --dump=KIND        print the program after a stage: ast or ir\n"
+	"      --dump=KIND        print the program after a stage: ast, ir or layouts\n"
+	"      --explain          print every layout inference attempt's cost by statement\n"
+	"      --cost-model=M     layout inference cost model: io-aware (default) or register-count\n"
 	"      --time[=N]         run the front end N times (default 5), print the median time\n"
 	"  -h, --help             show this help and exit\n"
 	"  -V, --version          show the version and exit\n"
@@ -130,7 +132,7 @@ timeit(const char *src, size_t len, const tilec_options *o, int n)
 	return 0;
 }
 
-enum { OPT_TARGET = 256, OPT_ARCH, OPT_DUMP, OPT_TIME };
+enum { OPT_TARGET = 256, OPT_ARCH, OPT_DUMP, OPT_TIME, OPT_EXPLAIN, OPT_COST };
 
 int
 driver_main(int argc, char **argv)
@@ -141,6 +143,8 @@ driver_main(int argc, char **argv)
 		{"arch", required_argument, NULL, OPT_ARCH},
 		{"define", required_argument, NULL, 'D'},
 		{"dump", required_argument, NULL, OPT_DUMP},
+		{"explain", no_argument, NULL, OPT_EXPLAIN},
+		{"cost-model", required_argument, NULL, OPT_COST},
 		{"time", optional_argument, NULL, OPT_TIME},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -195,9 +199,25 @@ driver_main(int argc, char **argv)
 				o.dump = TILEC_DUMP_AST;
 			else if (!strcmp(optarg, "ir"))
 				o.dump = TILEC_DUMP_IR;
+			else if (!strcmp(optarg, "layouts"))
+				o.dump = TILEC_DUMP_LAYOUTS;
 			else {
 				free(defs);
-				return usage_error("unknown dump kind '%s' (ast or ir)", optarg);
+				return usage_error("unknown dump kind '%s' (ast, ir or layouts)", optarg);
+			}
+			break;
+		case OPT_EXPLAIN:
+			o.dump = TILEC_DUMP_EXPLAIN;
+			break;
+		case OPT_COST:
+			if (!strcmp(optarg, "io-aware"))
+				o.cost_model = TILEC_COST_IO_AWARE;
+			else if (!strcmp(optarg, "register-count"))
+				o.cost_model = TILEC_COST_REGISTER_COUNT;
+			else {
+				free(defs);
+				return usage_error("unknown cost model '%s' (io-aware or register-count)",
+						   optarg);
 			}
 			break;
 		case OPT_TIME:
