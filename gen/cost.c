@@ -1,0 +1,802 @@
+/*
+ * cost.c: the two cost models that rank layout-inference attempts.
+ * register-count: per-thread fragment slots only. io-aware: every copy
+ * between a local fragment and global memory, and every parallel nest that
+ * touches global memory, is charged max(bandwidth bytes, issue bytes),
+ * derived on the CuTe algebra: fragment packing -> right_inverse ->
+ * composition with the access's address layout; the vector width is read
+ * off the coalesced slot and thread modes, segments are counted per warp and
+ * step on the composed layout. Registers break ties. Statements the model
+ * cannot measure are charged elements * repeat * segment bytes per access.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cute.h"
+#include "infer.h"
+#include "layout_cute.h"
+
+const char *
+cost_model_name(CostModelKind m)
+{
+	return m == COST_REGISTER_COUNT ? "register-count" : "io-aware";
+}
+
+int
+cost_model_lookup(const char *s, CostModelKind *m)
+{
+	if (!s || !m)
+		return -1;
+	if (strcmp(s, "io-aware") == 0)
+		*m = COST_IO_AWARE;
+	else if (strcmp(s, "register-count") == 0)
+		*m = COST_REGISTER_COUNT;
+	else
+		return -1;
+	return 0;
+}
+
+int
+cost_better(const Cost *a, const Cost *b)
+{
+	if (!a || !b)
+		return 0;
+	if (a->mem != b->mem)
+		return a->mem < b->mem;
+	return a->regs < b->regs;
+}
+
+/* ---- registers ----------------------------------------------------------- */
+
+static int
+count_regs(const IrKernel *k, const LayoutMap *map, int64_t *regs, Err *err)
+{
+	int i, j;
+	int64_t r = 0, n;
+
+	for (i = 0; i < map->nbuf && i < k->nbuf; i++) {
+		const Layout *L = map->buf[i];
+
+		if (!L || !L->is_frag || k->bufs[i].scope != MEM_LOCAL)
+			continue;
+		n = 1;
+		for (j = 0; j < L->nout; j++)
+			if (ck_mul(n, L->out_shape[j], &n))
+				return err_set(err, "cost: register count overflows");
+		if (ck_add(r, n, &r))
+			return err_set(err, "cost: register count overflows");
+	}
+	*regs = r;
+	return 0;
+}
+
+/* ---- reading the IR -------------------------------------------------------- */
+
+/* the serial trip count product around target; *nonconst set if one was not constant */
+static int
+find_repeat(const IrStmt *s, const IrStmt *target, int64_t rep, int64_t *out, int *nonconst)
+{
+	int64_t e, r;
+	int nc;
+
+	for (; s; s = s->next) {
+		if (s == target) {
+			*out = rep;
+			return 1;
+		}
+		r = rep;
+		nc = 0;
+		switch (s->kind) {
+		case S_FOR:
+		case S_PIPELINE:
+			if (ir_is_const(s->kind == S_FOR ? s->u.loop.extent : s->u.pipe.extent, &e) &&
+			    e >= 0) {
+				if (ck_mul(r, e, &r))
+					r = INT64_MAX;
+			} else {
+				nc = 1;
+			}
+			if (find_repeat(s->kind == S_FOR ? s->u.loop.body : s->u.pipe.body, target, r,
+					out, nonconst)) {
+				*nonconst |= nc;
+				return 1;
+			}
+			break;
+		case S_IF:
+			if (find_repeat(s->u.cond.then, target, rep, out, nonconst) ||
+			    find_repeat(s->u.cond.els, target, rep, out, nonconst))
+				return 1;
+			break;
+		case S_PARALLEL:
+			if (find_repeat(s->u.par.body, target, rep, out, nonconst))
+				return 1;
+			break;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+/* variable bindings of an evaluation: the nest's vars get coordinates, foreign vars 0 */
+typedef struct Env {
+	int nv;
+	IrVar *const *vars;
+	const int64_t *val;
+} Env;
+
+static int
+ev(const IrExpr *e, const Env *env, int64_t *out)
+{
+	int64_t a, b, c;
+	int i;
+
+	switch (e->kind) {
+	case IE_INT:
+	case IE_BOOL:
+		*out = e->u.i;
+		return 0;
+	case IE_VAR:
+		for (i = 0; env && i < env->nv; i++)
+			if (env->vars[i] == e->u.var) {
+				*out = env->val[i];
+				return 0;
+			}
+		if (e->u.var->kind == VAR_SIZE || e->u.var->kind == VAR_LET)
+			return -1;
+		*out = 0;
+		return 0;
+	case IE_CAST:
+		if (!dtype_is_int(e->type) && e->type != DT_BOOL)
+			return -1;
+		return ev(e->u.cast.a, env, out);
+	case IE_UNARY:
+		if (ev(e->u.un.a, env, &a))
+			return -1;
+		if (e->u.un.op == UN_NEG) {
+			if (a == INT64_MIN)
+				return -1;
+			*out = -a;
+		} else {
+			*out = e->u.un.op == UN_NOT ? !a : ~a;
+		}
+		return 0;
+	case IE_SELECT:
+		if (ev(e->u.sel.c, env, &c))
+			return -1;
+		return ev(c ? e->u.sel.a : e->u.sel.b, env, out);
+	case IE_CALL:
+		if (e->u.call.n != 2 || ev(e->u.call.args[0], env, &a) ||
+		    ev(e->u.call.args[1], env, &b))
+			return -1;
+		switch (e->u.call.fn) {
+		case FN_MAX: *out = a > b ? a : b; return 0;
+		case FN_MIN: *out = a < b ? a : b; return 0;
+		case FN_CDIV:
+			if (b == 0 || ck_add(a, b - 1, &c))
+				return -1;
+			*out = floordiv64(c, b);
+			return 0;
+		default: return -1;
+		}
+	case IE_BINARY:
+		if (ev(e->u.bin.a, env, &a) || ev(e->u.bin.b, env, &b))
+			return -1;
+		switch (e->u.bin.op) {
+		case BIN_ADD: return ck_add(a, b, out) ? -1 : 0;
+		case BIN_SUB: return b == INT64_MIN || ck_add(a, -b, out) ? -1 : 0;
+		case BIN_MUL: return ck_mul(a, b, out) ? -1 : 0;
+		case BIN_DIV:
+		case BIN_MOD:
+			if (b == 0 || (a == INT64_MIN && b == -1))
+				return -1;
+			*out = e->u.bin.op == BIN_DIV ? floordiv64(a, b) : floormod64(a, b);
+			return 0;
+		case BIN_SHL:
+			if (b < 0 || b > 62 || a < 0 || a > (INT64_MAX >> b))
+				return -1;
+			*out = a << b;
+			return 0;
+		case BIN_SHR:
+			if (b < 0 || b > 63)
+				return -1;
+			*out = a >> b;
+			return 0;
+		case BIN_LT: *out = a < b; return 0;
+		case BIN_LE: *out = a <= b; return 0;
+		case BIN_GT: *out = a > b; return 0;
+		case BIN_GE: *out = a >= b; return 0;
+		case BIN_EQ: *out = a == b; return 0;
+		case BIN_NE: *out = a != b; return 0;
+		case BIN_BAND: *out = a & b; return 0;
+		case BIN_BXOR: *out = a ^ b; return 0;
+		case BIN_BOR: *out = a | b; return 0;
+		case BIN_LAND: *out = a && b; return 0;
+		case BIN_LOR: *out = a || b; return 0;
+		default: return -1;
+		}
+	default:
+		return -1;
+	}
+}
+
+/* row-major element strides of a global buffer; -1 when a needed extent is symbolic */
+static int
+buf_strides(const IrBuffer *b, int64_t *st)
+{
+	int d;
+	int64_t s = 1;
+
+	for (d = b->ndim - 1; d >= 0; d--) {
+		st[d] = s;
+		if (d > 0 && (b->dims[d].sym || ck_mul(s, b->dims[d].c, &s)))
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- accesses ------------------------------------------------------------------- */
+
+/* one global access: address = off + sum_k coef[k] * x_k over the fragment's inputs */
+typedef struct Access {
+	int buf, store;
+	int64_t off;
+	int64_t coef[LAYOUT_MAXDIM];
+} Access;
+
+enum { MAXACC = 64 };
+
+typedef struct Stmt {
+	Arena *a;
+	const IrKernel *k;
+	const IrStmt *s;
+	const Fragment *F;
+	int nacc;            /* measured accesses */
+	int ntotal;          /* every global access (and unmodelled statement) */
+	Access acc[MAXACC];
+	int opaque;          /* an access exists but cannot be measured */
+	const char *why;
+	int global_only;
+	int eb;              /* widest element bytes of the accesses */
+} Stmt;
+
+static void
+opaque(Stmt *st, const char *why)
+{
+	if (!st->opaque)
+		st->why = why;
+	st->opaque = 1;
+}
+
+/* COPY local <-> global: the address in the fragment's coordinates */
+static void
+copy_access(Stmt *st, const Region *g, const Region *l, int store, const Fragment *F,
+	    int use_buf)
+{
+	const IrBuffer *gb = &st->k->bufs[g->buf];
+	int64_t stride[IR_MAXDIM], idx, n;
+	Access *ac;
+	int d, kk, nest, ld;
+
+	st->eb = dtype_bytes(gb->dtype);
+	st->ntotal++;
+	if (buf_strides(gb, stride))
+		return opaque(st, "symbolic global strides");
+	ac = &st->acc[st->nacc++];
+	memset(ac, 0, sizeof *ac);
+	ac->buf = g->buf;
+	ac->store = store;
+	for (d = 0; d < g->ndim; d++) {
+		if (ev(g->off[d], NULL, &idx) || ck_mul(idx, stride[d], &n) ||
+		    ck_add(ac->off, n, &ac->off))
+			return opaque(st, "global offset not evaluable");
+	}
+	nest = 0;
+	for (d = 0; d < g->ndim; d++)
+		nest += g->ext[d] != 1;
+	for (kk = 0; kk < nest; kk++) {
+		d = nest_region_dim(g, kk);
+		ld = use_buf ? nest_region_dim(l, kk) : kk;
+		if (ld < 0 || ld >= F->nin)
+			return opaque(st, "copy regions do not match the layout");
+		ac->coef[ld] = stride[d];
+	}
+}
+
+/* the address probe of a parallel-nest access, relative to its value at 0 */
+typedef struct Probe {
+	const IrStmt *s;
+	int n;
+	IrExpr **idx;
+	int64_t stride[IR_MAXDIM];
+	int64_t base;
+} Probe;
+
+static int
+probe_addr(void *ctx, const int64_t *coord, int64_t *out)
+{
+	const Probe *p = ctx;
+	Env env = { p->s->u.par.n, p->s->u.par.vars, coord };
+	int64_t a = 0, i, t;
+	int d;
+
+	for (d = 0; d < p->n; d++)
+		if (ev(p->idx[d], &env, &i) || ck_mul(i, p->stride[d], &t) || ck_add(a, t, &a))
+			return 1;
+	*out = a - p->base;
+	return 0;
+}
+
+/* a global load/store inside a parallel nest, recovered as a CuTe layout over the loop
+ * coordinates; measurable when every loop mode coalesces to one stride (affine) */
+static void
+par_access(Stmt *st, int buf, int n, IrExpr **idx, int store)
+{
+	const IrBuffer *b = &st->k->bufs[buf];
+	const IrStmt *s = st->s;
+	Probe p;
+	int64_t zero[IR_MAXDIM] = { 0 }, sh[IR_MAXDIM], hi = 0, c, v;
+	CuteLayout L, m;
+	Access *ac;
+	Err e = { 0 };
+	int d, nv = s->u.par.n;
+
+	if (dtype_bytes(b->dtype) > st->eb)
+		st->eb = dtype_bytes(b->dtype);
+	st->ntotal++;
+	if (st->nacc >= MAXACC)
+		return opaque(st, "too many global accesses");
+	memset(&p, 0, sizeof p);
+	p.s = s;
+	p.n = n;
+	p.idx = idx;
+	if (buf_strides(b, p.stride))
+		return opaque(st, "symbolic global strides");
+	if (probe_addr(&p, zero, &p.base))
+		return opaque(st, "address not evaluable");
+	/* an affine map with non-negative strides peaks at the far corner */
+	for (d = 0; d < nv; d++) {
+		int64_t one[IR_MAXDIM] = { 0 };
+
+		sh[d] = s->u.par.ext[d];
+		one[d] = sh[d] - 1;
+		if (probe_addr(&p, one, &c))
+			return opaque(st, "address not evaluable");
+		if (c < 0)
+			return opaque(st, "address decreases along a loop variable");
+		if (ck_add(hi, c, &hi))
+			return opaque(st, "address overflows");
+	}
+	hi++;
+	if (cute_from_tile(st->a, nv, sh, 1, &hi, probe_addr, &p, &L, &e) != 1)
+		return opaque(st, "address not affine in the loop variables");
+	ac = &st->acc[st->nacc];
+	memset(ac, 0, sizeof *ac);
+	ac->buf = buf;
+	ac->store = store;
+	ac->off = p.base;
+	for (d = 0; d < nv; d++) {
+		if (sh[d] == 1)
+			continue;
+		m = cute_mode(L, d);
+		if (cute_coalesce(st->a, m, NULL, &m, &e))
+			return opaque(st, "address not affine in the loop variables");
+		if (m.shape->n >= 0 && m.shape->n != 1)
+			return opaque(st, "address not affine in the loop variables");
+		v = m.stride->n < 0 ? m.stride->x.v : m.stride->e[0]->x.v;
+		if ((m.stride->n < 0 ? m.stride->x.nb : m.stride->e[0]->x.nb) != 0)
+			return opaque(st, "address not affine in the loop variables");
+		ac->coef[d] = v;
+	}
+	st->nacc++;
+}
+
+static void par_expr(Stmt *st, const IrExpr *e);
+
+static void
+par_exprs(Stmt *st, int n, IrExpr **es)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		par_expr(st, es[i]);
+}
+
+static void
+par_expr(Stmt *st, const IrExpr *e)
+{
+	if (!e)
+		return;
+	switch (e->kind) {
+	case IE_LOAD:
+		par_exprs(st, e->u.load.n, e->u.load.idx);
+		if (st->k->bufs[e->u.load.buf].scope != MEM_GLOBAL)
+			st->global_only = 0;
+		else
+			par_access(st, e->u.load.buf, e->u.load.n, e->u.load.idx, 0);
+		return;
+	case IE_UNARY: par_expr(st, e->u.un.a); return;
+	case IE_BINARY: par_expr(st, e->u.bin.a); par_expr(st, e->u.bin.b); return;
+	case IE_SELECT:
+		par_expr(st, e->u.sel.c);
+		par_expr(st, e->u.sel.a);
+		par_expr(st, e->u.sel.b);
+		return;
+	case IE_CAST: par_expr(st, e->u.cast.a); return;
+	case IE_CALL: par_exprs(st, e->u.call.n, e->u.call.args); return;
+	default: return;
+	}
+}
+
+static void
+par_body(Stmt *st, const IrStmt *b)
+{
+	for (; b; b = b->next) {
+		switch (b->kind) {
+		case S_STORE:
+			par_exprs(st, b->u.store.n, b->u.store.idx);
+			par_expr(st, b->u.store.value);
+			if (st->k->bufs[b->u.store.buf].scope != MEM_GLOBAL)
+				st->global_only = 0;
+			else
+				par_access(st, b->u.store.buf, b->u.store.n, b->u.store.idx, 1);
+			break;
+		case S_LET:
+		case S_SET:
+			par_expr(st, b->u.let.value);
+			break;
+		case S_IF:
+			par_expr(st, b->u.cond.cond);
+			par_body(st, b->u.cond.then);
+			par_body(st, b->u.cond.els);
+			break;
+		case S_ASSUME:
+			break;
+		default:
+			opaque(st, "statement kind not modelled inside a parallel nest");
+			st->ntotal++;
+			break;
+		}
+	}
+}
+
+/* ---- the symbolic measurement ---------------------------------------------------- */
+
+/* the leaves of a (coalesced) mode, in order */
+static int
+leaves(const CuteTup *sh, const CuteTup *sd, int64_t *n, int64_t *d, int k, int max)
+{
+	int i;
+
+	if (sh->n < 0) {
+		if (k < max && sh->x.v != 1) {
+			n[k] = sh->x.v;
+			d[k++] = sd->x.v;
+		}
+		return k;
+	}
+	for (i = 0; i < sh->n; i++)
+		k = leaves(sh->e[i], sd->e[i], n, d, k, max);
+	return k;
+}
+
+typedef struct Meas {
+	CuteLayout Ri;         /* cell -> colex index of (coords..., rep) */
+	int64_t S, T, R, npts; /* slots, threads, replicas, coordinate points */
+	CuteLayout C[MAXACC];  /* cell -> address - off (A o Ri) */
+	int hasC[MAXACC];
+	CuteLayout A[MAXACC];
+} Meas;
+
+static int
+cell_addr(const Meas *M, int i, int64_t cell, int64_t *out)
+{
+	int64_t idx;
+
+	if (M->hasC[i])
+		return cute_eval(M->C[i], cell, out, NULL);
+	if (cute_eval(M->Ri, cell, &idx, NULL))
+		return -1;
+	return cute_eval(M->A[i], idx, out, NULL);
+}
+
+/* V fits access i: read off the slot and thread modes of C o (S,T):(1,S) */
+static int
+vec_fits(Arena *a, const Meas *M, int i, int64_t V)
+{
+	int64_t n[64], d[64], c0, c1, t, s, e;
+	int ns, nt, j;
+	CuteLayout st, cs, m0, m1;
+
+	if (V == 1)
+		return 1;
+	if (M->hasC[i] && cute_parse_layout(a, "(1,1):(1,1)", &st, NULL) == 0) {
+		st.shape->e[0]->x.v = M->S;
+		st.shape->e[1]->x.v = M->T;
+		st.stride->e[1]->x.v = M->S;
+		if (cute_compose(a, M->C[i], st, &cs, NULL) == 0 &&
+		    cute_coalesce(a, cute_mode(cs, 0), NULL, &m0, NULL) == 0 &&
+		    cute_coalesce(a, cute_mode(cs, 1), NULL, &m1, NULL) == 0) {
+			ns = leaves(m0.shape, m0.stride, n, d, 0, 32);
+			nt = leaves(m1.shape, m1.stride, n, d, ns, 64);
+			if (ns == 0 || d[0] != 1 || n[0] % V)
+				return 0;
+			for (j = 1; j < nt; j++)
+				if (d[j] % V)
+					return 0;
+			return 1;
+		}
+	}
+	/* no mode form (the composition's divisibility failed): the same test on values */
+	if (cell_addr(M, i, 0, &c0))
+		return 0;
+	for (t = 0; t < M->T; t++)
+		for (s = 0; s < M->S; s += V) {
+			if (cell_addr(M, i, t * M->S + s, &c1) || floormod64(c1 - c0, V))
+				return 0;
+			for (e = 1; e < V; e++)
+				if (cell_addr(M, i, t * M->S + s + e, &c0) || c0 != c1 + e)
+					return 0;
+			if (cell_addr(M, i, 0, &c0))
+				return 0;
+		}
+	return 1;
+}
+
+static int
+cmp64(const void *x, const void *y)
+{
+	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* segments touched, summed over steps and warps, for access i with width V */
+static int
+segments(const Stmt *st, const Meas *M, const Target *t, int i, int64_t V, int64_t *out)
+{
+	const Access *ac = &st->acc[i];
+	int ws = t->warp_size;
+	int64_t cap = ws * (V * st->eb / t->segment_bytes + 2);
+	int64_t *ids = malloc(sizeof *ids * (size_t)cap), q, w, lane, th, cell, addr, idx, lo, hi,
+		total = 0, nid, j, sb = t->segment_bytes;
+
+	if (!ids)
+		return -1;
+	for (q = 0; q < M->S / V; q++)
+		for (w = 0; w * ws < M->T; w++) {
+			nid = 0;
+			for (lane = 0; lane < ws && (th = w * ws + lane) < M->T; lane++) {
+				cell = th * M->S + q * V;
+				if (ac->store && M->R > 1) {
+					if (cute_eval(M->Ri, cell, &idx, NULL))
+						goto fail;
+					if (idx / M->npts != 0)
+						continue;
+				}
+				if (cell_addr(M, i, cell, &addr))
+					goto fail;
+				addr += ac->off;
+				lo = floordiv64(addr * st->eb, sb);
+				hi = floordiv64((addr + V) * st->eb - 1, sb);
+				for (; lo <= hi && nid < cap; lo++)
+					ids[nid++] = lo;
+			}
+			qsort(ids, (size_t)nid, sizeof *ids, cmp64);
+			for (j = 0; j < nid; j++)
+				total += j == 0 || ids[j] != ids[j - 1];
+		}
+	free(ids);
+	*out = total;
+	return 0;
+fail:
+	free(ids);
+	return -1;
+}
+
+/* the fragment's packing, its right inverse, and every access composed with it */
+static void
+measure(Stmt *st, const Target *t, int64_t repeat, StmtCost *sc, Err *err)
+{
+	const Fragment *F = st->F;
+	Arena *a = st->a;
+	Meas *M = anew(a, Meas);
+	CuteLayout P;
+	CuteTup *sh, *sd;
+	int64_t size, rsize, V, vmax, bits, segs, v, issue = 0, bw = 0;
+	int i, d, ok, global_only = st->global_only;
+	Err e = { 0 };
+
+	(void)err;
+	if (!M)
+		return opaque(st, "out of memory");
+	if (F->nout != 1)
+		return opaque(st, "fragment with more than one slot output");
+	if (frag_to_cute(a, F, &P, &e) != 1)
+		return opaque(st, "fragment not representable as a CuTe layout");
+	M->S = F->out_shape[0];
+	M->T = F->nthreads;
+	M->R = F->rep;
+	M->npts = layout_size(F);
+	if (cute_size(P, &size, &e) || cute_right_inverse(a, P, &M->Ri, &e) ||
+	    cute_size(M->Ri, &rsize, &e) || rsize != size || size != M->S * M->T)
+		return opaque(st, "fragment packing is not a bijection onto thread x slot");
+	for (i = 0; i < st->nacc; i++) {
+		sh = cute_tuple(a, F->nin + 1);
+		sd = cute_tuple(a, F->nin + 1);
+		if (!sh || !sd)
+			return opaque(st, "out of memory");
+		for (d = 0; d <= F->nin; d++) {
+			sh->e[d] = cute_int(a, d < F->nin ? F->in_shape[d] : F->rep);
+			sd->e[d] = cute_int(a, d < F->nin ? st->acc[i].coef[d] : 0);
+			if (!sh->e[d] || !sd->e[d])
+				return opaque(st, "out of memory");
+		}
+		M->A[i] = cute_make(sh, sd);
+		M->hasC[i] = cute_compose(a, M->A[i], M->Ri, &M->C[i], NULL) == 0;
+	}
+	bits = global_only ? t->max_vector_bits_global : t->max_vector_bits;
+	vmax = bits / 8 / st->eb;
+	if (vmax < 1)
+		vmax = 1;
+	for (V = 1; V * 2 <= vmax && V * 2 <= M->S; V *= 2)
+		;
+	for (; V > 1; V /= 2) {
+		if (M->S % V)
+			continue;
+		for (ok = 1, i = 0; ok && i < st->nacc; i++)
+			ok = vec_fits(a, M, i, V);
+		if (ok)
+			break;
+	}
+	for (i = 0; i < st->nacc; i++) {
+		if (segments(st, M, t, i, V, &segs))
+			return opaque(st, "address evaluation failed");
+		if (ck_mul(segs, t->segment_bytes, &v) || ck_mul(v, repeat, &v) ||
+		    ck_add(bw, v, &bw))
+			return opaque(st, "cost overflows");
+		if (ck_mul(M->S / V, repeat, &v) || ck_mul(v, M->T, &v) || ck_mul(v, bits / 8, &v) ||
+		    ck_add(issue, v, &issue))
+			return opaque(st, "cost overflows");
+	}
+	sc->bw_bytes = bw;
+	sc->issue_bytes = issue;
+	sc->mem = bw > issue ? bw : issue;
+	sc->vec = (int)V;
+}
+
+/* the layout a member is measured under, and its global accesses */
+static void
+setup(Stmt *st, const LayoutMap *map)
+{
+	const IrStmt *s = st->s;
+	const Layout *loop = s->id >= 0 && s->id < map->nstmt ? map->loop[s->id] : NULL;
+	const Region *g, *l;
+	const IrBuffer *lb;
+	int64_t ext[IR_MAXDIM], o;
+	int n, d, whole;
+
+	st->global_only = 1;
+	if (s->kind == S_PARALLEL) {
+		par_body(st, s->u.par.body);
+		st->F = loop;
+		n = s->u.par.n;
+		if (st->ntotal && !st->opaque && (!loop || !loop->is_frag))
+			return opaque(st, "no loop layout");
+	} else if (s->kind == S_COPY) {
+		MemScope ss = st->k->bufs[s->u.copy.src.buf].scope;
+		MemScope ds = st->k->bufs[s->u.copy.dst.buf].scope;
+
+		if (!((ss == MEM_LOCAL && ds == MEM_GLOBAL) || (ss == MEM_GLOBAL && ds == MEM_LOCAL)))
+			return;
+		st->global_only = 0;
+		g = ss == MEM_GLOBAL ? &s->u.copy.src : &s->u.copy.dst;
+		l = ss == MEM_GLOBAL ? &s->u.copy.dst : &s->u.copy.src;
+		lb = &st->k->bufs[l->buf];
+		whole = l->ndim == lb->ndim;
+		for (d = 0; whole && d < l->ndim; d++)
+			whole = !lb->dims[d].sym && l->ext[d] == lb->dims[d].c &&
+				ir_is_const(l->off[d], &o) && o == 0;
+		st->F = l->buf < map->nbuf ? map->buf[l->buf] : NULL;
+		if (st->F && st->F->is_frag && whole && st->F->nin == lb->ndim) {
+			for (d = 0; d < lb->ndim; d++)
+				ext[d] = lb->dims[d].c;
+			n = lb->ndim;
+			copy_access(st, g, l, ds == MEM_GLOBAL, st->F, 1);
+		} else if (loop && loop->is_frag) {
+			st->F = loop;
+			n = nest_shape(s, ext);
+			copy_access(st, g, l, ds == MEM_GLOBAL, st->F, 0);
+		} else {
+			st->ntotal = 1;
+			st->F = NULL;
+			return opaque(st, whole ? "no fragment for the local buffer" :
+					   "partial-region copy without a loop layout");
+		}
+		if (st->opaque)
+			return;
+		for (d = 0; d < n; d++)
+			if (st->F->nin != n || st->F->in_shape[d] != ext[d])
+				return opaque(st, "layout shape does not match the copy");
+		return;
+	} else {
+		return;
+	}
+	if (st->opaque || !st->ntotal)
+		return;
+	if (loop->nin != n)
+		return opaque(st, "loop layout rank does not match the nest");
+	for (d = 0; d < n; d++)
+		if (loop->in_shape[d] != s->u.par.ext[d])
+			return opaque(st, "loop layout shape does not match the nest");
+}
+
+static int
+score_stmt(Arena *a, const Target *t, const IrKernel *k, const IrStmt *s, const LayoutMap *map,
+	   StmtCost *sc, Err *err)
+{
+	Stmt *st = anew(a, Stmt);
+	int64_t ext[IR_MAXDIM], elems = 1, repeat = 1, v;
+	int n, i, nonconst = 0;
+
+	if (!st)
+		return err_set(err, "cost: out of memory");
+	memset(sc, 0, sizeof *sc);
+	sc->stmt = s;
+	st->a = a;
+	st->k = k;
+	st->s = s;
+	setup(st, map);
+	if (!st->ntotal)
+		return 0;
+	find_repeat(k->body, s, 1, &repeat, &nonconst);
+	if (!st->opaque)
+		measure(st, t, repeat, sc, err);
+	if (st->opaque) {
+		n = nest_shape(s, ext);
+		for (i = 0; i < n; i++)
+			if (ck_mul(elems, ext[i], &elems))
+				return err_set(err, "cost: element count overflows");
+		if (ck_mul(elems, repeat, &v) || ck_mul(v, t->segment_bytes, &v) ||
+		    ck_mul(v, st->ntotal, &v))
+			return err_set(err, "cost: worst case overflows");
+		sc->bw_bytes = sc->issue_bytes = sc->mem = v;
+		sc->vec = 0;
+		sc->why = st->why;
+	} else if (nonconst) {
+		sc->why = "a non-constant enclosing trip count was taken as 1";
+	}
+	return 0;
+}
+
+int
+cost_score(Arena *a, CostModelKind m, const Target *t, const IrKernel *k, IrStmt *const *members,
+	   int nmembers, const LayoutMap *map, Cost *out, Err *err)
+{
+	int i;
+
+	if (!a || !t || !k || !map || !out || (nmembers > 0 && !members) || nmembers < 0)
+		return err_set(err, "cost: null argument");
+	if ((map->nbuf > 0 && !map->buf) || (map->nstmt > 0 && !map->loop))
+		return err_set(err, "cost: malformed layout map");
+	if (t->warp_size <= 0 || t->segment_bytes <= 0 || t->max_vector_bits < 8)
+		return err_set(err, "cost: malformed target");
+	memset(out, 0, sizeof *out);
+	if (count_regs(k, map, &out->regs, err))
+		return -1;
+	if (m == COST_REGISTER_COUNT)
+		return 0;
+	out->stmts = anewn(a, StmtCost, nmembers > 0 ? nmembers : 1);
+	if (!out->stmts)
+		return err_set(err, "cost: out of memory");
+	out->nstmt = nmembers;
+	for (i = 0; i < nmembers; i++) {
+		if (!members[i])
+			return err_set(err, "cost: null member statement");
+		if (score_stmt(a, t, k, members[i], map, &out->stmts[i], err))
+			return -1;
+		if (ck_add(out->mem, out->stmts[i].mem, &out->mem))
+			return err_set(err, "cost: total overflows");
+	}
+	return 0;
+}
