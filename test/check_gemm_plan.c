@@ -1,0 +1,296 @@
+/*
+ * check_gemm_plan.c: gemm_plan over a table of kernels and targets: the
+ * instruction chosen (and why not wgmma), the warp partition, the shared
+ * swizzles, the accumulator checked element by element against the PTX ISA
+ * register tables (mma.sync C and wgmma D fragments), and the errors.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ast.h"
+#include "gemm_plan.h"
+#include "sema.h"
+#include "tests.h"
+
+/* parse and check src; the first gemm statement of the first kernel (searched in loop bodies) */
+static const IrStmt *
+findgemm(const IrStmt *s)
+{
+	const IrStmt *g;
+
+	for (; s; s = s->next) {
+		if (s->kind == S_GEMM)
+			return s;
+		if (s->kind == S_PIPELINE && (g = findgemm(s->u.pipe.body)))
+			return g;
+		if (s->kind == S_FOR && (g = findgemm(s->u.loop.body)))
+			return g;
+	}
+	return NULL;
+}
+
+static IrProgram *
+compile(Arena *a, const char *src)
+{
+	Diags d;
+	Node *top;
+	IrProgram *p;
+	Buf b;
+
+	diags_init(&d, a);
+	top = parse_program(a, &d, src, strlen(src), "t.tile");
+	p = d.nerr ? NULL : sema_program(a, &d, top, NULL, 0, "t.tile");
+	if (d.nerr) {
+		buf_init(&b);
+		diag_format(&d, &b, src, strlen(src), 0);
+		fprintf(stderr, "%s", buf_str(&b));
+		buf_free(&b);
+		return NULL;
+	}
+	return p;
+}
+
+#define GEMM_SRC(T, BM, BN, BK, THR, TB) \
+	"kernel g(A: " T "[M, K], B: " T "[K, N], C: f32[M, N]) grid(1) threads(" THR ") {\n" \
+	"  shared As: " T "[" BM ", " BK "];\n" \
+	"  shared Bs: " T TB ";\n" \
+	"  local acc: f32[" BM ", " BN "];\n" \
+	"  clear(acc);\n" \
+	"  for ko in pipeline(cdiv(K, " BK "), stages = 3) {\n" \
+	"    copy(A[0, ko * " BK "], As);\n"
+
+#define GEMM_NT(T, BM, BN, BK, THR) \
+	GEMM_SRC(T, BM, BN, BK, THR, "[" BK ", " BN "]") \
+	"    copy(B[ko * " BK ", 0], Bs);\n" \
+	"    gemm(As, Bs, acc);\n  }\n  copy(acc, C[0, 0]);\n}\n"
+
+static const struct {
+	const char *src, *arch;
+	GemmInstr instr;
+	int m_warp, n_warp, inst_n, rep_m, rep_n;
+	SwizzleMode swa, swb;
+	int why; /* why_not_wgmma set */
+} cases[] = {
+	{GEMM_NT("f16", "128", "128", "32", "128"), "sm_80", GEMM_MMA_SYNC, 2, 2, 8, 4, 8, SWZ_64B,
+	 SWZ_128B, 0},
+	{GEMM_NT("f16", "128", "128", "32", "128"), "sm_90", GEMM_MMA_SYNC, 2, 2, 8, 4, 8, SWZ_64B,
+	 SWZ_128B, 0},
+	{GEMM_NT("f16", "128", "128", "32", "128"), "sm_90a", GEMM_WGMMA, 4, 1, 128, 2, 1, SWZ_64B,
+	 SWZ_128B, 0},
+	{GEMM_NT("bf16", "128", "256", "64", "256"), "sm_90a", GEMM_WGMMA, 4, 2, 128, 2, 1, SWZ_128B,
+	 SWZ_128B, 0},
+	{GEMM_NT("f16", "64", "512", "64", "256"), "sm_90a", GEMM_WGMMA, 4, 2, 256, 1, 1, SWZ_128B,
+	 SWZ_128B, 0},
+	{GEMM_NT("f16", "128", "128", "32", "64"), "sm_90a", GEMM_MMA_SYNC, 1, 2, 8, 8, 8, SWZ_64B,
+	 SWZ_128B, 1},
+	{GEMM_NT("f16", "32", "64", "32", "128"), "sm_90a", GEMM_MMA_SYNC, 2, 2, 8, 1, 4, SWZ_64B,
+	 SWZ_128B, 1},
+	{GEMM_NT("bf16", "64", "64", "16", "128"), "sm_80", GEMM_MMA_SYNC, 2, 2, 8, 2, 4, SWZ_32B,
+	 SWZ_128B, 0},
+};
+
+/* PTX: mma.sync C/D fragment: c_r of lane l at (l/4 + 8*(r/2), 2*(l%4) + r%2) */
+static void
+check_mma_acc(const GemmPlan *p)
+{
+	int64_t x[3], y[3], i, j, wrt = p->M / p->m_warp, wct = p->N / p->n_warp;
+	Err e = {0};
+
+	for (i = 0; i < p->M; i++)
+		for (j = 0; j < p->N; j++) {
+			int64_t t, s, w, l, wm, wn, li, lj, r, tile;
+
+			x[0] = i, x[1] = j, x[2] = 0;
+			ck_assert_int_eq(layout_eval(p->acc, x, y, &e), 0);
+			s = y[0], t = y[1];
+			w = t / 32, l = t % 32;
+			wm = w % p->m_warp, wn = w / p->m_warp;
+			r = s % 4, tile = s / 4;
+			ck_assert_int_lt(t, p->warps * 32);
+			/* row, col inside the warp's block from the PTX table */
+			li = l / 4 + 8 * (r / 2);
+			lj = 2 * (l % 4) + r % 2;
+			ck_assert_int_eq(i / wrt, wm);
+			ck_assert_int_eq(j / wct, wn);
+			ck_assert_int_eq((i % wrt) % 16, li);
+			ck_assert_int_eq((j % wct) % 8, lj);
+			(void)tile;
+		}
+}
+
+/* PTX: wgmma D fragment: thread t of the warpgroup, warp w = t/32, lane l:
+ * d_r at row 16w + l/4 + 8*((r/2)%2), col 8*(r/4) + 2*(l%4) + r%2 */
+static void
+check_wgmma_acc(const GemmPlan *p)
+{
+	int64_t x[3], y[3], i, j, per = p->inst_n / 2;
+	Err e = {0};
+
+	ck_assert_int_eq(p->acc->nthreads, p->warps * 32);
+	for (i = 0; i < p->M; i++)
+		for (j = 0; j < p->N; j++) {
+			int64_t t, s, g, gm, gn, tt, w, l, ins, r, rm, rn, row, col;
+
+			x[0] = i, x[1] = j, x[2] = 0;
+			ck_assert_int_eq(layout_eval(p->acc, x, y, &e), 0);
+			s = y[0], t = y[1];
+			g = t / 128, tt = t % 128;
+			gm = g % p->wg_m, gn = g / p->wg_m;
+			w = tt / 32, l = tt % 32;
+			ins = s / per, r = s % per;
+			rm = ins / p->rep_n, rn = ins % p->rep_n;
+			ck_assert_int_lt(rm, p->rep_m);
+			row = gm * p->wg_rows + rm * 64 + 16 * w + l / 4 + 8 * ((r / 2) % 2);
+			col = gn * p->wg_cols + rn * p->inst_n + 8 * (r / 4) + 2 * (l % 4) + r % 2;
+			ck_assert_int_eq(row, i);
+			ck_assert_int_eq(col, j);
+		}
+}
+
+START_TEST(plan_table)
+{
+	Arena a;
+	IrProgram *prog;
+	const IrStmt *g;
+	const Target *t;
+	GemmPlan p;
+	Err e = {0};
+	Buf b;
+
+	arena_init(&a);
+	prog = compile(&a, cases[_i].src);
+	ck_assert_ptr_nonnull(prog);
+	g = findgemm(prog->kernels[0].body);
+	ck_assert_ptr_nonnull(g);
+	t = target_lookup(TGT_CUDA, cases[_i].arch, &e);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_msg(gemm_plan(&a, t, &prog->kernels[0], g, &p, &e) == 0, "%s", e.msg);
+	buf_init(&b);
+	gemm_plan_dump(&b, &p);
+	ck_assert_msg(p.instr == cases[_i].instr, "case %d: %s", _i, buf_str(&b));
+	ck_assert_int_eq(p.m_warp, cases[_i].m_warp);
+	ck_assert_int_eq(p.n_warp, cases[_i].n_warp);
+	ck_assert_int_eq(p.inst_n, cases[_i].inst_n);
+	ck_assert_int_eq(p.rep_m, cases[_i].rep_m);
+	ck_assert_int_eq(p.rep_n, cases[_i].rep_n);
+	ck_assert_int_eq(p.m_warp * p.n_warp, p.warps);
+	ck_assert_int_eq(p.smem_a.mode, cases[_i].swa);
+	ck_assert_int_eq(p.smem_b.mode, cases[_i].swb);
+	ck_assert_int_eq(p.why_not_wgmma != NULL, cases[_i].why);
+	ck_assert_int_eq(p.a_k_inner, 1);
+	ck_assert_int_eq(p.b_k_inner, 0);
+	ck_assert_int_eq(p.ksteps * p.inst_k, p.K);
+	ck_assert_int_eq(p.acc->nthreads, p.warps * 32);
+	ck_assert_int_eq(layout_check_injective(p.acc, &e), 0);
+	if (p.instr == GEMM_WGMMA) {
+		ck_assert_ptr_null(p.frag_a);
+		check_wgmma_acc(&p);
+	} else {
+		ck_assert_ptr_nonnull(p.frag_a);
+		ck_assert_ptr_nonnull(p.frag_b);
+		check_mma_acc(&p);
+	}
+	buf_free(&b);
+	arena_free(&a);
+}
+END_TEST
+
+/* wgmma over one warpgroup and one instruction is exactly the layout core's accumulator */
+START_TEST(wgmma_single)
+{
+	Arena a;
+	IrProgram *prog;
+	const Target *t;
+	GemmPlan p;
+	Err e = {0};
+	Fragment *ref;
+
+	arena_init(&a);
+	prog = compile(&a, GEMM_NT("f16", "64", "128", "64", "128"));
+	ck_assert_ptr_nonnull(prog);
+	t = target_lookup(TGT_CUDA, "sm_90a", &e);
+	ck_assert_int_eq(gemm_plan(&a, t, &prog->kernels[0], findgemm(prog->kernels[0].body), &p, &e), 0);
+	ck_assert_int_eq(p.instr, GEMM_WGMMA);
+	ref = wgmma_acc_fragment(&a, 128, &e);
+	ck_assert_ptr_nonnull(ref);
+	ck_assert_int_eq(layout_equal(p.acc, ref, &e), 1);
+	ck_assert_int_eq(swizzle_alignment(p.smem_a.mode), 1024);
+	arena_free(&a);
+}
+END_TEST
+
+/* trans_b: B stored [N, K], K contiguous */
+START_TEST(trans_b)
+{
+	Arena a;
+	IrProgram *prog;
+	const Target *t;
+	GemmPlan p;
+	Err e = {0};
+	static const char src[] =
+		GEMM_SRC("f16", "128", "128", "64", "128", "[128, 64]")
+		"    copy(B[0, ko * 64], Bs);\n"
+		"    gemm(As, Bs, acc, trans_b = true);\n  }\n  copy(acc, C[0, 0]);\n}\n";
+
+	arena_init(&a);
+	prog = compile(&a, src);
+	ck_assert_ptr_nonnull(prog);
+	t = target_lookup(TGT_CUDA, "sm_80", &e);
+	ck_assert_msg(gemm_plan(&a, t, &prog->kernels[0], findgemm(prog->kernels[0].body), &p, &e) == 0,
+		      "%s", e.msg);
+	ck_assert_int_eq(p.trans_b, 1);
+	ck_assert_int_eq(p.N, 128);
+	ck_assert_int_eq(p.K, 64);
+	ck_assert_int_eq(p.b_k_inner, 1);
+	ck_assert_int_eq(p.smem_b.mode, SWZ_128B);
+	arena_free(&a);
+}
+END_TEST
+
+static const struct {
+	const char *src, *arch;
+	int hip;
+	const char *msg;
+} errs[] = {
+	{GEMM_NT("f16", "128", "128", "32", "128"), "gfx942", 1, "not planned yet"},
+	{GEMM_NT("f16", "128", "128", "32", "96"), "sm_80", 0, "no valid warp partition"},
+	{GEMM_NT("f64", "64", "64", "16", "128"), "sm_80", 0, "no mma.sync for f64"},
+};
+
+START_TEST(plan_errors)
+{
+	Arena a;
+	IrProgram *prog;
+	const Target *t;
+	GemmPlan p;
+	Err e = {0};
+
+	arena_init(&a);
+	prog = compile(&a, errs[_i].src);
+	ck_assert_ptr_nonnull(prog);
+	t = target_lookup(errs[_i].hip ? TGT_HIP : TGT_CUDA, errs[_i].arch, &e);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(gemm_plan(&a, t, &prog->kernels[0], findgemm(prog->kernels[0].body), &p, &e), -1);
+	ck_assert_msg(strstr(e.msg, errs[_i].msg) != NULL, "got '%s'", e.msg);
+	/* null arguments */
+	ck_assert_int_eq(gemm_plan(&a, t, &prog->kernels[0], NULL, &p, &e), -1);
+	ck_assert_int_eq(gemm_plan(&a, t, NULL, NULL, NULL, NULL), -1);
+	ck_assert_int_eq(gemm_plan(&a, t, &prog->kernels[0], prog->kernels[0].body, &p, &e), -1);
+	arena_free(&a);
+}
+END_TEST
+
+Suite *
+suite_gemm_plan(void)
+{
+	Suite *s = suite_create("gemm_plan");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, plan_table, 0, countof(cases));
+	tcase_add_test(tc, wgmma_single);
+	tcase_add_test(tc, trans_b);
+	tcase_add_loop_test(tc, plan_errors, 0, countof(errs));
+	suite_add_tcase(s, tc);
+	return s;
+}
