@@ -347,6 +347,8 @@ inf_set_buf(Inf *in, State *st, int buf, Layout *L, const Op *op)
 	Err e = {0};
 	int eq;
 
+	if (old == L)
+		return 0;
 	if (!old) {
 		st->map.buf[buf] = L;
 		st->setter[buf] = op->s;
@@ -382,8 +384,10 @@ run_queue(Inf *in, State *st, int level)
 		if (st->done[u])
 			continue;
 		r = inf_step(in, st, &in->ops[u], level);
-		if (r < 0)
+		if (r < 0) {
+			in->where = in->ops[u].s;
 			return -1;
+		}
 	}
 	return 0;
 }
@@ -491,6 +495,13 @@ explain_attempt(Inf *in, int comp, const Op *root, const Cost *c, const char *wh
 	}
 }
 
+static int
+same_map(Inf *in, const State *a, const State *b)
+{
+	return !memcmp(a->map.buf, b->map.buf, sizeof(Layout *) * (size_t)in->k->nbuf)
+	       && !memcmp(a->map.loop, b->map.loop, sizeof(Layout *) * (size_t)(in->nstmt + 1));
+}
+
 /* free mode for one component; 0, or -1 after reporting every root's failure */
 static int
 free_component(Inf *in, State *base, int comp)
@@ -523,6 +534,16 @@ free_component(Inf *in, State *base, int comp)
 		}
 		if (!cur->why)
 			inf_validate_state(in, cur, mem, n);
+		if (!cur->why && best && same_map(in, cur, best)) {
+			/* the same layouts as the best so far: the same cost, and the tie
+			 * keeps the earlier root */
+			if (in->explain)
+				buf_printf(in->explain, "  root %s #%d at %d:%d: the same layouts as root "
+					   "#%d\n", inf_stmt_name(in->ops[mem[i]].s), in->ops[mem[i]].s->id,
+					   in->ops[mem[i]].s->loc.line, in->ops[mem[i]].s->loc.col,
+					   in->ops[mem[bi]].s->id);
+			continue;
+		}
 		if (!cur->why && score(in, cur, mem, n, &c) == 0) {
 			/* ties keep the earlier root */
 			int better = !best || cost_better(&c, &bestc);
@@ -602,7 +623,7 @@ infer_kernel(Arena *a, Diags *d, IrKernel *k, const Target *t, CostModelKind m, 
 			st->queue[st->qlen++] = i;
 		}
 	if (run_queue(in, st, LV_COMMON) < 0) {
-		diag(d, k->loc, "layout inference: %s", st->why);
+		diag(d, in->where ? in->where->loc : k->loc, "layout inference: %s", st->why);
 		return -1;
 	}
 	/* free: per component */

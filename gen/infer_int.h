@@ -53,6 +53,10 @@ typedef struct Inf {
 	int nstmt;
 	int *nuse, *capuse, **use;  /* per buffer: ops accessing it */
 	int *comp, ncomp;
+	Fragment **plan;        /* per op: its planned partition (cached) */
+	Fragment *plans[64];    /* distinct plans, for sharing */
+	int nplan;
+	const IrStmt *where;    /* the statement whose rule failed */
 } Inf;
 
 State *inf_state_new(Inf *in);

@@ -8,6 +8,7 @@
  */
 #include <string.h>
 
+#include "gemm_plan.h"
 #include "infer_int.h"
 
 const char *
@@ -140,6 +141,31 @@ inf_plan(Inf *in, const Op *op, int touches_frag, Err *e)
 	return F;
 }
 
+/* the plan, one object per distinct layout so that equal plans compare by pointer */
+static Fragment *
+plan_cached(Inf *in, const Op *op, int touches_frag, Err *e)
+{
+	Fragment *F;
+	int i;
+
+	if (!in->plan)
+		in->plan = anewn(in->a, Fragment *, in->nop + 1);
+	if (in->plan[op->idx])
+		return in->plan[op->idx];
+	F = inf_plan(in, op, touches_frag, e);
+	if (!F)
+		return NULL;
+	for (i = 0; i < in->nplan; i++)
+		if (layout_equal(in->plans[i], F, NULL) == 1) {
+			F = in->plans[i];
+			break;
+		}
+	if (i == in->nplan && in->nplan < (int)countof(in->plans))
+		in->plans[in->nplan++] = F;
+	in->plan[op->idx] = F;
+	return F;
+}
+
 static int
 is_identity(const Acc *ac, const Op *op, const Layout *F)
 {
@@ -217,7 +243,7 @@ check_acc(Inf *in, State *st, const Op *op, const Acc *ac, const Fragment *L)
 	Err e = {0};
 	int r;
 
-	if (!F || !ac->ok)
+	if (!F || !ac->ok || (F == L && is_identity(ac, op, F)))
 		return 0;
 	if (!F->is_frag) {
 		st->why = arena_printf(in->a, "'%s' has a non-fragment layout", in->k->bufs[ac->buf].name);
@@ -366,7 +392,7 @@ nest_step(Inf *in, State *st, Op *op, int level)
 			st->why = NULL;
 		}
 		if (!L) {
-			L = inf_plan(in, op, touches, &e);
+			L = plan_cached(in, op, touches, &e);
 			if (!L) {
 				fail(in, st, "no partition for the nest: %s%s", e.msg, "");
 				return -1;
@@ -497,53 +523,50 @@ smem_operand(Inf *in, int buf, int k_inner, Err *e)
 	return sl.layout;
 }
 
+/* the gemm's fragments and operand swizzles from gemm_plan, which the lowering
+ * also asks; targets it does not plan (HIP) use the mma.sync block fragments */
 static int
 gemm_step(Inf *in, State *st, Op *op)
 {
 	const IrStmt *s = op->s;
 	const Region *ra = &s->u.gemm.a, *rb = &s->u.gemm.b, *rc = &s->u.gemm.c;
 	const IrBuffer *A = &in->k->bufs[ra->buf], *B = &in->k->bufs[rb->buf], *C = &in->k->bufs[rc->buf];
-	int64_t M, N, K;
-	int bits = dtype_bytes(A->dtype) * 8;
-	Layout *L;
+	GemmPlan gp;
+	Layout *la = NULL, *lb = NULL, *lc = NULL;
 	Err e = {0};
 
 	st->done[op->idx] = 1;
-	if (rc->ndim != 2 || ra->ndim != 2 || rb->ndim != 2) {
-		fail(in, st, "gemm: operands must be 2-d regions%s%s", "", "");
-		return -1;
+	if (gemm_plan(in->a, in->t, in->k, s, &gp, &e) == 0) {
+		lc = gp.acc;
+		la = A->scope == MEM_LOCAL ? gp.frag_a : gp.a_shared ? gp.smem_a.layout : NULL;
+		lb = B->scope == MEM_LOCAL ? gp.frag_b : gp.b_shared ? gp.smem_b.layout : NULL;
+	} else if (in->t->kind == TGT_HIP && rc->ndim == 2 && ra->ndim == 2 && rb->ndim == 2) {
+		int64_t M = rc->ext[0], N = rc->ext[1], K = s->u.gemm.trans_a ? ra->ext[0] : ra->ext[1];
+		int bits = dtype_bytes(A->dtype) * 8;
+		e.set = 0;
+		if (mma_frag(in, MMA_C, M, N, M, N, bits, &lc, &e) < 0)
+			goto bad;
+		if (A->scope == MEM_LOCAL && mma_frag(in, MMA_A, M, K, M, N, bits, &la, &e) < 0)
+			goto bad;
+		if (B->scope == MEM_LOCAL && mma_frag(in, MMA_B, K, N, M, N, bits, &lb, &e) < 0)
+			goto bad;
+		if (A->scope == MEM_SHARED && !(la = smem_operand(in, ra->buf, !s->u.gemm.trans_a, &e)))
+			goto bad;
+		if (B->scope == MEM_SHARED && !(lb = smem_operand(in, rb->buf, s->u.gemm.trans_b, &e)))
+			goto bad;
+	} else {
+		goto bad;
 	}
-	M = rc->ext[0];
-	N = rc->ext[1];
-	K = s->u.gemm.trans_a ? ra->ext[0] : ra->ext[1];
-	if (C->scope == MEM_LOCAL) {
-		if (C->ndim != 2 || mma_frag(in, MMA_C, M, N, M, N, bits, &L, &e) < 0
-		    || inf_set_buf(in, st, rc->buf, L, op) < 0)
-			goto bad;
-	}
-	if (A->scope == MEM_LOCAL) {
-		if (s->u.gemm.trans_a || A->ndim != 2 || mma_frag(in, MMA_A, M, K, M, N, bits, &L, &e) < 0
-		    || inf_set_buf(in, st, ra->buf, L, op) < 0)
-			goto bad;
-	} else if (A->scope == MEM_SHARED) {
-		if (!(L = smem_operand(in, ra->buf, !s->u.gemm.trans_a, &e))
-		    || inf_set_buf(in, st, ra->buf, L, op) < 0)
-			goto bad;
-	}
-	if (B->scope == MEM_LOCAL) {
-		if (s->u.gemm.trans_b || B->ndim != 2 || mma_frag(in, MMA_B, K, N, M, N, bits, &L, &e) < 0
-		    || inf_set_buf(in, st, rb->buf, L, op) < 0)
-			goto bad;
-	} else if (B->scope == MEM_SHARED) {
-		if (!(L = smem_operand(in, rb->buf, s->u.gemm.trans_b, &e))
-		    || inf_set_buf(in, st, rb->buf, L, op) < 0)
-			goto bad;
-	}
+	if (C->scope == MEM_LOCAL && (!lc || inf_set_buf(in, st, rc->buf, lc, op) < 0))
+		goto bad;
+	if (A->scope != MEM_GLOBAL && (!la || inf_set_buf(in, st, ra->buf, la, op) < 0))
+		goto bad;
+	if (B->scope != MEM_GLOBAL && (!lb || inf_set_buf(in, st, rb->buf, lb, op) < 0))
+		goto bad;
 	return 0;
 bad:
 	if (!st->why)
-		fail(in, st, "gemm: %s%s", e.set ? e.msg : "unsupported operand layout (a transposed "
-		     "register operand)", "");
+		fail(in, st, "gemm: %s%s", e.set ? e.msg : "the plan gives no layout for an operand", "");
 	return -1;
 }
 
