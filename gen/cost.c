@@ -246,8 +246,16 @@ typedef struct Access {
 
 enum { MAXACC = 64 };
 
+/* fragments already packed and inverted during one cost_score call */
+enum { NCACHE = 16 };
+typedef struct FragCache {
+	int n;
+	struct { const Fragment *F; const char *why; CuteLayout Ri; } e[NCACHE];
+} FragCache;
+
 typedef struct Stmt {
 	Arena *a;
+	FragCache *cache;
 	const IrKernel *k;
 	const IrStmt *s;
 	const Fragment *F;
@@ -612,15 +620,32 @@ measure(Stmt *st, const Target *t, int64_t repeat, StmtCost *sc, Err *err)
 		return opaque(st, "out of memory");
 	if (F->nout != 1)
 		return opaque(st, "fragment with more than one slot output");
-	if (frag_to_cute(a, F, &P, &e) != 1)
-		return opaque(st, "fragment not representable as a CuTe layout");
 	M->S = F->out_shape[0];
 	M->T = F->nthreads;
 	M->R = F->rep;
 	M->npts = layout_size(F);
-	if (cute_size(P, &size, &e) || cute_right_inverse(a, P, &M->Ri, &e) ||
-	    cute_size(M->Ri, &rsize, &e) || rsize != size || size != M->S * M->T)
-		return opaque(st, "fragment packing is not a bijection onto thread x slot");
+	for (i = 0; i < st->cache->n && st->cache->e[i].F != F; i++)
+		;
+	if (i < st->cache->n) {
+		if (st->cache->e[i].why)
+			return opaque(st, st->cache->e[i].why);
+		M->Ri = st->cache->e[i].Ri;
+	} else {
+		const char *why = NULL;
+
+		if (frag_to_cute(a, F, &P, &e) != 1)
+			why = "fragment not representable as a CuTe layout";
+		else if (cute_size(P, &size, &e) || cute_right_inverse(a, P, &M->Ri, &e) ||
+			 cute_size(M->Ri, &rsize, &e) || rsize != size || size != M->S * M->T)
+			why = "fragment packing is not a bijection onto thread x slot";
+		if (st->cache->n < NCACHE) {
+			st->cache->e[st->cache->n].F = F;
+			st->cache->e[st->cache->n].why = why;
+			st->cache->e[st->cache->n++].Ri = M->Ri;
+		}
+		if (why)
+			return opaque(st, why);
+	}
 	for (i = 0; i < st->nacc; i++) {
 		sh = cute_tuple(a, F->nin + 1);
 		sd = cute_tuple(a, F->nin + 1);
@@ -636,6 +661,8 @@ measure(Stmt *st, const Target *t, int64_t repeat, StmtCost *sc, Err *err)
 		M->hasC[i] = cute_compose(a, M->A[i], M->Ri, &M->C[i], NULL) == 0;
 	}
 	bits = global_only ? t->max_vector_bits_global : t->max_vector_bits;
+	if (st->eb < 1)
+		st->eb = 1;
 	vmax = bits / 8 / st->eb;
 	if (vmax < 1)
 		vmax = 1;
@@ -733,7 +760,7 @@ setup(Stmt *st, const LayoutMap *map)
 
 static int
 score_stmt(Arena *a, const Target *t, const IrKernel *k, const IrStmt *s, const LayoutMap *map,
-	   StmtCost *sc, Err *err)
+	   FragCache *cache, StmtCost *sc, Err *err)
 {
 	Stmt *st = anew(a, Stmt);
 	int64_t ext[IR_MAXDIM], elems = 1, repeat = 1, v;
@@ -744,6 +771,7 @@ score_stmt(Arena *a, const Target *t, const IrKernel *k, const IrStmt *s, const 
 	memset(sc, 0, sizeof *sc);
 	sc->stmt = s;
 	st->a = a;
+	st->cache = cache;
 	st->k = k;
 	st->s = s;
 	setup(st, map);
@@ -773,6 +801,7 @@ int
 cost_score(Arena *a, CostModelKind m, const Target *t, const IrKernel *k, IrStmt *const *members,
 	   int nmembers, const LayoutMap *map, Cost *out, Err *err)
 {
+	FragCache *cache;
 	int i;
 
 	if (!a || !t || !k || !map || !out || (nmembers > 0 && !members) || nmembers < 0)
@@ -787,13 +816,14 @@ cost_score(Arena *a, CostModelKind m, const Target *t, const IrKernel *k, IrStmt
 	if (m == COST_REGISTER_COUNT)
 		return 0;
 	out->stmts = anewn(a, StmtCost, nmembers > 0 ? nmembers : 1);
-	if (!out->stmts)
+	cache = anew(a, FragCache);
+	if (!out->stmts || !cache)
 		return err_set(err, "cost: out of memory");
 	out->nstmt = nmembers;
 	for (i = 0; i < nmembers; i++) {
 		if (!members[i])
 			return err_set(err, "cost: null member statement");
-		if (score_stmt(a, t, k, members[i], map, &out->stmts[i], err))
+		if (score_stmt(a, t, k, members[i], map, cache, &out->stmts[i], err))
 			return -1;
 		if (ck_add(out->mem, out->stmts[i].mem, &out->mem))
 			return err_set(err, "cost: total overflows");

@@ -47,7 +47,8 @@ typedef struct StmtCost {
 	int64_t issue_bytes;  /* vector issue slots * vector bytes */
 	int64_t mem;          /* max(bw, issue), or the worst case when not measurable */
 	int vec;              /* vector width in elements the model assumed (0: not measured) */
-	const char *why;      /* why the worst case was charged; NULL when measured */
+	const char *why;      /* vec == 0: why the worst case was charged; vec > 0: a caveat of
+			       * the measurement (a non-constant trip count taken as 1) or NULL */
 } StmtCost;
 
 typedef struct Cost {
