@@ -10,6 +10,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "ast.h"
+#include "infer.h"
+#include "sema.h"
 #include "tests.h"
 #include "tilec.h"
 
@@ -56,6 +59,94 @@ END_TEST
 START_TEST(harness_size)
 {
 	ck_assert_msg(cases.gl_pathc >= 10, "only %zu harness cases", cases.gl_pathc);
+}
+END_TEST
+
+/* the symbolic scorer and the brute-force oracle agree on the inferred
+ * layouts of every harness case, for every kernel's statements */
+static int
+members(IrStmt *s, IrStmt **out, int n)
+{
+	for (; s; s = s->next) {
+		switch (s->kind) {
+		case S_COPY: case S_FILL: case S_PARALLEL: case S_GEMM: case S_REDUCE:
+			out[n++] = s;
+			break;
+		case S_FOR: n = members(s->u.loop.body, out, n); break;
+		case S_PIPELINE: n = members(s->u.pipe.body, out, n); break;
+		case S_IF:
+			n = members(s->u.cond.then, out, n);
+			n = members(s->u.cond.els, out, n);
+			break;
+		default: break;
+		}
+	}
+	return n;
+}
+
+static void
+fill_loops(IrStmt *s, LayoutMap *m)
+{
+	for (; s; s = s->next) {
+		if (s->id > 0 && s->id < m->nstmt)
+			m->loop[s->id] = s->loop_layout;
+		if (s->kind == S_FOR)
+			fill_loops(s->u.loop.body, m);
+		else if (s->kind == S_PIPELINE)
+			fill_loops(s->u.pipe.body, m);
+		else if (s->kind == S_IF) {
+			fill_loops(s->u.cond.then, m);
+			fill_loops(s->u.cond.els, m);
+		} else if (s->kind == S_PARALLEL)
+			fill_loops(s->u.par.body, m);
+	}
+}
+
+START_TEST(oracle_agrees)
+{
+	const char *path = cases.gl_pathv[_i / 2];
+	CostModelKind model = _i % 2 ? COST_REGISTER_COUNT : COST_IO_AWARE;
+	Arena a;
+	Diags d;
+	Err e = {0};
+	Node *top;
+	IrProgram *p;
+	IrKernel *k;
+	const Target *t;
+	size_t len;
+	char *src = test_readfile(path, &len);
+
+	ck_assert_ptr_nonnull(src);
+	arena_init(&a);
+	diags_init(&d, &a);
+	top = parse_program(&a, &d, src, len, path);
+	p = top ? sema_program(&a, &d, top, NULL, 0, path) : NULL;
+	ck_assert_msg(p && !d.nerr, "%s: front end failed", path);
+	t = target_lookup(TGT_CUDA, "sm_80", &e);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(infer_program(&a, &d, p, t, model, NULL), 0);
+	for (k = p->kernels; k; k = k->next) {
+		IrStmt *ms[512];
+		LayoutMap m;
+		Cost c1, c2;
+		int n = members(k->body, ms, 0), b;
+
+		m.nbuf = k->nbuf;
+		m.buf = anewn(&a, Layout *, k->nbuf + 1);
+		for (b = 0; b < k->nbuf; b++)
+			m.buf[b] = k->bufs[b].layout;
+		m.nstmt = 4096;
+		m.loop = anewn(&a, Layout *, m.nstmt);
+		fill_loops(k->body, &m);
+		ck_assert_msg(cost_score(&a, model, t, k, ms, n, &m, &c1, &e) == 0, "%s: %s", path, e.msg);
+		ck_assert_msg(cost_oracle(&a, model, t, k, ms, n, &m, &c2, &e) == 0, "%s: %s", path, e.msg);
+		ck_assert_msg(c1.mem == c2.mem && c1.regs == c2.regs,
+			      "%s (%s): scorer mem %lld regs %lld, oracle mem %lld regs %lld", path,
+			      cost_model_name(model), (long long)c1.mem, (long long)c1.regs,
+			      (long long)c2.mem, (long long)c2.regs);
+	}
+	arena_free(&a);
+	free(src);
 }
 END_TEST
 
@@ -301,6 +392,8 @@ suite_infer(void)
 	tcase_add_test(tc, harness_size);
 	if (cases.gl_pathc)
 		tcase_add_loop_test(tc, harness_case, 0, (int)cases.gl_pathc * 2);
+	if (cases.gl_pathc)
+		tcase_add_loop_test(tc, oracle_agrees, 0, (int)cases.gl_pathc * 2);
 	tcase_add_loop_test(tc, sample_infers, 0, (int)countof(samples) * 2);
 	tcase_add_loop_test(tc, rule, 0, (int)countof(rules));
 	tcase_add_loop_test(tc, diagnostic, 0, (int)countof(diags));
