@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "ast.h"
@@ -225,6 +226,13 @@ static const struct {
 	 "kernel k(A: f32[256], B: f32[256]) grid(1) threads(128) {\n  local x: f32[256];\n"
 	 "  for i in parallel(64) { x[i] = 0.0; }\n  for i in parallel(256) { x[i] = A[i]; }\n"
 	 "  copy(x, B[0]);\n}\n", 0, "local x: f32[256]\n    Fragment([256] -> [2]", NULL},
+	/* #1719: reduce keeps the destination's existing (narrower) layout */
+	{"reduce_no_widen",
+	 "kernel k(X: f32[16, 512], M: f32[16], Y: f32[16]) grid(1) threads(128) {\n"
+	 "  local x: f32[16, 512];\n  local m: f32[16];\n  for i in parallel(16) { m[i] = M[i]; }\n"
+	 "  copy(X[0, 0], x);\n  reduce(x, m, op = max, dim = 1, clear = false);\n  copy(m, Y[0]);\n}\n",
+	 1, "local m: f32[16]\n    Fragment([16] -> [1], replicate: 8, thread: 128, forward_thread: _i + _rep * 16",
+	 NULL},
 	/* gemm: accumulator from the plan, operands swizzled */
 	{"gemm_acc",
 	 "kernel k(A: f16[64, 32], B: f16[32, 64], C: f32[64, 64]) grid(1) threads(128) {\n"
@@ -338,6 +346,46 @@ START_TEST(deterministic)
 }
 END_TEST
 
+/* ---- the command line: --dump=layouts, --explain, --cost-model ---------- */
+
+static const struct {
+	const char *args;
+	int status;
+	const char *want;   /* in the combined output */
+} clis[] = {
+	{"--dump=layouts test/layout/tiny_frag.tile", 0, "parallel #2 at 7:5\n    Fragment([2, 2560] -> [20]"},
+	{"--dump=layouts --cost-model=register-count test/layout/tiny_frag.tile", 0,
+	 "parallel #2 at 7:5\n    Fragment([2, 2560] -> [2560], replicate: 128"},
+	{"--explain test/layout/tiny_frag.tile", 0, "chosen: root parallel #2 at 7:5"},
+	{"--explain --cost-model=register-count test/layout/tiny_frag.tile", 0, "chosen: root copy #1 at 6:5"},
+	{"--cost-model=fast test/layout/tiny_frag.tile", 2, "unknown cost model 'fast'"},
+	{"--dump=nonsense test/layout/tiny_frag.tile", 2, "ast, ir or layouts"},
+};
+
+START_TEST(cli)
+{
+	const char *tilec = getenv("TILEC") ? getenv("TILEC") : "build/tilec";
+	char cmd[1024], buf[4096];
+	Buf out;
+	FILE *f;
+	size_t n;
+	int st;
+
+	snprintf(cmd, sizeof cmd, "%s %s 2>&1", tilec, clis[_i].args);
+	f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	buf_init(&out);
+	while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+		buf_putn(&out, buf, n);
+	st = pclose(f);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == clis[_i].status, "%s: status %d\n%s", cmd,
+		      st, buf_str(&out));
+	ck_assert_msg(strstr(buf_str(&out), clis[_i].want) != NULL, "%s: wanted %s in\n%s", cmd,
+		      clis[_i].want, buf_str(&out));
+	buf_free(&out);
+}
+END_TEST
+
 /* ---- speed: one component of n parallel statements chained through tiles ---- */
 
 static char *
@@ -400,6 +448,7 @@ suite_infer(void)
 	tcase_add_test(tc, explain_costs);
 	tcase_add_test(tc, deterministic);
 	tcase_add_test(tc, speed_200);
+	tcase_add_loop_test(tc, cli, 0, (int)countof(clis));
 	suite_add_tcase(s, tc);
 	return s;
 }
