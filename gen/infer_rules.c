@@ -431,6 +431,28 @@ nest_step(Inf *in, State *st, Op *op, int level)
 
 /* ---- reduce -------------------------------------------------------------- */
 
+/* does G (over the reduced shape) hold every element of each row wherever F
+ * (over the source) has a holder of that row? */
+static int
+covers(Inf *in, const Fragment *F, const Fragment *G, int dim, int keep)
+{
+	Arena *A = in->a;
+	IExpr *idx[IR_MAXDIM], *th, *fwd[IR_MAXDIM];
+	Fragment *V;
+	Err e = {0};
+	int d, n = 0;
+
+	for (d = 0; d < F->nin; d++) {
+		fwd[d] = iexpr_var(A, d);
+		if (d == dim && !keep)
+			continue;
+		idx[n++] = d == dim ? iexpr_const(A, 0) : iexpr_var(A, d);
+	}
+	th = frag_forward_thread(A, G, idx, n, NULL, &e);
+	V = th ? frag_new(A, F->in_shape, F->nin, th, G->rep, fwd, F->nin, &e) : NULL;
+	return V && frag_contains(F, V, 0, &e) == 1;
+}
+
 /* reducer layout: thread(y, rep) = src.thread(y with x_dim := rep % S, rep // S), R' = S R */
 static int
 reduce_step(Inf *in, State *st, Op *op, int level)
@@ -441,9 +463,10 @@ reduce_step(Inf *in, State *st, Op *op, int level)
 	const Fragment *F = st->map.buf[sb];
 	const IrBuffer *SB = &in->k->bufs[sb], *DB = &in->k->bufs[db];
 	int64_t shape[IR_MAXDIM], S;
-	IExpr *sub[IEXPR_NVARS], *rep, *th;
+	IExpr *sub[IEXPR_NVARS], *rep, *th, *fwd[IR_MAXDIM];
 	Fragment *G;
 	Err e = {0};
+	int64_t f;
 
 	if (level == LV_STRICT)
 		return 0;
@@ -464,19 +487,41 @@ reduce_step(Inf *in, State *st, Op *op, int level)
 	S = F->in_shape[dim];
 	keep = DB->ndim == SB->ndim;
 	buf_shape(DB, shape);
-	memset(sub, 0, sizeof sub);
-	rep = iexpr_var(A, IEXPR_REP);
-	for (d = 0; d < SB->ndim; d++) {
-		if (d == dim)
-			sub[d] = iexpr_modc(A, rep, S);
-		else
-			sub[d] = iexpr_var(A, keep || d < dim ? d : d - 1);
+	G = NULL;
+	/* the fewest replicas: sample the reduced coordinate every f elements (f | S,
+	 * largest first) while the samples' holders are still all of the row's
+	 * holders; implicit slots, else one slot per element */
+	for (f = S; f >= 1 && !G; f--) {
+		int explicit;
+		if (S % f)
+			continue;
+		for (explicit = 0; explicit < 2 && !G; explicit++) {
+			memset(sub, 0, sizeof sub);
+			rep = iexpr_var(A, IEXPR_REP);
+			for (d = 0; d < SB->ndim; d++) {
+				if (d == dim)
+					sub[d] = iexpr_mulc(A, iexpr_modc(A, rep, S / f), f);
+				else
+					sub[d] = iexpr_var(A, keep || d < dim ? d : d - 1);
+			}
+			sub[IEXPR_REP] = iexpr_divc(A, rep, S / f);
+			th = iexpr_subst(A, F->thread, sub, NULL);
+			for (d = 0; d < DB->ndim; d++)
+				fwd[d] = iexpr_var(A, d);
+			e.set = 0;
+			G = th ? frag_new(A, shape, DB->ndim, th, S / f * F->rep, explicit ? fwd : NULL,
+					  explicit ? DB->ndim : 0, &e) : NULL;
+			if (G)
+				G = frag_condense_rep(A, G, &e);
+			if (G && (layout_check_injective(G, &e) < 0 || !covers(in, F, G, dim, keep)))
+				G = NULL;
+		}
 	}
-	sub[IEXPR_REP] = iexpr_divc(A, rep, S);
-	th = iexpr_subst(A, F->thread, sub, NULL);
-	G = th ? frag_new(A, shape, DB->ndim, th, S * F->rep, NULL, 0, &e) : NULL;
-	if (G)
-		G = tidy(in, frag_condense_rep(A, G, &e));
+	/* rows whose holders follow no sampling pattern (e.g. 229 wrapping over 128
+	 * threads): every thread of the source holds every result */
+	if (!G)
+		G = frag_fully_replicated(A, shape, DB->ndim, F->nthreads, &e);
+	G = tidy(in, G);
 	if (!G) {
 		fail(in, st, "no reducer layout: %s%s", e.msg, "");
 		return -1;

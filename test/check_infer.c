@@ -346,6 +346,49 @@ START_TEST(deterministic)
 }
 END_TEST
 
+/* ---- property: random element-wise programs always infer ------------------ */
+
+static unsigned
+rnd(unsigned *seed)
+{
+	*seed = *seed * 1103515245u + 12345u;
+	return (*seed >> 16) & 0x7fff;
+}
+
+START_TEST(random_programs)
+{
+	static const int64_t exts[] = {2, 3, 7, 16, 24, 40, 48, 96, 128, 192, 229};
+	static const char *const types[] = {"f16", "f32", "bf16", "fp8_e4m3", "i8"};
+	static const int threads[] = {32, 64, 128, 256};
+	unsigned seed = 1234u + (unsigned)_i;
+	char src[2048];
+	tilec_result r;
+	int iter;
+
+	for (iter = 0; iter < 8; iter++) {
+		int64_t m = exts[rnd(&seed) % countof(exts)], n = exts[rnd(&seed) % countof(exts)];
+		const char *ta = types[rnd(&seed) % countof(types)], *tb = types[rnd(&seed) % countof(types)];
+		int t = threads[rnd(&seed) % countof(threads)], red = (int)(rnd(&seed) % 2);
+
+		snprintf(src, sizeof src,
+			"kernel k(A: %s[%lld, %lld], B: %s[%lld, %lld], R: f32[%lld]) grid(1) threads(%d) {\n"
+			"  local a: %s[%lld, %lld];\n  local b: %s[%lld, %lld];\n  local s: f32[%lld];\n"
+			"  copy(A[0, 0], a);\n"
+			"  for i, j in parallel(%lld, %lld) { b[i, j] = %s(a[i, j]); }\n"
+			"  %s\n  copy(b, B[0, 0]);\n}\n",
+			ta, (long long)m, (long long)n, tb, (long long)m, (long long)n, (long long)m, t,
+			ta, (long long)m, (long long)n, tb, (long long)m, (long long)n, (long long)m,
+			(long long)m, (long long)n, tb,
+			red ? "reduce(b, s, op = sum, dim = 1);\n  copy(s, R[0]);" : "");
+		run(src, strlen(src), "rand", (tilec_cost_model)(iter % 2), TILEC_DUMP_LAYOUTS, &r);
+		ck_assert_msg(r.status == TILEC_OK, "seed %d iter %d:\n%s\n%s", _i, iter, src,
+			      r.diagnostics);
+		ck_assert_ptr_null(strstr(r.output, "(none)"));
+		tilec_result_free(&r);
+	}
+}
+END_TEST
+
 /* ---- the command line: --dump=layouts, --explain, --cost-model ---------- */
 
 static const struct {
@@ -448,6 +491,7 @@ suite_infer(void)
 	tcase_add_test(tc, explain_costs);
 	tcase_add_test(tc, deterministic);
 	tcase_add_test(tc, speed_200);
+	tcase_add_loop_test(tc, random_programs, 0, 6);
 	tcase_add_loop_test(tc, cli, 0, (int)countof(clis));
 	suite_add_tcase(s, tc);
 	return s;
