@@ -220,16 +220,22 @@ ev(const IrExpr *e, const Env *env, int64_t *out)
 	}
 }
 
-/* row-major element strides of a global buffer; -1 when a needed extent is symbolic */
+/* a size symbol's extent as the model assumes it: a large power of two, so rows are
+ * segment-aligned and far apart (docs/cost.md) */
+enum { SYM_EXTENT = 1 << 16 };
+
+/* row-major element strides of a global buffer; -1 when they overflow */
 static int
-buf_strides(const IrBuffer *b, int64_t *st)
+buf_strides(const IrBuffer *b, int64_t *st, int *sym)
 {
 	int d;
 	int64_t s = 1;
 
 	for (d = b->ndim - 1; d >= 0; d--) {
 		st[d] = s;
-		if (d > 0 && (b->dims[d].sym || ck_mul(s, b->dims[d].c, &s)))
+		if (d > 0 && b->dims[d].sym)
+			*sym = 1;
+		if (d > 0 && ck_mul(s, b->dims[d].sym ? SYM_EXTENT : b->dims[d].c, &s))
 			return -1;
 	}
 	return 0;
@@ -265,6 +271,7 @@ typedef struct Stmt {
 	int opaque;          /* an access exists but cannot be measured */
 	const char *why;
 	int global_only;
+	int sym;             /* a stride involves a size symbol */
 	int eb;              /* widest element bytes of the accesses */
 } Stmt;
 
@@ -288,8 +295,8 @@ copy_access(Stmt *st, const Region *g, const Region *l, int store, const Fragmen
 
 	st->eb = dtype_bytes(gb->dtype);
 	st->ntotal++;
-	if (buf_strides(gb, stride))
-		return opaque(st, "symbolic global strides");
+	if (buf_strides(gb, stride, &st->sym))
+		return opaque(st, "global strides overflow");
 	ac = &st->acc[st->nacc++];
 	memset(ac, 0, sizeof *ac);
 	ac->buf = g->buf;
@@ -354,12 +361,14 @@ par_access(Stmt *st, int buf, int n, IrExpr **idx, int store)
 	st->ntotal++;
 	if (st->nacc >= MAXACC)
 		return opaque(st, "too many global accesses");
+	if (nv > IR_MAXDIM || n > IR_MAXDIM)
+		return opaque(st, "nest deeper than the IR allows");
 	memset(&p, 0, sizeof p);
 	p.s = s;
 	p.n = n;
 	p.idx = idx;
-	if (buf_strides(b, p.stride))
-		return opaque(st, "symbolic global strides");
+	if (buf_strides(b, p.stride, &st->sym))
+		return opaque(st, "global strides overflow");
 	if (probe_addr(&p, zero, &p.base))
 		return opaque(st, "address not evaluable");
 	/* an affine map with non-negative strides peaks at the far corner */
@@ -793,6 +802,8 @@ score_stmt(Arena *a, const Target *t, const IrKernel *k, const IrStmt *s, const 
 		sc->why = st->why;
 	} else if (nonconst) {
 		sc->why = "a non-constant enclosing trip count was taken as 1";
+	} else if (st->sym) {
+		sc->why = "size symbols in the strides were taken as 65536";
 	}
 	return 0;
 }

@@ -92,7 +92,7 @@ typedef struct Lay {
 typedef struct Want {
 	int64_t bw, issue, mem;
 	int vec;
-	int worst;   /* why must be set */
+	int why;     /* why must be set (worst case, or a caveat of the measurement) */
 } Want;
 
 typedef struct Case {
@@ -205,9 +205,17 @@ static const Case cases[] = {
 	{"worst case: two opaque accesses", "sm_80",
 	 SRC_C32("  for i, j in parallel(4, 32) { B[i * j % 64, j] = B[j, i * i]; }"),
 	 {FRAG_C, LOOP_C(1)}, 1, {{32768, 32768, 32768, 0, 1}}},
-	{"worst case: symbolic strides", "sm_80",
+	{"symbolic strides: size symbols taken as 65536", "sm_80",
 	 "kernel k(B: f32[M, N]) grid(1) threads(128) {\n  local c: f32[4, 32];\n"
 	 "  for i, j in parallel(4, 32) { B[i, j] = c[i, j]; }\n}\n",
+	 {FRAG_C, LOOP_C(1)}, 1, {{512, 2048, 2048, 1, 1}}},
+	{"symbolic strides: a transposed store", "sm_80",
+	 "kernel k(B: f32[M, N]) grid(1) threads(128) {\n  local c: f32[4, 32];\n"
+	 "  for i, j in parallel(4, 32) { B[j, i] = c[i, j]; }\n}\n",
+	 {FRAG_C, LOOP_C(1)}, 1, {{16384, 2048, 16384, 1, 1}}},
+	{"worst case: a size symbol in an index", "sm_80",
+	 "kernel k(B: f32[M, 64]) grid(1) threads(128) {\n  local c: f32[4, 32];\n"
+	 "  for i, j in parallel(4, 32) { B[M - 1 - i, j] = c[i, j]; }\n}\n",
 	 {FRAG_C, LOOP_C(1)}, 1, {{16384, 16384, 16384, 0, 1}}},
 	{"worst case: no loop layout", "sm_80",
 	 SRC_C32("  for i, j in parallel(4, 32) { B[i, j] = c[i, j]; }"),
@@ -248,7 +256,7 @@ check_want(const Case *c, const Cost *got, const char *who)
 			      c->name, who, i, (long long)s->bw_bytes, (long long)s->issue_bytes,
 			      (long long)s->mem, s->vec, (long long)w->bw, (long long)w->issue,
 			      (long long)w->mem, w->vec, s->why ? s->why : "-");
-		ck_assert_msg((s->why != NULL) == w->worst, "%s (%s) stmt %d: why %s", c->name, who, i,
+		ck_assert_msg((s->why != NULL) == w->why, "%s (%s) stmt %d: why %s", c->name, who, i,
 			      s->why ? s->why : "NULL");
 	}
 }
@@ -388,11 +396,11 @@ rnd(unsigned n)
 /* a random fragment over [A, B] (powers of two): the bits of f = i * B + j are cut into
  * chunks, each going to the thread or the slot number; sometimes replicated or XOR'ed */
 static void
-rand_frag(char *th, size_t thn, char *sl, size_t sln, int64_t A, int64_t B, int64_t *rep,
-	  int64_t *nthreads)
+rand_frag_flat(char *th, size_t thn, char *sl, size_t sln, const char *f, int64_t N,
+	       int64_t *rep, int64_t *nthreads)
 {
 	int bits = 0, lo = 0, len;
-	int64_t tm = 1, sm = 1, N = A * B;
+	int64_t tm = 1, sm = 1;
 	size_t tp = 0, sp = 0;
 
 	while ((1LL << bits) < N)
@@ -404,12 +412,12 @@ rand_frag(char *th, size_t thn, char *sl, size_t sln, int64_t A, int64_t B, int6
 		if (lo + len > bits)
 			len = bits - lo;
 		if (rnd(2) && tm < 256) {
-			tp += (size_t)snprintf(th + tp, thn - tp, " + (_i * %lld + _j) // %lld %% %lld * %lld",
-					       (long long)B, 1LL << lo, 1LL << len, (long long)tm);
+			tp += (size_t)snprintf(th + tp, thn - tp, " + %s // %lld %% %lld * %lld", f,
+					       1LL << lo, 1LL << len, (long long)tm);
 			tm <<= len;
 		} else {
-			sp += (size_t)snprintf(sl + sp, sln - sp, " + (_i * %lld + _j) // %lld %% %lld * %lld",
-					       (long long)B, 1LL << lo, 1LL << len, (long long)sm);
+			sp += (size_t)snprintf(sl + sp, sln - sp, " + %s // %lld %% %lld * %lld", f,
+					       1LL << lo, 1LL << len, (long long)sm);
 			sm <<= len;
 		}
 		lo += len;
@@ -419,12 +427,19 @@ rand_frag(char *th, size_t thn, char *sl, size_t sln, int64_t A, int64_t B, int6
 		*rep = 1 << (1 + rnd(2));
 		tp += (size_t)snprintf(th + tp, thn - tp, " + _rep * %lld", (long long)tm);
 	}
-	if (rnd(8) == 0 && tm >= 4)
-		tp += (size_t)snprintf(th + tp, thn - tp, " + 0 * (_i ^ _j)");
 	if (rnd(10) == 0 && tm >= 4)
-		snprintf(th, thn, "(_i * %lld + _j) %% %lld ^ (_i * %lld + _j) // %lld %% 2",
-			 (long long)B, (long long)tm, (long long)B, (long long)tm);
+		snprintf(th, thn, "%s %% %lld ^ %s // %lld %% 2", f, (long long)tm, f, (long long)tm);
 	*nthreads = tm * *rep;
+}
+
+static void
+rand_frag(char *th, size_t thn, char *sl, size_t sln, int64_t A, int64_t B, int64_t *rep,
+	  int64_t *nthreads)
+{
+	char f[64];
+
+	snprintf(f, sizeof f, "(_i * %lld + _j)", (long long)B);
+	rand_frag_flat(th, thn, sl, sln, f, A * B, rep, nthreads);
 }
 
 START_TEST(oracle_property)
@@ -452,13 +467,13 @@ START_TEST(oracle_property)
 		arena_init(&a);
 		snprintf(body, sizeof body, stores[which], (int)rnd(4));
 		snprintf(src, sizeof src,
-			 "kernel k(G: %s[128, 128]) grid(1) threads(256) {\n"
+			 "kernel k(G: %s[%s]) grid(1) threads(256) {\n"
 			 "  local x: %s[%lld, %lld];\n"
 			 "  copy(G[%u, %u], x);\n"
 			 "  for r in range(%u) { for i, j in parallel(%lld, %lld) { %s = x[i, j]; } }\n"
 			 "  for i, j in parallel(%lld, %lld) { G[i, j] = G[j, i]; }\n"
 			 "  copy(x, G[%u, 0]);\n}\n",
-			 dt, dt, (long long)A, (long long)B, rnd(5), rnd(9), 1 + rnd(3), (long long)A,
+			 dt, rnd(3) ? "128, 128" : rnd(2) ? "M, N" : "M, 128", dt, (long long)A, (long long)B, rnd(5), rnd(9), 1 + rnd(3), (long long)A,
 			 (long long)B, body, (long long)A, (long long)B, rnd(3));
 		ck_assert_msg(build(&a, src, &b, msg, sizeof msg) == 0, "%s\n%s", src, msg);
 		for (i = 0; i < 2; i++) {
@@ -502,6 +517,67 @@ START_TEST(oracle_property)
 }
 END_TEST
 
+/* rank-3 nests and buffers, index permutations and a replicated rank-1 buffer */
+START_TEST(oracle_property_rank3)
+{
+	static const char *stores[] = {
+		"G[i, j, k]", "G[k, j, i]", "G[j, i + 1, k * 2]", "G[i, k, j]", "G[0, j, k + i]",
+	};
+	int iter, okm = 0;
+
+	for (iter = 0; iter < 80; iter++) {
+		Arena a;
+		Built b;
+		LayoutMap m = { 0 };
+		Lay lay[3];
+		Cost sym, orc;
+		Err e = { 0 };
+		char src[1024], th[3][512], sl[3][512], f[96], msg[1024];
+		int64_t A = 1LL << rnd(3), B = 1LL << rnd(3), C = 1LL << (1 + rnd(4)), rep, nt;
+		int i;
+		const Target *t = target_of(rnd(3) == 0 ? "gfx942" : "sm_90");
+
+		arena_init(&a);
+		snprintf(src, sizeof src,
+			 "kernel k(G: f16[8, 16, 64], H: f32[64]) grid(1) threads(256) {\n"
+			 "  local x: f16[%lld, %lld, %lld];\n  local h: f32[%lld];\n"
+			 "  copy(G[%u, 0, %u], x);\n"
+			 "  for i, j, k in parallel(%lld, %lld, %lld) { %s = x[i, j, k]; }\n"
+			 "  copy(H[%u], h);\n}\n",
+			 (long long)A, (long long)B, (long long)C, (long long)C, rnd(4), rnd(8),
+			 (long long)A, (long long)B, (long long)C,
+			 stores[rnd(sizeof stores / sizeof stores[0])], rnd(4));
+		ck_assert_msg(build(&a, src, &b, msg, sizeof msg) == 0, "%s\n%s", src, msg);
+		snprintf(f, sizeof f, "(_i * %lld + _j * %lld + _k)", (long long)(B * C), (long long)C);
+		for (i = 0; i < 2; i++) {
+			rand_frag_flat(th[i], sizeof th[i], sl[i], sizeof sl[i], f, A * B * C, &rep, &nt);
+			lay[i] = (Lay){ i == 0 ? "x" : NULL, 2, 3, { A, B, C }, th[i], rep, sl[i] };
+		}
+		rand_frag_flat(th[2], sizeof th[2], sl[2], sizeof sl[2], "_i", C, &rep, &nt);
+		lay[2] = (Lay){ "h", 0, 1, { C }, th[2], rep, sl[2] };
+		ck_assert_msg(make_map(&a, &b, lay, 3, &m, msg, sizeof msg) == 0, "%s", msg);
+		ck_assert_int_eq(cost_score(&a, COST_IO_AWARE, t, b.k, b.mem, b.nmem, &m, &sym, &e), 0);
+		ck_assert_int_eq(cost_oracle(&a, COST_IO_AWARE, t, b.k, b.mem, b.nmem, &m, &orc, &e), 0);
+		for (i = 0; i < sym.nstmt; i++) {
+			const StmtCost *x = &sym.stmts[i], *y = &orc.stmts[i];
+
+			ck_assert_msg(x->bw_bytes == y->bw_bytes && x->issue_bytes == y->issue_bytes &&
+					      x->mem == y->mem && x->vec == y->vec,
+				      "iter %d stmt %d: symbolic %lld/%lld v%d (%s), oracle %lld/%lld v%d"
+				      " (%s)\n%s\n%s | %s\n%s | %s\n%s | %s",
+				      iter, i, (long long)x->bw_bytes, (long long)x->issue_bytes, x->vec,
+				      x->why ? x->why : "-", (long long)y->bw_bytes,
+				      (long long)y->issue_bytes, y->vec, y->why ? y->why : "-", src, th[0],
+				      sl[0], th[1], sl[1], th[2], sl[2]);
+			okm += x->vec > 1;
+		}
+		ck_assert_int_eq(sym.regs, orc.regs);
+		arena_free(&a);
+	}
+	ck_assert_msg(okm > 40, "vectorised %d", okm);
+}
+END_TEST
+
 Suite *
 suite_cost(void)
 {
@@ -513,6 +589,7 @@ suite_cost(void)
 	tcase_add_test(tc, collapse_ranking);
 	tcase_add_test(tc, api);
 	tcase_add_test(tc, oracle_property);
+	tcase_add_test(tc, oracle_property_rank3);
 	suite_add_tcase(s, tc);
 	return s;
 }
