@@ -14,6 +14,7 @@
 #include "ast.h"
 #include "infer.h"
 #include "ir.h"
+#include "lower.h"
 #include "sema.h"
 #include "tilec.h"
 
@@ -215,7 +216,8 @@ pipeline(Arena *arena, Diags *d, Buf *out, const char *src, size_t len, const ti
 		st = TILEC_USAGE;
 	}
 	if (o->dump != TILEC_DUMP_NONE && o->dump != TILEC_DUMP_AST && o->dump != TILEC_DUMP_IR
-	    && o->dump != TILEC_DUMP_LAYOUTS && o->dump != TILEC_DUMP_EXPLAIN) {
+	    && o->dump != TILEC_DUMP_LAYOUTS && o->dump != TILEC_DUMP_EXPLAIN
+	    && o->dump != TILEC_DUMP_CUDA) {
 		diag(d, nowhere, "unknown dump kind %d", (int)o->dump);
 		st = TILEC_USAGE;
 	}
@@ -278,9 +280,19 @@ pipeline(Arena *arena, Diags *d, Buf *out, const char *src, size_t len, const ti
 		return st;
 	}
 
-	/* 5. output: the IR until the later passes and emission exist */
-	if (o->dump != TILEC_DUMP_EXPLAIN)
-		ir_dump(out, prog);
+	if (o->dump == TILEC_DUMP_EXPLAIN)
+		return st;
+
+	/* 5. output: CUDA C when asked (not yet the default: reduce and wgmma are
+	 * not lowered), else the IR */
+	if (o->dump == TILEC_DUMP_CUDA) {
+		if (o->target != TILEC_TARGET_CUDA)
+			diag(d, nowhere, "CUDA C is emitted for the cuda target only");
+		else if (emit_cuda(arena, prog, out, &e))
+			diag(d, nowhere, "%s", e.msg);
+		return st;
+	}
+	ir_dump(out, prog);
 	return st;
 }
 

@@ -26,7 +26,8 @@ static const char usage_text[] =
 	"      --arch=A           cuda: sm_80 (default), sm_90, sm_90a;\n"
 	"                         hip: gfx90a, gfx942 (default), gfx1100 (alone, it picks hip)\n"
 	"  -D, --define=NAME=VAL  set the constant NAME to VAL (an integer or a float)\n"
-	"      --dump=KIND        print the program after a stage: ast, ir or layouts\n"
+	"      --dump=KIND        print the program after a stage: ast, ir, layouts or cuda\n"
+	"                         (CUDA C; also chosen by -o FILE.cu when no --dump is given)\n"
 	"      --explain          print every layout inference attempt's cost by statement\n"
 	"      --cost-model=M     layout inference cost model: io-aware (default) or register-count\n"
 	"      --time[=N]         run the front end N times (default 5), print the median time\n"
@@ -199,11 +200,13 @@ driver_main(int argc, char **argv)
 				o.dump = TILEC_DUMP_AST;
 			else if (!strcmp(optarg, "ir"))
 				o.dump = TILEC_DUMP_IR;
+			else if (!strcmp(optarg, "cuda"))
+				o.dump = TILEC_DUMP_CUDA;
 			else if (!strcmp(optarg, "layouts"))
 				o.dump = TILEC_DUMP_LAYOUTS;
 			else {
 				free(defs);
-				return usage_error("unknown dump kind '%s' (ast, ir or layouts)", optarg);
+				return usage_error("unknown dump kind '%s' (ast, ir, layouts or cuda)", optarg);
 			}
 			break;
 		case OPT_EXPLAIN:
@@ -256,6 +259,9 @@ driver_main(int argc, char **argv)
 			return usage_error("unknown option '%s'", msg);
 		}
 	}
+	/* -o x.cu without --dump writes CUDA C */
+	if (out && o.dump == TILEC_DUMP_NONE && strlen(out) > 3 && !strcmp(out + strlen(out) - 3, ".cu"))
+		o.dump = TILEC_DUMP_CUDA;
 	/* --arch=gfx... alone picks hip */
 	if (o.arch && !target_given && tilec_arch_valid(TILEC_TARGET_HIP, o.arch))
 		o.target = TILEC_TARGET_HIP;

@@ -26,8 +26,9 @@ typedef enum {
 	TILEC_DUMP_NONE = 0, /* check the program; output is the IR dump until emission exists */
 	TILEC_DUMP_AST = 1,  /* output is the AST dump (after parsing only) */
 	TILEC_DUMP_IR = 2,   /* output is the tile IR dump */
-	TILEC_DUMP_LAYOUTS = 3, /* output is every buffer's and nest's inferred layout */
-	TILEC_DUMP_EXPLAIN = 4, /* output is every inference attempt's cost by statement */
+	TILEC_DUMP_CUDA = 3, /* output is CUDA C (target cuda; see docs of emit_cuda) */
+	TILEC_DUMP_LAYOUTS = 4, /* output is every buffer's and nest's inferred layout */
+	TILEC_DUMP_EXPLAIN = 5, /* output is every inference attempt's cost by statement */
 } tilec_dump;
 
 /* how layout inference ranks its attempts */

@@ -402,7 +402,7 @@ static const struct {
 	{"--explain test/layout/tiny_frag.tile", 0, "chosen: root parallel #2 at 7:5"},
 	{"--explain --cost-model=register-count test/layout/tiny_frag.tile", 0, "chosen: root copy #1 at 6:5"},
 	{"--cost-model=fast test/layout/tiny_frag.tile", 2, "unknown cost model 'fast'"},
-	{"--dump=nonsense test/layout/tiny_frag.tile", 2, "ast, ir or layouts"},
+	{"--dump=nonsense test/layout/tiny_frag.tile", 2, "ast, ir, layouts or cuda"},
 };
 
 START_TEST(cli)

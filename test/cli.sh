@@ -83,6 +83,13 @@ done
 "$TILEC" --target=cuda --arch=gfx1100 samples/gemm.tile 2>/dev/null; check "cuda with a hip arch" 2 $?
 "$TILEC" --target=cuda --arch=sm_90a samples/gemm.tile; check "--arch=sm_90a" 0 $?
 has "-o writes the IR" "$tmp/gemm.ir" "gemm As[0 +: 128, 0 +: 32]"
+# CUDA C: -o FILE.cu or --dump=cuda
+"$TILEC" -o "$tmp/gemm.cu" samples/gemm.tile; check "-o x.cu" 0 $?
+has "-o x.cu writes CUDA" "$tmp/gemm.cu" 'extern "C" __global__ void __launch_bounds__(128)'
+"$TILEC" --dump=cuda --arch=sm_90 samples/copy.tile >"$tmp/out"; check "--dump=cuda" 0 $?
+has "--dump=cuda" "$tmp/out" "tl_cp_async16"
+"$TILEC" --dump=cuda --target=hip samples/copy.tile 2>"$tmp/err"; check "--dump=cuda for hip" 1 $?
+has "--dump=cuda for hip" "$tmp/err" "cuda target only"
 "$TILEC" --dump=ir - <samples/gemm.tile >"$tmp/out"; check "stdin" 0 $?
 has "stdin" "$tmp/out" "kernel gemm"
 "$TILEC" -o /no/such/dir/x.ir samples/gemm.tile 2>"$tmp/err"; check "-o unwritable" 1 $?

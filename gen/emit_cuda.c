@@ -1,0 +1,1424 @@
+/*
+ * emit_cuda.c: CUDA C for a kernel whose layouts are known (lower.h). Local
+ * buffers and parallel nests are partitioned per thread through the fragment
+ * inverse (closed-form index expressions in slot and thread), copies between
+ * registers and memory are vectorized up to 16 bytes where the fragment holds
+ * contiguous aligned runs, global->shared copies use cp.async (16 bytes) and
+ * a pipeline(n, stages = k) becomes a k-stage software pipeline; gemm is
+ * ldmatrix + mma.sync over the gemm plan. Edges are guarded unless assume()
+ * proves divisibility. Code includes "tilec_cuda.h".
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "infer.h"
+#include "layout_cute.h"
+#include "lower.h"
+
+typedef struct Em {
+	Arena *a;
+	const Target *t;
+	const IrKernel *k;
+	Buf *o;
+	int ind;
+	Err *err;
+	SmemPlan sp;
+	Layout **frag;       /* per buffer: the Fragment of a local buffer */
+	IExpr ***coord;      /* per local buffer: coords (x..., rep) in slot (_i) and thread (_j) */
+	int64_t *slots;      /* per local buffer: slots per thread */
+	/* the pipeline being lowered: stage expression for shared buffers it fills */
+	const char *stage;
+	int in_pipe;
+	int tmp;             /* counter for unique C names */
+	/* parallel nest being emitted: loop var -> C coordinate expression */
+	const IrStmt *par;
+	IExpr **parpc;       /* its coordinates in (slot, thread) */
+	int64_t parS;        /* its slots per thread */
+} Em;
+
+static void
+line(Em *e, const char *fmt, ...) TL_PRINTF(2, 3);
+
+static void
+line(Em *e, const char *fmt, ...)
+{
+	va_list ap;
+	int i;
+
+	for (i = 0; i < e->ind; i++)
+		buf_putc(e->o, '\t');
+	va_start(ap, fmt);
+	buf_vprintf(e->o, fmt, ap);
+	va_end(ap);
+	buf_putc(e->o, '\n');
+}
+
+static const char *
+ctype(DType t)
+{
+	switch (t) {
+	case DT_F16: return "tl_half_t";
+	case DT_BF16: return "tl_bf16_t";
+	case DT_F32: return "float";
+	case DT_F64: return "double";
+	case DT_I32: return "int";
+	case DT_INT: return "long long";
+	case DT_I8: return "signed char";
+	case DT_U8: case DT_FP8E4M3: case DT_FP8E5M2: return "unsigned char";
+	case DT_BOOL: return "bool";
+	default: return "void";
+	}
+}
+
+/* the arithmetic type a value of t computes in */
+static DType
+calctype(DType t)
+{
+	return t == DT_F16 || t == DT_BF16 ? DT_F32 : t;
+}
+
+/* ---- index expressions as C ------------------------------------------------ */
+
+/* fully parenthesized; names[id] is the C text of var id */
+static void
+ixc(Buf *b, const IExpr *x, const char *const *names)
+{
+	static const char *ops[] = {
+		[IX_ADD] = "+", [IX_SUB] = "-", [IX_MUL] = "*", [IX_DIV] = "/", [IX_MOD] = "%",
+		[IX_XOR] = "^", [IX_AND] = "&", [IX_OR] = "|", [IX_SHL] = "<<", [IX_SHR] = ">>",
+		[IX_LT] = "<", [IX_LE] = "<=", [IX_EQ] = "==", [IX_NE] = "!=",
+	};
+
+	switch (x->k) {
+	case IX_CONST: buf_printf(b, "%lld", (long long)x->v); return;
+	case IX_VAR: buf_puts(b, names[x->v] ? names[x->v] : "0"); return;
+	case IX_MIN: case IX_MAX:
+		buf_puts(b, x->k == IX_MIN ? "min(" : "max(");
+		ixc(b, x->a, names);
+		buf_puts(b, ", ");
+		ixc(b, x->b, names);
+		buf_putc(b, ')');
+		return;
+	case IX_SELECT:
+		buf_putc(b, '(');
+		ixc(b, x->a, names);
+		buf_puts(b, " ? ");
+		ixc(b, x->b, names);
+		buf_puts(b, " : ");
+		ixc(b, x->c, names);
+		buf_putc(b, ')');
+		return;
+	default:
+		buf_putc(b, '(');
+		ixc(b, x->a, names);
+		buf_printf(b, " %s ", ops[x->k]);
+		ixc(b, x->b, names);
+		buf_putc(b, ')');
+	}
+}
+
+static char *
+ixstr(Em *e, const IExpr *x, const char *const *names)
+{
+	Buf b;
+	char *s;
+
+	buf_init(&b);
+	ixc(&b, x, names);
+	s = arena_strdup(e->a, buf_str(&b));
+	buf_free(&b);
+	return s;
+}
+
+/* ---- IR expressions as C --------------------------------------------------- */
+
+static void exprc(Em *e, Buf *b, const IrExpr *x);
+
+static void
+varc(Em *e, Buf *b, const IrVar *v)
+{
+	(void)e;
+	if (v->kind == VAR_BLOCK) {
+		buf_printf(b, "(int)blockIdx.%c", v->name[1]);
+		return;
+	}
+	buf_puts(b, v->name);
+}
+
+/* row-major offset of a global buffer access: idx[d] * stride(d) */
+static void
+goffset(Em *e, Buf *b, const IrBuffer *B, char *const *idx)
+{
+	int d, d2;
+
+	(void)e;
+
+	buf_putc(b, '(');
+	for (d = 0; d < B->ndim; d++) {
+		buf_printf(b, "%s(long long)(%s)", d ? " + " : "", idx[d]);
+		for (d2 = d + 1; d2 < B->ndim; d2++) {
+			if (B->dims[d2].sym)
+				buf_printf(b, " * %s", B->dims[d2].sym->name);
+			else
+				buf_printf(b, " * %lld", (long long)B->dims[d2].c);
+		}
+	}
+	buf_putc(b, ')');
+}
+
+static char *exprstr(Em *e, const IrExpr *x);
+
+/* the register slot of a local buffer at constant-in-thread coordinates */
+static int
+localslot(Em *e, int buf, char *const *idx, Buf *b)
+{
+	const Fragment *F = e->frag[buf];
+	const char *names[IEXPR_NVARS] = {0};
+	int d;
+
+	if (!F)
+		return err_set(e->err, "local buffer '%s' has no layout", e->k->bufs[buf].name);
+	for (d = 0; d < F->nin; d++)
+		names[d] = idx[d];
+	ixc(b, F->fwd[0], names);
+	return 0;
+}
+
+/* the element offset of a shared access (layout index over the buffer's dims) */
+static int
+smemoff(Em *e, int buf, char *const *idx, Buf *b)
+{
+	const SmemBuf *sb = smem_find(&e->sp, buf);
+	const char *names[IEXPR_NVARS] = {0};
+	IExpr *lin;
+	int d;
+
+	if (!sb)
+		return err_set(e->err, "shared buffer '%s' is not planned", e->k->bufs[buf].name);
+	for (d = 0; d < sb->layout->nin; d++)
+		names[d] = idx[d];
+	if (!(lin = layout_linear_index(e->a, sb->layout)))
+		return err_set(e->err, "shared buffer '%s': no linear index", e->k->bufs[buf].name);
+	ixc(b, lin, names);
+	return 0;
+}
+
+static const char *
+bufptr(Em *e, int buf)
+{
+	const IrBuffer *B = &e->k->bufs[buf];
+
+	if (B->scope == MEM_SHARED && e->in_pipe && e->stage && smem_find(&e->sp, buf) &&
+	    smem_find(&e->sp, buf)->stages > 1)
+		return arena_printf(e->a, "(%s + (%s) * %lld)", B->name, e->stage,
+				    (long long)smem_find(&e->sp, buf)->stage_elems);
+	return B->name;
+}
+
+static char *parslot(Em *e, const IrStmt *par, IExpr *const *pc, int buf, int n, IrExpr *const *idx);
+
+static void
+access(Em *e, Buf *b, int buf, int n, IrExpr *const *ix)
+{
+	const IrBuffer *B = &e->k->bufs[buf];
+	char *idx[IR_MAXDIM];
+	int d;
+
+	for (d = 0; d < n && d < IR_MAXDIM; d++)
+		idx[d] = exprstr(e, ix[d]);
+	if (B->scope == MEM_LOCAL) {
+		char *ps = e->par ? parslot(e, e->par, e->parpc, buf, n, ix) : NULL;
+
+		buf_printf(b, "%s[", B->name);
+		if (ps)
+			buf_puts(b, ps);
+		else
+			localslot(e, buf, idx, b);
+		buf_putc(b, ']');
+	} else if (B->scope == MEM_SHARED) {
+		buf_printf(b, "%s[", bufptr(e, buf));
+		smemoff(e, buf, idx, b);
+		buf_putc(b, ']');
+	} else {
+		buf_printf(b, "%s[", B->name);
+		goffset(e, b, B, idx);
+		buf_putc(b, ']');
+	}
+}
+
+static const char *
+tof32(DType t)
+{
+	return t == DT_F16 ? "tl_h2f" : t == DT_BF16 ? "tl_bf2f" : "";
+}
+
+static const char *
+fromf32(DType t)
+{
+	return t == DT_F16 ? "tl_f2h" : t == DT_BF16 ? "tl_f2bf" : "";
+}
+
+static void
+exprc(Em *e, Buf *b, const IrExpr *x)
+{
+	int i;
+
+	switch (x->kind) {
+	case IE_INT: buf_printf(b, "%lld", (long long)x->u.i); break;
+	case IE_FLOAT:
+	{
+		char t[64];
+
+		snprintf(t, sizeof t, x->type == DT_F32 ? "%.9g" : "%.17g", x->u.f);
+		/* "%g" of an integral value prints no point: "0f" is not C */
+		buf_printf(b, "%s%s%s", t, strpbrk(t, ".eni") ? "" : ".0", x->type == DT_F32 ? "f" : "");
+		break;
+	}
+	case IE_BOOL: buf_puts(b, x->u.i ? "true" : "false"); break;
+	case IE_VAR: varc(e, b, x->u.var); break;
+	case IE_LOAD:
+		if (x->type == DT_F16 || x->type == DT_BF16) {
+			buf_printf(b, "%s(", tof32(x->type));
+			access(e, b, x->u.load.buf, x->u.load.n, x->u.load.idx);
+			buf_putc(b, ')');
+		} else {
+			access(e, b, x->u.load.buf, x->u.load.n, x->u.load.idx);
+		}
+		break;
+	case IE_UNARY:
+		buf_puts(b, x->u.un.op == UN_NEG ? "(-" : x->u.un.op == UN_NOT ? "(!" : "(~");
+		exprc(e, b, x->u.un.a);
+		buf_putc(b, ')');
+		break;
+	case IE_BINARY:
+		buf_putc(b, '(');
+		exprc(e, b, x->u.bin.a);
+		buf_printf(b, " %s ", binop_name(x->u.bin.op));
+		exprc(e, b, x->u.bin.b);
+		buf_putc(b, ')');
+		break;
+	case IE_SELECT:
+		buf_putc(b, '(');
+		exprc(e, b, x->u.sel.c);
+		buf_puts(b, " ? ");
+		exprc(e, b, x->u.sel.a);
+		buf_puts(b, " : ");
+		exprc(e, b, x->u.sel.b);
+		buf_putc(b, ')');
+		break;
+	case IE_CAST:
+		/* f16/bf16 values compute in f32: a cast to them rounds through the type */
+		if (x->type == DT_F16 || x->type == DT_BF16) {
+			buf_printf(b, "%s(%s(", tof32(x->type), fromf32(x->type));
+			exprc(e, b, x->u.cast.a);
+			buf_puts(b, "))");
+		} else {
+			buf_printf(b, "((%s)", ctype(calctype(x->type)));
+			exprc(e, b, x->u.cast.a);
+			buf_putc(b, ')');
+		}
+		break;
+	case IE_CALL: {
+		static const char *ff[FN_COUNT] = {
+			[FN_EXP] = "expf", [FN_EXP2] = "exp2f", [FN_LOG] = "logf", [FN_LOG2] = "log2f",
+			[FN_SQRT] = "sqrtf", [FN_RSQRT] = "rsqrtf", [FN_ABS] = "fabsf", [FN_TANH] = "tanhf",
+			[FN_SIN] = "sinf", [FN_COS] = "cosf", [FN_MAX] = "fmaxf", [FN_MIN] = "fminf",
+		};
+		const char *fn;
+
+		if (x->u.call.fn == FN_CDIV) {
+			buf_putc(b, '(');
+			exprc(e, b, x->u.call.args[0]);
+			buf_puts(b, " + ");
+			exprc(e, b, x->u.call.args[1]);
+			buf_puts(b, " - 1) / ");
+			exprc(e, b, x->u.call.args[1]);
+			break;
+		}
+		fn = ff[x->u.call.fn];
+		if (!dtype_is_float(x->type))
+			fn = x->u.call.fn == FN_MAX ? "max" : x->u.call.fn == FN_MIN ? "min"
+			     : x->u.call.fn == FN_ABS ? "abs" : fn;
+		else if (x->type == DT_F64)
+			fn = mathfn_name(x->u.call.fn);
+		buf_printf(b, "%s(", fn);
+		for (i = 0; i < x->u.call.n; i++) {
+			if (i)
+				buf_puts(b, ", ");
+			exprc(e, b, x->u.call.args[i]);
+		}
+		buf_putc(b, ')');
+		break;
+	}
+	}
+}
+
+static char *
+exprstr(Em *e, const IrExpr *x)
+{
+	Buf b;
+	char *s;
+
+	buf_init(&b);
+	exprc(e, &b, x);
+	s = arena_strdup(e->a, buf_str(&b));
+	buf_free(&b);
+	return s;
+}
+
+/* ---- guards from assume() ------------------------------------------------------ */
+
+/* does some assume(S % c == 0) give S % m == 0? */
+static int
+divides(const Em *e, const IrVar *sym, int64_t m)
+{
+	int i;
+	int64_t c;
+
+	for (i = 0; i < e->k->nassume; i++) {
+		const IrExpr *x = e->k->assumes[i], *l;
+
+		if (x->kind != IE_BINARY || x->u.bin.op != BIN_EQ || !ir_is_const(x->u.bin.b, &c) || c)
+			continue;
+		l = x->u.bin.a;
+		if (l->kind == IE_BINARY && l->u.bin.op == BIN_MOD && l->u.bin.a->kind == IE_VAR &&
+		    l->u.bin.a->u.var == sym && ir_is_const(l->u.bin.b, &c) && c > 0 && c % m == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* is offset expression x a multiple of m (a constant, or a product with such a constant)? */
+static int
+multiple(const IrExpr *x, int64_t m)
+{
+	int64_t c;
+
+	if (ir_is_const(x, &c))
+		return c % m == 0;
+	if (x->kind == IE_BINARY && x->u.bin.op == BIN_MUL)
+		return multiple(x->u.bin.a, m) || multiple(x->u.bin.b, m);
+	if (x->kind == IE_BINARY && x->u.bin.op == BIN_ADD)
+		return multiple(x->u.bin.a, m) && multiple(x->u.bin.b, m);
+	return 0;
+}
+
+/* the guard of dim d of a global region access at C coordinate text cd; NULL if proven */
+static char *
+guard(Em *e, const Region *r, int d, const char *cd, int64_t ext)
+{
+	const IrBuffer *B = &e->k->bufs[r->buf];
+
+	if (B->scope != MEM_GLOBAL)
+		return NULL;
+	if (!B->dims[d].sym)
+		return ext <= B->dims[d].c && r->ext[d] == ext ? NULL
+		       : arena_printf(e->a, "(%s) < %lld", cd, (long long)B->dims[d].c);
+	if (divides(e, B->dims[d].sym, r->ext[d]) && multiple(r->off[d], r->ext[d]))
+		return NULL;
+	return arena_printf(e->a, "(%s) < %s", cd, B->dims[d].sym->name);
+}
+
+static char *
+guards_and(Em *e, char *const *g, int n)
+{
+	Buf b;
+	char *s;
+	int i, any = 0;
+
+	buf_init(&b);
+	for (i = 0; i < n; i++) {
+		if (!g[i])
+			continue;
+		buf_printf(&b, "%s%s", any ? " && " : "", g[i]);
+		any = 1;
+	}
+	s = any ? arena_strdup(e->a, buf_str(&b)) : NULL;
+	buf_free(&b);
+	return s;
+}
+
+/* ---- fragments: per-thread partition through the inverse --------------------- */
+
+/* the default partition of a shape over T threads: row-major elements in runs
+ * of v per thread (v = 8 when the size allows, else 1) */
+static Fragment *
+defaultfrag(Em *e, const int64_t *shape, int n)
+{
+	char flat[256], thr[600], slot[600];
+	const char *fwd[1];
+	int64_t size = 1, T = e->k->threads, v = 8;
+	int d;
+
+	flat[0] = 0;
+	for (d = 0; d < n; d++) {
+		int64_t st = 1;
+		int d2;
+
+		for (d2 = d + 1; d2 < n; d2++)
+			st *= shape[d2];
+		size *= shape[d];
+		snprintf(flat + strlen(flat), sizeof flat - strlen(flat), "%s%s * %lld", d ? " + " : "",
+			 iexpr_varname(d), (long long)st);
+	}
+	if (size % (v * T))
+		v = 1;
+	if (size % (v * T)) {
+		err_set(e->err, "no default partition of %lld elements over %lld threads", (long long)size,
+			(long long)T);
+		return NULL;
+	}
+	snprintf(thr, sizeof thr, "(%s) // %lld %% %lld", flat, (long long)v, (long long)T);
+	snprintf(slot, sizeof slot, "(%s) // %lld * %lld + (%s) %% %lld", flat, (long long)(v * T),
+		 (long long)v, flat, (long long)v);
+	fwd[0] = slot;
+	return frag_parse(e->a, shape, n, thr, 1, fwd, 1, e->err);
+}
+
+/* coordinates (x..., rep) of F in slot _i and thread _j; slots per thread in *S */
+static IExpr **
+fragcoords(Em *e, const Fragment *F, int64_t *S)
+{
+	Layout *inv;
+
+	if (F->nout != 1) {
+		err_set(e->err, "fragment with %d slot dims is not lowered", F->nout);
+		return NULL;
+	}
+	if (!(inv = layout_inverse(e->a, F, 0, e->err)))
+		return NULL;
+	*S = F->out_shape[0];
+	return inv->fwd;
+}
+
+/* the widest run v (power of two, dividing S, at most maxv) such that every
+ * thread's slots s..s+v-1 (s % v == 0) are consecutive, aligned elements of the
+ * last dim */
+static int
+fragvec(const Fragment *F, IExpr *const *co, int64_t S, int maxv)
+{
+	int v, kk, d, n = F->nin;
+	int64_t vals[IEXPR_NVARS] = {0}, t, s, c0[LAYOUT_MAXDIM], c;
+
+	for (v = maxv; v > 1; v /= 2) {
+		int ok = S % v == 0;
+
+		for (t = 0; ok && t < F->nthreads; t++)
+			for (s = 0; ok && s < S; s += v) {
+				vals[0] = s, vals[1] = t;
+				for (d = 0; d < n; d++)
+					if (iexpr_eval(co[d], vals, &c0[d], NULL))
+						return 1;
+				if (c0[n - 1] % v)
+					ok = 0;
+				for (kk = 1; ok && kk < v; kk++) {
+					vals[0] = s + kk;
+					for (d = 0; ok && d < n; d++) {
+						if (iexpr_eval(co[d], vals, &c, NULL))
+							return 1;
+						if (c != c0[d] + (d == n - 1 ? kk : 0))
+							ok = 0;
+					}
+				}
+			}
+		if (ok)
+			return v;
+	}
+	return 1;
+}
+
+static const char *const slotnames[IEXPR_NVARS] = {"s", "tid"};
+
+/* ---- register <-> memory copies ------------------------------------------------- */
+
+static const char *
+vtype(int bytes)
+{
+	return bytes == 16 ? "uint4" : bytes == 8 ? "uint2" : bytes == 4 ? "tl_u32" : "unsigned short";
+}
+
+/* the 32-bit word w of a run of values vals (text) of type t (2 or 4 bytes) */
+static void
+packword(Buf *b, DType t, char *const *vals, int w)
+{
+	if (dtype_bytes(t) == 2)
+		buf_printf(b, "((tl_u32)%s | ((tl_u32)%s << 16))", vals[2 * w], vals[2 * w + 1]);
+	else if (t == DT_F32)
+		buf_printf(b, "__float_as_uint(%s)", vals[w]);
+	else
+		buf_printf(b, "(tl_u32)%s", vals[w]);
+}
+
+/* value text of element k of a vector register r of words */
+static char *
+unpack(Em *e, DType t, const char *r, int words, int k)
+{
+	static const char comp[] = "xyzw";
+	const char *wd;
+
+	wd = words == 1 ? r : arena_printf(e->a, "%s.%c", r, comp[dtype_bytes(t) == 2 ? k / 2 : k]);
+	if (dtype_bytes(t) == 2)
+		return arena_printf(e->a, "(%s)(%s >> %d)", ctype(t), wd, k % 2 * 16);
+	if (t == DT_F32)
+		return arena_printf(e->a, "__uint_as_float(%s)", wd);
+	return arena_printf(e->a, "(%s)%s", ctype(t), wd);
+}
+
+/* convert value text v of type from to type to */
+static char *
+conv(Em *e, const char *v, DType from, DType to)
+{
+	if (from == to)
+		return (char *)v;
+	if (calctype(from) != from)
+		v = arena_printf(e->a, "%s(%s)", tof32(from), v);
+	if (calctype(to) != to)
+		return arena_printf(e->a, "%s(%s)", fromf32(to), v);
+	return arena_printf(e->a, "(%s)(%s)", ctype(to), v);
+}
+
+/* the C text of dim d of a region access: offset + the loop coord that walks d */
+static char *
+coordtext(Em *e, const Region *r, int d, char *const *cs, int nn)
+{
+	char *o = exprstr(e, r->off[d]);
+	int64_t c;
+	int k;
+
+	for (k = 0; k < nn; k++)
+		if (nest_region_dim(r, k) == d)
+			return ir_is_const(r->off[d], &c) && c == 0 ? cs[k]
+			       : arena_printf(e->a, "%s + %s", o, cs[k]);
+	return o;
+}
+
+/* the memory-side address text of a region at loop coords cs (one per nest dim) */
+static char *
+memaddr(Em *e, const Region *r, char *const *cs, int nn)
+{
+	const IrBuffer *B = &e->k->bufs[r->buf];
+	char *idx[IR_MAXDIM];
+	Buf b;
+	char *s;
+	int d;
+
+	for (d = 0; d < r->ndim; d++)
+		idx[d] = coordtext(e, r, d, cs, nn);
+	buf_init(&b);
+	if (B->scope == MEM_SHARED) {
+		buf_printf(&b, "&%s[", bufptr(e, r->buf));
+		smemoff(e, r->buf, idx, &b);
+	} else {
+		buf_printf(&b, "&%s[", B->name);
+		goffset(e, &b, B, idx);
+	}
+	buf_putc(&b, ']');
+	s = arena_strdup(e->a, buf_str(&b));
+	buf_free(&b);
+	return s;
+}
+
+/* guards of a region access at loop coords cs */
+static char *
+regguard(Em *e, const Region *r, char *const *cs, int nn, int vec)
+{
+	char *g[IR_MAXDIM];
+	int d;
+
+	for (d = 0; d < r->ndim; d++) {
+		g[d] = guard(e, r, d, coordtext(e, r, d, cs, nn), r->ext[d]);
+	}
+	(void)vec;
+	return guards_and(e, g, r->ndim);
+}
+
+/* a vector access on the last dim of a global tensor needs its row length divisible */
+static void
+needdiv(Em *e, Buf *chk, const Region *r, int v)
+{
+	const IrBuffer *B = &e->k->bufs[r->buf];
+	const IrVar *sym;
+	char pat[128];
+
+	if (B->scope != MEM_GLOBAL || v <= 1 || !(sym = B->dims[B->ndim - 1].sym) || divides(e, sym, v))
+		return;
+	snprintf(pat, sizeof pat, "if (%s %% %d != 0)", sym->name, v);
+	if (!strstr(buf_str(chk), pat))
+		buf_printf(chk, "\t%s\n\t\t__trap(); /* %d-element vectors need rows of whole vectors */\n", pat,
+			   v);
+}
+
+typedef struct Lower {
+	Em *e;
+	Buf *chk;
+} Lower;
+
+/* copy between a local buffer (whole) and a memory region; to_local gives the direction */
+static int
+regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
+{
+	const Region *lr = to_local ? &st->u.copy.dst : &st->u.copy.src;
+	const Region *mr = to_local ? &st->u.copy.src : &st->u.copy.dst;
+	const IrBuffer *L = &e->k->bufs[lr->buf], *Mb = &e->k->bufs[mr->buf];
+	const Fragment *F = e->frag[lr->buf];
+	IExpr **co = e->coord[lr->buf];
+	int64_t S = e->slots[lr->buf];
+	int d, k, v, eb = dtype_bytes(Mb->dtype), nn = F->nin;
+	char *cs[LAYOUT_MAXDIM], *g, *vals[16];
+	Buf b;
+
+	for (d = 0; d < lr->ndim; d++) {
+		int64_t c;
+
+		if (!ir_is_const(lr->off[d], &c) || c || lr->ext[d] != L->dims[d].c)
+			return err_set(e->err, "copy: local '%s' must be copied whole", L->name);
+	}
+	v = eb == 2 || eb == 4 ? fragvec(F, co, S, 16 / eb) : 1;
+	if (Mb->scope == MEM_GLOBAL)
+		needdiv(e, chk, mr, v);
+	line(e, "#pragma unroll");
+	line(e, "for (int s = 0; s < %lld; s += %d) {", (long long)S, v);
+	e->ind++;
+	buf_init(&b);
+	for (d = 0; d < nn; d++) {
+		cs[d] = arena_printf(e->a, "c%d", d);
+		line(e, "const int c%d = %s;", d, ixstr(e, co[d], slotnames));
+	}
+	/* the nest's loop coordinates are the local buffer's non-unit dims */
+	for (k = 0, d = 0; d < nn; d++)
+		if (L->dims[d].c != 1)
+			cs[k++] = cs[d];
+	g = regguard(e, mr, cs, k, v);
+	if (!to_local && F->rep > 1)
+		g = arena_printf(e->a, "%s%s(%s) == 0", g ? g : "", g ? " && " : "",
+				 ixstr(e, co[nn], slotnames));
+	if (g)
+		line(e, "if (%s) {", g), e->ind++;
+	if (v == 1) {
+		if (to_local)
+			line(e, "%s[s] = %s;", L->name,
+			     conv(e, arena_printf(e->a, "*(%s)", memaddr(e, mr, cs, k)), Mb->dtype, L->dtype));
+		else
+			line(e, "*(%s) = %s;", memaddr(e, mr, cs, k),
+			     conv(e, arena_printf(e->a, "%s[s]", L->name), L->dtype, Mb->dtype));
+	} else if (to_local) {
+		int words = v * eb / 4;
+
+		line(e, "const %s r = *(const %s *)(%s);", vtype(v * eb), vtype(v * eb), memaddr(e, mr, cs, k));
+		for (k = 0; k < v; k++)
+			line(e, "%s[s + %d] = %s;", L->name, k,
+			     conv(e, unpack(e, Mb->dtype, "r", words, k), Mb->dtype, L->dtype));
+	} else {
+		int words = v * eb / 4, w;
+
+		for (k = 0; k < v; k++)
+			vals[k] = conv(e, arena_printf(e->a, "%s[s + %d]", L->name, k), L->dtype, Mb->dtype);
+		buf_reset(&b);
+		if (words == 1) {
+			packword(&b, Mb->dtype, vals, 0);
+		} else {
+			buf_printf(&b, "make_uint%d(", words);
+			for (w = 0; w < words; w++) {
+				if (w)
+					buf_puts(&b, ", ");
+				packword(&b, Mb->dtype, vals, w);
+			}
+			buf_putc(&b, ')');
+		}
+		line(e, "*(%s *)(%s) = %s;", vtype(v * eb), memaddr(e, mr, cs, k), buf_str(&b));
+	}
+	if (g)
+		e->ind--, line(e, "}");
+	e->ind--;
+	line(e, "}");
+	buf_free(&b);
+	return 0;
+}
+
+/* cooperative copy between global and shared memory, 16-byte chunks where possible */
+static int
+tilecopy(Em *e, Buf *chk, const IrStmt *st)
+{
+	const Region *sr = &st->u.copy.src, *dr = &st->u.copy.dst;
+	const IrBuffer *SB = &e->k->bufs[sr->buf], *DB = &e->k->bufs[dr->buf];
+	int64_t ext[IR_MAXDIM], R, C, chunks, T = e->k->threads, iters;
+	int nn = nest_shape(st, ext), v, eb = dtype_bytes(SB->dtype), async;
+	char *cs[2], *gs, *gd, *g;
+
+	if (nn > 2)
+		return err_set(e->err, "copy of rank %d between memories is not lowered yet", nn);
+	R = nn == 2 ? ext[0] : 1;
+	C = ext[nn - 1];
+	v = SB->dtype == DB->dtype && (eb == 2 || eb == 4) && C % (16 / eb) == 0 ? 16 / eb : 1;
+	async = v > 1 && e->t->has_cp_async && SB->scope == MEM_GLOBAL && DB->scope == MEM_SHARED;
+	chunks = R * C / v;
+	iters = (chunks + T - 1) / T;
+	needdiv(e, chk, SB->scope == MEM_GLOBAL ? sr : dr, v);
+	line(e, "#pragma unroll");
+	line(e, "for (int it = 0; it < %lld; it++) {", (long long)iters);
+	e->ind++;
+	line(e, "const int q = tid + it * %lld;", (long long)T);
+	line(e, "const int r = q / %lld, c = q %% %lld * %d;", (long long)(C / v), (long long)(C / v), v);
+	if (nn == 2)
+		cs[0] = "r", cs[1] = "c";
+	else
+		cs[0] = "c";
+	gs = regguard(e, sr, cs, nn, v);
+	gd = regguard(e, dr, cs, nn, v);
+	g = gs && gd ? arena_printf(e->a, "%s && %s", gs, gd) : gs ? gs : gd;
+	if (chunks % T)
+		g = arena_printf(e->a, "q < %lld%s%s", (long long)chunks, g ? " && " : "", g ? g : "");
+	if (async && (!g || chunks % T == 0)) {
+		if (g)
+			line(e, "tl_cp_async16_zfill(%s, %s, %s);", memaddr(e, dr, cs, nn), memaddr(e, sr, cs, nn), g);
+		else
+			line(e, "tl_cp_async16(%s, %s);", memaddr(e, dr, cs, nn), memaddr(e, sr, cs, nn));
+	} else {
+		if (g)
+			line(e, "if (%s)", g), e->ind++;
+		if (v > 1)
+			line(e, "*(uint4 *)(%s) = *(const uint4 *)(%s);", memaddr(e, dr, cs, nn),
+			     memaddr(e, sr, cs, nn));
+		else
+			line(e, "*(%s) = %s;", memaddr(e, dr, cs, nn),
+			     conv(e, arena_printf(e->a, "*(%s)", memaddr(e, sr, cs, nn)), SB->dtype, DB->dtype));
+		if (g)
+			e->ind--;
+		async = 0;
+	}
+	e->ind--;
+	line(e, "}");
+	return async;
+}
+
+/* ---- statements ----------------------------------------------------------------- */
+
+static int stmts(Em *e, Buf *chk, const IrStmt *s);
+static int stmt1(Em *e, Buf *chk, const IrStmt *s);
+
+static int
+fill(Em *e, const IrStmt *st)
+{
+	const IrBuffer *B = &e->k->bufs[st->u.fill.dst.buf];
+	char *v;
+
+	if (B->scope != MEM_LOCAL)
+		return err_set(e->err, "fill of %s buffer '%s' is not lowered yet", memscope_name(B->scope),
+			       B->name);
+	v = conv(e, exprstr(e, st->u.fill.value), calctype(st->u.fill.value->type), B->dtype);
+	line(e, "#pragma unroll");
+	line(e, "for (int s = 0; s < %lld; s++)", (long long)e->slots[st->u.fill.dst.buf]);
+	line(e, "\t%s[s] = %s;", B->name, v);
+	return 0;
+}
+
+/* the slot of local buffer buf at the nest's coordinates, as an expression in
+ * (s, tid), checked to be owned by the thread; NULL if the indices are not plain loop vars */
+static char *
+parslot(Em *e, const IrStmt *par, IExpr *const *pc, int buf, int n, IrExpr *const *idx)
+{
+	const Fragment *F = e->frag[buf];
+	IExpr *sub[IEXPR_NVARS] = {0}, *slot;
+	IDom dom = {{0}};
+	int d, i;
+
+	if (!F || n != F->nin)
+		return NULL;
+	for (d = 0; d < n; d++) {
+		if (idx[d]->kind != IE_VAR)
+			return NULL;
+		for (i = 0; i < par->u.par.n; i++)
+			if (par->u.par.vars[i] == idx[d]->u.var)
+				break;
+		if (i == par->u.par.n)
+			return NULL;
+		sub[d] = pc[i];
+	}
+	dom.ext[0] = e->parS;
+	dom.ext[1] = e->k->threads;
+	if (!(slot = iexpr_subst(e->a, F->fwd[0], sub, &dom)))
+		return NULL;
+	/* the usual case: the buffer and the nest share the layout, the slot is s */
+	{
+		int64_t vals[IEXPR_NVARS] = {0}, v;
+		int same = 1;
+
+		for (vals[1] = 0; same && vals[1] < e->k->threads; vals[1]++)
+			for (vals[0] = 0; same && vals[0] < e->parS; vals[0]++)
+				if (iexpr_eval(slot, vals, &v, NULL) || v != vals[0])
+					same = 0;
+		if (same)
+			return "s";
+	}
+	return ixstr(e, slot, slotnames);
+}
+
+/* check that the nest's thread for every (s, tid) owns the local element */
+static int
+owned(Em *e, const IrStmt *par, const Fragment *LF, IExpr *const *pc, int64_t S, int buf,
+      int n, IrExpr *const *idx)
+{
+	const Fragment *F = e->frag[buf];
+	int64_t vals[IEXPR_NVARS] = {0}, x[LAYOUT_MAXDIM + 1], y[LAYOUT_MAXDIM + 2], t, s;
+	int d, i;
+
+	for (t = 0; t < LF->nthreads; t++)
+		for (s = 0; s < S; s++) {
+			vals[0] = s, vals[1] = t;
+			for (d = 0; d < n; d++) {
+				for (i = 0; par->u.par.vars[i] != idx[d]->u.var; i++)
+					;
+				if (iexpr_eval(pc[i], vals, &x[d], e->err))
+					return -1;
+			}
+			x[n] = 0;
+			if (layout_eval(F, x, y, e->err))
+				return -1;
+			if (y[F->nout] != t)
+				return err_set(e->err, "local '%s': element held by thread %lld is used by "
+					       "thread %lld of the parallel nest (layouts disagree)",
+					       e->k->bufs[buf].name, (long long)y[F->nout], (long long)t);
+		}
+	return 0;
+}
+
+/* rewrite local accesses of a parallel body through the nest coordinates */
+typedef struct ParCtx {
+	const IrStmt *par;
+	const Fragment *LF;
+	IExpr **pc;
+	int64_t S;
+} ParCtx;
+
+static int
+parexpr(Em *e, ParCtx *pcx, const IrExpr *x)
+{
+	int i;
+
+	if (!x)
+		return 0;
+	switch (x->kind) {
+	case IE_LOAD:
+		if (e->k->bufs[x->u.load.buf].scope == MEM_LOCAL &&
+		    owned(e, pcx->par, pcx->LF, pcx->pc, pcx->S, x->u.load.buf, x->u.load.n, x->u.load.idx))
+			return -1;
+		return 0;
+	case IE_UNARY: return parexpr(e, pcx, x->u.un.a);
+	case IE_BINARY: return parexpr(e, pcx, x->u.bin.a) || parexpr(e, pcx, x->u.bin.b) ? -1 : 0;
+	case IE_SELECT:
+		return parexpr(e, pcx, x->u.sel.c) || parexpr(e, pcx, x->u.sel.a) ||
+		       parexpr(e, pcx, x->u.sel.b) ? -1 : 0;
+	case IE_CAST: return parexpr(e, pcx, x->u.cast.a);
+	case IE_CALL:
+		for (i = 0; i < x->u.call.n; i++)
+			if (parexpr(e, pcx, x->u.call.args[i]))
+				return -1;
+		return 0;
+	default: return 0;
+	}
+}
+
+static int
+parallel(Em *e, Buf *chk, const IrStmt *st)
+{
+	int64_t ext[IR_MAXDIM], S;
+	int n = nest_shape(st, ext), i;
+	const Fragment *LF = st->loop_layout;
+	IExpr **pc;
+	const IrStmt *b;
+	ParCtx pcx;
+
+	if (!LF && !(LF = defaultfrag(e, ext, n)))
+		return -1;
+	if (!(pc = fragcoords(e, LF, &S)))
+		return -1;
+	pcx.par = st, pcx.LF = LF, pcx.pc = pc, pcx.S = S;
+	for (b = st->u.par.body; b; b = b->next) {
+		if ((b->kind == S_LET || b->kind == S_SET) && parexpr(e, &pcx, b->u.let.value))
+			return -1;
+		if (b->kind == S_STORE) {
+			if (parexpr(e, &pcx, b->u.store.value))
+				return -1;
+			if (e->k->bufs[b->u.store.buf].scope == MEM_LOCAL &&
+			    owned(e, st, LF, pc, S, b->u.store.buf, b->u.store.n, b->u.store.idx))
+				return -1;
+		}
+	}
+	line(e, "#pragma unroll");
+	line(e, "for (int s = 0; s < %lld; s++) {", (long long)S);
+	e->ind++;
+	for (i = 0; i < n; i++)
+		line(e, "const int %s = %s;", st->u.par.vars[i]->name, ixstr(e, pc[i], slotnames));
+	e->par = st, e->parpc = pc, e->parS = S;
+	i = stmts(e, chk, st->u.par.body);
+	e->par = NULL, e->parpc = NULL;
+	if (i)
+		return -1;
+	e->ind--;
+	line(e, "}");
+	return 0;
+}
+
+static int
+store(Em *e, const IrStmt *st)
+{
+	Buf b;
+	const IrBuffer *B = &e->k->bufs[st->u.store.buf];
+
+	buf_init(&b);
+	access(e, &b, st->u.store.buf, st->u.store.n, st->u.store.idx);
+	line(e, "%s = %s;", buf_str(&b),
+	     conv(e, exprstr(e, st->u.store.value), calctype(st->u.store.value->type), B->dtype));
+	buf_free(&b);
+	return 0;
+}
+
+/* ---- gemm: ldmatrix + mma.sync over the plan ---------------------------------- */
+
+static int
+gemm(Em *e, const IrStmt *st)
+{
+	GemmPlan p;
+	const IrBuffer *A = &e->k->bufs[st->u.gemm.a.buf], *B = &e->k->bufs[st->u.gemm.b.buf];
+	const IrBuffer *Cb = &e->k->bufs[st->u.gemm.c.buf];
+	int64_t wm, wn;
+	int mi, nj, ni;
+	char *ia[2], *ib[2];
+	Buf b;
+
+	if (gemm_plan(e->a, e->t, e->k, st, &p, e->err))
+		return -1;
+	if (p.instr != GEMM_MMA_SYNC)
+		return err_set(e->err, "gemm: %s emission is not implemented yet (use --arch=sm_90 or sm_80)",
+			       gemm_instr_name(p.instr));
+	if (p.trans_a || p.elem_bits != 16 || !p.a_shared || !p.b_shared ||
+	    p.rep_n % 2 || A->ndim != 2 || B->ndim != 2 || Cb->ndim != 2 || p.acc_type != DT_F32)
+		return err_set(e->err, "gemm: only f16/bf16 A[M,K] x B[K,N] or B[N,K] from shared memory into an "
+			       "f32 accumulator is lowered yet");
+	if (e->frag[st->u.gemm.c.buf] != p.acc && layout_equal(e->frag[st->u.gemm.c.buf], p.acc, NULL) != 1)
+		return err_set(e->err, "gemm: accumulator '%s' does not have the gemm plan's layout", Cb->name);
+	wm = p.M / p.m_warp;
+	wn = p.N / p.n_warp;
+	buf_init(&b);
+	line(e, "// gemm %s: mma.sync m16n8k16, warps %dx%d, %dx%d tiles per warp", Cb->name, p.m_warp,
+	     p.n_warp, p.rep_m, p.rep_n);
+	line(e, "{");
+	e->ind++;
+	line(e, "const int wm = warp %% %d, wn = warp / %d;", p.m_warp, p.m_warp);
+	line(e, "#pragma unroll");
+	line(e, "for (int kk = 0; kk < %lld; kk += 16) {", (long long)p.K);
+	e->ind++;
+	line(e, "tl_u32 af[%d][4], bf[%d][2];", p.rep_m, p.rep_n);
+	line(e, "#pragma unroll");
+	line(e, "for (int mi = 0; mi < %d; mi++) {", p.rep_m);
+	e->ind++;
+	line(e, "const int r = wm * %lld + mi * 16 + lane %% 16, c = kk + lane / 16 * 8;", (long long)wm);
+	ia[0] = "r", ia[1] = "c";
+	buf_reset(&b);
+	smemoff(e, st->u.gemm.a.buf, ia, &b);
+	line(e, "tl_ldmatrix_x4(af[mi], &%s[%s]);", bufptr(e, st->u.gemm.a.buf), buf_str(&b));
+	e->ind--;
+	line(e, "}");
+	line(e, "#pragma unroll");
+	line(e, "for (int nj = 0; nj < %d; nj += 2) {", p.rep_n);
+	e->ind++;
+	if (p.trans_b) {
+		/* B stored [N, K]: matrices (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15) */
+		line(e, "const int n = wn * %lld + nj * 8 + lane / 16 * 8 + lane %% 8, k = kk + lane / 8 %% 2 * 8;",
+		     (long long)wn);
+		ib[0] = "n", ib[1] = "k";
+	} else {
+		line(e, "const int k = kk + lane %% 16, n = wn * %lld + nj * 8 + lane / 16 * 8;", (long long)wn);
+		ib[0] = "k", ib[1] = "n";
+	}
+	line(e, "tl_u32 t4[4];");
+	buf_reset(&b);
+	smemoff(e, st->u.gemm.b.buf, ib, &b);
+	line(e, "%s(t4, &%s[%s]);", p.trans_b ? "tl_ldmatrix_x4" : "tl_ldmatrix_x4_trans",
+	     bufptr(e, st->u.gemm.b.buf), buf_str(&b));
+	line(e, "bf[nj][0] = t4[0];");
+	line(e, "bf[nj][1] = t4[1];");
+	line(e, "bf[nj + 1][0] = t4[2];");
+	line(e, "bf[nj + 1][1] = t4[3];");
+	e->ind--;
+	line(e, "}");
+	line(e, "#pragma unroll");
+	line(e, "for (int mi = 0; mi < %d; mi++)", p.rep_m);
+	line(e, "#pragma unroll");
+	line(e, "\tfor (int ni = 0; ni < %d; ni++)", p.rep_n);
+	line(e, "\t\t%s(&%s[(mi * %d + ni) * 4], af[mi], bf[ni]);",
+	     p.ab_type == DT_BF16 ? "tl_mma_bf16_16816" : "tl_mma_f16_16816", Cb->name, p.rep_n);
+	e->ind--;
+	line(e, "}");
+	e->ind--;
+	line(e, "}");
+	(void)mi, (void)nj, (void)ni;
+	buf_free(&b);
+	return 0;
+}
+
+/* ---- pipelines ---------------------------------------------------------------------- */
+
+static int
+isload(const Em *e, const IrStmt *s)
+{
+	return s->kind == S_COPY && e->k->bufs[s->u.copy.src.buf].scope == MEM_GLOBAL &&
+	       e->k->bufs[s->u.copy.dst.buf].scope == MEM_SHARED;
+}
+
+static int
+loads(Em *e, Buf *chk, const IrStmt *body)
+{
+	for (; body; body = body->next)
+		if (isload(e, body) && tilecopy(e, chk, body) < 0)
+			return -1;
+	return 0;
+}
+
+static int
+pipeline(Em *e, Buf *chk, const IrStmt *st)
+{
+	int S = st->u.pipe.stages > 1 ? st->u.pipe.stages : 1;
+	const char *v = st->u.pipe.var->name;
+	const IrStmt *b;
+
+	e->in_pipe = 1;
+	e->stage = arena_printf(e->a, "%s %% %d", v, S);
+	line(e, "// pipeline over %s: %d stage%s of cp.async", v, S, S > 1 ? "s" : "");
+	line(e, "const int %s_n = %s;", v, exprstr(e, st->u.pipe.extent));
+	if (S > 1) {
+		line(e, "#pragma unroll");
+		line(e, "for (int st = 0; st < %d; st++) {", S - 1);
+		e->ind++;
+		line(e, "if (st < %s_n) {", v);
+		e->ind++;
+		line(e, "const int %s = st;", v);
+		if (loads(e, chk, st->u.pipe.body))
+			return -1;
+		e->ind--;
+		line(e, "}");
+		line(e, "tl_cp_async_commit();");
+		e->ind--;
+		line(e, "}");
+	}
+	line(e, "for (int %s = 0; %s < %s_n; %s++) {", v, v, v, v);
+	e->ind++;
+	if (S > 1) {
+		line(e, "tl_cp_async_wait<%d>();", S - 2);
+		line(e, "__syncthreads();");
+		line(e, "if (%s + %d < %s_n) {", v, S - 1, v);
+		e->ind++;
+		line(e, "const int %s_next = %s + %d;", v, v, S - 1);
+		line(e, "{");
+		e->ind++;
+		line(e, "const int %s = %s_next;", v, v);
+		if (loads(e, chk, st->u.pipe.body))
+			return -1;
+		e->ind--;
+		line(e, "}");
+		e->ind--;
+		line(e, "}");
+		line(e, "tl_cp_async_commit();");
+	} else {
+		if (loads(e, chk, st->u.pipe.body))
+			return -1;
+		line(e, "tl_cp_async_commit();");
+		line(e, "tl_cp_async_wait<0>();");
+		line(e, "__syncthreads();");
+	}
+	for (b = st->u.pipe.body; b; b = b->next)
+		if (!isload(e, b) && stmt1(e, chk, b))
+			return -1;
+	if (S == 1)
+		line(e, "__syncthreads();");
+	e->ind--;
+	line(e, "}");
+	line(e, "tl_cp_async_wait<0>();");
+	line(e, "__syncthreads();");
+	e->in_pipe = 0;
+	e->stage = NULL;
+	return 0;
+}
+
+static int
+copy(Em *e, Buf *chk, const IrStmt *st)
+{
+	MemScope s = e->k->bufs[st->u.copy.src.buf].scope, d = e->k->bufs[st->u.copy.dst.buf].scope;
+	int r;
+
+	if (s == MEM_LOCAL && d == MEM_LOCAL)
+		return err_set(e->err, "copy between local buffers is not lowered yet");
+	if (d == MEM_LOCAL)
+		return regcopy(e, chk, st, 1);
+	if (s == MEM_LOCAL)
+		return regcopy(e, chk, st, 0);
+	if ((r = tilecopy(e, chk, st)) < 0)
+		return -1;
+	if (r) {
+		line(e, "tl_cp_async_commit();");
+		line(e, "tl_cp_async_wait<0>();");
+	}
+	if (d == MEM_SHARED || s == MEM_SHARED)
+		line(e, "__syncthreads();");
+	return 0;
+}
+
+static int
+stmt1(Em *e, Buf *chk, const IrStmt *s)
+{
+	{
+		switch (s->kind) {
+		case S_COPY:
+			if (copy(e, chk, s))
+				return -1;
+			break;
+		case S_GEMM:
+			if (gemm(e, s))
+				return -1;
+			break;
+		case S_FILL:
+			if (fill(e, s))
+				return -1;
+			break;
+		case S_PARALLEL:
+			if (parallel(e, chk, s))
+				return -1;
+			break;
+		case S_STORE:
+			if (store(e, s))
+				return -1;
+			break;
+		case S_LET:
+			line(e, "%s %s = %s;", ctype(calctype(s->u.let.var->type)), s->u.let.var->name,
+			     exprstr(e, s->u.let.value));
+			break;
+		case S_SET:
+			line(e, "%s = %s;", s->u.let.var->name, exprstr(e, s->u.let.value));
+			break;
+		case S_FOR:
+			line(e, "for (int %s = %s; %s < %s + %s; %s++) {", s->u.loop.var->name,
+			     exprstr(e, s->u.loop.lo), s->u.loop.var->name, exprstr(e, s->u.loop.lo),
+			     exprstr(e, s->u.loop.extent), s->u.loop.var->name);
+			e->ind++;
+			if (stmts(e, chk, s->u.loop.body))
+				return -1;
+			e->ind--;
+			line(e, "}");
+			break;
+		case S_PIPELINE:
+			if (pipeline(e, chk, s))
+				return -1;
+			break;
+		case S_IF:
+			line(e, "if (%s) {", exprstr(e, s->u.cond.cond));
+			e->ind++;
+			if (stmts(e, chk, s->u.cond.then))
+				return -1;
+			e->ind--;
+			if (s->u.cond.els) {
+				line(e, "} else {");
+				e->ind++;
+				if (stmts(e, chk, s->u.cond.els))
+					return -1;
+				e->ind--;
+			}
+			line(e, "}");
+			break;
+		case S_REDUCE:
+			return err_set(e->err, "reduce is not lowered yet");
+		default:
+			break; /* assume and layout statements emit nothing */
+		}
+	}
+	return 0;
+}
+
+static int
+stmts(Em *e, Buf *chk, const IrStmt *s)
+{
+	for (; s; s = s->next)
+		if (stmt1(e, chk, s))
+			return -1;
+	return 0;
+}
+
+/* ---- kernels ------------------------------------------------------------------------ */
+
+/* the first gemm whose accumulator is buffer buf */
+static const IrStmt *
+accgemm(const IrStmt *s, int buf)
+{
+	const IrStmt *g;
+
+	for (; s; s = s->next) {
+		if (s->kind == S_GEMM && s->u.gemm.c.buf == buf)
+			return s;
+		g = s->kind == S_PIPELINE ? accgemm(s->u.pipe.body, buf)
+		    : s->kind == S_FOR ? accgemm(s->u.loop.body, buf)
+		    : s->kind == S_IF ? accgemm(s->u.cond.then, buf) : NULL;
+		if (g)
+			return g;
+	}
+	return NULL;
+}
+
+static void
+cutecomment(Em *e, const Layout *L, int frag, const char *swz, int vec)
+{
+	Buf b;
+	Err ce = {0};
+
+	buf_init(&b);
+	if (frag) {
+		CuteLayout cl;
+
+		if (frag_to_cute(e->a, L, &cl, &ce) == 1)
+			cute_print_layout(&b, cl);
+		else
+			buf_puts(&b, "(no CuTe form)");
+	} else {
+		CuteComposed cc;
+
+		if (!strcmp(swz, "none") && layout_to_cute(e->a, L, LC_FLAT, &cc, &ce) == 1)
+			cute_print_layout(&b, cc.l);
+		else if (layout_to_cute(e->a, L, LC_COMPOSED, &cc, &ce) == 1)
+			cute_print_composed(&b, &cc);
+		else
+			buf_puts(&b, "(no CuTe form)");
+	}
+	line(e, "// layout: %s  swizzle: %s  vec: %d", buf_str(&b), swz, vec);
+	buf_free(&b);
+}
+
+static int
+kernel(Em *e)
+{
+	const IrKernel *k = e->k;
+	Buf body, chk, *out = e->o;
+	int i, b, ret;
+
+	if (smem_plan(e->a, e->t, k, &e->sp, e->err))
+		return -1;
+	e->frag = anewn(e->a, Layout *, k->nbuf + 1);
+	e->coord = anewn(e->a, IExpr **, k->nbuf + 1);
+	e->slots = anewn(e->a, int64_t, k->nbuf + 1);
+	for (b = 0; b < k->nbuf; b++) {
+		const IrBuffer *B = &k->bufs[b];
+		const IrStmt *g;
+		int64_t shape[LAYOUT_MAXDIM];
+
+		if (B->scope != MEM_LOCAL)
+			continue;
+		if (B->layout) {
+			if (!B->layout->is_frag)
+				return err_set(e->err, "local '%s' has a layout that is not a Fragment", B->name);
+			e->frag[b] = B->layout;
+		} else if ((g = accgemm(k->body, b))) {
+			GemmPlan p;
+
+			if (gemm_plan(e->a, e->t, k, g, &p, e->err))
+				return -1;
+			e->frag[b] = p.acc;
+		} else {
+			for (i = 0; i < B->ndim; i++)
+				shape[i] = B->dims[i].c;
+			if (!(e->frag[b] = defaultfrag(e, shape, B->ndim)))
+				return -1;
+		}
+		if (e->frag[b]->nthreads > k->threads)
+			return err_set(e->err, "local '%s': its layout needs %lld threads, the kernel has %lld",
+				       B->name, (long long)e->frag[b]->nthreads, (long long)k->threads);
+		if (!(e->coord[b] = fragcoords(e, e->frag[b], &e->slots[b])))
+			return -1;
+	}
+
+	/* header */
+	buf_printf(out, "// kernel %s: %lld threads, %lld bytes of dynamic shared memory%s\n", k->name,
+		   (long long)k->threads, (long long)e->sp.total,
+		   e->sp.needs_optin ? " (set cudaFuncAttributeMaxDynamicSharedMemorySize)" : "");
+	buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%lld)\n%s(", (long long)k->threads,
+		   k->name);
+	for (i = 0; i < k->nparam; i++) {
+		const IrParam *P = &k->params[i];
+
+		if (P->is_tensor)
+			buf_printf(out, "%s%s *__restrict__ %s", i ? ", " : "", ctype(P->dtype), P->name);
+		else
+			buf_printf(out, "%s%s %s", i ? ", " : "", ctype(P->dtype), P->name);
+	}
+	for (i = 0; i < k->nsize; i++)
+		buf_printf(out, "%sint %s", i || k->nparam ? ", " : "", k->sizes[i]->name);
+	buf_puts(out, ")\n{\n");
+
+	buf_init(&body);
+	buf_init(&chk);
+	e->o = &body;
+	e->ind = 1;
+	if (e->sp.n)
+		line(e, "extern __shared__ __align__(%lld) unsigned char tl_smem[];", (long long)e->sp.align);
+	line(e, "const int tid = threadIdx.x, lane = tid %% 32, warp = tid / 32;");
+	line(e, "(void)lane, (void)warp;");
+	for (i = 0; i < e->sp.n; i++) {
+		const SmemBuf *sb = &e->sp.bufs[i];
+		const IrBuffer *B = &k->bufs[sb->buf];
+
+		cutecomment(e, sb->layout, 0, swizzle_name(sb->mode), 16 / dtype_bytes(B->dtype));
+		line(e, "%s *%s = (%s *)(tl_smem + %lld); // %d stage%s of %lld elements", ctype(B->dtype),
+		     B->name, ctype(B->dtype), (long long)sb->offset, sb->stages, sb->stages > 1 ? "s" : "",
+		     (long long)sb->stage_elems);
+	}
+	for (b = 0; b < k->nbuf; b++) {
+		const IrBuffer *B = &k->bufs[b];
+		int eb = dtype_bytes(B->dtype);
+
+		if (B->scope != MEM_LOCAL)
+			continue;
+		cutecomment(e, e->frag[b], 1, "none",
+			    eb == 2 || eb == 4 ? fragvec(e->frag[b], e->coord[b], e->slots[b], 16 / eb) : 1);
+		line(e, "%s %s[%lld];", ctype(B->dtype), B->name, (long long)e->slots[b]);
+	}
+	ret = stmts(e, &chk, k->body);
+	e->o = out;
+	if (ret == 0) {
+		buf_puts(out, buf_str(&chk));
+		buf_puts(out, buf_str(&body));
+		buf_puts(out, "}\n");
+	}
+	buf_free(&body);
+	buf_free(&chk);
+	return ret;
+}
+
+int
+emit_cuda(Arena *a, const IrProgram *p, Buf *out, Err *err)
+{
+	const Target *t;
+	const IrKernel *k;
+	Em e;
+	Err local = {0};
+	char msg[sizeof local.msg];
+
+	if (!err)
+		err = &local;
+	if (!a || !p || !out)
+		return err_set(err, "emit_cuda: null argument");
+	if (p->target != 0)
+		return err_set(err, "emit_cuda: the program is not for the cuda target");
+	if (!(t = target_lookup(TGT_CUDA, p->arch ? p->arch : target_default_arch(TGT_CUDA), err)))
+		return -1;
+	buf_printf(out, "// generated by tilec %s for %s\n#include \"tilec_cuda.h\"\n", TL_VERSION, t->arch);
+	for (k = p->kernels; k; k = k->next) {
+		memset(&e, 0, sizeof e);
+		e.a = a;
+		e.t = t;
+		e.k = k;
+		e.o = out;
+		e.err = err;
+		buf_putc(out, '\n');
+		if (kernel(&e)) {
+			snprintf(msg, sizeof msg, "%s", err->msg);
+			return err_set(err, "kernel '%s': %s", k->name, msg);
+		}
+	}
+	return 0;
+}

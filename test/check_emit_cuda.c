@@ -1,0 +1,245 @@
+/*
+ * check_emit_cuda.c: CUDA emission. Goldens test/golden/cuda/NAME.cu for every
+ * sample (a sample the emitter cannot lower yet has its error message as the
+ * golden); every emitted sample compiled with NVRTC (the runtime's dlopen of
+ * libnvrtc, tilec_cuda.h given in memory) for sm_80, sm_90 and sm_90a, with
+ * checks on the PTX: cp.async or 16-byte global accesses in the copies,
+ * mma.sync in the gemms, no local-memory traffic; guards and assume().
+ */
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ast.h"
+#include "lower.h"
+#include "sema.h"
+#include "tests.h"
+#include "tilec_jit.h"
+
+static glob_t samples;
+
+/* parse, check and emit src for arch; the CUDA text, or "error: msg\n" */
+static char *
+emit(const char *path, const char *src, size_t len, const char *arch, int *ok)
+{
+	Arena a;
+	Diags d;
+	Node *top;
+	IrProgram *p = NULL;
+	Buf b;
+	Err e = {0};
+	char *out;
+
+	arena_init(&a);
+	diags_init(&d, &a);
+	buf_init(&b);
+	*ok = 0;
+	top = parse_program(&a, &d, src, len, path);
+	if (!d.nerr)
+		p = sema_program(&a, &d, top, NULL, 0, path);
+	if (!p || d.nerr) {
+		diag_format(&d, &b, src, len, 0);
+	} else {
+		p->target = 0;
+		p->arch = arch;
+		if (emit_cuda(&a, p, &b, &e)) {
+			buf_reset(&b);
+			buf_printf(&b, "error: %s\n", e.msg);
+		} else {
+			*ok = 1;
+		}
+	}
+	out = buf_take(&b);
+	buf_free(&b);
+	arena_free(&a);
+	return out;
+}
+
+static void
+goldenpath(char *g, size_t n, const char *path, const char *suffix)
+{
+	const char *base = strrchr(path, '/') + 1;
+
+	snprintf(g, n, "test/golden/cuda/%.*s%s.cu", (int)(strlen(base) - 5), base, suffix);
+}
+
+START_TEST(sample_golden)
+{
+	const char *path = samples.gl_pathv[_i];
+	char golden[512], msg[600], *src, *out;
+	size_t len;
+	int ok;
+
+	src = test_readfile(path, &len);
+	ck_assert_ptr_nonnull(src);
+	out = emit(path, src, len, "sm_80", &ok);
+	goldenpath(golden, sizeof golden, path, "");
+	ck_assert_msg(test_golden(golden, out, msg, sizeof msg) == 0, "%s", msg);
+	free(out);
+	free(src);
+}
+END_TEST
+
+/* PTX of a sample emitted for emit_arch, compiled for nvrtc_arch */
+static int
+nvrtc(tilec_jit *j, const char *cu, const char *arch, char **ptx)
+{
+	tilec_header h = {"tilec_cuda.h", tilec_template("tilec_cuda.h")};
+	tilec_module *m = NULL;
+	char *err = NULL;
+	int rc;
+
+	*ptx = NULL;
+	rc = tilec_jit_compile_cuda_ex(j, cu, arch, NULL, 0, &h, 1, &m, &err);
+	if (rc == TILEC_OK) {
+		*ptx = strdup(tilec_module_ptx(m));
+	} else {
+		fprintf(stderr, "nvrtc %s: %s\n%s\n", arch, err ? err : "", m ? tilec_module_log(m) : "");
+	}
+	free(err);
+	tilec_module_free(m);
+	return rc;
+}
+
+static const struct {
+	const char *sample, *emit_arch, *nvrtc_arch;
+	const char *need[3];   /* PTX must contain each */
+} compiles[] = {
+	{"copy", "sm_80", "sm_80", {"cp.async.cg.shared.global", "st.global.v4", NULL}},
+	{"copy", "sm_90", "sm_90a", {"cp.async.cg.shared.global", "st.global.v4", NULL}},
+	{"elementwise", "sm_80", "sm_80", {"ld.global.v4|ld.global.nc.v4", "st.global.v4", NULL}},
+	{"elementwise", "sm_90", "sm_90", {"ld.global.v4|ld.global.nc.v4", "st.global.v4", NULL}},
+	{"gemm", "sm_80", "sm_80", {"mma.sync.aligned.m16n8k16", "ldmatrix.sync.aligned.m8n8.x4.trans", "cp.async"}},
+	{"gemm", "sm_90", "sm_90", {"mma.sync.aligned.m16n8k16", "ldmatrix", "cp.async.wait_group 1"}},
+	{"gemm", "sm_90", "sm_90a", {"mma.sync.aligned.m16n8k16", "ldmatrix", "cp.async.wait_group 1"}},
+	{"gemm_bf16", "sm_80", "sm_80", {"mma.sync.aligned.m16n8k16.row.col.f32.bf16", "ldmatrix", "cp.async"}},
+	{"transpose", "sm_80", "sm_80", {"cp.async.cg.shared.global", "st.global.f32", NULL}},
+};
+
+static tilec_jit *jit;
+
+/* does text contain one of the '|'-separated alternatives? */
+static int
+anyof(const char *text, const char *alts)
+{
+	char buf[256], *p, *save = NULL;
+
+	snprintf(buf, sizeof buf, "%s", alts);
+	for (p = strtok_r(buf, "|", &save); p; p = strtok_r(NULL, "|", &save))
+		if (strstr(text, p))
+			return 1;
+	return 0;
+}
+
+START_TEST(sample_nvrtc)
+{
+	char path[256], *src, *cu, *ptx;
+	size_t len;
+	int ok, i, rc;
+
+	snprintf(path, sizeof path, "samples/%s.tile", compiles[_i].sample);
+	src = test_readfile(path, &len);
+	ck_assert_ptr_nonnull(src);
+	cu = emit(path, src, len, compiles[_i].emit_arch, &ok);
+	ck_assert_msg(ok, "%s: %s", path, cu);
+	rc = nvrtc(jit, cu, compiles[_i].nvrtc_arch, &ptx);
+	ck_assert_msg(rc == TILEC_OK, "%s for %s: %s", path, compiles[_i].nvrtc_arch, tilec_status_str(rc));
+	for (i = 0; i < 3; i++)
+		if (compiles[_i].need[i])
+			ck_assert_msg(anyof(ptx, compiles[_i].need[i]), "%s (%s): no '%s' in the PTX", path,
+				      compiles[_i].nvrtc_arch, compiles[_i].need[i]);
+	ck_assert_msg(!strstr(ptx, "ld.local") && !strstr(ptx, "st.local"), "%s (%s): local memory in the PTX",
+		      path, compiles[_i].nvrtc_arch);
+	free(ptx);
+	free(cu);
+	free(src);
+}
+END_TEST
+
+/* guards: none when assume() proves divisibility, present otherwise */
+static const struct {
+	const char *src;
+	const char *has, *hasnot;
+} guards[] = {
+	{"kernel c(A: f16[M, N], B: f16[M, N]) grid(cdiv(N, 64), cdiv(M, 64)) threads(128) {\n"
+	 "  shared s: f16[64, 64];\n  copy(A[by * 64, bx * 64], s);\n  copy(s, B[by * 64, bx * 64]);\n}\n",
+	 "< M && ", NULL},
+	{"kernel c(A: f16[M, N], B: f16[M, N]) grid(cdiv(N, 64), cdiv(M, 64)) threads(128) {\n"
+	 "  assume(M % 64 == 0);\n  assume(N % 128 == 0);\n"
+	 "  shared s: f16[64, 64];\n  copy(A[by * 64, bx * 64], s);\n  copy(s, B[by * 64, bx * 64]);\n}\n",
+	 "tl_cp_async16(", "< M"},
+	/* a local f32 tile: 4-byte elements, 16-byte stores */
+	{"kernel f(A: f32[M, N]) grid(1) threads(64) {\n  local x: f32[16, 32];\n"
+	 "  fill(x, 1.5);\n  copy(x, A[0, 0]);\n}\n", "make_uint4(__float_as_uint(x[s + 0])", NULL},
+};
+
+START_TEST(guard_table)
+{
+	char *cu;
+	int ok;
+
+	cu = emit("t.tile", guards[_i].src, strlen(guards[_i].src), "sm_80", &ok);
+	ck_assert_msg(ok, "%s", cu);
+	if (guards[_i].has)
+		ck_assert_msg(strstr(cu, guards[_i].has) != NULL, "no '%s' in\n%s", guards[_i].has, cu);
+	if (guards[_i].hasnot)
+		ck_assert_msg(strstr(cu, guards[_i].hasnot) == NULL, "'%s' in\n%s", guards[_i].hasnot, cu);
+	free(cu);
+}
+END_TEST
+
+/* emission errors are messages, not crashes */
+START_TEST(emit_errors)
+{
+	Arena a;
+	Buf b;
+	Err e = {0};
+	IrProgram p;
+
+	arena_init(&a);
+	buf_init(&b);
+	ck_assert_int_eq(emit_cuda(&a, NULL, &b, &e), -1);
+	ck_assert_int_eq(emit_cuda(NULL, NULL, NULL, NULL), -1);
+	memset(&p, 0, sizeof p);
+	p.target = 1;
+	ck_assert_int_eq(emit_cuda(&a, &p, &b, &e), -1);
+	ck_assert_ptr_nonnull(strstr(e.msg, "not for the cuda target"));
+	p.target = 0;
+	p.arch = "sm_99";
+	ck_assert_int_eq(emit_cuda(&a, &p, &b, &e), -1);
+	buf_free(&b);
+	arena_free(&a);
+}
+END_TEST
+
+static void
+setup(void)
+{
+	tilec_jit_options o;
+	char *err = NULL;
+
+	if (glob("samples/*.tile", 0, NULL, &samples) != 0)
+		samples.gl_pathc = 0;
+	memset(&o, 0, sizeof o);
+	o.no_disk_cache = 1;
+	if (tilec_jit_create(&jit, &o, &err) != TILEC_OK)
+		jit = NULL;
+	free(err);
+}
+
+Suite *
+suite_emit_cuda(void)
+{
+	Suite *s = suite_create("emit_cuda");
+	TCase *tc = tcase_create("core");
+
+	setup();
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, sample_golden, 0, (int)samples.gl_pathc);
+	tcase_add_loop_test(tc, sample_nvrtc, 0, countof(compiles));
+	tcase_add_loop_test(tc, guard_table, 0, countof(guards));
+	tcase_add_test(tc, emit_errors);
+	suite_add_tcase(s, tc);
+	return s;
+}
