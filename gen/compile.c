@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ast.h"
+#include "infer.h"
 #include "ir.h"
 #include "lower.h"
 #include "passes.h"
@@ -202,6 +203,7 @@ pipeline(Arena *arena, Diags *d, Buf *out, Buf *log, const char *src, size_t len
 	SemaDefine *defs = NULL;
 	Node *top;
 	IrProgram *prog;
+	const Target *tgt;
 	const char *file = o->filename ? o->filename : "<input>";
 	char msg[256];
 	Err e = {0};
@@ -222,8 +224,9 @@ pipeline(Arena *arena, Diags *d, Buf *out, Buf *log, const char *src, size_t len
 		     o->arch);
 		st = TILEC_USAGE;
 	}
-	if (o->dump != TILEC_DUMP_NONE && o->dump != TILEC_DUMP_AST && o->dump != TILEC_DUMP_IR &&
-	    o->dump != TILEC_DUMP_CUDA) {
+	if (o->dump != TILEC_DUMP_NONE && o->dump != TILEC_DUMP_AST && o->dump != TILEC_DUMP_IR
+	    && o->dump != TILEC_DUMP_LAYOUTS && o->dump != TILEC_DUMP_EXPLAIN
+	    && o->dump != TILEC_DUMP_CUDA) {
 		diag(d, nowhere, "unknown dump kind %d", (int)o->dump);
 		st = TILEC_USAGE;
 	}
@@ -266,11 +269,39 @@ pipeline(Arena *arena, Diags *d, Buf *out, Buf *log, const char *src, size_t len
 	prog->target = o->target;
 	prog->arch = o->arch ? o->arch : o->target == TILEC_TARGET_HIP ? "gfx942" : "sm_80";
 
-	/* 4. the pass pipeline (passes.c): layout passes, layout diagnostics, plugins */
+	/* --dump=ir: the checked tile IR, before layout inference and the passes */
+	if (o->dump == TILEC_DUMP_IR) {
+		ir_dump(out, prog);
+		return st;
+	}
+	if (o->cost_model != TILEC_COST_IO_AWARE && o->cost_model != TILEC_COST_REGISTER_COUNT) {
+		diag(d, nowhere, "unknown cost model %d", (int)o->cost_model);
+		return TILEC_USAGE;
+	}
+
+	/* 4. layout inference */
+	tgt = target_lookup(prog->target == TILEC_TARGET_HIP ? TGT_HIP : TGT_CUDA, prog->arch, &e);
+	if (!tgt) {
+		diag(d, nowhere, "%s", e.msg);
+		return TILEC_USAGE;
+	}
+	if (infer_program(arena, d, prog, tgt, o->cost_model == TILEC_COST_REGISTER_COUNT
+			  ? COST_REGISTER_COUNT : COST_IO_AWARE,
+			  o->dump == TILEC_DUMP_EXPLAIN ? out : NULL) < 0 || d->nerr)
+		return st;
+	if (o->dump == TILEC_DUMP_LAYOUTS) {
+		infer_dump(out, prog);
+		return st;
+	}
+
+	if (o->dump == TILEC_DUMP_EXPLAIN)
+		return st;
+
+	/* 5. the pass pipeline (passes.c): layout diagnostics after every layout pass, plugins */
 	if (passes_pipeline(arena, d, prog, o, out, log))
 		return st;
 
-	/* 5. output: CUDA C when asked (not yet the default: reduce and wgmma are
+	/* 6. output: CUDA C when asked (not yet the default: reduce and wgmma are
 	 * not lowered), else the IR */
 	if (o->dump == TILEC_DUMP_CUDA) {
 		if (o->target != TILEC_TARGET_CUDA)

@@ -26,8 +26,10 @@ static const char usage_text[] =
 	"      --arch=A           cuda: sm_80 (default), sm_90, sm_90a;\n"
 	"                         hip: gfx90a, gfx942 (default), gfx1100 (alone, it picks hip)\n"
 	"  -D, --define=NAME=VAL  set the constant NAME to VAL (an integer or a float)\n"
-	"      --dump=KIND        print the program after a stage: ast, ir or cuda (CUDA C;\n"
-	"                         also chosen by -o FILE.cu when no --dump is given)\n"
+	"      --dump=KIND        print the program after a stage: ast, ir, layouts or cuda\n"
+	"                         (CUDA C; also chosen by -o FILE.cu when no --dump is given)\n"
+	"      --explain          print every layout inference attempt's cost by statement\n"
+	"      --cost-model=M     layout inference cost model: io-aware (default) or register-count\n"
 	"      --time[=N]         run the front end N times (default 5), print the median time\n"
 	"      --print-passes     list the passes of the pipeline (after plugins) and exit\n"
 	"      --print-before=P   print the IR before pass P (or all) to standard error\n"
@@ -138,8 +140,8 @@ timeit(const char *src, size_t len, const tilec_options *o, int n)
 }
 
 enum {
-	OPT_TARGET = 256, OPT_ARCH, OPT_DUMP, OPT_TIME, OPT_PRINT_PASSES, OPT_PRINT_BEFORE,
-	OPT_PRINT_AFTER, OPT_PLUGIN, OPT_LAYOUT_OUT
+	OPT_TARGET = 256, OPT_ARCH, OPT_DUMP, OPT_TIME, OPT_EXPLAIN, OPT_COST, OPT_PRINT_PASSES,
+	OPT_PRINT_BEFORE, OPT_PRINT_AFTER, OPT_PLUGIN, OPT_LAYOUT_OUT
 };
 
 int
@@ -151,6 +153,8 @@ driver_main(int argc, char **argv)
 		{"arch", required_argument, NULL, OPT_ARCH},
 		{"define", required_argument, NULL, 'D'},
 		{"dump", required_argument, NULL, OPT_DUMP},
+		{"explain", no_argument, NULL, OPT_EXPLAIN},
+		{"cost-model", required_argument, NULL, OPT_COST},
 		{"time", optional_argument, NULL, OPT_TIME},
 		{"print-passes", no_argument, NULL, OPT_PRINT_PASSES},
 		{"print-before", required_argument, NULL, OPT_PRINT_BEFORE},
@@ -218,10 +222,27 @@ driver_main(int argc, char **argv)
 				o.dump = TILEC_DUMP_IR;
 			else if (!strcmp(optarg, "cuda"))
 				o.dump = TILEC_DUMP_CUDA;
+			else if (!strcmp(optarg, "layouts"))
+				o.dump = TILEC_DUMP_LAYOUTS;
 			else {
 				free(defs);
 				free(plugins);
-				return usage_error("unknown dump kind '%s' (ast, ir or cuda)", optarg);
+				return usage_error("unknown dump kind '%s' (ast, ir, layouts or cuda)", optarg);
+			}
+			break;
+		case OPT_EXPLAIN:
+			o.dump = TILEC_DUMP_EXPLAIN;
+			break;
+		case OPT_COST:
+			if (!strcmp(optarg, "io-aware"))
+				o.cost_model = TILEC_COST_IO_AWARE;
+			else if (!strcmp(optarg, "register-count"))
+				o.cost_model = TILEC_COST_REGISTER_COUNT;
+			else {
+				free(defs);
+				free(plugins);
+				return usage_error("unknown cost model '%s' (io-aware or register-count)",
+						   optarg);
 			}
 			break;
 		case OPT_TIME:

@@ -29,7 +29,15 @@ typedef enum {
 	TILEC_DUMP_AST = 1,  /* output is the AST dump (after parsing only) */
 	TILEC_DUMP_IR = 2,   /* output is the tile IR dump */
 	TILEC_DUMP_CUDA = 3, /* output is CUDA C (target cuda; see docs of emit_cuda) */
+	TILEC_DUMP_LAYOUTS = 4, /* output is every buffer's and nest's inferred layout */
+	TILEC_DUMP_EXPLAIN = 5, /* output is every inference attempt's cost by statement */
 } tilec_dump;
+
+/* how layout inference ranks its attempts */
+typedef enum {
+	TILEC_COST_IO_AWARE = 0,       /* memory traffic first, registers as the tie-break (default) */
+	TILEC_COST_REGISTER_COUNT = 1, /* per-thread fragment registers only */
+} tilec_cost_model;
 
 typedef struct tilec_options {
 	tilec_target target;
@@ -39,6 +47,7 @@ typedef struct tilec_options {
 	tilec_dump dump;
 	const char *filename;        /* for diagnostics; NULL: "<input>" */
 	int caret;                   /* diagnostics show the source line and a caret */
+	tilec_cost_model cost_model; /* layout inference's cost model (default io-aware) */
 	/* the pass pipeline (tilec_plugin.h, docs/layout-control.md) */
 	int print_passes;            /* output is the pass list, one name a line; no pass runs */
 	const char *print_before;    /* a pass name or "all": the IR before it goes to the log */

@@ -1,0 +1,651 @@
+/*
+ * infer.c: layout inference. Every local tile gets a Fragment and every
+ * parallel nest (PARALLEL, and the element loops of COPY and FILL) a loop
+ * Fragment, in three levels as TileLang: strict (annotations, gemm), common
+ * (breadth-first propagation through shared fragments) and free (per
+ * connected component, every member tried as root, the cheapest kept; ties
+ * go to the earliest root). Rules live in infer_rules.c; output in infer_dump.c.
+ */
+#include <string.h>
+
+#include "infer_int.h"
+
+/* ---- collection -------------------------------------------------------- */
+
+static void expr_accs(Inf *in, Op *op, const IrExpr *e, int write, const IrExpr *store);
+
+/* an IR index expression in the nest's loop vars; NULL if it uses anything else */
+static IExpr *
+conv(Inf *in, Op *op, const IrExpr *e)
+{
+	IExpr *a, *b;
+	int k;
+	IExprKind kk;
+
+	if (!e)
+		return NULL;
+	switch (e->kind) {
+	case IE_INT:
+		return iexpr_const(in->a, e->u.i);
+	case IE_VAR:
+		for (k = 0; k < op->nloop; k++)
+			if (op->vars[k] == e->u.var)
+				return iexpr_var(in->a, k);
+		return NULL;
+	case IE_CAST:
+		return dtype_is_int(e->type) ? conv(in, op, e->u.cast.a) : NULL;
+	case IE_BINARY:
+		switch (e->u.bin.op) {
+		case BIN_ADD: kk = IX_ADD; break;
+		case BIN_SUB: kk = IX_SUB; break;
+		case BIN_MUL: kk = IX_MUL; break;
+		case BIN_DIV: kk = IX_DIV; break;
+		case BIN_MOD: kk = IX_MOD; break;
+		default: return NULL;
+		}
+		a = conv(in, op, e->u.bin.a);
+		b = conv(in, op, e->u.bin.b);
+		if (!a || !b)
+			return NULL;
+		if ((kk == IX_DIV || kk == IX_MOD) && (b->k != IX_CONST || b->v <= 0))
+			return NULL;
+		return iexpr_bin(in->a, kk, a, b);
+	default:
+		return NULL;
+	}
+}
+
+static Acc *
+add_acc(Inf *in, Op *op, int buf, int write)
+{
+	Acc *ac;
+
+	if (op->nacc == op->capacc) {
+		int nc = op->capacc ? op->capacc * 2 : 4;
+		op->acc = arena_realloc(in->a, op->acc, sizeof *op->acc * (size_t)op->capacc,
+					sizeof *op->acc * (size_t)nc);
+		op->capacc = nc;
+	}
+	ac = &op->acc[op->nacc++];
+	memset(ac, 0, sizeof *ac);
+	ac->buf = buf;
+	ac->write = write;
+	return ac;
+}
+
+static void
+note_buf(Inf *in, Op *op, int buf, int write, int n, IrExpr *const *idx, IExpr **pre)
+{
+	const IrBuffer *B = &in->k->bufs[buf];
+	Acc *ac;
+	int d;
+
+	if (dtype_bytes(B->dtype) > op->ebytes)
+		op->ebytes = dtype_bytes(B->dtype);
+	if (B->scope == MEM_GLOBAL) {
+		op->has_global = 1;
+		if (write)
+			op->stores_mem = 1;
+		return;
+	}
+	if (B->scope == MEM_SHARED) {
+		op->has_shared = 1;
+		if (write)
+			op->stores_mem = 1;
+		return;
+	}
+	ac = add_acc(in, op, buf, write);
+	ac->n = n;
+	ac->ok = 1;
+	for (d = 0; d < n; d++) {
+		ac->idx[d] = pre ? pre[d] : conv(in, op, idx[d]);
+		if (!ac->idx[d])
+			ac->ok = 0;
+	}
+	if (in->k->bufs[buf].ndim != n)
+		ac->ok = 0;
+}
+
+static void
+expr_accs(Inf *in, Op *op, const IrExpr *e, int write, const IrExpr *store)
+{
+	int i;
+
+	(void)store;
+	if (!e)
+		return;
+	switch (e->kind) {
+	case IE_LOAD:
+		for (i = 0; i < e->u.load.n; i++)
+			expr_accs(in, op, e->u.load.idx[i], 0, NULL);
+		note_buf(in, op, e->u.load.buf, write, e->u.load.n, e->u.load.idx, NULL);
+		break;
+	case IE_UNARY: expr_accs(in, op, e->u.un.a, 0, NULL); break;
+	case IE_BINARY:
+		expr_accs(in, op, e->u.bin.a, 0, NULL);
+		expr_accs(in, op, e->u.bin.b, 0, NULL);
+		break;
+	case IE_SELECT:
+		expr_accs(in, op, e->u.sel.c, 0, NULL);
+		expr_accs(in, op, e->u.sel.a, 0, NULL);
+		expr_accs(in, op, e->u.sel.b, 0, NULL);
+		break;
+	case IE_CAST: expr_accs(in, op, e->u.cast.a, 0, NULL); break;
+	case IE_CALL:
+		for (i = 0; i < e->u.call.n; i++)
+			expr_accs(in, op, e->u.call.args[i], 0, NULL);
+		break;
+	default:
+		break;
+	}
+}
+
+static void
+body_accs(Inf *in, Op *op, const IrStmt *s)
+{
+	int i;
+
+	for (; s; s = s->next) {
+		switch (s->kind) {
+		case S_STORE:
+			for (i = 0; i < s->u.store.n; i++)
+				expr_accs(in, op, s->u.store.idx[i], 0, NULL);
+			expr_accs(in, op, s->u.store.value, 0, NULL);
+			note_buf(in, op, s->u.store.buf, 1, s->u.store.n, s->u.store.idx, NULL);
+			break;
+		case S_LET:
+		case S_SET:
+			expr_accs(in, op, s->u.let.value, 0, NULL);
+			break;
+		case S_IF:
+			expr_accs(in, op, s->u.cond.cond, 0, NULL);
+			body_accs(in, op, s->u.cond.then);
+			body_accs(in, op, s->u.cond.els);
+			break;
+		case S_FOR:
+			expr_accs(in, op, s->u.loop.lo, 0, NULL);
+			expr_accs(in, op, s->u.loop.extent, 0, NULL);
+			body_accs(in, op, s->u.loop.body);
+			break;
+		case S_ASSUME:
+			expr_accs(in, op, s->u.assume.cond, 0, NULL);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* accesses of a COPY/FILL region: loop coordinate k walks its k-th non-unit dim */
+static void
+region_acc(Inf *in, Op *op, const Region *r, int write)
+{
+	IExpr *idx[IR_MAXDIM];
+	int d, k;
+
+	for (d = 0; d < r->ndim && d < IR_MAXDIM; d++) {
+		idx[d] = conv(in, op, r->off[d]);
+		if (!idx[d])
+			break;
+		for (k = 0; k < op->nloop; k++)
+			if (nest_region_dim(r, k) == d)
+				idx[d] = iexpr_add(in->a, idx[d], iexpr_var(in->a, k));
+	}
+	if (d < r->ndim) {
+		/* offsets in block vars etc.: only their scope matters unless local */
+		if (in->k->bufs[r->buf].scope != MEM_LOCAL) {
+			note_buf(in, op, r->buf, write, 0, NULL, NULL);
+			return;
+		}
+		note_buf(in, op, r->buf, write, r->ndim, r->off, NULL);
+		op->acc[op->nacc - 1].ok = 0;
+		return;
+	}
+	note_buf(in, op, r->buf, write, r->ndim, NULL, idx);
+}
+
+static Op *
+new_op(Inf *in, IrStmt *s)
+{
+	Op *op;
+
+	if (in->nop == in->capop) {
+		int nc = in->capop ? in->capop * 2 : 16;
+		in->ops = arena_realloc(in->a, in->ops, sizeof *in->ops * (size_t)in->capop,
+					sizeof *in->ops * (size_t)nc);
+		in->capop = nc;
+	}
+	op = &in->ops[in->nop];
+	memset(op, 0, sizeof *op);
+	op->s = s;
+	op->idx = in->nop++;
+	return op;
+}
+
+static void
+collect(Inf *in, IrStmt *s)
+{
+	Op *op;
+	int k;
+
+	for (; s; s = s->next) {
+		s->id = ++in->nstmt;
+		switch (s->kind) {
+		case S_PARALLEL:
+			op = new_op(in, s);
+			op->nest = 1;
+			op->nloop = nest_shape(s, op->ext);
+			for (k = 0; k < op->nloop; k++)
+				op->vars[k] = s->u.par.vars[k];
+			body_accs(in, op, s->u.par.body);
+			/* number the body's statements too (they are not ops) */
+			{
+				IrStmt *b;
+				for (b = s->u.par.body; b; b = b->next)
+					b->id = ++in->nstmt;
+			}
+			break;
+		case S_COPY:
+			op = new_op(in, s);
+			op->nest = 1;
+			op->nloop = nest_shape(s, op->ext);
+			region_acc(in, op, &s->u.copy.src, 0);
+			region_acc(in, op, &s->u.copy.dst, 1);
+			break;
+		case S_FILL:
+			op = new_op(in, s);
+			op->nest = 1;
+			op->nloop = nest_shape(s, op->ext);
+			region_acc(in, op, &s->u.fill.dst, 1);
+			break;
+		case S_GEMM:
+			op = new_op(in, s);
+			note_buf(in, op, s->u.gemm.a.buf, 0, 0, NULL, NULL);
+			note_buf(in, op, s->u.gemm.b.buf, 0, 0, NULL, NULL);
+			note_buf(in, op, s->u.gemm.c.buf, 1, 0, NULL, NULL);
+			break;
+		case S_REDUCE:
+			op = new_op(in, s);
+			note_buf(in, op, s->u.reduce.src, 0, 0, NULL, NULL);
+			note_buf(in, op, s->u.reduce.dst, 1, 0, NULL, NULL);
+			break;
+		case S_ANNOTATE_LAYOUT:
+		case S_REQUIRE_LAYOUT:
+		case S_REQUIRE_WMMA_LAYOUT:
+			op = new_op(in, s);
+			op->is_annot = 1;
+			break;
+		case S_FOR:
+			collect(in, s->u.loop.body);
+			break;
+		case S_PIPELINE:
+			collect(in, s->u.pipe.body);
+			break;
+		case S_IF:
+			collect(in, s->u.cond.then);
+			collect(in, s->u.cond.els);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* ---- state -------------------------------------------------------------- */
+
+State *
+inf_state_new(Inf *in)
+{
+	State *st = anew(in->a, State);
+
+	st->map.nbuf = in->k->nbuf;
+	st->map.buf = anewn(in->a, Layout *, in->k->nbuf + 1);
+	st->setter = anewn(in->a, const IrStmt *, in->k->nbuf + 1);
+	st->map.nstmt = in->nstmt + 1;
+	st->map.loop = anewn(in->a, Layout *, in->nstmt + 1);
+	st->done = anewn(in->a, char, in->nop + 1);
+	st->queued = anewn(in->a, char, in->nop + 1);
+	st->queue = anewn(in->a, int, in->nop + 1);
+	return st;
+}
+
+void
+inf_state_copy(Inf *in, State *dst, const State *src)
+{
+	memcpy(dst->map.buf, src->map.buf, sizeof(Layout *) * (size_t)in->k->nbuf);
+	memcpy(dst->setter, src->setter, sizeof(IrStmt *) * (size_t)in->k->nbuf);
+	memcpy(dst->map.loop, src->map.loop, sizeof(Layout *) * (size_t)(in->nstmt + 1));
+	memcpy(dst->done, src->done, (size_t)in->nop);
+	memset(dst->queued, 0, (size_t)in->nop);
+	dst->qhead = dst->qlen = 0;
+	dst->why = NULL;
+}
+
+static void
+enqueue_users(Inf *in, State *st, int buf, const Op *self)
+{
+	int i, u;
+
+	for (i = 0; i < in->nuse[buf]; i++) {
+		u = in->use[buf][i];
+		if (u == self->idx || st->done[u] || st->queued[u])
+			continue;
+		if (st->comp_only >= 0 && in->comp[u] != st->comp_only)
+			continue;
+		st->queued[u] = 1;
+		st->queue[(st->qhead + st->qlen++) % in->nop] = u;
+	}
+}
+
+/* commit a buffer layout; -1 with st->why on a conflict */
+int
+inf_set_buf(Inf *in, State *st, int buf, Layout *L, const Op *op)
+{
+	const IrBuffer *B = &in->k->bufs[buf];
+	Layout *old = st->map.buf[buf];
+	Layout *m;
+	Err e = {0};
+	int eq;
+
+	if (old == L)
+		return 0;
+	if (!old) {
+		st->map.buf[buf] = L;
+		st->setter[buf] = op->s;
+		enqueue_users(in, st, buf, op);
+		return 0;
+	}
+	eq = layout_equal(old, L, &e);
+	if (eq == 1)
+		return 0;
+	if (B->scope == MEM_SHARED) {
+		m = swizzle_merge(in->a, old, L, dtype_bytes(B->dtype), &e);
+		if (m) {
+			st->map.buf[buf] = m;
+			return 0;
+		}
+	}
+	st->why = inf_conflict(in, buf, old, st->setter[buf], L, op->s, eq < 0 ? e.msg : NULL);
+	return -1;
+}
+
+/* ---- driver: BFS, levels, free mode ----------------------------------- */
+
+static int
+run_queue(Inf *in, State *st, int level)
+{
+	int u, r;
+
+	while (st->qlen) {
+		u = st->queue[st->qhead];
+		st->qhead = (st->qhead + 1) % in->nop;
+		st->qlen--;
+		st->queued[u] = 0;
+		if (st->done[u])
+			continue;
+		r = inf_step(in, st, &in->ops[u], level);
+		if (r < 0) {
+			in->where = in->ops[u].s;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+step_and_run(Inf *in, State *st, int u, int level)
+{
+	if (st->done[u])
+		return 0;
+	if (inf_step(in, st, &in->ops[u], level) < 0)
+		return -1;
+	return run_queue(in, st, level);
+}
+
+static int
+find(int *p, int x)
+{
+	while (p[x] != x)
+		x = p[x] = p[p[x]];
+	return x;
+}
+
+/* union-find over ops that share a local buffer; comp[] numbered by first member */
+static void
+components(Inf *in)
+{
+	int *p = anewn(in->a, int, in->nop + 1);
+	int *num = anewn(in->a, int, in->nop + 1);
+	int b, i, r;
+
+	for (i = 0; i < in->nop; i++)
+		p[i] = i, num[i] = -1;
+	for (b = 0; b < in->k->nbuf; b++)
+		for (i = 1; i < in->nuse[b]; i++) {
+			int x = find(p, in->use[b][0]), y = find(p, in->use[b][i]);
+			if (x != y)
+				p[x > y ? x : y] = x < y ? x : y;
+		}
+	in->comp = anewn(in->a, int, in->nop + 1);
+	in->ncomp = 0;
+	for (i = 0; i < in->nop; i++) {
+		r = find(p, i);
+		if (num[r] < 0)
+			num[r] = in->ncomp++;
+		in->comp[i] = num[r];
+	}
+}
+
+static void
+add_use(Inf *in, int buf, int op)
+{
+	int i;
+
+	for (i = 0; i < in->nuse[buf]; i++)
+		if (in->use[buf][i] == op)
+			return;
+	if (in->nuse[buf] == in->capuse[buf]) {
+		int nc = in->capuse[buf] ? in->capuse[buf] * 2 : 4;
+		in->use[buf] = arena_realloc(in->a, in->use[buf], sizeof(int) * (size_t)in->capuse[buf],
+					     sizeof(int) * (size_t)nc);
+		in->capuse[buf] = nc;
+	}
+	in->use[buf][in->nuse[buf]++] = op;
+}
+
+static int
+score(Inf *in, State *st, const int *members, int n, Cost *c)
+{
+	IrStmt **ms = anewn(in->a, IrStmt *, n + 1);
+	Err e = {0};
+	int i;
+
+	for (i = 0; i < n; i++)
+		ms[i] = in->ops[members[i]].s;
+	if (cost_score(in->a, in->model, in->t, in->k, ms, n, &st->map, c, &e) < 0) {
+		st->why = arena_printf(in->a, "the cost model failed: %s", e.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+explain_attempt(Inf *in, int comp, const Op *root, const Cost *c, const char *why, int chosen)
+{
+	Buf *b = in->explain;
+	int i;
+
+	if (!b)
+		return;
+	buf_printf(b, "  root %s #%d at %d:%d: ", inf_stmt_name(root->s), root->s->id,
+		   root->s->loc.line, root->s->loc.col);
+	(void)comp;
+	if (why) {
+		buf_printf(b, "failed: %s\n", why);
+		return;
+	}
+	buf_printf(b, "mem %lld regs %lld%s\n", (long long)c->mem, (long long)c->regs,
+		   chosen ? "  <- chosen" : "");
+	for (i = 0; i < c->nstmt; i++) {
+		const StmtCost *sc = &c->stmts[i];
+		buf_printf(b, "    %s #%d at %d:%d: mem %lld (bw %lld, issue %lld, vec %d)%s%s\n",
+			   inf_stmt_name(sc->stmt), sc->stmt->id, sc->stmt->loc.line, sc->stmt->loc.col,
+			   (long long)sc->mem, (long long)sc->bw_bytes, (long long)sc->issue_bytes,
+			   sc->vec, sc->why ? ": " : "", sc->why ? sc->why : "");
+	}
+}
+
+static int
+same_map(Inf *in, const State *a, const State *b)
+{
+	return !memcmp(a->map.buf, b->map.buf, sizeof(Layout *) * (size_t)in->k->nbuf)
+	       && !memcmp(a->map.loop, b->map.loop, sizeof(Layout *) * (size_t)(in->nstmt + 1));
+}
+
+/* free mode for one component; 0, or -1 after reporting every root's failure */
+static int
+free_component(Inf *in, State *base, int comp)
+{
+	int *mem = anewn(in->a, int, in->nop + 1);
+	const char **why;
+	State *best = NULL, *cur, *spare;
+	Cost bestc = {0}, c;
+	int n = 0, i, j, bi = -1;
+
+	for (i = 0; i < in->nop; i++)
+		if (in->comp[i] == comp && !base->done[i])
+			mem[n++] = i;
+	if (n == 0)
+		return 0;
+	why = anewn(in->a, const char *, n);
+	cur = inf_state_new(in);
+	spare = inf_state_new(in);
+	if (in->explain)
+		buf_printf(in->explain, "component %d (%d statements, first %s #%d at %d:%d)\n", comp, n,
+			   inf_stmt_name(in->ops[mem[0]].s), in->ops[mem[0]].s->id,
+			   in->ops[mem[0]].s->loc.line, in->ops[mem[0]].s->loc.col);
+	for (i = 0; i < n; i++) {
+		inf_state_copy(in, cur, base);
+		cur->comp_only = comp;
+		if (step_and_run(in, cur, mem[i], LV_FREE) == 0) {
+			for (j = 0; j < n; j++)
+				if (step_and_run(in, cur, mem[j], LV_FREE) < 0)
+					break;
+		}
+		if (!cur->why)
+			inf_validate_state(in, cur, mem, n);
+		if (!cur->why && best && same_map(in, cur, best)) {
+			/* the same layouts as the best so far: the same cost, and the tie
+			 * keeps the earlier root */
+			if (in->explain)
+				buf_printf(in->explain, "  root %s #%d at %d:%d: the same layouts as root "
+					   "#%d\n", inf_stmt_name(in->ops[mem[i]].s), in->ops[mem[i]].s->id,
+					   in->ops[mem[i]].s->loc.line, in->ops[mem[i]].s->loc.col,
+					   in->ops[mem[bi]].s->id);
+			continue;
+		}
+		if (!cur->why && score(in, cur, mem, n, &c) == 0) {
+			/* ties keep the earlier root */
+			int better = !best || cost_better(&c, &bestc);
+			explain_attempt(in, comp, &in->ops[mem[i]], &c, NULL, 0);
+			if (better) {
+				State *t = best ? best : spare;
+				best = cur;
+				bestc = c;
+				bi = i;
+				cur = t;
+			}
+			continue;
+		}
+		why[i] = cur->why ? cur->why : "the cost model rejected it";
+		explain_attempt(in, comp, &in->ops[mem[i]], NULL, why[i], 0);
+	}
+	if (!best) {
+		const Op *f = &in->ops[mem[0]];
+		diag(in->d, f->s->loc, "layout inference: no layout for the %d statement%s sharing local "
+		     "tiles with this %s; every root failed:", n, n == 1 ? "" : "s", inf_stmt_name(f->s));
+		for (i = 0; i < n; i++)
+			diag_note(in->d, in->ops[mem[i]].s->loc, "with this %s as root: %s",
+				  inf_stmt_name(in->ops[mem[i]].s), why[i]);
+		return -1;
+	}
+	if (in->explain)
+		buf_printf(in->explain, "  chosen: root %s #%d at %d:%d\n", inf_stmt_name(in->ops[mem[bi]].s),
+			   in->ops[mem[bi]].s->id, in->ops[mem[bi]].s->loc.line,
+			   in->ops[mem[bi]].s->loc.col);
+	inf_state_copy(in, base, best);
+	base->comp_only = -1;
+	return 0;
+}
+
+static int
+infer_kernel(Arena *a, Diags *d, IrKernel *k, const Target *t, CostModelKind m, Buf *explain)
+{
+	Inf in0, *in = &in0;
+	State *st;
+	int i, j, c, rc = 0;
+
+	memset(in, 0, sizeof *in);
+	in->a = a;
+	in->d = d;
+	in->k = k;
+	in->t = t;
+	in->model = m;
+	in->explain = explain;
+	in->T = k->threads > 0 ? k->threads : 128;
+	collect(in, k->body);
+	in->nuse = anewn(a, int, k->nbuf + 1);
+	in->capuse = anewn(a, int, k->nbuf + 1);
+	in->use = anewn(a, int *, k->nbuf + 1);
+	for (i = 0; i < in->nop; i++) {
+		for (j = 0; j < in->ops[i].nacc; j++)
+			add_use(in, in->ops[i].acc[j].buf, i);
+	}
+	components(in);
+	if (explain)
+		buf_printf(explain, "kernel %s: %d ops in %d components, cost model %s\n", k->name,
+			   in->nop, in->ncomp, cost_model_name(m));
+	st = inf_state_new(in);
+	st->comp_only = -1;
+	/* strict: annotations and gemm, in source order, without propagation */
+	for (i = 0; i < in->nop; i++) {
+		if (inf_step(in, st, &in->ops[i], LV_STRICT) < 0) {
+			diag(d, in->ops[i].s->loc, "layout inference: %s", st->why);
+			return -1;
+		}
+	}
+	/* common: every op queued; propagation breadth-first */
+	st->qhead = st->qlen = 0;
+	memset(st->queued, 0, (size_t)in->nop);
+	for (i = 0; i < in->nop; i++)
+		if (!st->done[i]) {
+			st->queued[i] = 1;
+			st->queue[st->qlen++] = i;
+		}
+	if (run_queue(in, st, LV_COMMON) < 0) {
+		diag(d, in->where ? in->where->loc : k->loc, "layout inference: %s", st->why);
+		return -1;
+	}
+	/* free: per component */
+	for (c = 0; c < in->ncomp; c++)
+		if (free_component(in, st, c) < 0)
+			rc = -1;
+	if (rc)
+		return -1;
+	inf_finish(in, st);
+	return inf_validate_kernel(in, st);
+}
+
+int
+infer_program(Arena *a, Diags *d, IrProgram *p, const Target *t, CostModelKind m, Buf *explain)
+{
+	IrKernel *k;
+	int rc = 0;
+
+	if (!a || !d || !p || !t)
+		return -1;
+	for (k = p->kernels; k; k = k->next)
+		if (infer_kernel(a, d, k, t, m, explain) < 0)
+			rc = -1;
+	return rc;
+}

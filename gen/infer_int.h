@@ -1,0 +1,76 @@
+/*
+ * infer_int.h: internals shared by the inference engine (infer.c), its op
+ * rules (infer_rules.c) and its output (infer_dump.c): the collected ops
+ * with their local-tile accesses, and the state of one attempt.
+ */
+#ifndef INFER_INT_H
+#define INFER_INT_H
+
+#include "infer.h"
+
+enum { LV_FREE = 0, LV_COMMON = 1, LV_STRICT = 2 };
+
+/* one access of a local tile by an op; idx in the nest's loop vars _i.. */
+typedef struct Acc {
+	int buf, write, n;
+	int ok;                 /* every index is an expression in the loop vars */
+	IExpr *idx[IR_MAXDIM];
+} Acc;
+
+typedef struct Op {
+	IrStmt *s;
+	int idx;
+	int nest;               /* PARALLEL, COPY, FILL: has a loop layout */
+	int is_annot;
+	int nloop;
+	int64_t ext[IR_MAXDIM];
+	IrVar *vars[IR_MAXDIM];
+	int nacc, capacc;
+	Acc *acc;               /* local tiles only (gemm/reduce: n == 0) */
+	int has_global, has_shared, stores_mem;
+	int ebytes;             /* widest element of any buffer it touches */
+} Op;
+
+typedef struct State {
+	LayoutMap map;
+	const IrStmt **setter;  /* per buffer: the statement that gave its layout */
+	char *done, *queued;
+	int *queue, qhead, qlen;
+	int comp_only;          /* >= 0: enqueue only ops of this component */
+	const char *why;        /* why the attempt failed */
+} State;
+
+typedef struct Inf {
+	Arena *a;
+	Diags *d;
+	IrKernel *k;
+	const Target *t;
+	CostModelKind model;
+	Buf *explain;
+	int64_t T;              /* threads per block */
+	int nop, capop;
+	Op *ops;
+	int nstmt;
+	int *nuse, *capuse, **use;  /* per buffer: ops accessing it */
+	int *comp, ncomp;
+	Fragment **plan;        /* per op: its planned partition (cached) */
+	Fragment *plans[64];    /* distinct plans, for sharing */
+	int nplan;
+	const IrStmt *where;    /* the statement whose rule failed */
+} Inf;
+
+State *inf_state_new(Inf *in);
+void inf_state_copy(Inf *in, State *dst, const State *src);
+int inf_set_buf(Inf *in, State *st, int buf, Layout *L, const Op *op);
+
+/* infer_rules.c */
+Fragment *inf_plan(Inf *in, const Op *op, int touches_frag, Err *e);
+int inf_step(Inf *in, State *st, Op *op, int level);
+const char *inf_conflict(Inf *in, int buf, const Layout *old, const IrStmt *olds, const Layout *L,
+			 const IrStmt *s, const char *extra);
+int inf_validate_state(Inf *in, State *st, const int *members, int n);
+void inf_finish(Inf *in, State *st);
+int inf_validate_kernel(Inf *in, State *st);
+const char *inf_stmt_name(const IrStmt *s);
+
+#endif

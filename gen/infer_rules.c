@@ -1,0 +1,770 @@
+/*
+ * infer_rules.c: the op rules of layout inference. Parallel nests take the
+ * loop layout from a fragment they write or read, or the planned partition
+ * over threads and vector width; COPY and FILL are nests over their region;
+ * gemm gives MMA fragments and operand swizzles; reduce the reducer layout
+ * with replication; annotations pin layouts. Every containment and
+ * injectivity question goes to the layout core's exact enumeration.
+ */
+#include <string.h>
+
+#include "gemm_plan.h"
+#include "infer_int.h"
+
+const char *
+inf_stmt_name(const IrStmt *s)
+{
+	static const char *const names[] = {
+#define X(e, n) n,
+		IR_STMTS(X)
+#undef X
+	};
+
+	return s && (unsigned)s->kind < countof(names) ? names[s->kind] : "?";
+}
+
+static const char *
+lstr(Inf *in, const Layout *L)
+{
+	return L ? layout_str(in->a, L) : "(none)";
+}
+
+const char *
+inf_conflict(Inf *in, int buf, const Layout *old, const IrStmt *olds, const Layout *L,
+	     const IrStmt *s, const char *extra)
+{
+	return arena_printf(in->a,
+		"conflicting layouts for '%s': %s at %d:%d wants %s, but %s at %d:%d wants %s%s%s",
+		in->k->bufs[buf].name, olds ? inf_stmt_name(olds) : "?", olds ? olds->loc.line : 0,
+		olds ? olds->loc.col : 0, lstr(in, old), inf_stmt_name(s), s->loc.line, s->loc.col,
+		lstr(in, L), extra ? " (" : "", extra ? extra : "");
+}
+
+static const char *
+fail(Inf *in, State *st, const char *fmt, const char *a1, const char *a2)
+{
+	st->why = arena_printf(in->a, fmt, a1, a2);
+	return st->why;
+}
+
+static int
+buf_shape(const IrBuffer *B, int64_t *shape)
+{
+	int d;
+
+	for (d = 0; d < B->ndim; d++)
+		shape[d] = B->dims[d].sym ? 0 : B->dims[d].c;
+	return B->ndim;
+}
+
+static Fragment *
+replicated(Inf *in, int buf, int64_t T)
+{
+	int64_t shape[IR_MAXDIM];
+	int n = buf_shape(&in->k->bufs[buf], shape);
+	Err e = {0};
+
+	return frag_fully_replicated(in->a, shape, n, T, &e);
+}
+
+/* a replicated result that every thread holds whole: the canonical form */
+static Fragment *
+tidy(Inf *in, Fragment *F)
+{
+	Fragment *R;
+	Err e = {0};
+
+	if (!F || F->rep != F->nthreads)
+		return F;
+	R = frag_fully_replicated(in->a, F->in_shape, F->nin, F->nthreads, &e);
+	return R && layout_equal(R, F, NULL) == 1 ? R : F;
+}
+
+/* ---- parallel nests ------------------------------------------------------ */
+
+static int
+elem_bytes_max(Inf *in, const Op *op)
+{
+	const IrStmt *s = op->s;
+	int b = 1, x;
+
+	if (s->kind == S_COPY) {
+		b = dtype_bytes(in->k->bufs[s->u.copy.src.buf].dtype);
+		x = dtype_bytes(in->k->bufs[s->u.copy.dst.buf].dtype);
+		return x > b ? x : b;
+	}
+	if (s->kind == S_FILL)
+		return dtype_bytes(in->k->bufs[s->u.fill.dst.buf].dtype);
+	for (x = 0; x < op->nacc; x++)
+		if (dtype_bytes(in->k->bufs[op->acc[x].buf].dtype) > b)
+			b = dtype_bytes(in->k->bufs[op->acc[x].buf].dtype);
+	return op->ebytes > b ? op->ebytes : b;
+}
+
+/* the planned partition: f row-major, thread (f // V) % T, slot (f // V // T) * V + f % V */
+Fragment *
+inf_plan(Inf *in, const Op *op, int touches_frag, Err *e)
+{
+	Arena *A = in->a;
+	int64_t total = 1, T = in->T, V, bestV, bestpad = -1, pad;
+	IExpr *f = iexpr_const(A, 0), *a, *th, *slot;
+	Fragment *F;
+	int k, ebytes = elem_bytes_max(in, op);
+
+	for (k = 0; k < op->nloop; k++) {
+		total *= op->ext[k];
+		f = iexpr_add(A, iexpr_mulc(A, f, op->ext[k]), iexpr_var(A, k));
+	}
+	V = target_vector_elems(in->t, ebytes, !op->nacc && !op->has_shared);
+	if (V < 1)
+		V = 1;
+	while (V > 1 && op->ext[op->nloop - 1] % V)
+		V /= 2;
+	if (touches_frag) {
+		while (V > 1 && total % (T * V))
+			V /= 2;
+	} else {
+		/* fewest padded points, the wider V on ties */
+		for (bestV = V; V >= 1; V /= 2) {
+			pad = (total + T * V - 1) / (T * V) * T * V - total;
+			if (bestpad < 0 || pad < bestpad)
+				bestpad = pad, bestV = V;
+		}
+		V = bestV;
+	}
+	a = iexpr_divc(A, f, V);
+	th = iexpr_modc(A, a, T);
+	slot = iexpr_add(A, iexpr_mulc(A, iexpr_divc(A, a, T), V), iexpr_modc(A, f, V));
+	F = frag_new(A, op->ext, op->nloop, th, 1, &slot, 1, e);
+	if (F && touches_frag && F->nthreads < T && T % F->nthreads == 0)
+		F = frag_replicate(A, F, T / F->nthreads, e);
+	return F;
+}
+
+/* the plan, one object per distinct layout so that equal plans compare by pointer */
+static Fragment *
+plan_cached(Inf *in, const Op *op, int touches_frag, Err *e)
+{
+	Fragment *F;
+	int i;
+
+	if (!in->plan)
+		in->plan = anewn(in->a, Fragment *, in->nop + 1);
+	if (in->plan[op->idx])
+		return in->plan[op->idx];
+	F = inf_plan(in, op, touches_frag, e);
+	if (!F)
+		return NULL;
+	for (i = 0; i < in->nplan; i++)
+		if (layout_equal(in->plans[i], F, NULL) == 1) {
+			F = in->plans[i];
+			break;
+		}
+	if (i == in->nplan && in->nplan < (int)countof(in->plans))
+		in->plans[in->nplan++] = F;
+	in->plan[op->idx] = F;
+	return F;
+}
+
+static int
+is_identity(const Acc *ac, const Op *op, const Layout *F)
+{
+	int d;
+
+	if (ac->n != op->nloop || F->nin != op->nloop)
+		return 0;
+	for (d = 0; d < ac->n; d++)
+		if (ac->idx[d]->k != IX_VAR || ac->idx[d]->v != d || F->in_shape[d] != op->ext[d])
+			return 0;
+	return 1;
+}
+
+static IDom
+loop_dom(const Op *op)
+{
+	IDom dom;
+	int k;
+
+	memset(&dom, 0, sizeof dom);
+	for (k = 0; k < op->nloop; k++)
+		dom.ext[k] = op->ext[k];
+	return dom;
+}
+
+/* ComputeLoopLayoutFromBuffer: thread(v, rep) = F.thread(idx(v), rep), implicit slots */
+static Fragment *
+loop_from_buf(Inf *in, const Op *op, const Acc *ac, const Fragment *F, Err *e)
+{
+	IDom dom = loop_dom(op);
+	IExpr *th;
+	Fragment *L;
+	int64_t lo, hi;
+	int d;
+
+	if (is_identity(ac, op, F))
+		return (Fragment *)F;
+	for (d = 0; d < ac->n; d++)
+		if (iexpr_bounds(ac->idx[d], &dom, &lo, &hi) < 0 || lo < 0 || hi >= F->in_shape[d]) {
+			err_set(e, "index %d of '%s' leaves its shape", d, in->k->bufs[ac->buf].name);
+			return NULL;
+		}
+	th = frag_forward_thread(in->a, F, ac->idx, ac->n, NULL, e);
+	if (!th)
+		return NULL;
+	L = frag_new(in->a, op->ext, op->nloop, th, F->rep, NULL, 0, e);
+	if (L && layout_check_injective(L, e) < 0)
+		return NULL;
+	return L;
+}
+
+/* F seen from the nest: thread F.thread(idx(v), rep), slots the loop coordinates
+ * (kept injective so that containment is asked exactly of the thread maps) */
+static Fragment *
+view(Inf *in, const Op *op, const Acc *ac, const Fragment *F, Err *e)
+{
+	IExpr *th, *fwd[IR_MAXDIM];
+	int k;
+
+	th = frag_forward_thread(in->a, F, ac->idx, ac->n, NULL, e);
+	if (!th)
+		return NULL;
+	for (k = 0; k < op->nloop; k++)
+		fwd[k] = iexpr_var(in->a, k);
+	return frag_new(in->a, op->ext, op->nloop, th, F->rep, fwd, op->nloop, e);
+}
+
+/* the loop layout must agree with a fragment it touches: read: loop within
+ * the fragment's owners; write: exact ownership, both directions (#2957) */
+static int
+check_acc(Inf *in, State *st, const Op *op, const Acc *ac, const Fragment *L)
+{
+	const Fragment *F = st->map.buf[ac->buf];
+	Fragment *Fc;
+	Err e = {0};
+	int r;
+
+	if (!F || !ac->ok || (F == L && is_identity(ac, op, F)))
+		return 0;
+	if (!F->is_frag) {
+		st->why = arena_printf(in->a, "'%s' has a non-fragment layout", in->k->bufs[ac->buf].name);
+		return -1;
+	}
+	Fc = is_identity(ac, op, F) ? (Fragment *)F : view(in, op, ac, F, &e);
+	if (!Fc)
+		goto bad;
+	r = frag_contains(L, Fc, 0, &e);
+	if (r == 1 && ac->write)
+		r = frag_contains(Fc, L, 0, &e);
+	if (r == 1)
+		return 0;
+bad:
+	st->why = arena_printf(in->a,
+		"%s at %d:%d %s '%s' through loop layout %s, but '%s' has %s (set by %s at %d:%d): %s",
+		inf_stmt_name(op->s), op->s->loc.line, op->s->loc.col, ac->write ? "writes" : "reads",
+		in->k->bufs[ac->buf].name, lstr(in, L), in->k->bufs[ac->buf].name, lstr(in, F),
+		inf_stmt_name(st->setter[ac->buf]), st->setter[ac->buf] ? st->setter[ac->buf]->loc.line : 0,
+		st->setter[ac->buf] ? st->setter[ac->buf]->loc.col : 0, e.msg);
+	return -1;
+}
+
+/* CompleteBufferFragment: a tile's fragment from the loop layout. NULL with
+ * e set when the loop does not determine it (it covers part of the tile). */
+static Fragment *
+complete(Inf *in, const Op *op, const Acc *ac, const Fragment *L, Err *e)
+{
+	Arena *A = in->a;
+	const IrBuffer *B = &in->k->bufs[ac->buf];
+	int64_t shape[IR_MAXDIM], E = 1, stride;
+	IExpr *sub[IEXPR_NVARS], *th;
+	int used[IR_MAXDIM], d, k, n = buf_shape(B, shape), proj = 1;
+	Fragment *F;
+	Layout *I, *inv;
+
+	if (is_identity(ac, op, L) && n == op->nloop)
+		return (Fragment *)L;
+	memset(sub, 0, sizeof sub);
+	for (k = 0; k < op->nloop; k++)
+		used[k] = -1;
+	for (d = 0; d < n && proj; d++) {
+		const IExpr *x = ac->idx[d];
+		if (x->k == IX_VAR && used[x->v] < 0 && op->ext[x->v] == shape[d])
+			used[x->v] = d;
+		else if (!(x->k == IX_CONST && shape[d] == 1))
+			proj = 0;
+	}
+	if (proj) {
+		IExpr *rep = iexpr_var(A, IEXPR_REP);
+		for (k = 0; k < op->nloop; k++)
+			if (used[k] < 0)
+				E *= op->ext[k];
+		stride = E;
+		for (k = 0; k < op->nloop; k++) {
+			if (used[k] >= 0) {
+				sub[k] = iexpr_var(A, used[k]);
+				continue;
+			}
+			stride /= op->ext[k];
+			sub[k] = iexpr_modc(A, iexpr_divc(A, iexpr_modc(A, rep, E), stride), op->ext[k]);
+		}
+		sub[IEXPR_REP] = iexpr_divc(A, rep, E);
+	} else {
+		/* a bijective index map: invert it */
+		I = layout_new(A, op->ext, op->nloop, ac->idx, ac->n, e);
+		if (!I)
+			return NULL;
+		for (d = 0; d < n; d++)
+			if (I->out_shape[d] != shape[d]) {
+				err_set(e, "the loop covers only part of '%s'", B->name);
+				return NULL;
+			}
+		inv = layout_inverse(A, I, 0, e);
+		if (!inv) {
+			err_set(e, "the loop's index map of '%s' is not a bijection", B->name);
+			return NULL;
+		}
+		for (k = 0; k < op->nloop; k++)
+			sub[k] = inv->fwd[k];
+		sub[IEXPR_REP] = iexpr_var(A, IEXPR_REP);
+	}
+	th = iexpr_subst(A, L->thread, sub, NULL);
+	if (!th)
+		return NULL;
+	F = frag_new(A, shape, n, th, E * L->rep, NULL, 0, e);
+	if (F)
+		F = frag_condense_rep(A, F, e);
+	if (F && layout_check_injective(F, e) < 0)
+		return NULL;
+	return tidy(in, F);
+}
+
+static int
+nest_step(Inf *in, State *st, Op *op, int level)
+{
+	Fragment *L = NULL, *F;
+	const Acc *src = NULL, *rsrc = NULL;
+	Err e = {0};
+	int i, d, allconst, touches = op->nacc > 0;
+
+	if (st->map.loop[op->s->id]) {
+		st->done[op->idx] = 1;
+		return 0;
+	}
+	if (level == LV_STRICT) {
+		/* fragments read at constant indices only: fully replicated */
+		for (i = 0; i < op->nacc; i++) {
+			const Acc *ac = &op->acc[i];
+			for (allconst = ac->ok, d = 0; allconst && d < ac->n; d++)
+				allconst = ac->idx[d]->k == IX_CONST;
+			if (allconst && !st->map.buf[ac->buf] && in->nuse[ac->buf] == 1 && !ac->write)
+				if (inf_set_buf(in, st, ac->buf, replicated(in, ac->buf, in->T), op) < 0)
+					return -1;
+		}
+		return 0;
+	}
+	for (i = 0; i < op->nacc; i++) {
+		const Acc *ac = &op->acc[i];
+		const Fragment *G = st->map.buf[ac->buf];
+		if (!ac->ok || !G)
+			continue;
+		for (allconst = 1, d = 0; d < ac->n; d++)
+			allconst &= ac->idx[d]->k == IX_CONST;
+		if (allconst)
+			continue;
+		if (ac->write)
+			src = ac;
+		else if (!rsrc)
+			rsrc = ac;
+		if (!ac->write && !src && G->rep == 1)
+			src = ac;
+	}
+	if (src) {
+		L = loop_from_buf(in, op, src, st->map.buf[src->buf], &e);
+		if (!L) {
+			fail(in, st, "no loop layout from '%s': %s", in->k->bufs[src->buf].name, e.msg);
+			return -1;
+		}
+	} else if (level == LV_FREE) {
+		if (rsrc) {
+			L = loop_from_buf(in, op, rsrc, st->map.buf[rsrc->buf], &e);
+			for (i = 0; L && i < op->nacc; i++)
+				if (check_acc(in, st, op, &op->acc[i], L) < 0)
+					L = NULL;
+			st->why = NULL;
+		}
+		if (!L) {
+			L = plan_cached(in, op, touches, &e);
+			if (!L) {
+				fail(in, st, "no partition for the nest: %s%s", e.msg, "");
+				return -1;
+			}
+		}
+	} else {
+		return 0;
+	}
+	for (i = 0; i < op->nacc; i++)
+		if (check_acc(in, st, op, &op->acc[i], L) < 0)
+			return -1;
+	st->map.loop[op->s->id] = L;
+	st->done[op->idx] = 1;
+	for (i = 0; i < op->nacc; i++) {
+		const Acc *ac = &op->acc[i];
+		if (st->map.buf[ac->buf])
+			continue;
+		F = ac->ok ? complete(in, op, ac, L, &e) : NULL;
+		if (!F && ac->write && ac->ok) {
+			st->why = arena_printf(in->a, "%s at %d:%d writes '%s' but its loop layout %s does "
+					       "not determine the tile's layout: %s", inf_stmt_name(op->s),
+					       op->s->loc.line, op->s->loc.col, in->k->bufs[ac->buf].name,
+					       lstr(in, L), e.msg);
+			return -1;
+		}
+		if (!F)
+			F = replicated(in, ac->buf, L->nthreads);
+		if (!F || inf_set_buf(in, st, ac->buf, F, op) < 0) {
+			if (!st->why)
+				fail(in, st, "no layout for '%s'%s", in->k->bufs[ac->buf].name, "");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* ---- reduce -------------------------------------------------------------- */
+
+/* does G (over the reduced shape) hold every element of each row wherever F
+ * (over the source) has a holder of that row? */
+static int
+covers(Inf *in, const Fragment *F, const Fragment *G, int dim, int keep)
+{
+	Arena *A = in->a;
+	IExpr *idx[IR_MAXDIM], *th, *fwd[IR_MAXDIM];
+	Fragment *V;
+	Err e = {0};
+	int d, n = 0;
+
+	for (d = 0; d < F->nin; d++) {
+		fwd[d] = iexpr_var(A, d);
+		if (d == dim && !keep)
+			continue;
+		idx[n++] = d == dim ? iexpr_const(A, 0) : iexpr_var(A, d);
+	}
+	th = frag_forward_thread(A, G, idx, n, NULL, &e);
+	V = th ? frag_new(A, F->in_shape, F->nin, th, G->rep, fwd, F->nin, &e) : NULL;
+	return V && frag_contains(F, V, 0, &e) == 1;
+}
+
+/* reducer layout: thread(y, rep) = src.thread(y with x_dim := rep % S, rep // S), R' = S R */
+static int
+reduce_step(Inf *in, State *st, Op *op, int level)
+{
+	Arena *A = in->a;
+	const IrStmt *s = op->s;
+	int sb = s->u.reduce.src, db = s->u.reduce.dst, dim = s->u.reduce.dim, d, keep;
+	const Fragment *F = st->map.buf[sb];
+	const IrBuffer *SB = &in->k->bufs[sb], *DB = &in->k->bufs[db];
+	int64_t shape[IR_MAXDIM], S;
+	IExpr *sub[IEXPR_NVARS], *rep, *th, *fwd[IR_MAXDIM];
+	Fragment *G;
+	Err e = {0};
+	int64_t f;
+
+	if (level == LV_STRICT)
+		return 0;
+	if (SB->scope != MEM_LOCAL || DB->scope != MEM_LOCAL) {
+		if (level == LV_FREE) {
+			st->done[op->idx] = 1;
+			if (DB->scope == MEM_LOCAL && !st->map.buf[db])
+				return inf_set_buf(in, st, db, replicated(in, db, in->T), op);
+		}
+		return 0;
+	}
+	if (!F)
+		return 0;
+	if (dim < 0 || dim >= SB->ndim) {
+		fail(in, st, "reduce dim out of range for '%s'%s", SB->name, "");
+		return -1;
+	}
+	S = F->in_shape[dim];
+	keep = DB->ndim == SB->ndim;
+	buf_shape(DB, shape);
+	G = NULL;
+	/* the fewest replicas: sample the reduced coordinate every f elements (f | S,
+	 * largest first) while the samples' holders are still all of the row's
+	 * holders; implicit slots, else one slot per element */
+	for (f = S; f >= 1 && !G; f--) {
+		int explicit;
+		if (S % f)
+			continue;
+		for (explicit = 0; explicit < 2 && !G; explicit++) {
+			memset(sub, 0, sizeof sub);
+			rep = iexpr_var(A, IEXPR_REP);
+			for (d = 0; d < SB->ndim; d++) {
+				if (d == dim)
+					sub[d] = iexpr_mulc(A, iexpr_modc(A, rep, S / f), f);
+				else
+					sub[d] = iexpr_var(A, keep || d < dim ? d : d - 1);
+			}
+			sub[IEXPR_REP] = iexpr_divc(A, rep, S / f);
+			th = iexpr_subst(A, F->thread, sub, NULL);
+			for (d = 0; d < DB->ndim; d++)
+				fwd[d] = iexpr_var(A, d);
+			e.set = 0;
+			G = th ? frag_new(A, shape, DB->ndim, th, S / f * F->rep, explicit ? fwd : NULL,
+					  explicit ? DB->ndim : 0, &e) : NULL;
+			if (G)
+				G = frag_condense_rep(A, G, &e);
+			if (G && (layout_check_injective(G, &e) < 0 || !covers(in, F, G, dim, keep)))
+				G = NULL;
+		}
+	}
+	/* rows whose holders follow no sampling pattern (e.g. 229 wrapping over 128
+	 * threads): every thread of the source holds every result */
+	if (!G)
+		G = frag_fully_replicated(A, shape, DB->ndim, F->nthreads, &e);
+	G = tidy(in, G);
+	if (!G) {
+		fail(in, st, "no reducer layout: %s%s", e.msg, "");
+		return -1;
+	}
+	st->done[op->idx] = 1;
+	if (st->map.buf[db]) {
+		/* keep the destination's layout; it must not be wider (#1719) */
+		if (frag_contains(st->map.buf[db], G, 0, &e) == 1)
+			return 0;
+		st->why = inf_conflict(in, db, st->map.buf[db], st->setter[db], G, s,
+				       "the reduce result is held by fewer threads than the destination's "
+				       "layout needs; stage it through shared memory");
+		return -1;
+	}
+	return inf_set_buf(in, st, db, G, op);
+}
+
+/* ---- gemm and layout statements ------------------------------------------- */
+
+static int
+mma_frag(Inf *in, MmaOperand opd, int64_t rows, int64_t cols, int64_t M, int64_t N, int elem_bits,
+	 Fragment **out, Err *e)
+{
+	int mw, nw, warps = (int)(in->T / in->t->warp_size);
+
+	if (warps < 1)
+		warps = 1;
+	if (mma_warp_partition(M, N, warps, WARP_SQUARE, MMA_CUDA, &mw, &nw, e) < 0)
+		return -1;
+	*out = mma_block_fragment(in->a, opd, rows, cols, elem_bits, mw, nw, e);
+	return *out ? 0 : -1;
+}
+
+static Layout *
+smem_operand(Inf *in, int buf, int k_inner, Err *e)
+{
+	const IrBuffer *B = &in->k->bufs[buf];
+	int64_t shape[IR_MAXDIM];
+	SmemLayout sl;
+	int n = buf_shape(B, shape);
+
+	if (swizzle_choose(in->a, shape, n, dtype_bytes(B->dtype), k_inner, 1, &sl, e) < 0)
+		return NULL;
+	return sl.layout;
+}
+
+/* the gemm's fragments and operand swizzles from gemm_plan, which the lowering
+ * also asks; targets it does not plan (HIP) use the mma.sync block fragments */
+static int
+gemm_step(Inf *in, State *st, Op *op)
+{
+	const IrStmt *s = op->s;
+	const Region *ra = &s->u.gemm.a, *rb = &s->u.gemm.b, *rc = &s->u.gemm.c;
+	const IrBuffer *A = &in->k->bufs[ra->buf], *B = &in->k->bufs[rb->buf], *C = &in->k->bufs[rc->buf];
+	GemmPlan gp;
+	Layout *la = NULL, *lb = NULL, *lc = NULL;
+	Err e = {0};
+
+	st->done[op->idx] = 1;
+	if (gemm_plan(in->a, in->t, in->k, s, &gp, &e) == 0) {
+		lc = gp.acc;
+		la = A->scope == MEM_LOCAL ? gp.frag_a : gp.a_shared ? gp.smem_a.layout : NULL;
+		lb = B->scope == MEM_LOCAL ? gp.frag_b : gp.b_shared ? gp.smem_b.layout : NULL;
+	} else if (in->t->kind == TGT_HIP && rc->ndim == 2 && ra->ndim == 2 && rb->ndim == 2) {
+		int64_t M = rc->ext[0], N = rc->ext[1], K = s->u.gemm.trans_a ? ra->ext[0] : ra->ext[1];
+		int bits = dtype_bytes(A->dtype) * 8;
+		e.set = 0;
+		if (mma_frag(in, MMA_C, M, N, M, N, bits, &lc, &e) < 0)
+			goto bad;
+		if (A->scope == MEM_LOCAL && mma_frag(in, MMA_A, M, K, M, N, bits, &la, &e) < 0)
+			goto bad;
+		if (B->scope == MEM_LOCAL && mma_frag(in, MMA_B, K, N, M, N, bits, &lb, &e) < 0)
+			goto bad;
+		if (A->scope == MEM_SHARED && !(la = smem_operand(in, ra->buf, !s->u.gemm.trans_a, &e)))
+			goto bad;
+		if (B->scope == MEM_SHARED && !(lb = smem_operand(in, rb->buf, s->u.gemm.trans_b, &e)))
+			goto bad;
+	} else {
+		goto bad;
+	}
+	if (C->scope == MEM_LOCAL && (!lc || inf_set_buf(in, st, rc->buf, lc, op) < 0))
+		goto bad;
+	if (A->scope != MEM_GLOBAL && (!la || inf_set_buf(in, st, ra->buf, la, op) < 0))
+		goto bad;
+	if (B->scope != MEM_GLOBAL && (!lb || inf_set_buf(in, st, rb->buf, lb, op) < 0))
+		goto bad;
+	return 0;
+bad:
+	if (!st->why)
+		fail(in, st, "gemm: %s%s", e.set ? e.msg : "the plan gives no layout for an operand", "");
+	return -1;
+}
+
+static int
+annot_step(Inf *in, State *st, Op *op)
+{
+	const IrStmt *s = op->s;
+	const LayoutLit *lit;
+	const IrBuffer *B;
+	int64_t shape[IR_MAXDIM];
+	Layout *L = NULL;
+	Err e = {0};
+	int n, eb;
+
+	st->done[op->idx] = 1;
+	if (s->kind == S_REQUIRE_WMMA_LAYOUT || !(lit = s->u.layout.lit))
+		return 0;
+	B = &in->k->bufs[s->u.layout.buf];
+	n = buf_shape(B, shape);
+	eb = dtype_bytes(B->dtype);
+	switch (lit->kind) {
+	case LAYOUT_SWIZZLE:
+		L = swizzle_layout(in->a, lit->bytes == 32 ? SWZ_32B : lit->bytes == 64 ? SWZ_64B
+				   : SWZ_128B, shape, n, eb, &e);
+		break;
+	case LAYOUT_PADDED:
+		L = swizzle_padded(in->a, shape, n, eb, &e);
+		break;
+	case LAYOUT_LINEAR:
+		L = swizzle_linear(in->a, shape, n, &e);
+		break;
+	case LAYOUT_MMA:
+		if (n != 2)
+			return 0;
+		mma_frag(in, lit->operand == 'a' ? MMA_A : lit->operand == 'b' ? MMA_B : MMA_C, shape[0],
+			 shape[1], lit->operand == 'b' ? in->t->warp_size : shape[0],
+			 lit->operand == 'a' ? in->t->warp_size : shape[1],
+			 lit->operand == 'c' ? 16 : eb * 8, &L, &e);
+		break;
+	case LAYOUT_CUTE:
+		return 0;  /* CuTe annotations are left to the lowering */
+	}
+	if (!L) {
+		fail(in, st, "the annotated layout cannot be built: %s%s", e.msg, "");
+		return -1;
+	}
+	if ((B->scope == MEM_LOCAL) != (L->is_frag != 0))
+		return 0;
+	return inf_set_buf(in, st, s->u.layout.buf, L, op);
+}
+
+int
+inf_step(Inf *in, State *st, Op *op, int level)
+{
+	if (st->done[op->idx])
+		return 0;
+	if (op->is_annot)
+		return level == LV_STRICT ? annot_step(in, st, op) : 0;
+	if (op->nest)
+		return nest_step(in, st, op, level);
+	if (op->s->kind == S_GEMM)
+		return level == LV_STRICT ? gemm_step(in, st, op) : 0;
+	if (op->s->kind == S_REDUCE)
+		return reduce_step(in, st, op, level);
+	st->done[op->idx] = 1;
+	return 0;
+}
+
+/* ---- completion and validation --------------------------------------------- */
+
+int
+inf_validate_state(Inf *in, State *st, const int *members, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		const Op *op = &in->ops[members[i]];
+		if (op->nest && !st->map.loop[op->s->id]) {
+			st->why = arena_printf(in->a, "%s at %d:%d got no loop layout", inf_stmt_name(op->s),
+					       op->s->loc.line, op->s->loc.col);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void
+inf_finish(Inf *in, State *st)
+{
+	int64_t shape[IR_MAXDIM];
+	Err e = {0};
+	int b, i, n;
+
+	for (b = 0; b < in->k->nbuf; b++) {
+		IrBuffer *B = &in->k->bufs[b];
+		if (!st->map.buf[b]) {
+			n = buf_shape(B, shape);
+			if (B->scope == MEM_LOCAL)
+				st->map.buf[b] = replicated(in, b, in->T);
+			else if (B->scope == MEM_SHARED)
+				st->map.buf[b] = swizzle_linear(in->a, shape, n, &e);
+		}
+		B->layout = B->scope == MEM_GLOBAL ? NULL : st->map.buf[b];
+	}
+	for (i = 0; i < in->nop; i++)
+		if (in->ops[i].nest)
+			in->ops[i].s->loop_layout = st->map.loop[in->ops[i].s->id];
+}
+
+int
+inf_validate_kernel(Inf *in, State *st)
+{
+	Err e = {0};
+	int b, i, d, rc = 0;
+
+	(void)st;
+	for (b = 0; b < in->k->nbuf; b++) {
+		const IrBuffer *B = &in->k->bufs[b];
+		const Layout *L = B->layout;
+		if (B->scope != MEM_LOCAL)
+			continue;
+		if (!L || !L->is_frag || L->nin != B->ndim) {
+			diag(in->d, B->loc, "layout inference: local tile '%s' has no fragment", B->name);
+			rc = -1;
+			continue;
+		}
+		for (d = 0; d < B->ndim; d++)
+			if (L->in_shape[d] != B->dims[d].c) {
+				diag(in->d, B->loc, "layout inference: the fragment of '%s' has the wrong "
+				     "shape", B->name);
+				rc = -1;
+				break;
+			}
+	}
+	for (i = 0; i < in->nop; i++) {
+		const Op *op = &in->ops[i];
+		const Layout *L = op->s->loop_layout;
+		if (!op->nest)
+			continue;
+		if (!L || !L->is_frag || L->nin != op->nloop) {
+			diag(in->d, op->s->loc, "layout inference: this %s has no loop layout",
+			     inf_stmt_name(op->s));
+			rc = -1;
+			continue;
+		}
+		for (d = 0; d < op->nloop; d++)
+			if (L->in_shape[d] != op->ext[d])
+				break;
+		if (d < op->nloop || layout_check_injective(L, &e) < 0) {
+			diag(in->d, op->s->loc, "layout inference: the loop layout of this %s is not an "
+			     "injective layout of its nest: %s", inf_stmt_name(op->s), e.msg);
+			rc = -1;
+		}
+	}
+	return rc;
+}
