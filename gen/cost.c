@@ -126,98 +126,26 @@ typedef struct Env {
 } Env;
 
 static int
-ev(const IrExpr *e, const Env *env, int64_t *out)
+env_var(void *ctx, const IrVar *v, int64_t *out)
 {
-	int64_t a, b, c;
+	const Env *env = ctx;
 	int i;
 
-	switch (e->kind) {
-	case IE_INT:
-	case IE_BOOL:
-		*out = e->u.i;
-		return 0;
-	case IE_VAR:
-		for (i = 0; env && i < env->nv; i++)
-			if (env->vars[i] == e->u.var) {
-				*out = env->val[i];
-				return 0;
-			}
-		if (e->u.var->kind == VAR_SIZE || e->u.var->kind == VAR_LET)
-			return -1;
-		*out = 0;
-		return 0;
-	case IE_CAST:
-		if (!dtype_is_int(e->type) && e->type != DT_BOOL)
-			return -1;
-		return ev(e->u.cast.a, env, out);
-	case IE_UNARY:
-		if (ev(e->u.un.a, env, &a))
-			return -1;
-		if (e->u.un.op == UN_NEG) {
-			if (a == INT64_MIN)
-				return -1;
-			*out = -a;
-		} else {
-			*out = e->u.un.op == UN_NOT ? !a : ~a;
+	for (i = 0; env && i < env->nv; i++)
+		if (env->vars[i] == v) {
+			*out = env->val[i];
+			return 0;
 		}
-		return 0;
-	case IE_SELECT:
-		if (ev(e->u.sel.c, env, &c))
-			return -1;
-		return ev(c ? e->u.sel.a : e->u.sel.b, env, out);
-	case IE_CALL:
-		if (e->u.call.n != 2 || ev(e->u.call.args[0], env, &a) ||
-		    ev(e->u.call.args[1], env, &b))
-			return -1;
-		switch (e->u.call.fn) {
-		case FN_MAX: *out = a > b ? a : b; return 0;
-		case FN_MIN: *out = a < b ? a : b; return 0;
-		case FN_CDIV:
-			if (b == 0 || ck_add(a, b - 1, &c))
-				return -1;
-			*out = floordiv64(c, b);
-			return 0;
-		default: return -1;
-		}
-	case IE_BINARY:
-		if (ev(e->u.bin.a, env, &a) || ev(e->u.bin.b, env, &b))
-			return -1;
-		switch (e->u.bin.op) {
-		case BIN_ADD: return ck_add(a, b, out) ? -1 : 0;
-		case BIN_SUB: return b == INT64_MIN || ck_add(a, -b, out) ? -1 : 0;
-		case BIN_MUL: return ck_mul(a, b, out) ? -1 : 0;
-		case BIN_DIV:
-		case BIN_MOD:
-			if (b == 0 || (a == INT64_MIN && b == -1))
-				return -1;
-			*out = e->u.bin.op == BIN_DIV ? floordiv64(a, b) : floormod64(a, b);
-			return 0;
-		case BIN_SHL:
-			if (b < 0 || b > 62 || a < 0 || a > (INT64_MAX >> b))
-				return -1;
-			*out = a << b;
-			return 0;
-		case BIN_SHR:
-			if (b < 0 || b > 63)
-				return -1;
-			*out = a >> b;
-			return 0;
-		case BIN_LT: *out = a < b; return 0;
-		case BIN_LE: *out = a <= b; return 0;
-		case BIN_GT: *out = a > b; return 0;
-		case BIN_GE: *out = a >= b; return 0;
-		case BIN_EQ: *out = a == b; return 0;
-		case BIN_NE: *out = a != b; return 0;
-		case BIN_BAND: *out = a & b; return 0;
-		case BIN_BXOR: *out = a ^ b; return 0;
-		case BIN_BOR: *out = a | b; return 0;
-		case BIN_LAND: *out = a && b; return 0;
-		case BIN_LOR: *out = a || b; return 0;
-		default: return -1;
-		}
-	default:
+	if (v->kind == VAR_SIZE || v->kind == VAR_LET)
 		return -1;
-	}
+	*out = 0;
+	return 0;
+}
+
+static int
+ev(const IrExpr *e, const Env *env, int64_t *out)
+{
+	return ir_eval_int(e, env_var, (void *)env, out);
 }
 
 /* a size symbol's extent as the model assumes it: a large power of two, so rows are

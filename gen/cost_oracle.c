@@ -39,94 +39,34 @@ bad(OStmt *o, const char *why)
 }
 
 /* integer value of an index expression; nest vars bound, block/loop/scalar vars 0 */
+typedef struct OBind {
+	const OStmt *o;
+	const int64_t *x;
+} OBind;
+
+static int
+obind_var(void *ctx, const IrVar *v, int64_t *r)
+{
+	const OBind *b = ctx;
+	const IrStmt *s = b->o->s;
+	int i;
+
+	if (s->kind == S_PARALLEL)
+		for (i = 0; i < s->u.par.n; i++)
+			if (s->u.par.vars[i] == v) {
+				*r = b->x ? b->x[i] : 0;
+				return 0;
+			}
+	*r = 0;
+	return v->kind == VAR_SIZE || v->kind == VAR_LET ? -1 : 0;
+}
+
 static int
 val(const OStmt *o, const IrExpr *e, const int64_t *x, int64_t *r)
 {
-	int64_t p, q;
-	int i;
+	OBind b = {o, x};
 
-	switch (e->kind) {
-	case IE_INT:
-	case IE_BOOL:
-		*r = e->u.i;
-		return 0;
-	case IE_VAR:
-		if (o->s->kind == S_PARALLEL)
-			for (i = 0; i < o->s->u.par.n; i++)
-				if (o->s->u.par.vars[i] == e->u.var) {
-					*r = x ? x[i] : 0;
-					return 0;
-				}
-		*r = 0;
-		return e->u.var->kind == VAR_SIZE || e->u.var->kind == VAR_LET ? -1 : 0;
-	case IE_CAST:
-		return dtype_is_int(e->type) || e->type == DT_BOOL ? val(o, e->u.cast.a, x, r) : -1;
-	case IE_UNARY:
-		if (val(o, e->u.un.a, x, &p))
-			return -1;
-		if (e->u.un.op == UN_NEG && p == INT64_MIN)
-			return -1;
-		*r = e->u.un.op == UN_NEG ? -p : e->u.un.op == UN_NOT ? !p : ~p;
-		return 0;
-	case IE_SELECT:
-		if (val(o, e->u.sel.c, x, &p))
-			return -1;
-		return val(o, p ? e->u.sel.a : e->u.sel.b, x, r);
-	case IE_CALL:
-		if (e->u.call.n != 2 || val(o, e->u.call.args[0], x, &p) ||
-		    val(o, e->u.call.args[1], x, &q))
-			return -1;
-		if (e->u.call.fn == FN_MIN || e->u.call.fn == FN_MAX) {
-			*r = (e->u.call.fn == FN_MIN) == (p < q) ? p : q;
-			return 0;
-		}
-		if (e->u.call.fn != FN_CDIV || q == 0 || ck_add(p, q - 1, &p))
-			return -1;
-		*r = floordiv64(p, q);
-		return 0;
-	case IE_BINARY:
-		if (val(o, e->u.bin.a, x, &p) || val(o, e->u.bin.b, x, &q))
-			return -1;
-		switch (e->u.bin.op) {
-		case BIN_ADD: return ck_add(p, q, r) ? -1 : 0;
-		case BIN_SUB: return q == INT64_MIN || ck_add(p, -q, r) ? -1 : 0;
-		case BIN_MUL: return ck_mul(p, q, r) ? -1 : 0;
-		case BIN_DIV:
-			if (q == 0 || (p == INT64_MIN && q == -1))
-				return -1;
-			*r = floordiv64(p, q);
-			return 0;
-		case BIN_MOD:
-			if (q == 0 || (p == INT64_MIN && q == -1))
-				return -1;
-			*r = floormod64(p, q);
-			return 0;
-		case BIN_SHL:
-			if (q < 0 || q > 62 || p < 0 || p > (INT64_MAX >> q))
-				return -1;
-			*r = p << q;
-			return 0;
-		case BIN_SHR:
-			if (q < 0 || q > 63)
-				return -1;
-			*r = p >> q;
-			return 0;
-		case BIN_LT: *r = p < q; return 0;
-		case BIN_LE: *r = p <= q; return 0;
-		case BIN_GT: *r = p > q; return 0;
-		case BIN_GE: *r = p >= q; return 0;
-		case BIN_EQ: *r = p == q; return 0;
-		case BIN_NE: *r = p != q; return 0;
-		case BIN_BAND: *r = p & q; return 0;
-		case BIN_BXOR: *r = p ^ q; return 0;
-		case BIN_BOR: *r = p | q; return 0;
-		case BIN_LAND: *r = p && q; return 0;
-		case BIN_LOR: *r = p || q; return 0;
-		default: return -1;
-		}
-	default:
-		return -1;
-	}
+	return ir_eval_int(e, obind_var, &b, r);
 }
 
 /* the extent assumed for a size symbol (docs/cost.md) */

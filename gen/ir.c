@@ -1201,3 +1201,94 @@ ir_dump(Buf *b, const IrProgram *p)
 			buf_putc(b, '\n');
 	}
 }
+
+/*
+ * The integer value of an index expression at a point: var binds each
+ * variable (0 bound, -1 not evaluable). Floor division and modulo; -1 on
+ * overflow, division by zero or a non-integer node.
+ */
+int
+ir_eval_int(const IrExpr *e, IrVarValue var, void *ctx, int64_t *out)
+{
+	int64_t a, b, c;
+
+	switch (e->kind) {
+	case IE_INT:
+	case IE_BOOL:
+		*out = e->u.i;
+		return 0;
+	case IE_VAR:
+		return var(ctx, e->u.var, out);
+	case IE_CAST:
+		if (!dtype_is_int(e->type) && e->type != DT_BOOL)
+			return -1;
+		return ir_eval_int(e->u.cast.a, var, ctx, out);
+	case IE_UNARY:
+		if (ir_eval_int(e->u.un.a, var, ctx, &a))
+			return -1;
+		if (e->u.un.op == UN_NEG) {
+			if (a == INT64_MIN)
+				return -1;
+			*out = -a;
+		} else {
+			*out = e->u.un.op == UN_NOT ? !a : ~a;
+		}
+		return 0;
+	case IE_SELECT:
+		if (ir_eval_int(e->u.sel.c, var, ctx, &c))
+			return -1;
+		return ir_eval_int(c ? e->u.sel.a : e->u.sel.b, var, ctx, out);
+	case IE_CALL:
+		if (e->u.call.n != 2 || ir_eval_int(e->u.call.args[0], var, ctx, &a) ||
+		    ir_eval_int(e->u.call.args[1], var, ctx, &b))
+			return -1;
+		switch (e->u.call.fn) {
+		case FN_MAX: *out = a > b ? a : b; return 0;
+		case FN_MIN: *out = a < b ? a : b; return 0;
+		case FN_CDIV:
+			if (b == 0 || ck_add(a, b - 1, &c))
+				return -1;
+			*out = floordiv64(c, b);
+			return 0;
+		default: return -1;
+		}
+	case IE_BINARY:
+		if (ir_eval_int(e->u.bin.a, var, ctx, &a) || ir_eval_int(e->u.bin.b, var, ctx, &b))
+			return -1;
+		switch (e->u.bin.op) {
+		case BIN_ADD: return ck_add(a, b, out) ? -1 : 0;
+		case BIN_SUB: return b == INT64_MIN || ck_add(a, -b, out) ? -1 : 0;
+		case BIN_MUL: return ck_mul(a, b, out) ? -1 : 0;
+		case BIN_DIV:
+		case BIN_MOD:
+			if (b == 0 || (a == INT64_MIN && b == -1))
+				return -1;
+			*out = e->u.bin.op == BIN_DIV ? floordiv64(a, b) : floormod64(a, b);
+			return 0;
+		case BIN_SHL:
+			if (b < 0 || b > 62 || a < 0 || a > (INT64_MAX >> b))
+				return -1;
+			*out = a << b;
+			return 0;
+		case BIN_SHR:
+			if (b < 0 || b > 63)
+				return -1;
+			*out = a >> b;
+			return 0;
+		case BIN_LT: *out = a < b; return 0;
+		case BIN_LE: *out = a <= b; return 0;
+		case BIN_GT: *out = a > b; return 0;
+		case BIN_GE: *out = a >= b; return 0;
+		case BIN_EQ: *out = a == b; return 0;
+		case BIN_NE: *out = a != b; return 0;
+		case BIN_BAND: *out = a & b; return 0;
+		case BIN_BXOR: *out = a ^ b; return 0;
+		case BIN_BOR: *out = a | b; return 0;
+		case BIN_LAND: *out = a && b; return 0;
+		case BIN_LOR: *out = a || b; return 0;
+		default: return -1;
+		}
+	default:
+		return -1;
+	}
+}

@@ -344,4 +344,8 @@ void ir_dump_layout(Buf *b, const LayoutLit *l);
 void ir_dump_kernel(Buf *b, const IrKernel *k);
 void ir_dump(Buf *b, const IrProgram *p);
 
+/* integer evaluation of index expressions (ir.c) */
+typedef int (*IrVarValue)(void *ctx, const IrVar *v, int64_t *out);
+int ir_eval_int(const IrExpr *e, IrVarValue var, void *ctx, int64_t *out);
+
 #endif
