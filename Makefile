@@ -141,14 +141,23 @@ fuzz: deps
 bench: all
 	@for b in test/bench/*.sh; do [ -x $$b ] && TILEC=build/tilec $$b; done; true
 
+# ---- samples/host_jit.c: JIT gemm on a GPU (exit 77 without a driver) ----
+host_jit: build/host_jit
+build/host_jit: samples/host_jit.c build/libtilec.a runtime/tilec_tile.h
+	$(CC) $(CSTD) -O2 $(WARN) -Iruntime -o $@ samples/host_jit.c build/libtilec.a -ldl -lpthread -lm
+
 # ---- install ---------------------------------------------------------------
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
 	install -m 755 build/tilec $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 build/libtilec.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 runtime/tilec*.h $(DESTDIR)$(PREFIX)/include/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e "s|@VERSION@|$$(build/tilec --version | sed 's/^tilec //')|" \
+	  tilec.pc.in >build/tilec.pc
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 build/tilec.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
 
 clean:
 	rm -rf build/obj build/san build/fuzz build/src build/tilec build/libtilec.a build/check_tilec
 
-.PHONY: all deps test test-run golden demo fuzz bench install clean
+.PHONY: host_jit all deps test test-run golden demo fuzz bench install clean

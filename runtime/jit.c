@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "rt.h"
+#include "tilec_tile.h"
 #include "tl.h"
 
 enum { LANG_CUDA = 1, LANG_HIP = 2 };
@@ -38,6 +39,7 @@ struct tilec_module {
 	Cuda *cu;
 	void *ctx, *mod;
 	Fn *fns;
+	int tile;               /* 1: source is tilec's CUDA C (jit_tile.c) */
 };
 
 static const char *
@@ -394,6 +396,33 @@ tilec_module_free(tilec_module *m)
 	free(m->arch);
 	pthread_mutex_destroy(&m->mu);
 	free(m);
+}
+
+/* a module without a binary holding src and log (a tile error) */
+int
+rt_module_failed(tilec_jit *j, const char *src, const char *arch, const char *log,
+                 tilec_module **out, char **err)
+{
+	static const unsigned char zero[32];
+	Blobs b;
+
+	memset(&b, 0, sizeof b);
+	if (blobs_set(&b, BLOB_LOG, log, strlen(log)) < 0)
+		return rt_err(err, TILEC_ERR_NOMEM, "out of memory");
+	return newmod(j, LANG_CUDA, src, arch ? arch : "", zero, &b, TILEC_CACHE_NONE, out, err);
+}
+
+void
+rt_module_set_tile(tilec_module *m)
+{
+	if (m)
+		m->tile = 1;
+}
+
+int
+tilec_module_from_tile(const tilec_module *m)
+{
+	return m && m->tile;
 }
 
 int

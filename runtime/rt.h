@@ -130,6 +130,11 @@ int hip_compile(HipInfo *h, const char *path, int timeout_ms, const char *src, c
                 const char *const *opts, int nopts, const tilec_header *hdrs, int nhdrs,
                 Blobs *out, char **err);
 /* the name and source arrays NVRTC/hipRTC take; 0, or -1 without memory */
+/* jit.c, for jit_tile.c */
+int rt_module_failed(tilec_jit *j, const char *src, const char *arch, const char *log,
+                     tilec_module **out, char **err);
+void rt_module_set_tile(tilec_module *m);
+
 int headers_split(const tilec_header *hdrs, int nhdrs, const char ***names, const char ***srcs);
 
 #endif

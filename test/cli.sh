@@ -113,5 +113,23 @@ if command -v script >/dev/null 2>&1; then
 	has "source line on a terminal" "$tmp/tty" "alpha * acc[i, j]"
 fi
 
+# samples/host_jit.c builds against libtilec.a and, with no driver, exits 77 saying so;
+# make install puts a working tilec.pc (only for the normal build)
+if [ "$TILEC" = build/tilec ] && [ -f build/libtilec.a ]; then
+	${CC:-cc} -std=c11 -D_POSIX_C_SOURCE=200809L -Iruntime -o "$tmp/host_jit" samples/host_jit.c \
+		build/libtilec.a -ldl -lpthread -lm >"$tmp/err" 2>&1; check "host_jit builds" 0 $?
+	TILEC_LIBCUDA_PATH=/nonexistent/libcuda.so.1 "$tmp/host_jit" >"$tmp/out" 2>"$tmp/err"
+	check "host_jit without a driver" 77 $?
+	has "host_jit no-driver message" "$tmp/err" "no NVIDIA driver"
+	make -s install PREFIX="$tmp/inst" >"$tmp/out" 2>&1; check "make install" 0 $?
+	PKG_CONFIG_PATH="$tmp/inst/lib/pkgconfig" pkg-config --cflags --libs tilec >"$tmp/out" 2>&1
+	check "pkg-config tilec" 0 $?
+	has "pkg-config -I" "$tmp/out" "-I$tmp/inst/include"
+	has "pkg-config -ltilec" "$tmp/out" "-ltilec"
+	# shellcheck disable=SC2046
+	${CC:-cc} -std=c11 -D_POSIX_C_SOURCE=200809L -o "$tmp/host_jit2" samples/host_jit.c \
+		$(cat "$tmp/out") >"$tmp/err" 2>&1; check "host_jit builds with pkg-config" 0 $?
+fi
+
 echo "cli.sh: $n checks, $fail failed"
 [ $fail -eq 0 ]
