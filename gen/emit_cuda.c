@@ -973,6 +973,119 @@ store(Em *e, const IrStmt *st)
 	return 0;
 }
 
+/* ---- gemm on sm_90a: wgmma.mma_async m64nNk16 from shared-memory descriptors ---------- */
+
+/* a descriptor for operand buf at element (r, c), whose row r % 8 == 0 starts a swizzle atom */
+static int
+wgdesc(Em *e, int buf, const char *r, const char *c, int64_t lbo, int64_t sbo, int type)
+{
+	char *ix[2];
+	Buf b;
+
+	ix[0] = (char *)r, ix[1] = (char *)c;
+	buf_init(&b);
+	if (smemoff(e, buf, ix, &b)) {
+		buf_free(&b);
+		return -1;
+	}
+	line(e, "tl_wgmma_desc(&%s[%s], %lld, %lld, %d)", bufptr(e, buf), buf_str(&b), (long long)lbo,
+	     (long long)sbo, type);
+	buf_free(&b);
+	return 0;
+}
+
+static int
+gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
+{
+	const IrBuffer *A = &e->k->bufs[st->u.gemm.a.buf], *B = &e->k->bufs[st->u.gemm.b.buf];
+	const IrBuffer *Cb = &e->k->bufs[st->u.gemm.c.buf];
+	const SmemBuf *sa = smem_find(&e->sp, st->u.gemm.a.buf), *sb = smem_find(&e->sp, st->u.gemm.b.buf);
+	int64_t atom_a, atom_b, lbo_b, pw_b, kk;
+	int mi, ni, r, nreg = p->inst_n / 2;
+	char rs[64], cs[64];
+	Buf b;
+
+	if (p->trans_a || p->elem_bits != 16 || !sa || !sb || A->ndim != 2 || B->ndim != 2 ||
+	    Cb->ndim != 2 || p->acc_type != DT_F32)
+		return err_set(e->err, "gemm: wgmma lowers only f16/bf16 A[M,K] x B[K,N] or B[N,K] from shared "
+			       "memory into an f32 accumulator");
+	if (sa->kind != SMEM_SWIZZLE || sb->kind != SMEM_SWIZZLE || sa->mode == SWZ_NONE ||
+	    (!p->trans_b && sb->mode != SWZ_128B))
+		return err_set(e->err, "gemm: wgmma needs swizzled shared operands (A %s, B %s; an N-major B "
+			       "needs the 128B swizzle)", swizzle_name(sa->mode), swizzle_name(sb->mode));
+	if (e->frag[st->u.gemm.c.buf] != p->acc && layout_equal(e->frag[st->u.gemm.c.buf], p->acc, NULL) != 1)
+		return err_set(e->err, "gemm: accumulator '%s' does not have the gemm plan's layout", Cb->name);
+	atom_a = swizzle_alignment(sa->mode);   /* 8 rows of one swizzle panel, in bytes */
+	atom_b = swizzle_alignment(sb->mode);
+	pw_b = swizzle_bytes(sb->mode) / 2;     /* panel width in elements */
+	lbo_b = p->trans_b ? 16 : p->K / 8 * atom_b;
+	if (!p->trans_b && (p->wg_cols % pw_b || (p->inst_n % pw_b && p->inst_n > pw_b)))
+		return err_set(e->err, "gemm: wgmma N tile %d does not cover whole %lld-column panels",
+			       p->inst_n, (long long)pw_b);
+	line(e, "// gemm %s: wgmma m64n%dk16, warpgroups %dx%d, %dx%d instructions per warpgroup", Cb->name,
+	     p->inst_n, p->wg_m, p->wg_n, p->rep_m, p->rep_n);
+	line(e, "{");
+	e->ind++;
+	line(e, "const int wgm = warp / 4 %% %d, wgn = warp / 4 / %d;", p->wg_m, p->wg_m);
+	line(e, "tl_fence_proxy_async();");
+	line(e, "__syncthreads();");
+	line(e, "tl_wgmma_fence();");
+	buf_init(&b);
+	for (kk = 0; kk < p->K; kk += 16)
+		for (mi = 0; mi < p->rep_m; mi++)
+			for (ni = 0; ni < p->rep_n; ni++) {
+				line(e, "{");
+				e->ind++;
+				line(e, "const tl_u64 da =");
+				snprintf(rs, sizeof rs, "(wgm * %lld + %d)", (long long)p->wg_rows, mi * 64);
+				snprintf(cs, sizeof cs, "%lld", (long long)kk);
+				e->ind++;
+				if (wgdesc(e, st->u.gemm.a.buf, rs, cs, 16, atom_a, swizzle_wgmma_layout_type(sa->mode)))
+					goto fail;
+				e->ind--;
+				line(e, ";");
+				line(e, "const tl_u64 db =");
+				snprintf(cs, sizeof cs, "(wgn * %lld + %d)", (long long)p->wg_cols, ni * p->inst_n);
+				snprintf(rs, sizeof rs, "%lld", (long long)kk);
+				e->ind++;
+				if (p->trans_b ? wgdesc(e, st->u.gemm.b.buf, cs, rs, 16, atom_b,
+							swizzle_wgmma_layout_type(sb->mode))
+					       : wgdesc(e, st->u.gemm.b.buf, rs, cs, lbo_b, atom_b,
+							swizzle_wgmma_layout_type(sb->mode)))
+					goto fail;
+				e->ind--;
+				line(e, ";");
+				buf_reset(&b);
+				buf_printf(&b, "asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, 0;\\n"
+					   "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", nreg + 2, p->inst_n,
+					   p->ab_type == DT_BF16 ? "bf16" : "f16", p->ab_type == DT_BF16 ? "bf16" : "f16");
+				for (r = 0; r < nreg; r++)
+					buf_printf(&b, "%s%%%d", r ? "," : "", r);
+				buf_printf(&b, "}, %%%d, %%%d, p, 1, 1, 0, %d;\\n}\\n\"", nreg, nreg + 1,
+					   p->trans_b ? 0 : 1);
+				line(e, "%s", buf_str(&b));
+				buf_reset(&b);
+				buf_printf(&b, "\t: ");
+				for (r = 0; r < nreg; r++)
+					buf_printf(&b, "%s\"+f\"(%s[%d])", r ? (r % 8 ? ", " : ",\n\t  ") : "",
+						   Cb->name, (mi * p->rep_n + ni) * nreg + r);
+				line(e, "%s", buf_str(&b));
+				line(e, "\t: \"l\"(da), \"l\"(db), \"r\"(1));");
+				buf_reset(&b);
+				e->ind--;
+				line(e, "}");
+			}
+	line(e, "tl_wgmma_commit();");
+	line(e, "tl_wgmma_wait0();");
+	e->ind--;
+	line(e, "}");
+	buf_free(&b);
+	return 0;
+fail:
+	buf_free(&b);
+	return -1;
+}
+
 /* ---- gemm: ldmatrix + mma.sync over the plan ---------------------------------- */
 
 static int
@@ -988,6 +1101,8 @@ gemm(Em *e, const IrStmt *st)
 
 	if (gemm_plan(e->a, e->t, e->k, st, &p, e->err))
 		return -1;
+	if (p.instr == GEMM_WGMMA)
+		return gemm_wgmma(e, st, &p);
 	if (p.instr != GEMM_MMA_SYNC)
 		return err_set(e->err, "gemm: %s emission is not implemented yet (use --arch=sm_90 or sm_80)",
 			       gemm_instr_name(p.instr));

@@ -126,3 +126,36 @@ TL_DEVICE float tl_warp_max(float v, int width)
 		v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
 	return v;
 }
+
+// ---- sm_90a wgmma (used only by kernels emitted for sm_90a) ----------------------------
+typedef unsigned long long tl_u64;
+
+// shared-memory matrix descriptor: start address, leading and stride byte offsets, layout
+// type (1 = 128B, 2 = 64B, 3 = 32B swizzle) in bits 62-63
+TL_DEVICE tl_u64 tl_wgmma_desc(const void *p, int lbo, int sbo, int type)
+{
+	tl_u64 a = tl_smem_u32(p);
+	return ((a & 0x3ffff) >> 4) | ((tl_u64)((lbo >> 4) & 0x3fff) << 16) |
+	       ((tl_u64)((sbo >> 4) & 0x3fff) << 32) | ((tl_u64)type << 62);
+}
+
+// cp.async writes (generic proxy) made visible to wgmma (async proxy); before a barrier
+TL_DEVICE void tl_fence_proxy_async(void)
+{
+	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+TL_DEVICE void tl_wgmma_fence(void)
+{
+	asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+
+TL_DEVICE void tl_wgmma_commit(void)
+{
+	asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+
+TL_DEVICE void tl_wgmma_wait0(void)
+{
+	asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+}

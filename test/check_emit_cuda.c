@@ -73,8 +73,31 @@ START_TEST(sample_golden)
 
 	src = test_readfile(path, &len);
 	ck_assert_ptr_nonnull(src);
-	out = emit(path, src, len, "sm_80", &ok);
+	/* samples written for Hopper (NAME_sm90.tile) are emitted for sm_90a */
+	out = emit(path, src, len, strstr(path, "_sm90") ? "sm_90a" : "sm_80", &ok);
 	goldenpath(golden, sizeof golden, path, "");
+	ck_assert_msg(test_golden(golden, out, msg, sizeof msg) == 0, "%s", msg);
+	free(out);
+	free(src);
+}
+END_TEST
+
+/* the wgmma path: samples emitted for sm_90a against NAME.sm90a.cu */
+static const char *const sm90a_goldens[] = {"gemm", "gemm_bf16"};
+
+START_TEST(sm90a_golden)
+{
+	char path[256], golden[512], msg[600], *src, *out;
+	size_t len;
+	int ok;
+
+	snprintf(path, sizeof path, "samples/%s.tile", sm90a_goldens[_i]);
+	src = test_readfile(path, &len);
+	ck_assert_ptr_nonnull(src);
+	out = emit(path, src, len, "sm_90a", &ok);
+	ck_assert_msg(ok, "%s: %s", path, out);
+	ck_assert_msg(strstr(out, "wgmma.mma_async") != NULL, "%s: no wgmma", path);
+	goldenpath(golden, sizeof golden, path, ".sm90a");
 	ck_assert_msg(test_golden(golden, out, msg, sizeof msg) == 0, "%s", msg);
 	free(out);
 	free(src);
@@ -114,6 +137,12 @@ static const struct {
 	{"gemm", "sm_90", "sm_90", {"mma.sync.aligned.m16n8k16", "ldmatrix", "cp.async.wait_group 1"}},
 	{"gemm", "sm_90", "sm_90a", {"mma.sync.aligned.m16n8k16", "ldmatrix", "cp.async.wait_group 1"}},
 	{"gemm_bf16", "sm_80", "sm_80", {"mma.sync.aligned.m16n8k16.row.col.f32.bf16", "ldmatrix", "cp.async"}},
+	{"gemm", "sm_90a", "sm_90a", {"wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "wgmma.commit_group",
+				     "fence.proxy.async"}},
+	{"gemm_bf16", "sm_90a", "sm_90a", {"wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", "wgmma.wait_group",
+					  "cp.async"}},
+	{"gemm_sm90", "sm_90a", "sm_90a", {"wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "wgmma.fence",
+					  "cp.async.wait_group 2"}},
 	{"transpose", "sm_80", "sm_80", {"cp.async.cg.shared.global", "st.global.f32", NULL}},
 };
 
@@ -297,6 +326,7 @@ suite_emit_cuda(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, sample_golden, 0, (int)samples.gl_pathc);
 	tcase_add_loop_test(tc, sample_nvrtc, 0, countof(compiles));
+	tcase_add_loop_test(tc, sm90a_golden, 0, countof(sm90a_goldens));
 	tcase_add_loop_test(tc, guard_table, 0, countof(guards));
 	tcase_add_test(tc, inferred_layouts);
 	tcase_add_test(tc, emit_errors);

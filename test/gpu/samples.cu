@@ -36,7 +36,7 @@ static std::vector<__half> rand_half(size_t n) { std::vector<__half> v(n); for (
 // ---- gemm: C = A * B, f16 in, f32 accumulate, f16 out --------------------------------
 template <class Elt>
 static void check_gemm(const char *name, void (*kern)(tl_half_t *, tl_half_t *, tl_half_t *, int, int, int),
-		       int smem, int M, int N, int K, int full, cublasHandle_t h, bool timeit)
+		       int smem, int M, int N, int K, int full, cublasHandle_t h, bool timeit, int threads = 128, int bn = 128)
 {
 	size_t sa = (size_t)M * K, sb = (size_t)K * N, sc = (size_t)M * N;
 	std::vector<Elt> hA(sa), hB(sb), hC(sc);
@@ -47,8 +47,8 @@ static void check_gemm(const char *name, void (*kern)(tl_half_t *, tl_half_t *, 
 	CK(cudaMemcpy(B, hB.data(), sb * 2, cudaMemcpyHostToDevice));
 	CK(cudaMemset(C, 0xff, sc * 2)); // NaN poison
 	if (smem > 48 * 1024) CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-	dim3 grid(cdiv(N, 128), cdiv(M, 128));
-	kern<<<grid, 128, smem>>>(A, B, C, M, K, N);
+	dim3 grid(cdiv(N, bn), cdiv(M, 128));
+	kern<<<grid, threads, smem>>>(A, B, C, M, K, N);
 	CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
 	CK(cudaMemcpy(hC.data(), C, sc * 2, cudaMemcpyDeviceToHost));
 	double num = 0, den = 0; long bad = 0, n = 0;
@@ -76,7 +76,7 @@ static void check_gemm(const char *name, void (*kern)(tl_half_t *, tl_half_t *, 
 		std::vector<float> tk, tb;
 		for (int it = 0; it < 35; it++) {
 			int s = it % SETS; float ms;
-			CK(cudaEventRecord(e0)); kern<<<grid, 128, smem>>>(As[s], Bs[s], C, M, K, N); CK(cudaEventRecord(e1));
+			CK(cudaEventRecord(e0)); kern<<<grid, threads, smem>>>(As[s], Bs[s], C, M, K, N); CK(cudaEventRecord(e1));
 			CK(cudaEventSynchronize(e1)); CK(cudaEventElapsedTime(&ms, e0, e1)); if (it >= 5) tk.push_back(ms);
 			CK(cudaEventRecord(e0));
 			cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, Bs[s], CUDA_R_16F, N, As[s], CUDA_R_16F, K, &beta, C, CUDA_R_16F, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
@@ -194,6 +194,12 @@ int main()
 #ifndef MEMCHECK
 	check_gemm<__half>("gemm", gemm, SMEM_gemm, 4096, 4096, 4096, 0, h, true);
 	check_gemm<__half>("gemm", gemm, SMEM_gemm, 8192, 8192, 8192, 0, h, true);
+#endif
+	check_gemm<__half>("gemm_sm90", gemm_sm90, SMEM_gemm_sm90, 256, 512, 512, 1, h, false, 256, 256);
+	check_gemm<__half>("gemm_sm90", gemm_sm90, SMEM_gemm_sm90, 1000, 1016, 1008, 0, h, false, 256, 256);
+#ifndef MEMCHECK
+	check_gemm<__half>("gemm_sm90", gemm_sm90, SMEM_gemm_sm90, 4096, 4096, 4096, 0, h, true, 256, 256);
+	check_gemm<__half>("gemm_sm90", gemm_sm90, SMEM_gemm_sm90, 8192, 8192, 8192, 0, h, true, 256, 256);
 #endif
 	check_copy(1000, 1000, false, bw);
 	check_elementwise(1000, 1000, false, bw);
