@@ -29,6 +29,7 @@ typedef struct Em {
 	/* the pipeline being lowered: stage expression for shared buffers it fills */
 	const char *stage;
 	int in_pipe;
+	int wg_inflight;     /* wgmma in a pipeline: 1 fenced by it, 2 also one group in flight */
 	int tmp;             /* counter for unique C names */
 	/* parallel nest being emitted: loop var -> C coordinate expression */
 	const IrStmt *par;
@@ -977,7 +978,8 @@ store(Em *e, const IrStmt *st)
 
 /* a descriptor for operand buf at element (r, c), whose row r % 8 == 0 starts a swizzle atom */
 static int
-wgdesc(Em *e, int buf, const char *r, const char *c, int64_t lbo, int64_t sbo, int type)
+wgdesc(Em *e, const char *name, int buf, const char *r, const char *c, int64_t lbo, int64_t sbo,
+       int type)
 {
 	char *ix[2];
 	Buf b;
@@ -988,8 +990,8 @@ wgdesc(Em *e, int buf, const char *r, const char *c, int64_t lbo, int64_t sbo, i
 		buf_free(&b);
 		return -1;
 	}
-	line(e, "tl_wgmma_desc(&%s[%s], %lld, %lld, %d)", bufptr(e, buf), buf_str(&b), (long long)lbo,
-	     (long long)sbo, type);
+	line(e, "const tl_u64 %s = tl_wgmma_desc(&%s[%s], %lld, %lld, %d);", name, bufptr(e, buf),
+	     buf_str(&b), (long long)lbo, (long long)sbo, type);
 	buf_free(&b);
 	return 0;
 }
@@ -1027,8 +1029,10 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 	line(e, "{");
 	e->ind++;
 	line(e, "const int wgm = warp / 4 %% %d, wgn = warp / 4 / %d;", p->wg_m, p->wg_m);
-	line(e, "tl_fence_proxy_async();");
-	line(e, "__syncthreads();");
+	if (!e->wg_inflight) {
+		line(e, "tl_fence_proxy_async();");
+		line(e, "__syncthreads();");
+	}
 	line(e, "tl_wgmma_fence();");
 	buf_init(&b);
 	for (kk = 0; kk < p->K; kk += 16)
@@ -1036,25 +1040,18 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 			for (ni = 0; ni < p->rep_n; ni++) {
 				line(e, "{");
 				e->ind++;
-				line(e, "const tl_u64 da =");
 				snprintf(rs, sizeof rs, "(wgm * %lld + %d)", (long long)p->wg_rows, mi * 64);
 				snprintf(cs, sizeof cs, "%lld", (long long)kk);
-				e->ind++;
-				if (wgdesc(e, st->u.gemm.a.buf, rs, cs, 16, atom_a, swizzle_wgmma_layout_type(sa->mode)))
+				if (wgdesc(e, "da", st->u.gemm.a.buf, rs, cs, 16, atom_a,
+					   swizzle_wgmma_layout_type(sa->mode)))
 					goto fail;
-				e->ind--;
-				line(e, ";");
-				line(e, "const tl_u64 db =");
 				snprintf(cs, sizeof cs, "(wgn * %lld + %d)", (long long)p->wg_cols, ni * p->inst_n);
 				snprintf(rs, sizeof rs, "%lld", (long long)kk);
-				e->ind++;
-				if (p->trans_b ? wgdesc(e, st->u.gemm.b.buf, cs, rs, 16, atom_b,
+				if (p->trans_b ? wgdesc(e, "db", st->u.gemm.b.buf, cs, rs, 16, atom_b,
 							swizzle_wgmma_layout_type(sb->mode))
-					       : wgdesc(e, st->u.gemm.b.buf, rs, cs, lbo_b, atom_b,
+					       : wgdesc(e, "db", st->u.gemm.b.buf, rs, cs, lbo_b, atom_b,
 							swizzle_wgmma_layout_type(sb->mode)))
 					goto fail;
-				e->ind--;
-				line(e, ";");
 				buf_reset(&b);
 				buf_printf(&b, "asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, 0;\\n"
 					   "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", nreg + 2, p->inst_n,
@@ -1064,19 +1061,24 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 				buf_printf(&b, "}, %%%d, %%%d, p, 1, 1, 0, %d;\\n}\\n\"", nreg, nreg + 1,
 					   p->trans_b ? 0 : 1);
 				line(e, "%s", buf_str(&b));
-				buf_reset(&b);
-				buf_printf(&b, "\t: ");
-				for (r = 0; r < nreg; r++)
-					buf_printf(&b, "%s\"+f\"(%s[%d])", r ? (r % 8 ? ", " : ",\n\t  ") : "",
-						   Cb->name, (mi * p->rep_n + ni) * nreg + r);
-				line(e, "%s", buf_str(&b));
+				for (r = 0; r < nreg; r++) {
+					if (r % 8 == 0)
+						buf_reset(&b);
+					buf_printf(&b, "%s\"+f\"(%s[%d])", r % 8 ? ", " : r ? "  " : ": ", Cb->name,
+						   (mi * p->rep_n + ni) * nreg + r);
+					if (r % 8 == 7 || r == nreg - 1)
+						line(e, "\t%s%s", buf_str(&b), r == nreg - 1 ? "" : ",");
+				}
 				line(e, "\t: \"l\"(da), \"l\"(db), \"r\"(1));");
 				buf_reset(&b);
 				e->ind--;
 				line(e, "}");
 			}
 	line(e, "tl_wgmma_commit();");
-	line(e, "tl_wgmma_wait0();");
+	if (e->wg_inflight == 2)
+		line(e, "tl_wgmma_wait1();   // this group stays in flight; the pipeline waits for it");
+	else
+		line(e, "tl_wgmma_wait0();");
 	e->ind--;
 	line(e, "}");
 	buf_free(&b);
@@ -1190,15 +1192,127 @@ loads(Em *e, Buf *chk, const IrStmt *body)
 	return 0;
 }
 
+/*
+ * The body is loads plus gemms that all lower to wgmma (nothing else reads
+ * the accumulators): 0 if not, else the mode of pipeline_wgmma(): 2 (one
+ * wgmma group in flight, loads S - 2 ahead) from 4 stages up, 1 (loads
+ * S - 1 ahead, each gemm retires its group) below. Measured on the H200
+ * (test/gpu/NOTES.md): with 3 stages, a group in flight at the price of one
+ * stage of prefetch fell to 0.45x cuBLAS; with 4 stages it reached 0.79x
+ * at 4096^3.
+ */
+static int
+wgmma_body(Em *e, const IrStmt *st)
+{
+	const IrStmt *b;
+	GemmPlan p;
+	Err scratch = {0};
+	int n = 0;
+
+	if (st->u.pipe.stages < 2)
+		return 0;
+	for (b = st->u.pipe.body; b; b = b->next) {
+		if (isload(e, b))
+			continue;
+		if (b->kind != S_GEMM || gemm_plan(e->a, e->t, e->k, b, &p, &scratch) || p.instr != GEMM_WGMMA)
+			return 0;
+		n++;
+	}
+	if (!n)
+		return 0;
+	return st->u.pipe.stages >= 4 ? 2 : 1;
+}
+
+/*
+ * Pipeline whose consumers are wgmma. The writer fences its cp.async data
+ * into the async proxy before the barrier at the top of the iteration, so
+ * the gemm needs no barrier of its own. mode 1: loads run D = S - 1 stages
+ * ahead and each gemm waits for its wgmma group (the refilled stage was read
+ * in iteration v - 1, retired before the barrier). mode 2: loads run
+ * D = S - 2 ahead and one group stays in flight: the stage refilled in
+ * iteration v was read by the group of v - 2, which every warp retired
+ * (wait_group 1 at the end of v - 1, then the barrier).
+ */
+static int
+pipeline_wgmma(Em *e, Buf *chk, const IrStmt *st, int mode)
+{
+	int S = st->u.pipe.stages, D = mode == 2 ? S - 2 : S - 1, r = -1;
+	const char *v = st->u.pipe.var->name;
+	const IrStmt *b;
+
+	line(e, "// pipeline over %s: %d stages of cp.async, loads %d ahead%s", v, S, D,
+	     mode == 2 ? ", one wgmma group in flight" : "");
+	for (b = st->u.pipe.body; b; b = b->next)
+		if (b->kind == S_GEMM) {
+			int c = b->u.gemm.c.buf;
+
+			line(e, "#pragma unroll");
+			line(e, "for (int s = 0; s < %lld; s++)", (long long)e->slots[c]);
+			line(e, "\ttl_fence_operand(%s[s]); // accumulators defined here, once", e->k->bufs[c].name);
+		}
+	line(e, "const int %s_n = %s;", v, exprstr(e, st->u.pipe.extent));
+	line(e, "#pragma unroll");
+	line(e, "for (int st = 0; st < %d; st++) {", D);
+	e->ind++;
+	line(e, "if (st < %s_n) {", v);
+	e->ind++;
+	line(e, "const int %s = st;", v);
+	if (loads(e, chk, st->u.pipe.body))
+		return -1;
+	e->ind--;
+	line(e, "}");
+	line(e, "tl_cp_async_commit();");
+	e->ind--;
+	line(e, "}");
+	line(e, "for (int %s = 0; %s < %s_n; %s++) {", v, v, v, v);
+	e->ind++;
+	line(e, "tl_cp_async_wait<%d>();", D - 1);
+	line(e, "tl_fence_proxy_async();");
+	line(e, "__syncthreads();");
+	line(e, "if (%s + %d < %s_n) {", v, D, v);
+	e->ind++;
+	line(e, "const int %s_next = %s + %d;", v, v, D);
+	line(e, "{");
+	e->ind++;
+	line(e, "const int %s = %s_next;", v, v);
+	if (loads(e, chk, st->u.pipe.body))
+		return -1;
+	e->ind--;
+	line(e, "}");
+	e->ind--;
+	line(e, "}");
+	line(e, "tl_cp_async_commit();");
+	e->wg_inflight = mode;
+	for (b = st->u.pipe.body; b; b = b->next)
+		if (!isload(e, b) && stmt1(e, chk, b))
+			goto out;
+	e->ind--;
+	line(e, "}");
+	if (mode == 2)
+		line(e, "tl_wgmma_wait0();");
+	line(e, "tl_cp_async_wait<0>();");
+	line(e, "__syncthreads();");
+	r = 0;
+out:
+	e->wg_inflight = 0;
+	return r;
+}
+
 static int
 pipeline(Em *e, Buf *chk, const IrStmt *st)
 {
-	int S = st->u.pipe.stages > 1 ? st->u.pipe.stages : 1;
+	int S = st->u.pipe.stages > 1 ? st->u.pipe.stages : 1, mode;
 	const char *v = st->u.pipe.var->name;
 	const IrStmt *b;
 
 	e->in_pipe = 1;
 	e->stage = arena_printf(e->a, "%s %% %d", v, S);
+	if ((mode = wgmma_body(e, st))) {
+		int r = pipeline_wgmma(e, chk, st, mode);
+		e->in_pipe = 0;
+		e->stage = NULL;
+		return r;
+	}
 	line(e, "// pipeline over %s: %d stage%s of cp.async", v, S, S > 1 ? "s" : "");
 	line(e, "const int %s_n = %s;", v, exprstr(e, st->u.pipe.extent));
 	if (S > 1) {

@@ -159,3 +159,16 @@ TL_DEVICE void tl_wgmma_wait0(void)
 {
 	asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 }
+
+// pins an accumulator register at this point: keeps the compiler from splitting its
+// definitions across paths inside a wgmma pipeline stage (ptxas would serialise: C7515)
+TL_DEVICE void tl_fence_operand(float &r)
+{
+	asm volatile("" : "+f"(r)::"memory");
+}
+
+// at most one wgmma group still pending (the k-loop keeps the newest in flight)
+TL_DEVICE void tl_wgmma_wait1(void)
+{
+	asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+}

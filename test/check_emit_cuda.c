@@ -139,10 +139,10 @@ static const struct {
 	{"gemm_bf16", "sm_80", "sm_80", {"mma.sync.aligned.m16n8k16.row.col.f32.bf16", "ldmatrix", "cp.async"}},
 	{"gemm", "sm_90a", "sm_90a", {"wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "wgmma.commit_group",
 				     "fence.proxy.async"}},
-	{"gemm_bf16", "sm_90a", "sm_90a", {"wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", "wgmma.wait_group",
+	{"gemm_bf16", "sm_90a", "sm_90a", {"wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", "wgmma.wait_group",
 					  "cp.async"}},
-	{"gemm_sm90", "sm_90a", "sm_90a", {"wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "wgmma.fence",
-					  "cp.async.wait_group 2"}},
+	{"gemm_sm90", "sm_90a", "sm_90a", {"wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16", "wgmma.fence",
+					  "wgmma.wait_group.sync.aligned 1"}},
 	{"transpose", "sm_80", "sm_80", {"cp.async.cg.shared.global", "st.global.f32", NULL}},
 };
 

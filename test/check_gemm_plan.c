@@ -77,7 +77,7 @@ static const struct {
 	 SWZ_128B, 0},
 	{GEMM_NT("f16", "128", "128", "32", "128"), "sm_90a", GEMM_WGMMA, 4, 1, 128, 2, 1, SWZ_64B,
 	 SWZ_128B, 0},
-	{GEMM_NT("bf16", "128", "256", "64", "256"), "sm_90a", GEMM_WGMMA, 4, 2, 128, 2, 1, SWZ_128B,
+	{GEMM_NT("bf16", "128", "256", "64", "256"), "sm_90a", GEMM_WGMMA, 8, 1, 256, 1, 1, SWZ_128B,
 	 SWZ_128B, 0},
 	{GEMM_NT("f16", "64", "512", "64", "256"), "sm_90a", GEMM_WGMMA, 4, 2, 256, 1, 1, SWZ_128B,
 	 SWZ_128B, 0},
