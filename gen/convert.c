@@ -350,24 +350,31 @@ static int
 split_kernel(Arena *a, Diags *d, IrKernel *k)
 {
 	IrStmt **pp, *s, *cv, *p;
-	int b, nb, before;
+	int b, nb, before, nsplit = 0, *root;
 
 	check_nested(d, k, k->body, 0);
 	if (d->nerr)
 		return -1;
+	for (s = k->body; s; s = s->next)
+		nsplit += split_buf(k, s) >= 0;
+	/* the buffer each part was cut from, for its name (x, x_1, x_2, ...) */
+	root = anewn(a, int, k->nbuf + nsplit + 1);
+	for (b = 0; b < k->nbuf; b++)
+		root[b] = b;
 	for (pp = &k->body; (s = *pp) != NULL; pp = &s->next) {
 		if ((b = split_buf(k, s)) < 0)
 			continue;
 		before = 0;
 		for (p = k->body; p != s; p = p->next)
-			if (stmt_ref(p, b))
+			if (!p->convert && stmt_ref(p, b))
 				before = 1;
 		if (!before || !stmts_ref(s->next, b))
 			continue;
-		nb = ir_kernel_buffer(a, k, k->bufs[b].name, MEM_LOCAL, k->bufs[b].dtype, k->bufs[b].ndim,
-				      k->bufs[b].dims, s->loc);
+		nb = ir_kernel_buffer(a, k, k->bufs[root[b]].name, MEM_LOCAL, k->bufs[b].dtype,
+				      k->bufs[b].ndim, k->bufs[b].dims, s->loc);
 		if (nb < 0)
 			return -1;
+		root[nb] = root[b];
 		cv = ir_stmt(a, S_COPY, s->loc);
 		cv->convert = 1;
 		cv->u.copy.src = whole(a, k, b, s->loc);

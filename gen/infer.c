@@ -557,6 +557,13 @@ charge_convs(Inf *in, const State *st, int comp, Cost *c, Buf *say)
 	}
 }
 
+/* a candidate root: a statement, or a conversion whose side keeps the other's layout */
+static const char *
+cand_name(const Op *op)
+{
+	return op->is_annot == 2 ? "conversion (keeping one layout)" : inf_stmt_name(op->s);
+}
+
 static void
 explain_attempt(Inf *in, int comp, const Op *root, const State *st, const Cost *c, const char *why,
 		int chosen)
@@ -566,8 +573,8 @@ explain_attempt(Inf *in, int comp, const Op *root, const State *st, const Cost *
 
 	if (!b)
 		return;
-	buf_printf(b, "  root %s #%d at %d:%d: ", inf_stmt_name(root->s), root->s->id,
-		   root->s->loc.line, root->s->loc.col);
+	buf_printf(b, "  root %s #%d at %d:%d: ", cand_name(root), root->s->id, root->s->loc.line,
+		   root->s->loc.col);
 	if (why) {
 		buf_printf(b, "failed: %s\n", why);
 		return;
@@ -602,7 +609,15 @@ attempt(Inf *in, State *cur, const State *base, int comp, const Op *cand, const 
 
 	inf_state_copy(in, cur, base);
 	cur->comp_only = comp;
-	if (cand->is_annot) {
+	if (cand->is_annot == 2) {
+		/* a conversion's other side: keep its layout (no conversion) */
+		int src = s->u.copy.src.buf, dst = s->u.copy.dst.buf;
+		int b = cur->map.buf[src] ? dst : src;
+
+		if (inf_set_buf(in, cur, b, cur->map.buf[b == src ? dst : src], cand) < 0 ||
+		    run_queue(in, cur, LV_FREE) < 0)
+			return;
+	} else if (cand->is_annot) {
 		L = inf_lit_layout(in, s, &skip, &e);
 		if (!L) {
 			cur->why = skip ? "the preferred layout does not apply to this buffer"
@@ -658,7 +673,7 @@ static int
 free_component(Inf *in, State *base, int comp)
 {
 	int *mem = anewn(in->a, int, in->nop + 1);
-	const Op **cand = anewn(in->a, const Op *, in->nop + in->npref + 1);
+	const Op **cand = anewn(in->a, const Op *, in->nop + in->npref + in->nconv + 1);
 	const char **why;
 	State *best = NULL, *cur, *spare;
 	Cost bestc = {0}, c;
@@ -676,6 +691,21 @@ free_component(Inf *in, State *base, int comp)
 		if (comp_uses(in, comp, s->u.layout.buf) && !base->map.buf[s->u.layout.buf])
 			cand[nc++] = &in->ops[in->pref[i]];
 	}
+	/* conversions with one side known: the other side may keep that layout */
+	for (i = 0; i < in->nconv; i++) {
+		IrStmt *cv = in->conv[i];
+		int src = cv->u.copy.src.buf, dst = cv->u.copy.dst.buf;
+		int b = base->map.buf[src] ? dst : base->map.buf[dst] ? src : -1;
+		Op *op;
+
+		if (b < 0 || base->map.buf[b] || !comp_uses(in, comp, b))
+			continue;
+		op = anew(in->a, Op);
+		op->s = cv;
+		op->idx = in->nop;  /* no op: enqueue_users skips nothing */
+		op->is_annot = 2;
+		cand[nc++] = op;
+	}
 	for (i = 0; i < n; i++)
 		cand[nc++] = &in->ops[mem[i]];
 	why = anewn(in->a, const char *, nc);
@@ -692,7 +722,7 @@ free_component(Inf *in, State *base, int comp)
 			 * keeps the earlier root */
 			if (in->explain)
 				buf_printf(in->explain, "  root %s #%d at %d:%d: the same layouts as root "
-					   "#%d\n", inf_stmt_name(cand[i]->s), cand[i]->s->id,
+					   "#%d\n", cand_name(cand[i]), cand[i]->s->id,
 					   cand[i]->s->loc.line, cand[i]->s->loc.col, cand[bi]->s->id);
 			continue;
 		}
@@ -721,11 +751,11 @@ free_component(Inf *in, State *base, int comp)
 		     "tiles with this %s; every root failed:", n, n == 1 ? "" : "s", inf_stmt_name(f->s));
 		for (i = 0; i < nc; i++)
 			diag_note(in->d, cand[i]->s->loc, "with this %s as root: %s",
-				  inf_stmt_name(cand[i]->s), why[i]);
+				  cand_name(cand[i]), why[i]);
 		return -1;
 	}
 	if (in->explain) {
-		buf_printf(in->explain, "  chosen: root %s #%d at %d:%d\n", inf_stmt_name(cand[bi]->s),
+		buf_printf(in->explain, "  chosen: root %s #%d at %d:%d\n", cand_name(cand[bi]),
 			   cand[bi]->s->id, cand[bi]->s->loc.line, cand[bi]->s->loc.col);
 		explain_prefs(in, base, best, comp, cand[bi]);
 	}

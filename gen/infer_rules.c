@@ -667,6 +667,16 @@ inf_lit_layout(Inf *in, const IrStmt *s, int *skip, Err *e)
 			*skip = 1;
 			return NULL;
 		}
+		/* without warps = N the literal is a placeholder: the warps are the
+		 * kernel's, known after inlining (a helper gets each caller's) */
+		for (r = 0; r < lit->nopt; r++)
+			if (!strcmp(lit->opt[r].name, "warps") &&
+			    lit->opt[r].value * in->t->warp_size != in->T) {
+				err_set(e, "mma_%c(..., warps = %lld) in kernel '%s' of %lld threads (%lld "
+					"warps)", lit->operand, (long long)lit->opt[r].value, in->k->name,
+					(long long)in->T, (long long)(in->T / in->t->warp_size));
+				return NULL;
+			}
 		mma_frag(in, lit->operand == 'a' ? MMA_A : lit->operand == 'b' ? MMA_B : MMA_C, shape[0],
 			 shape[1], lit->operand == 'b' ? in->t->warp_size : shape[0],
 			 lit->operand == 'a' ? in->t->warp_size : shape[1],
