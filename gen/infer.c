@@ -635,14 +635,16 @@ attempt(Inf *in, State *cur, const State *base, int comp, const Op *cand, const 
 	inf_validate_state(in, cur, mem, n);
 }
 
-/* explain what became of the preferences (require_layout pin = false) of comp */
+/* explain what became of the preferences (require_layout pin = false) of comp;
+ * cand/cost/ok: the candidates, their costs, whether each was scored */
 static void
-explain_prefs(Inf *in, const State *base, const State *fin, int comp, const Op *chosen)
+explain_prefs(Inf *in, const State *base, const State *fin, int comp, const Op *const *cand,
+	      const Cost *cost, const char *ok, int nc, int bi)
 {
 	const IrStmt *s, *set;
 	const Layout *L;
 	Err e = {0};
-	int i, b, skip;
+	int i, j, b, skip;
 
 	for (i = 0; i < in->npref; i++) {
 		s = in->ops[in->pref[i]].s;
@@ -650,6 +652,8 @@ explain_prefs(Inf *in, const State *base, const State *fin, int comp, const Op *
 		if (!comp_uses(in, comp, b))
 			continue;
 		L = inf_lit_layout(in, s, &skip, &e);
+		for (j = 0; j < nc && cand[j] != &in->ops[in->pref[i]]; j++)
+			;
 		buf_printf(in->explain, "  preference require_layout #%d at %d:%d (pin=false) on '%s': ",
 			   s->id, s->loc.line, s->loc.col, in->k->bufs[b].name);
 		if (base->map.buf[b] && !(L && layout_equal(L, base->map.buf[b], &e) == 1)) {
@@ -657,13 +661,19 @@ explain_prefs(Inf *in, const State *base, const State *fin, int comp, const Op *
 			buf_printf(in->explain, "overridden by the fixed layout from %s at %d:%d\n",
 				   set ? inf_stmt_name(set) : "?", set ? set->loc.line : 0,
 				   set ? set->loc.col : 0);
-		} else if (chosen == &in->ops[in->pref[i]] ||
-			   (L && fin->map.buf[b] && layout_equal(L, fin->map.buf[b], &e) == 1)) {
-			buf_printf(in->explain, "honoured\n");
+		} else if (j == bi || (L && fin->map.buf[b] && layout_equal(L, fin->map.buf[b], &e) == 1)) {
+			buf_printf(in->explain, "honoured, mem %lld regs %lld\n", (long long)cost[bi].mem,
+				   (long long)cost[bi].regs);
 		} else {
-			buf_printf(in->explain, "overridden: root %s #%d at %d:%d is cheaper\n",
-				   inf_stmt_name(chosen->s), chosen->s->id, chosen->s->loc.line,
-				   chosen->s->loc.col);
+			buf_printf(in->explain, "overridden: root %s #%d at %d:%d is cheaper (mem %lld regs "
+				   "%lld", cand_name(cand[bi]), cand[bi]->s->id, cand[bi]->s->loc.line,
+				   cand[bi]->s->loc.col, (long long)cost[bi].mem, (long long)cost[bi].regs);
+			if (j < nc && ok[j])
+				buf_printf(in->explain, " against mem %lld regs %lld", (long long)cost[j].mem,
+					   (long long)cost[j].regs);
+			else if (j < nc)
+				buf_printf(in->explain, "; the preference failed");
+			buf_puts(in->explain, ")\n");
 		}
 	}
 }
@@ -675,6 +685,8 @@ free_component(Inf *in, State *base, int comp)
 	int *mem = anewn(in->a, int, in->nop + 1);
 	const Op **cand = anewn(in->a, const Op *, in->nop + in->npref + in->nconv + 1);
 	const char **why;
+	Cost *costs;
+	char *scored;
 	State *best = NULL, *cur, *spare;
 	Cost bestc = {0}, c;
 	int n = 0, nc = 0, i, bi = -1;
@@ -709,6 +721,8 @@ free_component(Inf *in, State *base, int comp)
 	for (i = 0; i < n; i++)
 		cand[nc++] = &in->ops[mem[i]];
 	why = anewn(in->a, const char *, nc);
+	costs = anewn(in->a, Cost, nc);
+	scored = anewn(in->a, char, nc);
 	cur = inf_state_new(in);
 	spare = inf_state_new(in);
 	if (in->explain)
@@ -731,6 +745,8 @@ free_component(Inf *in, State *base, int comp)
 			int better;
 
 			charge_convs(in, cur, comp, &c, NULL);
+			costs[i] = c;
+			scored[i] = 1;
 			better = !best || cost_better(&c, &bestc);
 			explain_attempt(in, comp, cand[i], cur, &c, NULL, 0);
 			if (better) {
@@ -757,11 +773,55 @@ free_component(Inf *in, State *base, int comp)
 	if (in->explain) {
 		buf_printf(in->explain, "  chosen: root %s #%d at %d:%d\n", cand_name(cand[bi]),
 			   cand[bi]->s->id, cand[bi]->s->loc.line, cand[bi]->s->loc.col);
-		explain_prefs(in, base, best, comp, cand[bi]);
+		explain_prefs(in, base, best, comp, cand, costs, scored, nc, bi);
 	}
 	inf_state_copy(in, base, best);
 	base->comp_only = -1;
 	return 0;
+}
+
+/*
+ * Preferences on shared tiles (which no component holds): after the hard
+ * constraints, taken when they agree with (or merge into) what those fixed
+ * and dropped otherwise, which --explain reports.
+ */
+static void
+shared_prefs(Inf *in, State *st)
+{
+	const IrStmt *s, *set;
+	Layout *L;
+	Err e = {0};
+	int i, b, skip;
+
+	for (i = 0; i < in->npref; i++) {
+		s = in->ops[in->pref[i]].s;
+		b = s->u.layout.buf;
+		if (in->k->bufs[b].scope != MEM_SHARED)
+			continue;
+		L = inf_lit_layout(in, s, &skip, &e);
+		if (!L)
+			continue;
+		set = st->setter[b];
+		if (inf_set_buf(in, st, b, L, &in->ops[in->pref[i]]) == 0) {
+			int same = layout_equal(st->map.buf[b], L, &e) == 1;
+
+			if (in->explain)
+				buf_printf(in->explain, "preference require_layout #%d at %d:%d (pin=false) "
+					   "on shared '%s': %s%s%s\n", s->id, s->loc.line, s->loc.col,
+					   in->k->bufs[b].name, same ? "honoured" : "merged with the layout "
+					   "from ", same ? "" : set ? inf_stmt_name(set) : "?",
+					   same ? "" : arena_printf(in->a, " at %d:%d", set ? set->loc.line : 0,
+								    set ? set->loc.col : 0));
+			continue;
+		}
+		st->why = NULL;
+		if (in->explain)
+			buf_printf(in->explain, "preference require_layout #%d at %d:%d (pin=false) on "
+				   "shared '%s': overridden by the fixed layout from %s at %d:%d\n", s->id,
+				   s->loc.line, s->loc.col, in->k->bufs[b].name,
+				   set ? inf_stmt_name(set) : "?", set ? set->loc.line : 0,
+				   set ? set->loc.col : 0);
+	}
 }
 
 static int
@@ -800,6 +860,7 @@ infer_kernel(Arena *a, Diags *d, IrKernel *k, const Target *t, CostModelKind m, 
 			return -1;
 		}
 	}
+	shared_prefs(in, st);
 	/* common: every op queued; propagation breadth-first */
 	st->qhead = st->qlen = 0;
 	memset(st->queued, 0, (size_t)in->nop);

@@ -99,6 +99,12 @@ static const struct {
 	 "  require_layout(acc, cute(\"(_128,_32):(_32,_1)\"));\n"
 	 "  copy(A[0, 0], As);\n  copy(B[0, 0], Bs);\n  gemm(As, Bs, acc, clear = true);\n"
 	 "  copy(acc, C[0, 0]);\n}\n", 0, TILEC_ERROR, "require_layout at 5:3 wants"},
+	/* a pinned shared layout against the gemm's operand swizzle */
+	{"kernel g(A: f16[64, 32], B: f16[32, 64], C: f32[64, 64]) grid(1) threads(128) {\n"
+	 "  shared As: f16[64, 32];\n  shared Bs: f16[32, 64];\n  local acc: f32[64, 64];\n"
+	 "  require_layout(As, padded);\n"
+	 "  copy(A[0, 0], As);\n  copy(B[0, 0], Bs);\n  gemm(As, Bs, acc);\n"
+	 "  copy(acc, C[0, 0]);\n}\n", 0, TILEC_ERROR, "but gemm at 8:3 wants"},
 	/* pin = false never conflicts */
 	{HEAD "  require_layout(x, cute(\"(_128,_32):(_32,_1)\"), pin = false);\n"
 	      "  require_layout(x, cute(\"(_128,_32):(_1,_128)\"), pin = false);\n"
