@@ -38,6 +38,25 @@ elbit(Arena *a, const int64_t *shape, int rank, int e)
 	return iexpr_const(a, 0);
 }
 
+/* element bit e of the row-major index: dim *d, bit *b of it */
+static void
+bitdim(const int64_t *shape, int rank, int e, int *d, int *b)
+{
+	int k, lb;
+
+	for (k = rank - 1; k >= 0; k--) {
+		lb = lg2(shape[k]);
+		if (e < lb) {
+			*d = k;
+			*b = e;
+			return;
+		}
+		e -= lb;
+	}
+	*d = 0;
+	*b = 0;
+}
+
 /* the row-major element index of basis p of input dim k */
 static uint64_t
 flat(const LinLayout *L, int k, int p)
@@ -54,7 +73,8 @@ Fragment *
 frag_from_linear(Arena *a, const LinLayout *L, int warp_size, Err *err)
 {
 	uint64_t col[MAXB], inv[MAXB], rowsel[MAXB], t;
-	int kind[MAXB], pos[MAXB], n = 0, m = 0, nz = 0, k, p, d, i, j, piv, lw;
+	int kind[MAXB], pos[MAXB], single[MAXB], n = 0, m = 0, nz = 0, k, p, d, i, j, piv, lw;
+	int cnt, run, lb;
 	int64_t shape[LAYOUT_MAXDIM];
 	IExpr *thread, *slot, *bitx;
 
@@ -129,19 +149,40 @@ frag_from_linear(Arena *a, const LinLayout *L, int warp_size, Err *err)
 				inv[i] ^= inv[j];
 			}
 	}
-	/* inv[j] is column j of C^-1: input bit i reads element bit j iff bit i of inv[j] */
+	/* inv[j] is column j of C^-1: input bit i reads element bit j iff bit i of
+	 * inv[j]. Runs of input bits that read runs of one dim's bits become one
+	 * term (x // 2^b % 2^len * 2^pos); the rest are XORs of single bits */
 	thread = iexpr_const(a, 0);
 	slot = iexpr_const(a, 0);
 	for (i = 0; i < n; i++) {
-		bitx = NULL;
-		for (j = 0; j < m; j++)
-			if ((inv[j] >> i) & 1) {
-				IExpr *e = elbit(a, shape, L->nout, j);
+		single[i] = -1;
+		for (j = 0, cnt = 0; j < m; j++)
+			if ((inv[j] >> i) & 1)
+				single[i] = j, cnt++;
+		if (cnt != 1)
+			single[i] = -1;
+	}
+	for (i = 0; i < n; i += run) {
+		run = 1;
+		if (single[i] >= 0) {
+			bitdim(shape, L->nout, single[i], &d, &lb);
+			while (i + run < n && kind[i + run] == kind[i] && pos[i + run] == pos[i] + run &&
+			       single[i + run] == single[i] + run && lb + run < lg2(shape[d]))
+				run++;
+			bitx = iexpr_divc(a, iexpr_var(a, d), (int64_t)1 << lb);
+			if (lb + run < lg2(shape[d]))
+				bitx = iexpr_modc(a, bitx, (int64_t)1 << run);
+		} else {
+			bitx = NULL;
+			for (j = 0; j < m; j++)
+				if ((inv[j] >> i) & 1) {
+					IExpr *e = elbit(a, shape, L->nout, j);
 
-				bitx = bitx ? iexpr_bin(a, IX_XOR, bitx, e) : e;
-			}
-		if (!bitx)
-			continue;
+					bitx = bitx ? iexpr_bin(a, IX_XOR, bitx, e) : e;
+				}
+			if (!bitx)
+				continue;
+		}
 		if (kind[i] == 0)
 			slot = iexpr_add(a, slot, iexpr_mulc(a, bitx, (int64_t)1 << pos[i]));
 		else

@@ -640,9 +640,17 @@ inf_lit_layout(Inf *in, const IrStmt *s, int *skip, Err *e)
 			err_set(e, "require_amd_wmma_layout: '%s' is not a local tile", B->name);
 			return NULL;
 		}
-		return wmma_bases_fragment(in->a, s->u.wmma.version, s->u.wmma.transposed,
-					   &s->u.wmma.warp_bases, &s->u.wmma.reg_bases,
-					   s->u.wmma.instr_shape, s->u.wmma.ninstr, shape, n, e);
+		/* checked by wmma_bases.c; the Fragment from the generic inversion, whose
+		 * index expressions merge runs of bits */
+		if (wmma_bases_linear(in->a, s->u.wmma.version, s->u.wmma.transposed,
+				      &s->u.wmma.warp_bases, &s->u.wmma.reg_bases, s->u.wmma.instr_shape,
+				      s->u.wmma.ninstr, shape, n, &lin, e))
+			return NULL;
+		if (!wmma_bases_fragment(in->a, s->u.wmma.version, s->u.wmma.transposed,
+					 &s->u.wmma.warp_bases, &s->u.wmma.reg_bases,
+					 s->u.wmma.instr_shape, s->u.wmma.ninstr, shape, n, e))
+			return NULL;
+		return frag_from_linear(in->a, &lin, 32, e);
 	}
 	if (!(lit = s->u.layout.lit)) {
 		*skip = 1;

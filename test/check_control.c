@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "convert.h"
+#include "dumplayout.h"
 #include "infer_int.h"
 #include "tests.h"
 #include "tilec.h"
@@ -289,6 +290,47 @@ START_TEST(linear_property)
 }
 END_TEST
 
+/* frag_from_linear of the WMMA bases equals wmma_bases.c's own Fragment */
+static const struct {
+	int version, transposed;
+	int64_t rows, cols;
+	int nw, nr;
+	int64_t wb[4][2], rb[4][2];
+} wmmas[] = {
+	{3, 0, 32, 32, 2, 0, {{0, 1}, {1, 0}}, {{0}}},
+	{1, 1, 32, 32, 1, 1, {{0, 1}}, {{1, 0}}},
+	{2, 0, 64, 32, 2, 2, {{1, 0}, {0, 0}}, {{2, 0}, {0, 1}}},
+	{3, 1, 16, 64, 1, 1, {{0, 2}}, {{0, 1}}},
+};
+
+START_TEST(wmma_same)
+{
+	int64_t shape[2] = {wmmas[_i].rows, wmmas[_i].cols}, instr[3] = {16, 16, 16};
+	int64_t *wv[4], *rv[4];
+	int len2[4] = {2, 2, 2, 2}, k;
+	IntLists wb = {wmmas[_i].nw, len2, wv}, rb = {wmmas[_i].nr, len2, rv};
+	Arena a;
+	Err e = {0};
+	LinLayout lin;
+	Fragment *F, *G;
+
+	for (k = 0; k < 4; k++) {
+		wv[k] = (int64_t *)wmmas[_i].wb[k];
+		rv[k] = (int64_t *)wmmas[_i].rb[k];
+	}
+	arena_init(&a);
+	F = wmma_bases_fragment(&a, wmmas[_i].version, wmmas[_i].transposed, &wb, &rb, instr, 3, shape,
+				2, &e);
+	ck_assert_msg(F, "case %d: %s", _i, e.msg);
+	ck_assert_int_eq(wmma_bases_linear(&a, wmmas[_i].version, wmmas[_i].transposed, &wb, &rb, instr,
+					   3, shape, 2, &lin, &e), 0);
+	G = frag_from_linear(&a, &lin, 32, &e);
+	ck_assert_msg(G, "case %d: %s", _i, e.msg);
+	ck_assert_msg(layout_equal(F, G, &e) == 1, "case %d: %s", _i, e.msg);
+	arena_free(&a);
+}
+END_TEST
+
 static void
 setup(void)
 {
@@ -311,6 +353,7 @@ suite_control(void)
 	tcase_add_test(tc, hip_no_note);
 	tcase_add_loop_test(tc, kind_table, 0, (int)countof(kinds));
 	tcase_add_loop_test(tc, linear_property, 0, 4);
+	tcase_add_loop_test(tc, wmma_same, 0, (int)countof(wmmas));
 	suite_add_tcase(s, tc);
 	return s;
 }
