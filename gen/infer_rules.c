@@ -707,7 +707,9 @@ inf_lit_layout(Inf *in, const IrStmt *s, int *skip, Err *e)
 		if (r < 0)
 			return NULL;
 		if (r == 0) {
-			err_set(e, "the CuTe layout is not linear: %s", e->msg);
+			/* e->msg says why; the caller prefixes the statement */
+			if (!e->set)
+				err_set(e, "the CuTe layout is not linear over F2");
 			return NULL;
 		}
 		L = frag_from_linear(in->a, &lin, in->t->warp_size, e);
