@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ast.h"
+#include "convert.h"
 #include "infer.h"
 #include "ir.h"
 #include "lower.h"
@@ -285,6 +286,9 @@ pipeline(Arena *arena, Diags *d, Buf *out, Buf *log, const char *src, size_t len
 		diag(d, nowhere, "%s", e.msg);
 		return TILEC_USAGE;
 	}
+	/* release/require points with uses on both sides: conversions (convert.c) */
+	if (convert_split(arena, d, prog) < 0 || d->nerr)
+		return st;
 	if (infer_program(arena, d, prog, tgt, o->cost_model == TILEC_COST_REGISTER_COUNT
 			  ? COST_REGISTER_COUNT : COST_IO_AWARE,
 			  o->dump == TILEC_DUMP_EXPLAIN ? out : NULL) < 0 || d->nerr)

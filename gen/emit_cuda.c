@@ -1455,6 +1455,9 @@ stmt1(Em *e, Buf *chk, const IrStmt *s)
 			break;
 		case S_REDUCE:
 			return err_set(e->err, "reduce is not lowered yet");
+		case S_BARRIER:
+			line(e, "__syncthreads();");
+			break;
 		default:
 			break; /* assume and layout statements emit nothing */
 		}

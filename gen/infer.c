@@ -8,6 +8,7 @@
  */
 #include <string.h>
 
+#include "convert.h"
 #include "infer_int.h"
 
 /* ---- collection -------------------------------------------------------- */
@@ -246,6 +247,14 @@ collect(Inf *in, IrStmt *s)
 			}
 			break;
 		case S_COPY:
+			if (s->convert) {
+				/* a conversion joins two parts of a tile's life (convert.c): not
+				 * an op, so each part is inferred on its own */
+				in->conv = arena_realloc(in->a, in->conv, sizeof *in->conv * (size_t)in->nconv,
+							 sizeof *in->conv * (size_t)(in->nconv + 1));
+				in->conv[in->nconv++] = s;
+				break;
+			}
 			op = new_op(in, s);
 			op->nest = 1;
 			op->nloop = nest_shape(s, op->ext);
@@ -274,6 +283,11 @@ collect(Inf *in, IrStmt *s)
 		case S_REQUIRE_WMMA_LAYOUT:
 			op = new_op(in, s);
 			op->is_annot = 1;
+			if (s->kind == S_REQUIRE_LAYOUT && !s->u.layout.pin && s->u.layout.lit) {
+				in->pref = arena_realloc(in->a, in->pref, sizeof(int) * (size_t)in->npref,
+							 sizeof(int) * (size_t)(in->npref + 1));
+				in->pref[in->npref++] = op->idx;
+			}
 			break;
 		case S_FOR:
 			collect(in, s->u.loop.body);
@@ -469,17 +483,98 @@ score(Inf *in, State *st, const int *members, int n, Cost *c)
 	return 0;
 }
 
+/* does an op of component comp access buffer buf? */
+static int
+comp_uses(Inf *in, int comp, int buf)
+{
+	int i;
+
+	for (i = 0; i < in->nuse[buf]; i++)
+		if (in->comp[in->use[buf][i]] == comp)
+			return 1;
+	return 0;
+}
+
+/*
+ * The estimated cost of a conversion A -> B of the tile cv copies: 0 when
+ * equal or a register permutation; through shared memory every element is
+ * written and read once: 2 x (the tile's bytes per warp, in 128-byte segments)
+ */
+static int64_t
+conv_mem(Inf *in, const IrStmt *cv, const Layout *A, const Layout *B, const char **how)
+{
+	const IrBuffer *X = &in->k->bufs[cv->u.copy.src.buf];
+	int64_t elems = 1, warps;
+	Err e = {0};
+	int d;
+
+	if (!(*how = convert_kind(A, B, &e)))
+		*how = "shared";
+	if (strcmp(*how, "shared"))
+		return 0;
+	for (d = 0; d < X->ndim; d++)
+		elems *= X->dims[d].c;
+	warps = in->T / (in->t->warp_size > 0 ? in->t->warp_size : 32);
+	if (warps < 1)
+		warps = 1;
+	return 2 * ((elems * dtype_bytes(X->dtype) / warps + 127) / 128 * 128);
+}
+
+static const char *
+conv_how(const char *how)
+{
+	return !strcmp(how, "none") ? "equal layouts, no conversion"
+	       : !strcmp(how, "registers") ? "in registers" : "through shared memory";
+}
+
+/* add the conversions that touch comp and whose layouts st knows on both sides */
 static void
-explain_attempt(Inf *in, int comp, const Op *root, const Cost *c, const char *why, int chosen)
+charge_convs(Inf *in, const State *st, int comp, Cost *c, Buf *say)
+{
+	const Layout *A, *B;
+	const IrStmt *cv;
+	const char *how;
+	int64_t m;
+	int i, src, dst;
+
+	for (i = 0; i < in->nconv; i++) {
+		cv = in->conv[i];
+		src = cv->u.copy.src.buf;
+		dst = cv->u.copy.dst.buf;
+		if (comp >= 0 && !comp_uses(in, comp, src) && !comp_uses(in, comp, dst))
+			continue;
+		A = st->map.buf[src];
+		B = st->map.buf[dst];
+		if (!A || !B)
+			continue;
+		m = conv_mem(in, cv, A, B, &how);
+		if (c)
+			c->mem += m;
+		if (say)
+			buf_printf(say, "    conversion %s -> %s at %d:%d: %s, mem %lld\n",
+				   in->k->bufs[src].name, in->k->bufs[dst].name, cv->loc.line, cv->loc.col,
+				   conv_how(how), (long long)m);
+	}
+}
+
+/* a candidate root: a statement, or a conversion whose side keeps the other's layout */
+static const char *
+cand_name(const Op *op)
+{
+	return op->is_annot == 2 ? "conversion (keeping one layout)" : inf_stmt_name(op->s);
+}
+
+static void
+explain_attempt(Inf *in, int comp, const Op *root, const State *st, const Cost *c, const char *why,
+		int chosen)
 {
 	Buf *b = in->explain;
 	int i;
 
 	if (!b)
 		return;
-	buf_printf(b, "  root %s #%d at %d:%d: ", inf_stmt_name(root->s), root->s->id,
-		   root->s->loc.line, root->s->loc.col);
-	(void)comp;
+	buf_printf(b, "  root %s #%d at %d:%d: ", cand_name(root), root->s->id, root->s->loc.line,
+		   root->s->loc.col);
 	if (why) {
 		buf_printf(b, "failed: %s\n", why);
 		return;
@@ -493,6 +588,7 @@ explain_attempt(Inf *in, int comp, const Op *root, const Cost *c, const char *wh
 			   (long long)sc->mem, (long long)sc->bw_bytes, (long long)sc->issue_bytes,
 			   sc->vec, sc->why ? ": " : "", sc->why ? sc->why : "");
 	}
+	charge_convs(in, st, comp, NULL, b);
 }
 
 static int
@@ -502,52 +598,157 @@ same_map(Inf *in, const State *a, const State *b)
 	       && !memcmp(a->map.loop, b->map.loop, sizeof(Layout *) * (size_t)(in->nstmt + 1));
 }
 
+/* one attempt: the candidate (a preference, or a member as root) then every member */
+static void
+attempt(Inf *in, State *cur, const State *base, int comp, const Op *cand, const int *mem, int n)
+{
+	const IrStmt *s = cand->s;
+	Layout *L;
+	Err e = {0};
+	int j, skip;
+
+	inf_state_copy(in, cur, base);
+	cur->comp_only = comp;
+	if (cand->is_annot == 2) {
+		/* a conversion's other side: keep its layout (no conversion) */
+		int src = s->u.copy.src.buf, dst = s->u.copy.dst.buf;
+		int b = cur->map.buf[src] ? dst : src;
+
+		if (inf_set_buf(in, cur, b, cur->map.buf[b == src ? dst : src], cand) < 0 ||
+		    run_queue(in, cur, LV_FREE) < 0)
+			return;
+	} else if (cand->is_annot) {
+		L = inf_lit_layout(in, s, &skip, &e);
+		if (!L) {
+			cur->why = skip ? "the preferred layout does not apply to this buffer"
+				   : arena_printf(in->a, "the preferred layout cannot be built: %s", e.msg);
+			return;
+		}
+		if (inf_set_buf(in, cur, s->u.layout.buf, L, cand) < 0 || run_queue(in, cur, LV_FREE) < 0)
+			return;
+	} else if (step_and_run(in, cur, cand->idx, LV_FREE) < 0) {
+		return;
+	}
+	for (j = 0; j < n; j++)
+		if (step_and_run(in, cur, mem[j], LV_FREE) < 0)
+			return;
+	inf_validate_state(in, cur, mem, n);
+}
+
+/* explain what became of the preferences (require_layout pin = false) of comp;
+ * cand/cost/ok: the candidates, their costs, whether each was scored */
+static void
+explain_prefs(Inf *in, const State *base, const State *fin, int comp, const Op *const *cand,
+	      const Cost *cost, const char *ok, int nc, int bi)
+{
+	const IrStmt *s, *set;
+	const Layout *L;
+	Err e = {0};
+	int i, j, b, skip;
+
+	for (i = 0; i < in->npref; i++) {
+		s = in->ops[in->pref[i]].s;
+		b = s->u.layout.buf;
+		if (!comp_uses(in, comp, b))
+			continue;
+		L = inf_lit_layout(in, s, &skip, &e);
+		for (j = 0; j < nc && cand[j] != &in->ops[in->pref[i]]; j++)
+			;
+		buf_printf(in->explain, "  preference require_layout #%d at %d:%d (pin=false) on '%s': ",
+			   s->id, s->loc.line, s->loc.col, in->k->bufs[b].name);
+		if (base->map.buf[b] && !(L && layout_equal(L, base->map.buf[b], &e) == 1)) {
+			set = base->setter[b];
+			buf_printf(in->explain, "overridden by the fixed layout from %s at %d:%d\n",
+				   set ? inf_stmt_name(set) : "?", set ? set->loc.line : 0,
+				   set ? set->loc.col : 0);
+		} else if (j == bi || (L && fin->map.buf[b] && layout_equal(L, fin->map.buf[b], &e) == 1)) {
+			buf_printf(in->explain, "honoured, mem %lld regs %lld\n", (long long)cost[bi].mem,
+				   (long long)cost[bi].regs);
+		} else {
+			buf_printf(in->explain, "overridden: root %s #%d at %d:%d is cheaper (mem %lld regs "
+				   "%lld", cand_name(cand[bi]), cand[bi]->s->id, cand[bi]->s->loc.line,
+				   cand[bi]->s->loc.col, (long long)cost[bi].mem, (long long)cost[bi].regs);
+			if (j < nc && ok[j])
+				buf_printf(in->explain, " against mem %lld regs %lld", (long long)cost[j].mem,
+					   (long long)cost[j].regs);
+			else if (j < nc)
+				buf_printf(in->explain, "; the preference failed");
+			buf_puts(in->explain, ")\n");
+		}
+	}
+}
+
 /* free mode for one component; 0, or -1 after reporting every root's failure */
 static int
 free_component(Inf *in, State *base, int comp)
 {
 	int *mem = anewn(in->a, int, in->nop + 1);
+	const Op **cand = anewn(in->a, const Op *, in->nop + in->npref + in->nconv + 1);
 	const char **why;
+	Cost *costs;
+	char *scored;
 	State *best = NULL, *cur, *spare;
 	Cost bestc = {0}, c;
-	int n = 0, i, j, bi = -1;
+	int n = 0, nc = 0, i, bi = -1;
 
 	for (i = 0; i < in->nop; i++)
 		if (in->comp[i] == comp && !base->done[i])
 			mem[n++] = i;
 	if (n == 0)
 		return 0;
-	why = anewn(in->a, const char *, n);
+	/* preferences first: a tie keeps them */
+	for (i = 0; i < in->npref; i++) {
+		const IrStmt *s = in->ops[in->pref[i]].s;
+
+		if (comp_uses(in, comp, s->u.layout.buf) && !base->map.buf[s->u.layout.buf])
+			cand[nc++] = &in->ops[in->pref[i]];
+	}
+	/* conversions with one side known: the other side may keep that layout */
+	for (i = 0; i < in->nconv; i++) {
+		IrStmt *cv = in->conv[i];
+		int src = cv->u.copy.src.buf, dst = cv->u.copy.dst.buf;
+		int b = base->map.buf[src] ? dst : base->map.buf[dst] ? src : -1;
+		Op *op;
+
+		if (b < 0 || base->map.buf[b] || !comp_uses(in, comp, b))
+			continue;
+		op = anew(in->a, Op);
+		op->s = cv;
+		op->idx = in->nop;  /* no op: enqueue_users skips nothing */
+		op->is_annot = 2;
+		cand[nc++] = op;
+	}
+	for (i = 0; i < n; i++)
+		cand[nc++] = &in->ops[mem[i]];
+	why = anewn(in->a, const char *, nc);
+	costs = anewn(in->a, Cost, nc);
+	scored = anewn(in->a, char, nc);
 	cur = inf_state_new(in);
 	spare = inf_state_new(in);
 	if (in->explain)
 		buf_printf(in->explain, "component %d (%d statements, first %s #%d at %d:%d)\n", comp, n,
 			   inf_stmt_name(in->ops[mem[0]].s), in->ops[mem[0]].s->id,
 			   in->ops[mem[0]].s->loc.line, in->ops[mem[0]].s->loc.col);
-	for (i = 0; i < n; i++) {
-		inf_state_copy(in, cur, base);
-		cur->comp_only = comp;
-		if (step_and_run(in, cur, mem[i], LV_FREE) == 0) {
-			for (j = 0; j < n; j++)
-				if (step_and_run(in, cur, mem[j], LV_FREE) < 0)
-					break;
-		}
-		if (!cur->why)
-			inf_validate_state(in, cur, mem, n);
+	for (i = 0; i < nc; i++) {
+		attempt(in, cur, base, comp, cand[i], mem, n);
 		if (!cur->why && best && same_map(in, cur, best)) {
 			/* the same layouts as the best so far: the same cost, and the tie
 			 * keeps the earlier root */
 			if (in->explain)
 				buf_printf(in->explain, "  root %s #%d at %d:%d: the same layouts as root "
-					   "#%d\n", inf_stmt_name(in->ops[mem[i]].s), in->ops[mem[i]].s->id,
-					   in->ops[mem[i]].s->loc.line, in->ops[mem[i]].s->loc.col,
-					   in->ops[mem[bi]].s->id);
+					   "#%d\n", cand_name(cand[i]), cand[i]->s->id,
+					   cand[i]->s->loc.line, cand[i]->s->loc.col, cand[bi]->s->id);
 			continue;
 		}
 		if (!cur->why && score(in, cur, mem, n, &c) == 0) {
 			/* ties keep the earlier root */
-			int better = !best || cost_better(&c, &bestc);
-			explain_attempt(in, comp, &in->ops[mem[i]], &c, NULL, 0);
+			int better;
+
+			charge_convs(in, cur, comp, &c, NULL);
+			costs[i] = c;
+			scored[i] = 1;
+			better = !best || cost_better(&c, &bestc);
+			explain_attempt(in, comp, cand[i], cur, &c, NULL, 0);
 			if (better) {
 				State *t = best ? best : spare;
 				best = cur;
@@ -558,24 +759,69 @@ free_component(Inf *in, State *base, int comp)
 			continue;
 		}
 		why[i] = cur->why ? cur->why : "the cost model rejected it";
-		explain_attempt(in, comp, &in->ops[mem[i]], NULL, why[i], 0);
+		explain_attempt(in, comp, cand[i], cur, NULL, why[i], 0);
 	}
 	if (!best) {
 		const Op *f = &in->ops[mem[0]];
 		diag(in->d, f->s->loc, "layout inference: no layout for the %d statement%s sharing local "
 		     "tiles with this %s; every root failed:", n, n == 1 ? "" : "s", inf_stmt_name(f->s));
-		for (i = 0; i < n; i++)
-			diag_note(in->d, in->ops[mem[i]].s->loc, "with this %s as root: %s",
-				  inf_stmt_name(in->ops[mem[i]].s), why[i]);
+		for (i = 0; i < nc; i++)
+			diag_note(in->d, cand[i]->s->loc, "with this %s as root: %s",
+				  cand_name(cand[i]), why[i]);
 		return -1;
 	}
-	if (in->explain)
-		buf_printf(in->explain, "  chosen: root %s #%d at %d:%d\n", inf_stmt_name(in->ops[mem[bi]].s),
-			   in->ops[mem[bi]].s->id, in->ops[mem[bi]].s->loc.line,
-			   in->ops[mem[bi]].s->loc.col);
+	if (in->explain) {
+		buf_printf(in->explain, "  chosen: root %s #%d at %d:%d\n", cand_name(cand[bi]),
+			   cand[bi]->s->id, cand[bi]->s->loc.line, cand[bi]->s->loc.col);
+		explain_prefs(in, base, best, comp, cand, costs, scored, nc, bi);
+	}
 	inf_state_copy(in, base, best);
 	base->comp_only = -1;
 	return 0;
+}
+
+/*
+ * Preferences on shared tiles (which no component holds): after the hard
+ * constraints, taken when they agree with (or merge into) what those fixed
+ * and dropped otherwise, which --explain reports.
+ */
+static void
+shared_prefs(Inf *in, State *st)
+{
+	const IrStmt *s, *set;
+	Layout *L;
+	Err e = {0};
+	int i, b, skip;
+
+	for (i = 0; i < in->npref; i++) {
+		s = in->ops[in->pref[i]].s;
+		b = s->u.layout.buf;
+		if (in->k->bufs[b].scope != MEM_SHARED)
+			continue;
+		L = inf_lit_layout(in, s, &skip, &e);
+		if (!L)
+			continue;
+		set = st->setter[b];
+		if (inf_set_buf(in, st, b, L, &in->ops[in->pref[i]]) == 0) {
+			int same = layout_equal(st->map.buf[b], L, &e) == 1;
+
+			if (in->explain)
+				buf_printf(in->explain, "preference require_layout #%d at %d:%d (pin=false) "
+					   "on shared '%s': %s%s%s\n", s->id, s->loc.line, s->loc.col,
+					   in->k->bufs[b].name, same ? "honoured" : "merged with the layout "
+					   "from ", same ? "" : set ? inf_stmt_name(set) : "?",
+					   same ? "" : arena_printf(in->a, " at %d:%d", set ? set->loc.line : 0,
+								    set ? set->loc.col : 0));
+			continue;
+		}
+		st->why = NULL;
+		if (in->explain)
+			buf_printf(in->explain, "preference require_layout #%d at %d:%d (pin=false) on "
+				   "shared '%s': overridden by the fixed layout from %s at %d:%d\n", s->id,
+				   s->loc.line, s->loc.col, in->k->bufs[b].name,
+				   set ? inf_stmt_name(set) : "?", set ? set->loc.line : 0,
+				   set ? set->loc.col : 0);
+	}
 }
 
 static int
@@ -614,6 +860,7 @@ infer_kernel(Arena *a, Diags *d, IrKernel *k, const Target *t, CostModelKind m, 
 			return -1;
 		}
 	}
+	shared_prefs(in, st);
 	/* common: every op queued; propagation breadth-first */
 	st->qhead = st->qlen = 0;
 	memset(st->queued, 0, (size_t)in->nop);
@@ -633,6 +880,10 @@ infer_kernel(Arena *a, Diags *d, IrKernel *k, const Target *t, CostModelKind m, 
 	if (rc)
 		return -1;
 	inf_finish(in, st);
+	if (explain && in->nconv) {
+		buf_printf(explain, "conversions of kernel %s:\n", k->name);
+		charge_convs(in, st, -1, NULL, explain);
+	}
 	return inf_validate_kernel(in, st);
 }
 

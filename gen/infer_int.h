@@ -7,6 +7,7 @@
 #define INFER_INT_H
 
 #include "infer.h"
+#include "linear.h"
 
 enum { LV_FREE = 0, LV_COMMON = 1, LV_STRICT = 2 };
 
@@ -57,6 +58,10 @@ typedef struct Inf {
 	Fragment *plans[64];    /* distinct plans, for sharing */
 	int nplan;
 	const IrStmt *where;    /* the statement whose rule failed */
+	int nconv;
+	IrStmt **conv;          /* conversion copies (convert.c): not ops, charged in free mode */
+	int npref;
+	int *pref;              /* ops of require_layout(..., pin = false): preferences */
 } Inf;
 
 State *inf_state_new(Inf *in);
@@ -66,11 +71,15 @@ int inf_set_buf(Inf *in, State *st, int buf, Layout *L, const Op *op);
 /* infer_rules.c */
 Fragment *inf_plan(Inf *in, const Op *op, int touches_frag, Err *e);
 int inf_step(Inf *in, State *st, Op *op, int level);
+Layout *inf_lit_layout(Inf *in, const IrStmt *s, int *skip, Err *e);
 const char *inf_conflict(Inf *in, int buf, const Layout *old, const IrStmt *olds, const Layout *L,
 			 const IrStmt *s, const char *extra);
 int inf_validate_state(Inf *in, State *st, const int *members, int n);
 void inf_finish(Inf *in, State *st);
 int inf_validate_kernel(Inf *in, State *st);
 const char *inf_stmt_name(const IrStmt *s);
+
+/* frag_linear.c: the Fragment of a (register, lane, warp[, block]) linear layout; NULL with err */
+Fragment *frag_from_linear(Arena *a, const LinLayout *L, int warp_size, Err *err);
 
 #endif

@@ -8,6 +8,7 @@
  */
 #include <string.h>
 
+#include "dumplayout.h"
 #include "gemm_plan.h"
 #include "infer_int.h"
 
@@ -615,52 +616,134 @@ bad:
 	return -1;
 }
 
-static int
-annot_step(Inf *in, State *st, Op *op)
+/*
+ * The layout an annotation statement asks for (require_layout, annotate_layout,
+ * require_amd_wmma_layout) over its buffer's shape; NULL with *skip = 1 when the
+ * literal does not apply to the buffer's scope, NULL with e set on errors.
+ */
+Layout *
+inf_lit_layout(Inf *in, const IrStmt *s, int *skip, Err *e)
 {
-	const IrStmt *s = op->s;
 	const LayoutLit *lit;
 	const IrBuffer *B;
 	int64_t shape[IR_MAXDIM];
 	Layout *L = NULL;
-	Err e = {0};
-	int n, eb;
+	CuteObj *o;
+	LinLayout lin;
+	int n, eb, r;
 
-	st->done[op->idx] = 1;
-	if (s->kind == S_REQUIRE_WMMA_LAYOUT || !(lit = s->u.layout.lit))
-		return 0;
+	*skip = 0;
+	if (s->kind == S_REQUIRE_WMMA_LAYOUT) {
+		B = &in->k->bufs[s->u.wmma.buf];
+		n = buf_shape(B, shape);
+		if (B->scope != MEM_LOCAL) {
+			err_set(e, "require_amd_wmma_layout: '%s' is not a local tile", B->name);
+			return NULL;
+		}
+		/* checked by wmma_bases.c; the Fragment from the generic inversion, whose
+		 * index expressions merge runs of bits */
+		if (wmma_bases_linear(in->a, s->u.wmma.version, s->u.wmma.transposed,
+				      &s->u.wmma.warp_bases, &s->u.wmma.reg_bases, s->u.wmma.instr_shape,
+				      s->u.wmma.ninstr, shape, n, &lin, e))
+			return NULL;
+		if (!wmma_bases_fragment(in->a, s->u.wmma.version, s->u.wmma.transposed,
+					 &s->u.wmma.warp_bases, &s->u.wmma.reg_bases,
+					 s->u.wmma.instr_shape, s->u.wmma.ninstr, shape, n, e))
+			return NULL;
+		return frag_from_linear(in->a, &lin, 32, e);
+	}
+	if (!(lit = s->u.layout.lit)) {
+		*skip = 1;
+		return NULL;
+	}
 	B = &in->k->bufs[s->u.layout.buf];
 	n = buf_shape(B, shape);
 	eb = dtype_bytes(B->dtype);
 	switch (lit->kind) {
 	case LAYOUT_SWIZZLE:
 		L = swizzle_layout(in->a, lit->bytes == 32 ? SWZ_32B : lit->bytes == 64 ? SWZ_64B
-				   : SWZ_128B, shape, n, eb, &e);
+				   : SWZ_128B, shape, n, eb, e);
 		break;
 	case LAYOUT_PADDED:
-		L = swizzle_padded(in->a, shape, n, eb, &e);
+		L = swizzle_padded(in->a, shape, n, eb, e);
 		break;
 	case LAYOUT_LINEAR:
-		L = swizzle_linear(in->a, shape, n, &e);
+		L = swizzle_linear(in->a, shape, n, e);
 		break;
 	case LAYOUT_MMA:
-		if (n != 2)
-			return 0;
+		if (n != 2) {
+			*skip = 1;
+			return NULL;
+		}
+		/* without warps = N the literal is a placeholder: the warps are the
+		 * kernel's, known after inlining (a helper gets each caller's) */
+		for (r = 0; r < lit->nopt; r++)
+			if (!strcmp(lit->opt[r].name, "warps") &&
+			    lit->opt[r].value * in->t->warp_size != in->T) {
+				err_set(e, "mma_%c(..., warps = %lld) in kernel '%s' of %lld threads (%lld "
+					"warps)", lit->operand, (long long)lit->opt[r].value, in->k->name,
+					(long long)in->T, (long long)(in->T / in->t->warp_size));
+				return NULL;
+			}
 		mma_frag(in, lit->operand == 'a' ? MMA_A : lit->operand == 'b' ? MMA_B : MMA_C, shape[0],
 			 shape[1], lit->operand == 'b' ? in->t->warp_size : shape[0],
 			 lit->operand == 'a' ? in->t->warp_size : shape[1],
-			 lit->operand == 'c' ? 16 : eb * 8, &L, &e);
+			 lit->operand == 'c' ? 16 : eb * 8, &L, e);
 		break;
 	case LAYOUT_CUTE:
-		return 0;  /* CuTe annotations are left to the lowering */
+		/* a (thread, value) layout pins a local tile; shared CuTe layouts are
+		 * left to the lowering */
+		if (B->scope != MEM_LOCAL) {
+			*skip = 1;
+			return NULL;
+		}
+		if (cute_parse(in->a, lit->text, &o, e))
+			return NULL;
+		if (o->k != CUTE_LAYOUT) {
+			err_set(e, "a local tile needs a (thread, value) CuTe layout, not a swizzled one");
+			return NULL;
+		}
+		r = lin_from_cute_tv(in->a, o->l, shape, n, in->t->warp_size, &lin, e);
+		if (r < 0)
+			return NULL;
+		if (r == 0) {
+			/* e->msg says why; the caller prefixes the statement */
+			if (!e->set)
+				err_set(e, "the CuTe layout is not linear over F2");
+			return NULL;
+		}
+		L = frag_from_linear(in->a, &lin, in->t->warp_size, e);
+		break;
 	}
+	if (L && (B->scope == MEM_LOCAL) != (L->is_frag != 0)) {
+		*skip = 1;
+		return NULL;
+	}
+	return L;
+}
+
+static int
+annot_step(Inf *in, State *st, Op *op)
+{
+	const IrStmt *s = op->s;
+	Layout *L;
+	Err e = {0};
+	int skip, buf;
+
+	st->done[op->idx] = 1;
+	/* pin = false is a preference, weighed in free mode (infer.c) */
+	if (s->kind == S_REQUIRE_LAYOUT && !s->u.layout.pin)
+		return 0;
+	L = inf_lit_layout(in, s, &skip, &e);
+	if (skip)
+		return 0;
 	if (!L) {
-		fail(in, st, "the annotated layout cannot be built: %s%s", e.msg, "");
+		fail(in, st, "the %s cannot be built: %s", s->kind == S_ANNOTATE_LAYOUT ?
+		     "annotated layout" : "required layout", e.msg);
 		return -1;
 	}
-	if ((B->scope == MEM_LOCAL) != (L->is_frag != 0))
-		return 0;
-	return inf_set_buf(in, st, s->u.layout.buf, L, op);
+	buf = s->kind == S_REQUIRE_WMMA_LAYOUT ? s->u.wmma.buf : s->u.layout.buf;
+	return inf_set_buf(in, st, buf, L, op);
 }
 
 int

@@ -688,6 +688,8 @@ vstmt(Vfy *v, const IrStmt *s, int depth)
 		return 0;
 	case S_REQUIRE_WMMA_LAYOUT:
 		return vbuf(v, s->loc, s->u.wmma.buf);
+	case S_BARRIER:
+		return 0;
 	default:
 		return vfail(v, s->loc, "bad statement kind");
 	}
@@ -1005,6 +1007,10 @@ dstmt(Buf *b, const IrKernel *k, const IrStmt *s, int d)
 		dregion(b, k, &s->u.copy.src);
 		buf_puts(b, " -> ");
 		dregion(b, k, &s->u.copy.dst);
+		if (s->convert)
+			buf_puts(b, " convert");
+		if (s->late_address)
+			buf_puts(b, " late_address");
 		buf_putc(b, '\n');
 		break;
 	case S_GEMM:
@@ -1117,6 +1123,9 @@ dstmt(Buf *b, const IrKernel *k, const IrStmt *s, int d)
 		dints(b, s->u.wmma.instr_shape, s->u.wmma.ninstr);
 		buf_putc(b, '\n');
 		break;
+	case S_BARRIER:
+		buf_puts(b, "barrier\n");
+		break;
 	default:
 		buf_puts(b, "<bad statement>\n");
 		break;
@@ -1179,6 +1188,8 @@ ir_dump_kernel(Buf *b, const IrKernel *k)
 			continue;
 		buf_printf(b, "  %s %s: ", memscope_name(buf->scope), buf->name);
 		ddims(b, buf);
+		if (buf->late_address)
+			buf_puts(b, " late_address");
 		buf_putc(b, '\n');
 	}
 	for (i = 0; i < k->nassume; i++) {

@@ -187,7 +187,7 @@ typedef struct IntLists {
 	X(S_ANNOTATE_LAYOUT, "annotate_layout") X(S_REQUIRE_LAYOUT, "require_layout") \
 	X(S_RELEASE_LAYOUT, "release_layout") X(S_DUMP_LAYOUT, "dump_layout") \
 	X(S_ASSERT_SAME_LAYOUT, "assert_same_layout") \
-	X(S_REQUIRE_WMMA_LAYOUT, "require_amd_wmma_layout")
+	X(S_REQUIRE_WMMA_LAYOUT, "require_amd_wmma_layout") X(S_BARRIER, "barrier")
 
 typedef enum {
 #define X(e, s) e,
@@ -209,6 +209,14 @@ struct IrStmt {
 	 * iteration space) of a PARALLEL nest, and of the element loop of a COPY
 	 * or FILL that runs as a parallel nest */
 	struct Layout *loop_layout;
+	/* S_COPY between two whole local tiles: a layout conversion inserted by
+	 * layout control (convert.c) at a release_layout or a require_layout;
+	 * the convert-layouts pass lowers it (in registers, or through a shared
+	 * scratch buffer with S_BARRIER between the copies) */
+	int convert;
+	/* a copy of a conversion into a buffer with late_address (HIP): compute
+	 * the lane/warp coordinates of its addresses at this statement */
+	int late_address;
 	union {
 		struct { Region src, dst; } copy;
 		struct { Region a, b, c; int trans_a, trans_b, clear; } gemm;
@@ -259,6 +267,10 @@ typedef struct IrBuffer {
 	/* set by layout inference (infer.c): a Fragment for a local buffer, the
 	 * shared-memory layout (swizzle) for a shared buffer, NULL for global */
 	struct Layout *layout;
+	/* require_layout(x, ..., late_address_compute = true) on a HIP target
+	 * (convert.c): the emitter recomputes the lane and warp coordinates of
+	 * this buffer's addresses at each use instead of hoisting them */
+	int late_address;
 } IrBuffer;
 
 typedef struct IrParam {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "convert.h"
 #include "passes.h"
 #include "target.h"
 
@@ -133,7 +134,9 @@ passes_default(Arena *a, tilec_pass_list *l)
 	memset(l, 0, sizeof *l);
 	l->a = a;
 	passes_insert_builtin(l, l->n, "verify-ir", verify_ir);
-	/* layout passes (inference) go here, before the diagnostics */
+	/* layout passes go here, before the diagnostics; inference runs before the
+	 * list (compile.c), convert-layouts lowers its conversions (convert.c) */
+	passes_insert_builtin(l, l->n, "convert-layouts", pass_convert_layouts);
 	passes_insert_builtin(l, l->n, "layout-diagnostics", pass_layout_diagnostics);
 }
 
