@@ -262,8 +262,8 @@ driver_main(int argc, char **argv)
 			else {
 				free(defs);
 				free(plugins);
-				return usage_error("unknown dump kind '%s' (ast, ir, layouts, cuda or header)",
-						   optarg);
+				return usage_error("unknown dump kind '%s' (ast, ir, layouts or cuda; "
+						   "header: the launcher header)", optarg);
 			}
 			break;
 		case OPT_EXPLAIN:
