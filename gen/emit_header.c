@@ -222,6 +222,15 @@ contract(Hd *h, const char *cuda)
 		if (i == h->k->nsize || v < 1)
 			return err_set(h->err, "kernel '%s': check on '%s' in the CUDA C is not a size",
 				       h->k->name, sym);
+		/* S % 8 == 0 implies S % 2 == 0: keep the strongest check of a size only */
+		for (i = 0; i < h->c.ndiv; i++)
+			if (!strcmp(h->c.divsym[i], sym) && (h->c.divby[i] % v == 0 || v % h->c.divby[i] == 0))
+				break;
+		if (i < h->c.ndiv) {
+			if (v > h->c.divby[i])
+				h->c.divby[i] = v;
+			continue;
+		}
 		if (h->c.ndiv == (int)countof(h->c.divsym))
 			return err_set(h->err, "kernel '%s': too many size checks", h->k->name);
 		h->c.divsym[h->c.ndiv] = arena_strdup(h->a, sym);

@@ -12,6 +12,7 @@ CUDA=${CUDA:-/usr/local/cuda}
 ARCH=${ARCH:-sm_90a}
 TILEC=${TILEC:-build/tilec}
 B=build/bench
+case "$TILEC" in /*) ;; *) TILEC="$PWD/$TILEC" ;; esac
 mode=run
 case "${1:-}" in
 build|run) mode=$1; shift ;;
@@ -35,6 +36,30 @@ command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,c
 	--format=csv,noheader || true
 rc=0
 "$B/gpu_bench" "$@" || rc=$?
+# the nvcc route (samples/buildtime: gemm.h's runtime- and driver-API launchers) and the
+# JIT host sample, appended to RESULTS.md
+if [ -f test/bench/RESULTS.md ]; then
+	{
+		echo; echo "## samples/buildtime (nvcc build of the generated gemm.cu + gemm.h), same session"
+		echo; echo '```'
+		if make -s -C samples/buildtime O="$PWD/build/buildtime" TILEC="$TILEC" ARCH="$ARCH" \
+			CUDA="$CUDA" >build/buildtime.log 2>&1; then
+			build/buildtime/buildtime 2>&1; echo "exit $?"
+		else
+			tail -20 build/buildtime.log; echo "build failed"
+		fi
+		echo '```'
+		echo; echo "## samples/host_jit.c (JIT from tile source), same session"
+		echo; echo '```'
+		if ${CC:-cc} -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Iruntime -o build/host_jit \
+			samples/host_jit.c build/libtilec.a -ldl -lpthread -lm >build/host_jit.log 2>&1; then
+			build/host_jit 2>&1; echo "exit $?"
+		else
+			tail -20 build/host_jit.log; echo "build failed"
+		fi
+		echo '```'
+	} | tee -a test/bench/RESULTS.md
+fi
 if [ -n "${OUT:-}" ] && [ -f test/bench/RESULTS.md ]; then
 	cp test/bench/RESULTS.md "$OUT/"
 fi

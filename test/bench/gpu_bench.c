@@ -51,19 +51,6 @@ ck_(cudaError_t e, const char *what, int line)
 	}
 }
 
-#define CKD(x) ckd_((x), #x, __LINE__)
-static void
-ckd_(CUresult r, const char *what, int line)
-{
-	const char *s = NULL;
-
-	if (r != CUDA_SUCCESS) {
-		cuGetErrorString(r, &s);
-		fprintf(stderr, "gpu_bench.c:%d: %s: %s\n", line, what, s ? s : "?");
-		exit(1);
-	}
-}
-
 static double
 now_ms(void)
 {
@@ -305,8 +292,8 @@ jitpath(Sample *s, tilec_jit *jit, const char *cachedir)
 	tilec_jit *j;
 	char diag[2048], *err = NULL, *src, *cuda;
 	double t[9];
-	size_t len, smem;
-	unsigned threads;
+	size_t len, smem = 0;
+	unsigned threads = 0;
 	int i, rc;
 
 	src = readfile(s->file, &len);
