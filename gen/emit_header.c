@@ -581,7 +581,7 @@ emit_header(Arena *a, const IrProgram *p, const char *cuda, Buf *out, Err *err)
 		h.err = err;
 		h.up = upper(a, k->name);
 		for (i = 0; i < k->nparam; i++)
-			if (!k->params[i].is_tensor && !sctype(k->params[i].dtype, 0))
+			if (!sctype(k->params[i].dtype, 0) || !sctype(k->params[i].dtype, 1))
 				return err_set(err, "kernel '%s': parameter '%s' has no C type", k->name,
 					       k->params[i].name);
 		if (contract(&h, cuda))
