@@ -32,6 +32,10 @@ ${CC:-cc} -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -O2 -Wall -Wextra
 	-lcublas -lcudart -lcuda -ldl -lpthread -lm
 echo "built $B/gpu_bench"
 [ "$mode" = build ] && exit 0
+if ! { ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'; } && ! command -v nvidia-smi >/dev/null; then
+	echo "gpu.sh: no NVIDIA driver here (no libcuda.so.1, no nvidia-smi): built only" >&2
+	exit 77
+fi
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem \
 	--format=csv,noheader || true
 rc=0
