@@ -8,6 +8,7 @@
  * filled before NVRTC runs), so they are quick.
  */
 #include <check.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,7 +152,7 @@ START_TEST(memo_evicts_oldest)
 	enum { N = 65 };
 	tilec_jit *j = newjit(0);
 	tilec_module *m;
-	char src[N][sizeof copy_src + 16];
+	char src[N][sizeof copy_src + 32];
 	int i;
 
 	for (i = 0; i < N; i++) {
@@ -203,6 +204,83 @@ START_TEST(memo_disk)
 }
 END_TEST
 
+/* 8 threads on one instance (and its disk directory): 4 on one source, 4 on others, twice
+ * each; every thread gets the CUDA C that a lone compile of its source gives */
+typedef struct Th {
+	tilec_jit *j;
+	const char *src;
+	char *cuda[2];
+	int rc[2];
+} Th;
+
+static void *
+thmain(void *p)
+{
+	Th *t = p;
+	int r;
+
+	for (r = 0; r < 2; r++) {
+		tilec_module *m = NULL;
+
+		t->rc[r] = tilec_jit_compile_tile(t->j, t->src, strlen(t->src), NULL, "sm_80", &m, NULL);
+		t->cuda[r] = m ? strdup(tilec_module_source(m)) : NULL;
+		tilec_module_free(m);
+	}
+	return NULL;
+}
+
+START_TEST(memo_threads)
+{
+	enum { NT = 8 };
+	tilec_jit_options o;
+	tilec_jit *j, *lone;
+	tilec_module *m;
+	pthread_t th[NT];
+	Th t[NT];
+	char srcs[NT][sizeof copy_src + 16], dir[] = "/tmp/tilec_memo_XXXXXX", cmd[96], *err = NULL;
+	tilec_jit_stats st;
+	int i;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	memset(&o, 0, sizeof o);
+	o.cache_dir = dir;
+	ck_assert_int_eq(tilec_jit_create(&j, &o, &err), TILEC_OK);
+	for (i = 0; i < NT; i++) {
+		/* BN 64 for threads 0-3, then 8, 16, 32, 96: five different kernels */
+		snprintf(srcs[i], sizeof srcs[i], "%s", copy_src);
+		memcpy(strstr(srcs[i], "BN = 64"), i < 4 ? "BN = 64" : i == 4 ? "BN =  8" : i == 5 ?
+		       "BN = 16" : i == 6 ? "BN = 32" : "BN = 96", 7);
+		t[i].j = j;
+		t[i].src = srcs[i];
+		ck_assert_int_eq(pthread_create(&th[i], NULL, thmain, &t[i]), 0);
+	}
+	lone = newjit(1);
+	for (i = 0; i < NT; i++) {
+		ck_assert_int_eq(pthread_join(th[i], NULL), 0);
+		ck_assert_int_eq(t[i].rc[0], TILEC_OK);
+		ck_assert_int_eq(t[i].rc[1], TILEC_OK);
+		ck_assert_int_eq(tile(lone, srcs[i], NULL, "sm_80", &m), TILEC_OK);
+		ck_assert_str_eq(t[i].cuda[0], tilec_module_source(m));
+		ck_assert_str_eq(t[i].cuda[1], tilec_module_source(m));
+		tilec_module_free(m);
+		free(t[i].cuda[0]);
+		free(t[i].cuda[1]);
+	}
+	tilec_jit_destroy(lone);
+	/* 5 distinct sources, 16 compiles: at least the 8 second rounds hit, at most 11 */
+	ck_assert_int_eq(tilec_jit_stats_get(j, &st), TILEC_OK);
+	ck_assert_msg(st.tile_hits >= 8 && st.tile_hits <= 11, "%llu hits",
+		      (unsigned long long)st.tile_hits);
+	ck_assert_uint_eq(st.compiles, 5);
+	tilec_jit_destroy(j);
+	/* the disk holds a memo entry and a module entry per source, no temporary file */
+	snprintf(cmd, sizeof cmd, "test $(ls -A %s | wc -l) -eq 10", dir);
+	ck_assert_msg(system(cmd) == 0, "not 10 entries in %s", dir);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *
 suite_jit_memo(void)
 {
@@ -215,6 +293,7 @@ suite_jit_memo(void)
 	tcase_add_test(t, memo_no_errors);
 	tcase_add_test(t, memo_evicts_oldest);
 	tcase_add_test(t, memo_disk);
+	tcase_add_test(t, memo_threads);
 	suite_add_tcase(s, t);
 	return s;
 }
