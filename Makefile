@@ -152,6 +152,7 @@ install: all
 	install -m 755 build/tilec $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 build/libtilec.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 runtime/tilec*.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 templates/tilec_cuda.h $(DESTDIR)$(PREFIX)/include/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e "s|@VERSION@|$$(build/tilec --version | sed 's/^tilec //')|" \
 	  tilec.pc.in >build/tilec.pc
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig

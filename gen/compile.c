@@ -13,6 +13,7 @@
 
 #include "ast.h"
 #include "convert.h"
+#include "emit_header.h"
 #include "infer.h"
 #include "ir.h"
 #include "lower.h"
@@ -227,7 +228,7 @@ pipeline(Arena *arena, Diags *d, Buf *out, Buf *log, const char *src, size_t len
 	}
 	if (o->dump != TILEC_DUMP_NONE && o->dump != TILEC_DUMP_AST && o->dump != TILEC_DUMP_IR
 	    && o->dump != TILEC_DUMP_LAYOUTS && o->dump != TILEC_DUMP_EXPLAIN
-	    && o->dump != TILEC_DUMP_CUDA) {
+	    && o->dump != TILEC_DUMP_CUDA && o->dump != TILEC_DUMP_HEADER) {
 		diag(d, nowhere, "unknown dump kind %d", (int)o->dump);
 		st = TILEC_USAGE;
 	}
@@ -312,6 +313,18 @@ pipeline(Arena *arena, Diags *d, Buf *out, Buf *log, const char *src, size_t len
 			diag(d, nowhere, "CUDA C is emitted for the cuda target only");
 		else if (emit_cuda(arena, prog, out, &e))
 			diag(d, nowhere, "%s", e.msg);
+		return st;
+	}
+	/* the launcher header reads the launch contract from the CUDA C it goes with */
+	if (o->dump == TILEC_DUMP_HEADER) {
+		Buf cuda;
+
+		buf_init(&cuda);
+		if (o->target != TILEC_TARGET_CUDA)
+			diag(d, nowhere, "the launcher header is written for the cuda target only");
+		else if (emit_cuda(arena, prog, &cuda, &e) || emit_header(arena, prog, buf_str(&cuda), out, &e))
+			diag(d, nowhere, "%s", e.msg);
+		buf_free(&cuda);
 		return st;
 	}
 	ir_dump(out, prog);

@@ -26,8 +26,10 @@ static const char usage_text[] =
 	"      --arch=A           cuda: sm_80 (default), sm_90, sm_90a;\n"
 	"                         hip: gfx90a, gfx942 (default), gfx1100 (alone, it picks hip)\n"
 	"  -D, --define=NAME=VAL  set the constant NAME to VAL (an integer or a float)\n"
-	"      --dump=KIND        print the program after a stage: ast, ir, layouts or cuda\n"
-	"                         (CUDA C; also chosen by -o FILE.cu when no --dump is given)\n"
+	"      --dump=KIND        print the program after a stage: ast, ir, layouts, cuda or header\n"
+	"                         (CUDA C; also chosen by -o FILE.cu when no --dump is given;\n"
+	"                         header: the C launchers of the CUDA C)\n"
+	"      --header=FILE      also write the C launcher header of the CUDA C to FILE\n"
 	"      --explain          print every layout inference attempt's cost by statement\n"
 	"      --cost-model=M     layout inference cost model: io-aware (default) or register-count\n"
 	"      --time[=N]         run the front end N times (default 5), print the median time\n"
@@ -139,9 +141,39 @@ timeit(const char *src, size_t len, const tilec_options *o, int n)
 	return 0;
 }
 
+/* --header=FILE: the same compile with TILEC_DUMP_HEADER, written to FILE */
+static int
+writeheader(const char *src, size_t len, const tilec_options *opt, const char *path)
+{
+	tilec_options o = *opt;
+	tilec_result r;
+	FILE *f;
+	int rc, bad;
+
+	o.dump = TILEC_DUMP_HEADER;
+	o.print_before = o.print_after = NULL;
+	tilec_compile(src, len, &o, &r);
+	fputs(r.diagnostics, stderr);
+	rc = r.status == TILEC_OK ? 0 : r.status == TILEC_USAGE ? 2 : 1;
+	if (rc == 0) {
+		f = fopen(path, "wb");
+		bad = !f;
+		if (f) {
+			bad |= fputs(r.output, f) < 0;
+			bad |= fclose(f) != 0;
+		}
+		if (bad) {
+			fprintf(stderr, "tilec: error: cannot write %s: %s\n", path, strerror(errno));
+			rc = 1;
+		}
+	}
+	tilec_result_free(&r);
+	return rc;
+}
+
 enum {
 	OPT_TARGET = 256, OPT_ARCH, OPT_DUMP, OPT_TIME, OPT_EXPLAIN, OPT_COST, OPT_PRINT_PASSES,
-	OPT_PRINT_BEFORE, OPT_PRINT_AFTER, OPT_PLUGIN, OPT_LAYOUT_OUT
+	OPT_PRINT_BEFORE, OPT_PRINT_AFTER, OPT_PLUGIN, OPT_LAYOUT_OUT, OPT_HEADER
 };
 
 int
@@ -161,13 +193,14 @@ driver_main(int argc, char **argv)
 		{"print-after", required_argument, NULL, OPT_PRINT_AFTER},
 		{"plugin", required_argument, NULL, OPT_PLUGIN},
 		{"dump-layout-to-output", no_argument, NULL, OPT_LAYOUT_OUT},
+		{"header", required_argument, NULL, OPT_HEADER},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
 	tilec_options o;
 	tilec_result r;
-	const char *out = NULL, *path;
+	const char *out = NULL, *path, *header = NULL;
 	const char **defs, **plugins;
 	char msg[256], *src;
 	size_t len;
@@ -224,10 +257,13 @@ driver_main(int argc, char **argv)
 				o.dump = TILEC_DUMP_CUDA;
 			else if (!strcmp(optarg, "layouts"))
 				o.dump = TILEC_DUMP_LAYOUTS;
+			else if (!strcmp(optarg, "header"))
+				o.dump = TILEC_DUMP_HEADER;
 			else {
 				free(defs);
 				free(plugins);
-				return usage_error("unknown dump kind '%s' (ast, ir, layouts or cuda)", optarg);
+				return usage_error("unknown dump kind '%s' (ast, ir, layouts or cuda; "
+						   "header: the launcher header)", optarg);
 			}
 			break;
 		case OPT_EXPLAIN:
@@ -277,6 +313,9 @@ driver_main(int argc, char **argv)
 		case OPT_LAYOUT_OUT:
 			o.layout_dump_to_output = 1;
 			break;
+		case OPT_HEADER:
+			header = optarg;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			free(defs);
@@ -315,6 +354,11 @@ driver_main(int argc, char **argv)
 					   ? "unknown cuda arch '%s' (sm_80, sm_90 or sm_90a)"
 					   : "unknown hip arch '%s' (gfx90a, gfx942 or gfx1100)",
 				   o.arch);
+	}
+	if (header && o.target != TILEC_TARGET_CUDA) {
+		free(defs);
+		free(plugins);
+		return usage_error("--header=%s: the launcher header is for the cuda target", header);
 	}
 	if (optind >= argc && o.print_passes) {
 		tilec_compile("", 0, &o, &r);
@@ -375,6 +419,8 @@ driver_main(int argc, char **argv)
 		fputs(r.output, stdout);
 	}
 	tilec_result_free(&r);
+	if (rc == 0 && header)
+		rc = writeheader(src, len, &o, header);
 	free(src);
 	free(defs);
 	free(plugins);

@@ -388,8 +388,8 @@ disk_read(const char *dir, const unsigned char key[32], Blobs *out)
 	}
 	out->binkind = (int)get32(hdr + 12);
 	checksum(hdr, out, sum);
-	if (memcmp(sum, hdr + 72, 32) || out->binkind < TILEC_BIN_CUBIN ||
-	    out->binkind > TILEC_BIN_HSACO)
+	if (memcmp(sum, hdr + 72, 32) || ((out->binkind < TILEC_BIN_CUBIN ||
+	    out->binkind > TILEC_BIN_HSACO) && out->binkind != RT_BIN_TILE_CUDA))
 		goto done;
 	r = 0;
 done:

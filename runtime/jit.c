@@ -21,6 +21,7 @@ struct tilec_jit {
 	int hip_probed, hip_st;
 	char *hip_err;
 	HipInfo hip;
+	TileMemo *memo;          /* tile source -> CUDA C (jit_tile.c) */
 };
 
 typedef struct Fn {
@@ -80,7 +81,9 @@ tilec_jit_create(tilec_jit **out, const tilec_jit_options *opt, char **err)
 		}
 	}
 	j = calloc(1, sizeof *j);
-	if (!j || !(j->cache = cache_new(dir))) {
+	if (!j || !(j->cache = cache_new(dir)) || !(j->memo = memo_new())) {
+		if (j)
+			cache_free(j->cache);
 		free(j);
 		free(homedir);
 		return rt_err(err, TILEC_ERR_NOMEM, "out of memory");
@@ -104,6 +107,7 @@ tilec_jit_destroy(tilec_jit *j)
 	if (!j)
 		return;
 	cache_free(j->cache);
+	memo_free(j->memo);
 	free(j->nvrtc_path);
 	free(j->libcuda_path);
 	free(j->hip_path);
@@ -119,7 +123,14 @@ tilec_jit_stats_get(const tilec_jit *j, tilec_jit_stats *st)
 	if (!j || !st)
 		return TILEC_ERR_ARG;
 	cache_stats(j->cache, st);
+	st->tile_hits = memo_hits(j->memo);
 	return TILEC_OK;
+}
+
+TileMemo *
+rt_jit_memo(tilec_jit *j)
+{
+	return j ? j->memo : NULL;
 }
 
 const char *

@@ -3,8 +3,11 @@
  * NVRTC compiles it with the embedded tilec_cuda.h; a tile error becomes a
  * module without a binary whose log is the diagnostics. The launch contract
  * (threads, dynamic smem) is read back from the emitted kernel comments.
+ * A per-jit memo keeps the CUDA C of recent tile sources, so that a cache
+ * hit does not run the generator again.
  */
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,13 +16,160 @@
 #include "tilec_tile.h"
 #include "tileglue.h"
 
+/* ---- the DSL -> CUDA memo: key = SHA-256 of the options string and the source ---- */
+
+enum { MEMO_MAX = 64 }; /* entries; the oldest goes first */
+
+typedef struct MemoEnt {
+	unsigned char key[32];
+	char *cuda;
+	struct MemoEnt *next;
+} MemoEnt;
+
+struct TileMemo {
+	pthread_mutex_t mu;
+	MemoEnt *head; /* newest first */
+	int n;
+	uint64_t hits;
+};
+
+TileMemo *
+memo_new(void)
+{
+	TileMemo *m = calloc(1, sizeof *m);
+
+	if (m)
+		pthread_mutex_init(&m->mu, NULL);
+	return m;
+}
+
+void
+memo_free(TileMemo *m)
+{
+	MemoEnt *e, *n;
+
+	if (!m)
+		return;
+	for (e = m->head; e; e = n) {
+		n = e->next;
+		free(e->cuda);
+		free(e);
+	}
+	pthread_mutex_destroy(&m->mu);
+	free(m);
+}
+
+uint64_t
+memo_hits(TileMemo *m)
+{
+	uint64_t h;
+
+	if (!m)
+		return 0;
+	pthread_mutex_lock(&m->mu);
+	h = m->hits;
+	pthread_mutex_unlock(&m->mu);
+	return h;
+}
+
+/* a copy of the memoized CUDA C of key, or NULL */
+static char *
+memo_get(TileMemo *m, const unsigned char key[32])
+{
+	MemoEnt *e;
+	char *s = NULL;
+
+	pthread_mutex_lock(&m->mu);
+	for (e = m->head; e; e = e->next)
+		if (!memcmp(e->key, key, 32)) {
+			if ((s = rt_strdup(e->cuda)))
+				m->hits++;
+			break;
+		}
+	pthread_mutex_unlock(&m->mu);
+	return s;
+}
+
+/* remember a copy of cuda under key (no memory: nothing is remembered) */
+static void
+memo_put(TileMemo *m, const unsigned char key[32], const char *cuda)
+{
+	MemoEnt *e, **pp;
+	int n;
+
+	pthread_mutex_lock(&m->mu);
+	for (e = m->head; e; e = e->next)
+		if (!memcmp(e->key, key, 32))
+			break;
+	if (!e && (e = calloc(1, sizeof *e)) && (e->cuda = rt_strdup(cuda))) {
+		memcpy(e->key, key, 32);
+		e->next = m->head;
+		m->head = e;
+		/* drop the oldest beyond MEMO_MAX */
+		for (pp = &m->head, n = 0; *pp; n++) {
+			if (n >= MEMO_MAX) {
+				MemoEnt *old = *pp;
+
+				*pp = old->next;
+				free(old->cuda);
+				free(old);
+			} else {
+				pp = &(*pp)->next;
+			}
+		}
+	} else if (e && !e->cuda) {
+		free(e);
+	}
+	pthread_mutex_unlock(&m->mu);
+}
+
+/* the CUDA C of key from the jit's disk cache (an entry of kind RT_BIN_TILE_CUDA), or NULL;
+ * a corrupt entry is removed by disk_read and the source generated again */
+static char *
+disk_memo_get(tilec_jit *j, TileMemo *m, const unsigned char key[32])
+{
+	const char *dir = tilec_jit_cache_dir(j);
+	Blobs b;
+	char *s = NULL;
+
+	if (!dir || disk_read(dir, key, &b))
+		return NULL;
+	if (b.binkind == RT_BIN_TILE_CUDA && b.n[BLOB_BIN] && !memchr(b.p[BLOB_BIN], 0, b.n[BLOB_BIN]))
+		s = rt_strdup((const char *)b.p[BLOB_BIN]);
+	blobs_free(&b);
+	if (s) {
+		pthread_mutex_lock(&m->mu);
+		m->hits++;
+		pthread_mutex_unlock(&m->mu);
+	}
+	return s;
+}
+
+/* write the CUDA C of key to the disk cache (failures only cost a later regeneration) */
+static void
+disk_memo_put(tilec_jit *j, const unsigned char key[32], const char *cuda)
+{
+	const char *dir = tilec_jit_cache_dir(j);
+	Blobs b;
+
+	if (!dir)
+		return;
+	memset(&b, 0, sizeof b);
+	b.binkind = RT_BIN_TILE_CUDA;
+	if (blobs_set(&b, BLOB_BIN, cuda, strlen(cuda)) == 0)
+		(void)disk_write(dir, key, &b);
+	blobs_free(&b);
+}
+
 static int
 tilefile(tilec_jit *j, const char *src, size_t len, const char *path,
          const struct tilec_options *opt, const char *arch, tilec_module **out, char **err)
 {
-	char devarch[32], *cuda, *diag, *tsrc;
+	char devarch[32], *cuda, *diag, *tsrc, *ostr = NULL;
+	unsigned char key[32];
+	TileMemo *memo;
 	tilec_header h;
-	int rc;
+	int rc, mrc, hit = 0;
 
 	if (out)
 		*out = NULL;
@@ -31,7 +181,31 @@ tilefile(tilec_jit *j, const char *src, size_t len, const char *path,
 			return rc;
 		arch = devarch;
 	}
-	rc = rt_tile_to_cuda(src, len, opt, path, arch, &cuda, &diag);
+	/* the memo first (memory, then disk); then the generator, whose output the memo keeps */
+	cuda = diag = NULL;
+	memo = rt_jit_memo(j);
+	mrc = memo ? rt_tile_optstr(opt, path, arch, &ostr) : 1;
+	if (mrc < 0)
+		return rt_err(err, TILEC_ERR_NOMEM, "out of memory");
+	if (mrc == 0) {
+		Sha256 sh;
+
+		sha256_init(&sh);
+		sha256_str(&sh, "tilec-tile-memo-1");
+		sha256_str(&sh, ostr);
+		sha256_field(&sh, src, len);
+		sha256_final(&sh, key);
+		free(ostr);
+		cuda = memo_get(memo, key);
+		hit = cuda != NULL;
+		if (!cuda)
+			hit = (cuda = disk_memo_get(j, memo, key)) != NULL;
+	}
+	rc = cuda ? 0 : rt_tile_to_cuda(src, len, opt, path, arch, &cuda, &diag);
+	if (rc == 0 && mrc == 0)
+		memo_put(memo, key, cuda);
+	if (rc == 0 && mrc == 0 && !hit)
+		disk_memo_put(j, key, cuda);
 	if (rc < 0)
 		return rt_err(err, TILEC_ERR_NOMEM, "out of memory");
 	if (rc > 0) {

@@ -44,6 +44,9 @@ void sha256_str(Sha256 *s, const char *str); /* NULL hashes as a distinct marker
 /* ---- compiled blobs ----------------------------------------------------------- */
 
 enum { BLOB_BIN, BLOB_PTX, BLOB_LOG, NBLOB };
+/* binkind of a disk entry whose BLOB_BIN is the CUDA C of a tile source (jit_tile.c's memo;
+ * its keys are hashed apart from the module keys) */
+enum { RT_BIN_TILE_CUDA = 100 };
 
 typedef struct Blobs {
 	unsigned char *p[NBLOB]; /* malloc'd, each NUL-terminated (not counted in n) */
@@ -136,5 +139,14 @@ int rt_module_failed(tilec_jit *j, const char *src, const char *arch, const char
 void rt_module_set_tile(tilec_module *m);
 
 int headers_split(const tilec_header *hdrs, int nhdrs, const char ***names, const char ***srcs);
+
+/* ---- DSL -> CUDA memo (jit_tile.c): one per jit ------------------------------------ */
+
+typedef struct TileMemo TileMemo;
+
+TileMemo *memo_new(void);           /* NULL without memory */
+void memo_free(TileMemo *m);        /* NULL is fine */
+uint64_t memo_hits(TileMemo *m);
+TileMemo *rt_jit_memo(tilec_jit *j); /* jit.c */
 
 #endif

@@ -3,6 +3,7 @@
  * clash with tilec_jit.h's): runs tilec_compile to CUDA C for the JIT and
  * hands back the output or the diagnostics as malloc'd strings.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,4 +70,58 @@ int
 rt_tile_arch_valid(const char *arch)
 {
 	return arch && tilec_arch_valid(TILEC_TARGET_CUDA, arch);
+}
+
+/* append "tag=<length>:<bytes>;" so that no two option sets give the same string */
+static int
+field(char **s, size_t *n, const char *tag, const char *v)
+{
+	size_t vl = v ? strlen(v) : 0, need = *n + strlen(tag) + vl + 32;
+	char *t = realloc(*s, need);
+
+	if (!t)
+		return -1;
+	*s = t;
+	*n += (size_t)snprintf(t + *n, need - *n, "%s=%s%zu:", tag, v ? "" : "null", vl);
+	memcpy(t + *n, v ? v : "", vl);
+	*n += vl;
+	t[(*n)++] = ';';
+	t[*n] = 0;
+	return 0;
+}
+
+int
+rt_tile_optstr(const struct tilec_options *opt, const char *filename, const char *arch,
+               char **str)
+{
+	tilec_options o;
+	char num[64];
+	size_t n = 0;
+	int i;
+
+	*str = NULL;
+	if (opt)
+		o = *opt;
+	else
+		tilec_options_init(&o);
+	if (o.nplugins || o.pass_hook || o.print_before || o.print_after || o.print_passes)
+		return 1;
+	if (o.ndefines < 0 || (o.ndefines && !o.defines))
+		return 1; /* tilec_compile reports it */
+	if (!o.filename)
+		o.filename = filename;
+	if (!o.arch)
+		o.arch = arch && tilec_arch_valid(TILEC_TARGET_CUDA, arch) ? arch : "sm_80";
+	snprintf(num, sizeof num, "%d,%d,%d", (int)o.cost_model, o.caret, o.ndefines);
+	if (field(str, &n, "version", tilec_version()) || field(str, &n, "arch", o.arch) ||
+	    field(str, &n, "file", o.filename) || field(str, &n, "ints", num))
+		goto oom;
+	for (i = 0; i < o.ndefines; i++)
+		if (field(str, &n, "D", o.defines[i]))
+			goto oom;
+	return 0;
+oom:
+	free(*str);
+	*str = NULL;
+	return -1;
 }

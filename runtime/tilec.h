@@ -31,6 +31,8 @@ typedef enum {
 	TILEC_DUMP_CUDA = 3, /* output is CUDA C (target cuda; see docs of emit_cuda) */
 	TILEC_DUMP_LAYOUTS = 4, /* output is every buffer's and nest's inferred layout */
 	TILEC_DUMP_EXPLAIN = 5, /* output is every inference attempt's cost by statement */
+	TILEC_DUMP_HEADER = 6,  /* output is the C launcher header of the CUDA C (cuda target;
+	                         * `tilec -o x.cu --header x.h`, docs/runtime.md) */
 } tilec_dump;
 
 /* how layout inference ranks its attempts */

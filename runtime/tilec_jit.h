@@ -65,6 +65,7 @@ typedef struct tilec_jit_stats {
 	uint64_t disk_corrupt; /* disk entries rejected (truncated, bad checksum) and rebuilt */
 	uint64_t disk_errors;  /* disk cache I/O failures (not fatal: the compile still succeeds) */
 	uint64_t mem_evictions;/* entries dropped from memory to stay under mem_cache_bytes */
+	uint64_t tile_hits;    /* tile compiles whose CUDA C came from the jit's DSL -> CUDA memo */
 } tilec_jit_stats;
 
 int tilec_jit_create(tilec_jit **out, const tilec_jit_options *opt, char **err);

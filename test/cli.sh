@@ -131,5 +131,34 @@ if [ "$TILEC" = build/tilec ] && [ -f build/libtilec.a ]; then
 		$(cat "$tmp/out") >"$tmp/err" 2>&1; check "host_jit builds with pkg-config" 0 $?
 fi
 
+# --header: the C launcher header next to the CUDA C; --dump=header prints it
+"$TILEC" --arch=sm_90a samples/gemm_sm90.tile -o "$tmp/g.cu" --header "$tmp/g.h"; check "--header" 0 $?
+has "--header writes the CUDA C" "$tmp/g.cu" "gemm_sm90("
+has "--header writes the driver launcher" "$tmp/g.h" "tilec_launch_gemm_sm90(CUfunction"
+has "--header raises the smem limit" "$tmp/g.h" "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES"
+has "--header runtime launcher" "$tmp/g.h" "tilec_gemm_sm90(tl_half_t *A"
+"$TILEC" --dump=header samples/copy.tile >"$tmp/out"; check "--dump=header" 0 $?
+has "--dump=header" "$tmp/out" "#define TILEC_COPY2D_THREADS 128"
+"$TILEC" --target=hip samples/copy.tile --header "$tmp/h.h" 2>"$tmp/err"; check "--header for hip" 2 $?
+has "--header for hip" "$tmp/err" "cuda target"
+"$TILEC" samples/copy.tile --header /no/such/dir/x.h 2>"$tmp/err"; check "--header unwritable" 1 $?
+"$TILEC" test/err/sem_unknown_name.tile --header "$tmp/bad.h" 2>/dev/null; check "--header, bad source" 1 $?
+[ -e "$tmp/bad.h" ] && { echo "FAIL: --header wrote a file for a bad source"; fail=$((fail + 1)); }
+
+# samples/buildtime: tilec at build time, nvcc compiles and links main.cu with the generated
+# gemm.cu/gemm.h (not run: no GPU here). CI has the CUDA toolkit: nvcc is required.
+if [ "$TILEC" = build/tilec ]; then
+	NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
+	n=$((n + 1))
+	if [ ! -x "$NVCC" ]; then
+		echo "FAIL: samples/buildtime: $NVCC not found (the CUDA toolkit is required; set NVCC)"
+		fail=$((fail + 1))
+	elif ! make -s -C samples/buildtime O="$tmp/bt" TILEC="$PWD/build/tilec" NVCC="$NVCC" \
+		>"$tmp/err" 2>&1 || [ ! -x "$tmp/bt/buildtime" ]; then
+		echo "FAIL: samples/buildtime does not build:"; tail -20 "$tmp/err"
+		fail=$((fail + 1))
+	fi
+fi
+
 echo "cli.sh: $n checks, $fail failed"
 [ $fail -eq 0 ]

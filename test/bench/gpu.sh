@@ -1,0 +1,70 @@
+#!/bin/sh
+# gpu.sh: build and run the GPU benchmark (gpu_bench.c) on a machine with an NVIDIA GPU.
+# Needs a fresh copy of the repository plus build/tilec and build/libtilec.a (make, or carried),
+# nvcc's toolkit (cuda.h, cuBLAS, cudart) and the driver. Run from anywhere:
+#   test/bench/gpu.sh [build|run] [gpu_bench options: --quick --runs=N --no-triton]
+# build: tilec writes the launcher headers of the samples into build/bench/ and cc builds
+# build/bench/gpu_bench (no GPU needed); run (default): build, then run it from the repository
+# root; it writes test/bench/RESULTS.md (also copied to $OUT when that is set).
+set -eu
+cd "$(dirname "$0")/../.."
+CUDA=${CUDA:-/usr/local/cuda}
+ARCH=${ARCH:-sm_90a}
+TILEC=${TILEC:-build/tilec}
+B=build/bench
+case "$TILEC" in /*) ;; *) TILEC="$PWD/$TILEC" ;; esac
+mode=run
+case "${1:-}" in
+build|run) mode=$1; shift ;;
+esac
+for f in "$TILEC" build/libtilec.a; do
+	[ -e "$f" ] || { echo "gpu.sh: $f is missing (run make, or carry build/)" >&2; exit 1; }
+done
+mkdir -p "$B"
+# the launcher headers, for the architecture the JIT compiles for on the device (sm_90a on H100/H200)
+for s in gemm gemm_sm90 copy elementwise; do
+	"$TILEC" --arch="$ARCH" "samples/$s.tile" -o "$B/$s.cu" --header "$B/$s.h"
+done
+${CC:-cc} -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -O2 -Wall -Wextra \
+	-Iruntime -I"$B" -I"$CUDA/include" -o "$B/gpu_bench" \
+	test/bench/gpu_bench.c test/bench/gpu_bench_gen.c build/libtilec.a \
+	-L"$CUDA/lib64" -L"$CUDA/lib64/stubs" -Wl,-rpath,"$CUDA/lib64" \
+	-lcublas -lcudart -lcuda -ldl -lpthread -lm
+echo "built $B/gpu_bench"
+[ "$mode" = build ] && exit 0
+if ! { ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'; } && ! command -v nvidia-smi >/dev/null; then
+	echo "gpu.sh: no NVIDIA driver here (no libcuda.so.1, no nvidia-smi): built only" >&2
+	exit 77
+fi
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem \
+	--format=csv,noheader || true
+rc=0
+"$B/gpu_bench" "$@" || rc=$?
+# the nvcc route (samples/buildtime: gemm.h's runtime- and driver-API launchers) and the
+# JIT host sample, appended to RESULTS.md
+if [ -f test/bench/RESULTS.md ]; then
+	{
+		echo; echo "## samples/buildtime (nvcc build of the generated gemm.cu + gemm.h), same session"
+		echo; echo '```'
+		if make -s -C samples/buildtime O="$PWD/build/buildtime" TILEC="$TILEC" ARCH="$ARCH" \
+			CUDA="$CUDA" >build/buildtime.log 2>&1; then
+			build/buildtime/buildtime 2>&1; echo "exit $?"
+		else
+			tail -20 build/buildtime.log; echo "build failed"
+		fi
+		echo '```'
+		echo; echo "## samples/host_jit.c (JIT from tile source), same session"
+		echo; echo '```'
+		if ${CC:-cc} -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Iruntime -o build/host_jit \
+			samples/host_jit.c build/libtilec.a -ldl -lpthread -lm >build/host_jit.log 2>&1; then
+			build/host_jit 2>&1; echo "exit $?"
+		else
+			tail -20 build/host_jit.log; echo "build failed"
+		fi
+		echo '```'
+	} | tee -a test/bench/RESULTS.md
+fi
+if [ -n "${OUT:-}" ] && [ -f test/bench/RESULTS.md ]; then
+	cp test/bench/RESULTS.md "$OUT/"
+fi
+exit $rc
