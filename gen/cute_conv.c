@@ -291,6 +291,51 @@ cute_from_tile_hier(Arena *a, int nin, const int64_t *in_shape, int nout,
 }
 
 /*
+ * A necessary condition for F (with its swizzle) to be a strided layout:
+ * the value at a point with two non-zero dims is the sum of the values with
+ * one of them each, as modes of different dims add. Checked at a few points
+ * per pair of dims, it rejects most wrong swizzle candidates with a dozen
+ * probes instead of a conversion; it never rejects a candidate convert()
+ * would accept, so the search finds the same swizzle. 1 maybe, 0 no.
+ */
+static int
+additive(Fn *F)
+{
+	int k, l, i;
+	int64_t v[3], a, b, sum;
+	Err scratch = {0}, *keep = F->err;
+
+	F->err = &scratch;
+	for (k = 0; k < F->nin; k++)
+		for (l = k + 1; l < F->nin; l++) {
+			if (F->in_shape[k] < 2 || F->in_shape[l] < 2)
+				continue;
+			for (i = 0; i < 3; i++) {
+				a = i == 0 ? 1 : i == 1 ? F->in_shape[k] - 1 : F->in_shape[k] / 2;
+				b = i == 0 ? F->in_shape[l] - 1 : i == 1 ? 1 : F->in_shape[l] / 2;
+				memset(F->coord, 0, sizeof F->coord);
+				F->coord[k] = a;
+				if (value(F, &v[0]))
+					goto maybe;
+				F->coord[k] = 0, F->coord[l] = b;
+				if (value(F, &v[1]))
+					goto maybe;
+				F->coord[k] = a;
+				if (value(F, &v[2]))
+					goto maybe;
+				if (ck_add(v[0], v[1], &sum) < 0 || sum != v[2]) {
+					F->err = keep;
+					return 0;
+				}
+			}
+		}
+maybe:
+	memset(F->coord, 0, sizeof F->coord);
+	F->err = keep;
+	return 1;
+}
+
+/*
  * Swizzle recovery: a function f = sw o L is found by trying swizzles in
  * order of increasing B, then M, then S (S > 0), and converting sw o f,
  * since a swizzle is its own inverse. B = 0 (no swizzle) is tried first.
@@ -320,6 +365,8 @@ cute_composed_from_tile(Arena *a, int nin, const int64_t *in_shape, int nout,
 				F.sw.b = b;
 				F.sw.m = m;
 				F.sw.s = s;
+				if (b > 0 && !additive(&F))
+					continue;
 				/* each candidate works in a scratch arena; the winner is copied out */
 				arena_init(&t);
 				rc = convert(&t, &F, &l, err);

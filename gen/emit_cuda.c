@@ -9,6 +9,7 @@
  * proves divisibility. Code includes "tilec_cuda.h".
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "infer.h"
@@ -492,40 +493,67 @@ fragcoords(Em *e, const Fragment *F, int64_t *S)
 	return inv->fwd;
 }
 
+/* fragvec's table: the coordinates co[d] of every (thread, slot), row-major */
+typedef struct VecTab {
+	int n;
+	int64_t S;
+	int64_t *c;   /* [thread][slot][d] */
+} VecTab;
+
+static int
+vectab_visit(void *ctx, int64_t first, int npts, const int64_t *const *coord, const int64_t *const *vals)
+{
+	VecTab *t = ctx;
+	int p, d;
+
+	(void)coord;
+	for (p = 0; p < npts; p++)
+		for (d = 0; d < t->n; d++)
+			t->c[(first + p) * t->n + d] = vals[d][p];
+	return 0;
+}
+
 /* the widest run v (power of two, dividing S, at most maxv) such that every
  * thread's slots s..s+v-1 (s % v == 0) are consecutive, aligned elements of the
- * last dim */
+ * last dim. The coordinates are tabulated once with the compiled evaluator. */
 static int
 fragvec(const Fragment *F, IExpr *const *co, int64_t S, int maxv)
 {
+	static const int ids[2] = {1, 0};   /* thread (_j) outer, slot (_i) inner */
+	int64_t shape[2], t, s, total;
+	VecTab tab;
+	Err scratch = {0};
 	int v, kk, d, n = F->nin;
-	int64_t vals[IEXPR_NVARS] = {0}, t, s, c0[LAYOUT_MAXDIM], c;
 
+	if (n < 1 || S < 1 || F->nthreads < 1 || ck_mul(S, F->nthreads, &total) || total > (1 << 22))
+		return 1;
+	shape[0] = F->nthreads, shape[1] = S;
+	tab.n = n, tab.S = S;
+	if (!(tab.c = malloc((size_t)total * (size_t)n * sizeof *tab.c)))
+		return 1;
+	if (layout_enumerate(shape, ids, 2, co, n, vectab_visit, &tab, &scratch)) {
+		free(tab.c);
+		return 1;
+	}
 	for (v = maxv; v > 1; v /= 2) {
 		int ok = S % v == 0;
 
 		for (t = 0; ok && t < F->nthreads; t++)
 			for (s = 0; ok && s < S; s += v) {
-				vals[0] = s, vals[1] = t;
-				for (d = 0; d < n; d++)
-					if (iexpr_eval(co[d], vals, &c0[d], NULL))
-						return 1;
+				const int64_t *c0 = tab.c + (t * S + s) * n;
+
 				if (c0[n - 1] % v)
 					ok = 0;
-				for (kk = 1; ok && kk < v; kk++) {
-					vals[0] = s + kk;
-					for (d = 0; ok && d < n; d++) {
-						if (iexpr_eval(co[d], vals, &c, NULL))
-							return 1;
-						if (c != c0[d] + (d == n - 1 ? kk : 0))
+				for (kk = 1; ok && kk < v; kk++)
+					for (d = 0; ok && d < n; d++)
+						if (c0[kk * n + d] != c0[d] + (d == n - 1 ? kk : 0))
 							ok = 0;
-					}
-				}
 			}
 		if (ok)
-			return v;
+			break;
 	}
-	return 1;
+	free(tab.c);
+	return v > 1 ? v : 1;
 }
 
 static const char *const slotnames[IEXPR_NVARS] = {"s", "tid"};
