@@ -1181,7 +1181,8 @@ gemm(Em *e, const IrStmt *st)
 /* ---- gemm on AMD: MFMA (wave64) or WMMA (wave32) 16x16x16 over the plan --------------- */
 
 /* one operand's registers for a k-step: lane row/col x = base + i * 16 + lane % 16,
- * k = kk + (MFMA) lane / 16 * 4 + v or (WMMA) v, read from LDS per the fragment */
+ * k = kk + (MFMA) lane / 16 * 4 + v or (WMMA) v, read from LDS per the fragment;
+ * rep > 0: reg[i] for i < rep, else reg for the enclosing loop's i */
 static void
 amdload(Em *e, const GemmPlan *p, int buf, int xfirst, const char *reg, int rep, int64_t wt,
 	const char *w)
@@ -1190,20 +1191,22 @@ amdload(Em *e, const GemmPlan *p, int buf, int xfirst, const char *reg, int rep,
 	char *ix[2];
 	Buf b;
 
+	if (rep) {
+		line(e, "#pragma unroll");
+		line(e, "for (int i = 0; i < %d; i++)", rep);
+	}
 	line(e, "#pragma unroll");
-	line(e, "for (int i = 0; i < %d; i++)", rep);
-	line(e, "#pragma unroll");
-	line(e, "\tfor (int v = 0; v < %d; v++) {", nv);
-	e->ind += 2;
+	line(e, "%sfor (int v = 0; v < %d; v++) {", rep ? "\t" : "", nv);
+	e->ind += rep ? 2 : 1;
 	line(e, "const int x = %s * %lld + i * 16 + lane %% 16, k = kk + %s;", w, (long long)wt,
 	     mfma ? "lane / 16 % 4 * 4 + v" : "v");
 	ix[0] = xfirst ? "x" : "k", ix[1] = xfirst ? "k" : "x";
 	buf_init(&b);
 	smemoff(e, buf, ix, &b);
-	line(e, "%s[i][v] = %s[%s];", reg, bufptr(e, buf), buf_str(&b));
+	line(e, "%s%s[v] = %s[%s];", reg, rep ? "[i]" : "", bufptr(e, buf), buf_str(&b));
 	buf_free(&b);
-	e->ind -= 2;
-	line(e, "\t}");
+	e->ind -= rep ? 2 : 1;
+	line(e, "%s}", rep ? "\t" : "");
 }
 
 static int
@@ -1225,19 +1228,27 @@ gemm_amd(Em *e, const IrStmt *st, const GemmPlan *p)
 	line(e, "{");
 	e->ind++;
 	line(e, "const int wm = warp %% %d, wn = warp / %d;", p->m_warp, p->m_warp);
-	line(e, "#pragma unroll");
+	/* WMMA operands take 8 registers per lane and instruction: unrolling the k-steps
+	 * as well would keep two steps' operands and LDS addresses live and spill */
+	line(e, "#pragma unroll%s", mfma ? "" : " 1");
 	line(e, "for (int kk = 0; kk < %lld; kk += 16) {", (long long)p->K);
 	e->ind++;
-	line(e, "%s af[%d][%d], bf[%d][%d];", ctype(p->ab_type), p->rep_m, nv, p->rep_n, nv);
-	/* A [M, K] (trans_a: stored [K, M]); B [K, N] (trans_b: stored [N, K]) */
-	amdload(e, p, st->u.gemm.a.buf, !p->trans_a, "af", p->rep_m, p->M / p->m_warp, "wm");
+	/* operand registers: nv 16-bit patterns per lane and instruction, packed in a
+	 * vector; B for the warp's whole N, A one M-instruction at a time */
+	line(e, "tl_u16x%d bf[%d];", nv, p->rep_n);
+	/* B [K, N] (trans_b: stored [N, K]); A [M, K] (trans_a: stored [K, M]) */
 	amdload(e, p, st->u.gemm.b.buf, p->trans_b, "bf", p->rep_n, p->N / p->n_warp, "wn");
 	line(e, "#pragma unroll");
-	line(e, "for (int mi = 0; mi < %d; mi++)", p->rep_m);
+	line(e, "for (int i = 0; i < %d; i++) {", p->rep_m);
+	e->ind++;
+	line(e, "tl_u16x%d af;", nv);
+	amdload(e, p, st->u.gemm.a.buf, !p->trans_a, "af", 0, p->M / p->m_warp, "wm");
 	line(e, "#pragma unroll");
-	line(e, "\tfor (int ni = 0; ni < %d; ni++)", p->rep_n);
-	line(e, "\t\ttl_%s_%s_16x16x16(&%s[(mi * %d + ni) * %d], af[mi], bf[ni]);", mfma ? "mfma" : "wmma",
-	     ty, Cb->name, p->rep_n, nc);
+	line(e, "for (int ni = 0; ni < %d; ni++)", p->rep_n);
+	line(e, "\ttl_%s_%s_16x16x16(&%s[(i * %d + ni) * %d], af, bf[ni]);", mfma ? "mfma" : "wmma", ty,
+	     Cb->name, p->rep_n, nc);
+	e->ind--;
+	line(e, "}");
 	e->ind--;
 	line(e, "}");
 	e->ind--;

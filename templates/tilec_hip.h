@@ -174,34 +174,29 @@ TL_DEVICE float tl_warp_max(float v, int width)
 }
 
 // ---- MFMA 16x16x16 (CDNA, wave64): a, b 4 elements per lane, c 4 floats per lane --------
+// operands travel as 16-bit patterns (f16 or bf16 bits), packed two to a register
+typedef unsigned short tl_u16x4 __attribute__((ext_vector_type(4)));
+typedef unsigned short tl_u16x16 __attribute__((ext_vector_type(16)));
 typedef _Float16 tl_f16x4 __attribute__((ext_vector_type(4)));
 typedef short tl_i16x4 __attribute__((ext_vector_type(4)));
 typedef float tl_f32x4 __attribute__((ext_vector_type(4)));
 
 #if defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__) || \
 	defined(__gfx908__)
-TL_DEVICE void tl_mfma_f16_16x16x16(float *c, const tl_half_t *a, const tl_half_t *b)
+TL_DEVICE void tl_mfma_f16_16x16x16(float *c, tl_u16x4 a, tl_u16x4 b)
 {
-	tl_f16x4 av, bv;
 	tl_f32x4 cv = {c[0], c[1], c[2], c[3]};
-	for (int i = 0; i < 4; i++) {
-		av[i] = __builtin_bit_cast(_Float16, a[i]);
-		bv[i] = __builtin_bit_cast(_Float16, b[i]);
-	}
-	cv = __builtin_amdgcn_mfma_f32_16x16x16f16(av, bv, cv, 0, 0, 0);
+	cv = __builtin_amdgcn_mfma_f32_16x16x16f16(__builtin_bit_cast(tl_f16x4, a),
+						   __builtin_bit_cast(tl_f16x4, b), cv, 0, 0, 0);
 	for (int i = 0; i < 4; i++)
 		c[i] = cv[i];
 }
 
-TL_DEVICE void tl_mfma_bf16_16x16x16(float *c, const tl_bf16_t *a, const tl_bf16_t *b)
+TL_DEVICE void tl_mfma_bf16_16x16x16(float *c, tl_u16x4 a, tl_u16x4 b)
 {
-	tl_i16x4 av, bv;
 	tl_f32x4 cv = {c[0], c[1], c[2], c[3]};
-	for (int i = 0; i < 4; i++) {
-		av[i] = (short)a[i];
-		bv[i] = (short)b[i];
-	}
-	cv = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(av, bv, cv, 0, 0, 0);
+	cv = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(__builtin_bit_cast(tl_i16x4, a),
+						       __builtin_bit_cast(tl_i16x4, b), cv, 0, 0, 0);
 	for (int i = 0; i < 4; i++)
 		c[i] = cv[i];
 }
@@ -213,32 +208,24 @@ typedef short tl_i16x16 __attribute__((ext_vector_type(16)));
 typedef float tl_f32x8 __attribute__((ext_vector_type(8)));
 
 #if defined(__gfx1100__) || defined(__gfx1101__) || defined(__gfx1102__)
-TL_DEVICE void tl_wmma_f16_16x16x16(float *c, const tl_half_t *a, const tl_half_t *b)
+TL_DEVICE void tl_wmma_f16_16x16x16(float *c, tl_u16x16 a, tl_u16x16 b)
 {
-	tl_f16x16 av, bv;
 	tl_f32x8 cv;
-	for (int i = 0; i < 16; i++) {
-		av[i] = __builtin_bit_cast(_Float16, a[i]);
-		bv[i] = __builtin_bit_cast(_Float16, b[i]);
-	}
 	for (int i = 0; i < 8; i++)
 		cv[i] = c[i];
-	cv = __builtin_amdgcn_wmma_f32_16x16x16_f16_w32(av, bv, cv);
+	cv = __builtin_amdgcn_wmma_f32_16x16x16_f16_w32(__builtin_bit_cast(tl_f16x16, a),
+							__builtin_bit_cast(tl_f16x16, b), cv);
 	for (int i = 0; i < 8; i++)
 		c[i] = cv[i];
 }
 
-TL_DEVICE void tl_wmma_bf16_16x16x16(float *c, const tl_bf16_t *a, const tl_bf16_t *b)
+TL_DEVICE void tl_wmma_bf16_16x16x16(float *c, tl_u16x16 a, tl_u16x16 b)
 {
-	tl_i16x16 av, bv;
 	tl_f32x8 cv;
-	for (int i = 0; i < 16; i++) {
-		av[i] = (short)a[i];
-		bv[i] = (short)b[i];
-	}
 	for (int i = 0; i < 8; i++)
 		cv[i] = c[i];
-	cv = __builtin_amdgcn_wmma_f32_16x16x16_bf16_w32(av, bv, cv);
+	cv = __builtin_amdgcn_wmma_f32_16x16x16_bf16_w32(__builtin_bit_cast(tl_i16x16, a),
+							 __builtin_bit_cast(tl_i16x16, b), cv);
 	for (int i = 0; i < 8; i++)
 		c[i] = cv[i];
 }
