@@ -1180,33 +1180,84 @@ gemm(Em *e, const IrStmt *st)
 
 /* ---- gemm on AMD: MFMA (wave64) or WMMA (wave32) 16x16x16 over the plan --------------- */
 
+/* do runs of n elements along K of operand buf (K the last dim when xfirst, else the
+ * first) stay contiguous and n-aligned in its LDS layout? then they load as one vector */
+static int
+kcontig(Em *e, int buf, int xfirst, int n)
+{
+	const SmemBuf *sb = smem_find(&e->sp, buf);
+	const IrBuffer *B = &e->k->bufs[buf];
+	int64_t vals[IEXPR_NVARS] = {0}, o0, o, x, k;
+	int kd = xfirst ? 1 : 0, j;
+	IExpr *lin;
+
+	if (!sb || B->ndim != 2 || sb->layout->nin != 2 || !(lin = layout_linear_index(e->a, sb->layout)))
+		return 0;
+	if (B->dims[kd].c % n)
+		return 0;
+	for (x = 0; x < B->dims[1 - kd].c; x++)
+		for (k = 0; k < B->dims[kd].c; k += n) {
+			vals[1 - kd] = x, vals[kd] = k;
+			if (iexpr_eval(lin, vals, &o0, NULL) || o0 % n)
+				return 0;
+			for (j = 1; j < n; j++) {
+				vals[kd] = k + j;
+				if (iexpr_eval(lin, vals, &o, NULL) || o != o0 + j)
+					return 0;
+			}
+		}
+	return 1;
+}
+
 /* one operand's registers for a k-step: lane row/col x = base + i * 16 + lane % 16,
- * k = kk + (MFMA) lane / 16 * 4 + v or (WMMA) v, read from LDS per the fragment;
- * rep > 0: reg[i] for i < rep, else reg for the enclosing loop's i */
+ * k = kk + (MFMA) lane / 16 * 4 + v or (WMMA) v, read from LDS per the fragment:
+ * one 8-byte (MFMA) or two 16-byte (WMMA) reads where the K-runs are contiguous,
+ * else element by element; rep > 0: reg[i] for i < rep, else reg for the enclosing i */
 static void
 amdload(Em *e, const GemmPlan *p, int buf, int xfirst, const char *reg, int rep, int64_t wt,
 	const char *w)
 {
-	int mfma = p->instr == GEMM_MFMA, nv = mfma ? 4 : 16;
+	int mfma = p->instr == GEMM_MFMA, nv = mfma ? 4 : 16, vec = kcontig(e, buf, xfirst, mfma ? 4 : 8);
 	char *ix[2];
-	Buf b;
+	Buf b, b2;
 
 	if (rep) {
 		line(e, "#pragma unroll");
-		line(e, "for (int i = 0; i < %d; i++)", rep);
+		line(e, "for (int i = 0; i < %d; i++) {", rep);
+		e->ind++;
 	}
-	line(e, "#pragma unroll");
-	line(e, "%sfor (int v = 0; v < %d; v++) {", rep ? "\t" : "", nv);
-	e->ind += rep ? 2 : 1;
+	if (!vec) {
+		line(e, "#pragma unroll");
+		line(e, "for (int v = 0; v < %d; v++) {", nv);
+		e->ind++;
+	} else {
+		line(e, "{");
+		e->ind++;
+	}
 	line(e, "const int x = %s * %lld + i * 16 + lane %% 16, k = kk + %s;", w, (long long)wt,
-	     mfma ? "lane / 16 % 4 * 4 + v" : "v");
+	     mfma ? (vec ? "lane / 16 % 4 * 4" : "lane / 16 % 4 * 4 + v") : vec ? "0" : "v");
 	ix[0] = xfirst ? "x" : "k", ix[1] = xfirst ? "k" : "x";
 	buf_init(&b);
+	buf_init(&b2);
 	smemoff(e, buf, ix, &b);
-	line(e, "%s%s[v] = %s[%s];", reg, rep ? "[i]" : "", bufptr(e, buf), buf_str(&b));
+	if (!vec) {
+		line(e, "%s%s[v] = %s[%s];", reg, rep ? "[i]" : "", bufptr(e, buf), buf_str(&b));
+	} else if (mfma) {
+		line(e, "%s%s = tl_ld_u16x4(&%s[%s]);", reg, rep ? "[i]" : "", bufptr(e, buf), buf_str(&b));
+	} else {
+		ix[xfirst ? 1 : 0] = "(k + 8)";
+		smemoff(e, buf, ix, &b2);
+		line(e, "%s%s = tl_ld_u16x16(&%s[%s], &%s[%s]);", reg, rep ? "[i]" : "", bufptr(e, buf),
+		     buf_str(&b), bufptr(e, buf), buf_str(&b2));
+	}
 	buf_free(&b);
-	e->ind -= rep ? 2 : 1;
-	line(e, "%s}", rep ? "\t" : "");
+	buf_free(&b2);
+	e->ind--;
+	line(e, "}");
+	if (rep) {
+		e->ind--;
+		line(e, "}");
+	}
 }
 
 static int

@@ -177,6 +177,19 @@ TL_DEVICE float tl_warp_max(float v, int width)
 // operands travel as 16-bit patterns (f16 or bf16 bits), packed two to a register
 typedef unsigned short tl_u16x4 __attribute__((ext_vector_type(4)));
 typedef unsigned short tl_u16x16 __attribute__((ext_vector_type(16)));
+typedef unsigned short tl_u16x8 __attribute__((ext_vector_type(8)));
+
+// K-contiguous operand runs from LDS: one ds_read_b64, or two ds_read_b128
+TL_DEVICE tl_u16x4 tl_ld_u16x4(const tl_half_t *p)
+{
+	return *(const tl_u16x4 *)p;
+}
+
+TL_DEVICE tl_u16x16 tl_ld_u16x16(const tl_half_t *lo, const tl_half_t *hi)
+{
+	tl_u16x8 a = *(const tl_u16x8 *)lo, b = *(const tl_u16x8 *)hi;
+	return __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+}
 typedef _Float16 tl_f16x4 __attribute__((ext_vector_type(4)));
 typedef short tl_i16x4 __attribute__((ext_vector_type(4)));
 typedef float tl_f32x4 __attribute__((ext_vector_type(4)));

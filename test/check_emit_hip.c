@@ -83,22 +83,23 @@ static const struct {
 	const char *sample, *arch;
 	int mma;            /* count of v_mfma/v_wmma instructions */
 	const char *need;   /* a 16-byte global load or store ('|' alternatives) */
+	const char *lds;    /* vector LDS reads of the K-contiguous gemm operands, or NULL */
 } objects[] = {
-	{"copy", "gfx90a", 0, "global_load_dwordx4"},
-	{"copy", "gfx942", 0, "global_load_dwordx4"},
-	{"copy", "gfx1100", 0, "global_load_b128"},
-	{"elementwise", "gfx90a", 0, "global_load_dwordx4"},
-	{"elementwise", "gfx942", 0, "global_load_dwordx4"},
-	{"elementwise", "gfx1100", 0, "global_load_b128"},
-	{"gemm", "gfx90a", 64, "global_load_dwordx4"},
-	{"gemm", "gfx942", 64, "global_load_dwordx4"},
-	{"gemm", "gfx1100", 16, "global_load_b128"}, /* k-steps stay a loop */
-	{"gemm_bf16", "gfx90a", 64, "global_load_dwordx4"},
-	{"gemm_bf16", "gfx942", 64, "global_load_dwordx4"},
-	{"gemm_bf16", "gfx1100", 8, "global_load_b128"},
-	{"transpose", "gfx90a", 0, "global_load_dwordx4"},
-	{"transpose", "gfx942", 0, "global_load_dwordx4"},
-	{"transpose", "gfx1100", 0, "global_load_b128"},
+	{"copy", "gfx90a", 0, "global_load_dwordx4", NULL},
+	{"copy", "gfx942", 0, "global_load_dwordx4", NULL},
+	{"copy", "gfx1100", 0, "global_load_b128", NULL},
+	{"elementwise", "gfx90a", 0, "global_load_dwordx4", NULL},
+	{"elementwise", "gfx942", 0, "global_load_dwordx4", NULL},
+	{"elementwise", "gfx1100", 0, "global_load_b128", NULL},
+	{"gemm", "gfx90a", 64, "global_load_dwordx4", "ds_read_b64|ds_read2st64_b64|ds_read2_b64"},
+	{"gemm", "gfx942", 64, "global_load_dwordx4", "ds_read_b64|ds_read2st64_b64|ds_read2_b64"},
+	{"gemm", "gfx1100", 16, "global_load_b128", "ds_load_b128"}, /* k-steps stay a loop */
+	{"gemm_bf16", "gfx90a", 64, "global_load_dwordx4", "ds_read_b64|ds_read2st64_b64|ds_read2_b64"},
+	{"gemm_bf16", "gfx942", 64, "global_load_dwordx4", "ds_read_b64|ds_read2st64_b64|ds_read2_b64"},
+	{"gemm_bf16", "gfx1100", 8, "global_load_b128", "ds_load_b128"},
+	{"transpose", "gfx90a", 0, "global_load_dwordx4", NULL},
+	{"transpose", "gfx942", 0, "global_load_dwordx4", NULL},
+	{"transpose", "gfx1100", 0, "global_load_b128", NULL},
 };
 
 static int
@@ -158,6 +159,8 @@ check_object(const char *text, int i, const char *route)
 		      objects[i].arch, route, nmma, objects[i].mma);
 	ck_assert_msg(anyof(text, objects[i].need), "%s %s (%s): no %s in\n%.3000s", objects[i].sample,
 		      objects[i].arch, route, objects[i].need, text);
+	ck_assert_msg(!objects[i].lds || anyof(text, objects[i].lds), "%s %s (%s): no %s", objects[i].sample,
+		      objects[i].arch, route, objects[i].lds);
 	/* no register spills to scratch */
 	ck_assert_msg(!strstr(text, "scratch_store") && !strstr(text, "buffer_store_dword"),
 		      "%s %s (%s): scratch stores", objects[i].sample, objects[i].arch, route);

@@ -71,19 +71,19 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 			for (int kk = 0; kk < 32; kk += 16) {
 				tl_u16x16 bf[4];
 				#pragma unroll
-				for (int i = 0; i < 4; i++)
-				#pragma unroll
+				for (int i = 0; i < 4; i++) {
+					#pragma unroll
 					for (int v = 0; v < 16; v++) {
 						const int x = wn * 64 + i * 16 + lane % 16, k = kk + v;
 						bf[i][v] = (Bs + (ko % 3) * 4096)[(((((x / 64) * 2048) + (k * 64)) + (x % 8)) + ((((x / 8) % 8) ^ (k % 8)) * 8))];
 					}
+				}
 				#pragma unroll
 				for (int i = 0; i < 4; i++) {
 					tl_u16x16 af;
-					#pragma unroll
-					for (int v = 0; v < 16; v++) {
-						const int x = wm * 64 + i * 16 + lane % 16, k = kk + v;
-						af[v] = (As + (ko % 3) * 4096)[(((x * 32) + (k % 8)) + (((k / 8) ^ ((x % 8) / 2)) * 8))];
+					{
+						const int x = wm * 64 + i * 16 + lane % 16, k = kk + 0;
+						af = tl_ld_u16x16(&(As + (ko % 3) * 4096)[(((x * 32) + (k % 8)) + (((k / 8) ^ ((x % 8) / 2)) * 8))], &(As + (ko % 3) * 4096)[(((x * 32) + ((k + 8) % 8)) + ((((k + 8) / 8) ^ ((x % 8) / 2)) * 8))]);
 					}
 					#pragma unroll
 					for (int ni = 0; ni < 4; ni++)

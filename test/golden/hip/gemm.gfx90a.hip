@@ -71,19 +71,19 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 			for (int kk = 0; kk < 32; kk += 16) {
 				tl_u16x4 bf[8];
 				#pragma unroll
-				for (int i = 0; i < 8; i++)
-				#pragma unroll
+				for (int i = 0; i < 8; i++) {
+					#pragma unroll
 					for (int v = 0; v < 4; v++) {
 						const int x = wn * 128 + i * 16 + lane % 16, k = kk + lane / 16 % 4 * 4 + v;
 						bf[i][v] = (Bs + (ko % 3) * 4096)[(((((x / 64) * 2048) + (k * 64)) + (x % 8)) + ((((x / 8) % 8) ^ (k % 8)) * 8))];
 					}
+				}
 				#pragma unroll
 				for (int i = 0; i < 4; i++) {
 					tl_u16x4 af;
-					#pragma unroll
-					for (int v = 0; v < 4; v++) {
-						const int x = wm * 64 + i * 16 + lane % 16, k = kk + lane / 16 % 4 * 4 + v;
-						af[v] = (As + (ko % 3) * 4096)[(((x * 32) + (k % 8)) + (((k / 8) ^ ((x % 8) / 2)) * 8))];
+					{
+						const int x = wm * 64 + i * 16 + lane % 16, k = kk + lane / 16 % 4 * 4;
+						af = tl_ld_u16x4(&(As + (ko % 3) * 4096)[(((x * 32) + (k % 8)) + (((k / 8) ^ ((x % 8) / 2)) * 8))]);
 					}
 					#pragma unroll
 					for (int ni = 0; ni < 8; ni++)

@@ -67,19 +67,18 @@ gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restric
 			for (int kk = 0; kk < 64; kk += 16) {
 				tl_u16x4 bf[4];
 				#pragma unroll
-				for (int i = 0; i < 4; i++)
-				#pragma unroll
-					for (int v = 0; v < 4; v++) {
-						const int x = wn * 64 + i * 16 + lane % 16, k = kk + lane / 16 % 4 * 4 + v;
-						bf[i][v] = (Bs + (ko % 2) * 8192)[(((x * 64) + (k % 8)) + (((k / 8) ^ (x % 8)) * 8))];
+				for (int i = 0; i < 4; i++) {
+					{
+						const int x = wn * 64 + i * 16 + lane % 16, k = kk + lane / 16 % 4 * 4;
+						bf[i] = tl_ld_u16x4(&(Bs + (ko % 2) * 8192)[(((x * 64) + (k % 8)) + (((k / 8) ^ (x % 8)) * 8))]);
 					}
+				}
 				#pragma unroll
 				for (int i = 0; i < 4; i++) {
 					tl_u16x4 af;
-					#pragma unroll
-					for (int v = 0; v < 4; v++) {
-						const int x = wm * 64 + i * 16 + lane % 16, k = kk + lane / 16 % 4 * 4 + v;
-						af[v] = (As + (ko % 2) * 8192)[(((x * 64) + (k % 8)) + (((k / 8) ^ (x % 8)) * 8))];
+					{
+						const int x = wm * 64 + i * 16 + lane % 16, k = kk + lane / 16 % 4 * 4;
+						af = tl_ld_u16x4(&(As + (ko % 2) * 8192)[(((x * 64) + (k % 8)) + (((k / 8) ^ (x % 8)) * 8))]);
 					}
 					#pragma unroll
 					for (int ni = 0; ni < 4; ni++)
