@@ -53,6 +53,8 @@ $(DEPS_STAMP):
 	command -v pkg-config >/dev/null || missing="$$missing pkg-config"; \
 	pkg-config --exists check 2>/dev/null || missing="$$missing check"; \
 	[ -f /usr/include/hip/hiprtc.h ] || missing="$$missing libamdhip64-dev"; \
+	command -v clang-19 >/dev/null && command -v ld.lld-19 >/dev/null && command -v llvm-objdump-19 >/dev/null \
+	  || missing="$$missing clang-19 lld-19 llvm-19"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "installing:$$missing"; \

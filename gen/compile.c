@@ -309,9 +309,8 @@ pipeline(Arena *arena, Diags *d, Buf *out, Buf *log, const char *src, size_t len
 	/* 6. output: CUDA C when asked (not yet the default: reduce and wgmma are
 	 * not lowered), else the IR */
 	if (o->dump == TILEC_DUMP_CUDA) {
-		if (o->target != TILEC_TARGET_CUDA)
-			diag(d, nowhere, "CUDA C is emitted for the cuda target only");
-		else if (emit_cuda(arena, prog, out, &e))
+		/* CUDA C for the cuda target, HIP C (tilec_hip.h) for the hip target */
+		if (emit_cuda(arena, prog, out, &e))
 			diag(d, nowhere, "%s", e.msg);
 		return st;
 	}

@@ -26,8 +26,9 @@ static const char usage_text[] =
 	"      --arch=A           cuda: sm_80 (default), sm_90, sm_90a;\n"
 	"                         hip: gfx90a, gfx942 (default), gfx1100 (alone, it picks hip)\n"
 	"  -D, --define=NAME=VAL  set the constant NAME to VAL (an integer or a float)\n"
-	"      --dump=KIND        print the program after a stage: ast, ir, layouts, cuda or header\n"
-	"                         (CUDA C; also chosen by -o FILE.cu when no --dump is given;\n"
+	"      --dump=KIND        print the program after a stage: ast, ir, layouts, cuda, hip or\n"
+	"                         header (CUDA C for --target=cuda, HIP C for --target=hip; also\n"
+	"                         chosen by -o FILE.cu or -o FILE.hip when no --dump is given;\n"
 	"                         header: the C launchers of the CUDA C)\n"
 	"      --header=FILE      also write the C launcher header of the CUDA C to FILE\n"
 	"      --explain          print every layout inference attempt's cost by statement\n"
@@ -204,7 +205,7 @@ driver_main(int argc, char **argv)
 	const char **defs, **plugins;
 	char msg[256], *src;
 	size_t len;
-	int c, ndef = 0, ntime = 0, rc, target_given = 0, nplug = 0;
+	int c, ndef = 0, ntime = 0, rc, target_given = 0, nplug = 0, dump_hip = 0;
 
 	tilec_options_init(&o);
 	defs = calloc((size_t)argc + 1, sizeof *defs);
@@ -255,6 +256,8 @@ driver_main(int argc, char **argv)
 				o.dump = TILEC_DUMP_IR;
 			else if (!strcmp(optarg, "cuda"))
 				o.dump = TILEC_DUMP_CUDA;
+			else if (!strcmp(optarg, "hip"))
+				o.dump = TILEC_DUMP_CUDA, dump_hip = 1;
 			else if (!strcmp(optarg, "layouts"))
 				o.dump = TILEC_DUMP_LAYOUTS;
 			else if (!strcmp(optarg, "header"))
@@ -262,7 +265,7 @@ driver_main(int argc, char **argv)
 			else {
 				free(defs);
 				free(plugins);
-				return usage_error("unknown dump kind '%s' (ast, ir, layouts or cuda; "
+				return usage_error("unknown dump kind '%s' (ast, ir, layouts or cuda; hip for HIP C; "
 						   "header: the launcher header)", optarg);
 			}
 			break;
@@ -344,6 +347,16 @@ driver_main(int argc, char **argv)
 	/* -o x.cu without --dump writes CUDA C */
 	if (out && o.dump == TILEC_DUMP_NONE && strlen(out) > 3 && !strcmp(out + strlen(out) - 3, ".cu"))
 		o.dump = TILEC_DUMP_CUDA;
+	/* -o x.hip without --dump writes HIP C; --dump=hip picks the hip target */
+	if (out && o.dump == TILEC_DUMP_NONE && strlen(out) > 4 && !strcmp(out + strlen(out) - 4, ".hip"))
+		o.dump = TILEC_DUMP_CUDA, dump_hip = 1;
+	if (dump_hip && target_given && o.target != TILEC_TARGET_HIP) {
+		free(defs);
+		free(plugins);
+		return usage_error("%s", "HIP C is emitted for --target=hip only");
+	}
+	if (dump_hip)
+		o.target = TILEC_TARGET_HIP, target_given = 1;
 	/* --arch=gfx... alone picks hip */
 	if (o.arch && !target_given && tilec_arch_valid(TILEC_TARGET_HIP, o.arch))
 		o.target = TILEC_TARGET_HIP;

@@ -779,7 +779,9 @@ tilecopy(Em *e, Buf *chk, const IrStmt *st)
 	R = nn == 2 ? ext[0] : 1;
 	C = ext[nn - 1];
 	v = SB->dtype == DB->dtype && (eb == 2 || eb == 4) && C % (16 / eb) == 0 ? 16 / eb : 1;
-	async = v > 1 && e->t->has_cp_async && SB->scope == MEM_GLOBAL && DB->scope == MEM_SHARED;
+	/* HIP: tilec_hip.h's tl_cp_async16(_zfill) are synchronous 16-byte copies (zeros past the edge) */
+	async = v > 1 && (e->t->has_cp_async || e->t->kind == TGT_HIP) && SB->scope == MEM_GLOBAL &&
+		DB->scope == MEM_SHARED;
 	chunks = R * C / v;
 	iters = (chunks + T - 1) / T;
 	needdiv(e, chk, SB->scope == MEM_GLOBAL ? sr : dr, v);
@@ -1118,6 +1120,8 @@ fail:
 
 /* ---- gemm: ldmatrix + mma.sync over the plan ---------------------------------- */
 
+static int gemm_amd(Em *e, const IrStmt *st, const GemmPlan *p);
+
 static int
 gemm(Em *e, const IrStmt *st)
 {
@@ -1133,6 +1137,8 @@ gemm(Em *e, const IrStmt *st)
 		return -1;
 	if (p.instr == GEMM_WGMMA)
 		return gemm_wgmma(e, st, &p);
+	if (p.instr == GEMM_MFMA || p.instr == GEMM_WMMA)
+		return gemm_amd(e, st, &p);
 	if (p.instr != GEMM_MMA_SYNC)
 		return err_set(e->err, "gemm: %s emission is not implemented yet (use --arch=sm_90 or sm_80)",
 			       gemm_instr_name(p.instr));
@@ -1199,6 +1205,135 @@ gemm(Em *e, const IrStmt *st)
 	line(e, "}");
 	(void)mi, (void)nj, (void)ni;
 	buf_free(&b);
+	return 0;
+}
+
+/* ---- gemm on AMD: MFMA (wave64) or WMMA (wave32) 16x16x16 over the plan --------------- */
+
+/* do runs of n elements along K of operand buf (K the last dim when xfirst, else the
+ * first) stay contiguous and n-aligned in its LDS layout? then they load as one vector */
+static int
+kcontig(Em *e, int buf, int xfirst, int n)
+{
+	const SmemBuf *sb = smem_find(&e->sp, buf);
+	const IrBuffer *B = &e->k->bufs[buf];
+	int64_t vals[IEXPR_NVARS] = {0}, o0, o, x, k;
+	int kd = xfirst ? 1 : 0, j;
+	IExpr *lin;
+
+	if (!sb || B->ndim != 2 || sb->layout->nin != 2 || !(lin = layout_linear_index(e->a, sb->layout)))
+		return 0;
+	if (B->dims[kd].c % n)
+		return 0;
+	for (x = 0; x < B->dims[1 - kd].c; x++)
+		for (k = 0; k < B->dims[kd].c; k += n) {
+			vals[1 - kd] = x, vals[kd] = k;
+			if (iexpr_eval(lin, vals, &o0, NULL) || o0 % n)
+				return 0;
+			for (j = 1; j < n; j++) {
+				vals[kd] = k + j;
+				if (iexpr_eval(lin, vals, &o, NULL) || o != o0 + j)
+					return 0;
+			}
+		}
+	return 1;
+}
+
+/* one operand's registers for a k-step: lane row/col x = base + i * 16 + lane % 16,
+ * k = kk + (MFMA) lane / 16 * 4 + v or (WMMA) v, read from LDS per the fragment:
+ * one 8-byte (MFMA) or two 16-byte (WMMA) reads where the K-runs are contiguous,
+ * else element by element; rep > 0: reg[i] for i < rep, else reg for the enclosing i */
+static void
+amdload(Em *e, const GemmPlan *p, int buf, int xfirst, const char *reg, int rep, int64_t wt,
+	const char *w)
+{
+	int mfma = p->instr == GEMM_MFMA, nv = mfma ? 4 : 16, vec = kcontig(e, buf, xfirst, mfma ? 4 : 8);
+	char *ix[2];
+	Buf b, b2;
+
+	if (rep) {
+		line(e, "#pragma unroll");
+		line(e, "for (int i = 0; i < %d; i++) {", rep);
+		e->ind++;
+	}
+	if (!vec) {
+		line(e, "#pragma unroll");
+		line(e, "for (int v = 0; v < %d; v++) {", nv);
+		e->ind++;
+	} else {
+		line(e, "{");
+		e->ind++;
+	}
+	line(e, "const int x = %s * %lld + i * 16 + lane %% 16, k = kk + %s;", w, (long long)wt,
+	     mfma ? (vec ? "lane / 16 % 4 * 4" : "lane / 16 % 4 * 4 + v") : vec ? "0" : "v");
+	ix[0] = xfirst ? "x" : "k", ix[1] = xfirst ? "k" : "x";
+	buf_init(&b);
+	buf_init(&b2);
+	smemoff(e, buf, ix, &b);
+	if (!vec) {
+		line(e, "%s%s[v] = %s[%s];", reg, rep ? "[i]" : "", bufptr(e, buf), buf_str(&b));
+	} else if (mfma) {
+		line(e, "%s%s = tl_ld_u16x4(&%s[%s]);", reg, rep ? "[i]" : "", bufptr(e, buf), buf_str(&b));
+	} else {
+		ix[xfirst ? 1 : 0] = "(k + 8)";
+		smemoff(e, buf, ix, &b2);
+		line(e, "%s%s = tl_ld_u16x16(&%s[%s], &%s[%s]);", reg, rep ? "[i]" : "", bufptr(e, buf),
+		     buf_str(&b), bufptr(e, buf), buf_str(&b2));
+	}
+	buf_free(&b);
+	buf_free(&b2);
+	e->ind--;
+	line(e, "}");
+	if (rep) {
+		e->ind--;
+		line(e, "}");
+	}
+}
+
+static int
+gemm_amd(Em *e, const IrStmt *st, const GemmPlan *p)
+{
+	const IrBuffer *A = &e->k->bufs[st->u.gemm.a.buf], *B = &e->k->bufs[st->u.gemm.b.buf];
+	const IrBuffer *Cb = &e->k->bufs[st->u.gemm.c.buf];
+	int mfma = p->instr == GEMM_MFMA, nv = mfma ? 4 : 16, nc = mfma ? 4 : 8;
+	const char *ty = p->ab_type == DT_BF16 ? "bf16" : "f16";
+
+	if (p->elem_bits != 16 || !p->a_shared || !p->b_shared || A->ndim != 2 || B->ndim != 2 ||
+	    Cb->ndim != 2 || p->acc_type != DT_F32)
+		return err_set(e->err, "gemm: %s lowers only f16/bf16 operands from shared memory into an "
+			       "f32 accumulator", gemm_instr_name(p->instr));
+	if (e->frag[st->u.gemm.c.buf] != p->acc && layout_equal(e->frag[st->u.gemm.c.buf], p->acc, NULL) != 1)
+		return err_set(e->err, "gemm: accumulator '%s' does not have the gemm plan's layout", Cb->name);
+	line(e, "// gemm %s: %s 16x16x16 (wave%d), warps %dx%d, %dx%d tiles per warp", Cb->name,
+	     gemm_instr_name(p->instr), mfma ? 64 : 32, p->m_warp, p->n_warp, p->rep_m, p->rep_n);
+	line(e, "{");
+	e->ind++;
+	line(e, "const int wm = warp %% %d, wn = warp / %d;", p->m_warp, p->m_warp);
+	/* WMMA operands take 8 registers per lane and instruction: unrolling the k-steps
+	 * as well would keep two steps' operands and LDS addresses live and spill */
+	line(e, "#pragma unroll%s", mfma ? "" : " 1");
+	line(e, "for (int kk = 0; kk < %lld; kk += 16) {", (long long)p->K);
+	e->ind++;
+	/* operand registers: nv 16-bit patterns per lane and instruction, packed in a
+	 * vector; B for the warp's whole N, A one M-instruction at a time */
+	line(e, "tl_u16x%d bf[%d];", nv, p->rep_n);
+	/* B [K, N] (trans_b: stored [N, K]); A [M, K] (trans_a: stored [K, M]) */
+	amdload(e, p, st->u.gemm.b.buf, p->trans_b, "bf", p->rep_n, p->N / p->n_warp, "wn");
+	line(e, "#pragma unroll");
+	line(e, "for (int i = 0; i < %d; i++) {", p->rep_m);
+	e->ind++;
+	line(e, "tl_u16x%d af;", nv);
+	amdload(e, p, st->u.gemm.a.buf, !p->trans_a, "af", 0, p->M / p->m_warp, "wm");
+	line(e, "#pragma unroll");
+	line(e, "for (int ni = 0; ni < %d; ni++)", p->rep_n);
+	line(e, "\ttl_%s_%s_16x16x16(&%s[(i * %d + ni) * %d], af, bf[ni]);", mfma ? "mfma" : "wmma", ty,
+	     Cb->name, p->rep_n, nc);
+	e->ind--;
+	line(e, "}");
+	e->ind--;
+	line(e, "}");
+	e->ind--;
+	line(e, "}");
 	return 0;
 }
 
@@ -1616,7 +1751,8 @@ kernel(Em *e)
 	e->ind = 1;
 	if (e->sp.n)
 		line(e, "extern __shared__ __align__(%lld) unsigned char tl_smem[];", (long long)e->sp.align);
-	line(e, "const int tid = threadIdx.x, lane = tid %% 32, warp = tid / 32;");
+	line(e, "const int tid = threadIdx.x, lane = tid %% %d, warp = tid / %d;", e->t->warp_size,
+	     e->t->warp_size);
 	line(e, "(void)lane, (void)warp;");
 	for (i = 0; i < e->sp.n; i++) {
 		const SmemBuf *sb = &e->sp.bufs[i];
@@ -1654,6 +1790,7 @@ emit_cuda(Arena *a, const IrProgram *p, Buf *out, Err *err)
 {
 	const Target *t;
 	const IrKernel *k;
+	TargetKind kind;
 	Em e;
 	Err local = {0};
 	char msg[sizeof local.msg];
@@ -1662,11 +1799,14 @@ emit_cuda(Arena *a, const IrProgram *p, Buf *out, Err *err)
 		err = &local;
 	if (!a || !p || !out)
 		return err_set(err, "emit_cuda: null argument");
-	if (p->target != 0)
-		return err_set(err, "emit_cuda: the program is not for the cuda target");
-	if (!(t = target_lookup(TGT_CUDA, p->arch ? p->arch : target_default_arch(TGT_CUDA), err)))
+	/* the same lowering for both targets; the Target and tilec_hip.h give the HIP dialect */
+	kind = p->target == 0 ? TGT_CUDA : TGT_HIP;
+	if (p->target != 0 && p->target != 1)
+		return err_set(err, "emit_cuda: unknown target %d", p->target);
+	if (!(t = target_lookup(kind, p->arch ? p->arch : target_default_arch(kind), err)))
 		return -1;
-	buf_printf(out, "// generated by tilec %s for %s\n#include \"tilec_cuda.h\"\n", TL_VERSION, t->arch);
+	buf_printf(out, "// generated by tilec %s for %s\n#include \"%s\"\n", TL_VERSION, t->arch,
+		   kind == TGT_HIP ? "tilec_hip.h" : "tilec_cuda.h");
 	for (k = p->kernels; k; k = k->next) {
 		memset(&e, 0, sizeof e);
 		e.a = a;

@@ -1,6 +1,7 @@
 /*
  * gemm_plan.c: decide a tile gemm (see gemm_plan.h): wgmma m64nNk16 per
  * warpgroup where the target prefers it and the shapes allow, else mma.sync
+ * per warp; on AMD targets MFMA 16x16x16 (wave64) or WMMA 16x16x16 (wave32)
  * per warp; the warp partition, the accumulator and operand fragments from
  * the layout core, and the operands' shared-memory swizzles.
  */
@@ -206,6 +207,93 @@ plan_mma_sync(Arena *a, const IrKernel *k, const IrStmt *g, GemmPlan *p, Err *er
 	return smem_layouts(a, k, g, p, 1, err);
 }
 
+/*
+ * The AMD plans: one 16x16x16 instruction per step, wave64 MFMA (CDNA) or
+ * wave32 WMMA (RDNA3). Warps tile [M, N] as mma_warp_partition's ROCm
+ * 16x16 partition; warp (wm, wn) (wm fastest) holds rep_m x rep_n
+ * instructions, registers instruction-major, each instruction's registers
+ * in the hardware order of mfma_fragment / wmma_fragment (mma.c).
+ */
+static Fragment *
+amd_block(Arena *a, const GemmPlan *p, MmaOperand op, Err *err)
+{
+	int64_t wrt = p->M / p->m_warp, wct = p->N / p->n_warp, W = p->instr == GEMM_MFMA ? 64 : 32;
+	int64_t shape[2];
+	char thr[512], idx[512];
+	const char *fwd[1] = {idx};
+	int64_t rep = 1;
+
+	if (op == MMA_C) {
+		shape[0] = p->M, shape[1] = p->N;
+		/* MFMA: lane n + m / 4 * 16, register m % 4; WMMA: lane n + m % 2 * 16, register m / 2 */
+		snprintf(thr, sizeof thr, "_j // %lld * %lld + _i // %lld * %lld + _j %% 16 + %s",
+			 (long long)wct, (long long)(W * p->m_warp), (long long)wrt, (long long)W,
+			 W == 64 ? "_i % 16 // 4 * 16" : "_i % 2 * 16");
+		snprintf(idx, sizeof idx, "(_i %% %lld // 16 * %d + _j %% %lld // 16) * %d + %s",
+			 (long long)wrt, p->rep_n, (long long)wct, W == 64 ? 4 : 8,
+			 W == 64 ? "_i % 4" : "_i % 16 // 2");
+	} else if (op == MMA_A) {
+		/* A [M, K], replicated over the N-warps (and the two half-waves on WMMA);
+		 * registers: k-step major, then the warp's M instructions */
+		shape[0] = p->M, shape[1] = p->K;
+		if (W == 64) {
+			rep = p->n_warp;
+			snprintf(thr, sizeof thr, "_i %% 16 + _j %% 16 // 4 * 16 + _i // %lld * 64 + _rep * %lld",
+				 (long long)wrt, 64LL * p->m_warp);
+			snprintf(idx, sizeof idx, "(_j // 16 * %d + _i %% %lld // 16) * 4 + _j %% 4", p->rep_m,
+				 (long long)wrt);
+		} else {
+			rep = 2LL * p->n_warp;
+			snprintf(thr, sizeof thr, "_i %% 16 + _rep %% 2 * 16 + _i // %lld * 32 + _rep // 2 * %lld",
+				 (long long)wrt, 32LL * p->m_warp);
+			snprintf(idx, sizeof idx, "(_j // 16 * %d + _i %% %lld // 16) * 16 + _j %% 16", p->rep_m,
+				 (long long)wrt);
+		}
+	} else {
+		/* B [K, N], replicated over the M-warps (and the half-waves on WMMA) */
+		shape[0] = p->K, shape[1] = p->N;
+		if (W == 64) {
+			rep = p->m_warp;
+			snprintf(thr, sizeof thr, "_j %% 16 + _i %% 16 // 4 * 16 + _rep * 64 + _j // %lld * %lld",
+				 (long long)wct, 64LL * p->m_warp);
+			snprintf(idx, sizeof idx, "(_i // 16 * %d + _j %% %lld // 16) * 4 + _i %% 4", p->rep_n,
+				 (long long)wct);
+		} else {
+			rep = 2LL * p->m_warp;
+			snprintf(thr, sizeof thr, "_j %% 16 + _rep %% 2 * 16 + _rep // 2 * 32 + _j // %lld * %lld",
+				 (long long)wct, 32LL * p->m_warp);
+			snprintf(idx, sizeof idx, "(_i // 16 * %d + _j %% %lld // 16) * 16 + _i %% 16", p->rep_n,
+				 (long long)wct);
+		}
+	}
+	return frag_parse(a, shape, 2, thr, rep, fwd, 1, err);
+}
+
+static int
+plan_amd(Arena *a, const Target *t, const IrKernel *k, const IrStmt *g, GemmPlan *p, Err *err)
+{
+	if (p->ab_type != DT_F16 && p->ab_type != DT_BF16)
+		return err_set(err, "gemm: %s has no %s for %s operands (f16 and bf16 only)", t->arch,
+			       t->mma == TMMA_MFMA ? "MFMA" : "WMMA", dtype_name(p->ab_type));
+	p->instr = t->mma == TMMA_MFMA ? GEMM_MFMA : GEMM_WMMA;
+	p->elem_bits = 16;
+	p->inst_m = p->inst_n = p->inst_k = 16;
+	p->wg_m = p->wg_n = 0;
+	p->wg_rows = p->wg_cols = 0;
+	if (p->K % 16)
+		return err_set(err, "gemm: K = %lld is not a multiple of the %s k extent 16", (long long)p->K,
+			       gemm_instr_name(p->instr));
+	if (mma_warp_partition(p->M, p->N, p->warps, WARP_SQUARE, MMA_ROCM, &p->m_warp, &p->n_warp, err))
+		return -1;
+	p->rep_m = (int)(p->M / p->m_warp / 16);
+	p->rep_n = (int)(p->N / p->n_warp / 16);
+	p->ksteps = (int)(p->K / 16);
+	if (!(p->acc = amd_block(a, p, MMA_C, err)) || !(p->frag_a = amd_block(a, p, MMA_A, err)) ||
+	    !(p->frag_b = amd_block(a, p, MMA_B, err)))
+		return -1;
+	return smem_layouts(a, k, g, p, 1, err);
+}
+
 int
 gemm_plan(Arena *a, const Target *t, const IrKernel *k, const IrStmt *g, GemmPlan *out, Err *err)
 {
@@ -218,8 +306,6 @@ gemm_plan(Arena *a, const Target *t, const IrKernel *k, const IrStmt *g, GemmPla
 	memset(out, 0, sizeof *out);
 	if (g->kind != S_GEMM)
 		return err_set(err, "gemm_plan: statement is a %s, not a gemm", "non-gemm");
-	if (t->kind != TGT_CUDA)
-		return err_set(err, "gemm_plan: %s gemm (MFMA/WMMA) is not planned yet", t->arch);
 	if (g->u.gemm.a.buf < 0 || g->u.gemm.a.buf >= k->nbuf || g->u.gemm.b.buf < 0 ||
 	    g->u.gemm.b.buf >= k->nbuf || g->u.gemm.c.buf < 0 || g->u.gemm.c.buf >= k->nbuf)
 		return err_set(err, "gemm_plan: buffer id out of range");
@@ -242,6 +328,8 @@ gemm_plan(Arena *a, const Target *t, const IrKernel *k, const IrStmt *g, GemmPla
 		return err_set(err, "gemm_plan: %lld threads are not whole warps of %d",
 			       (long long)k->threads, t->warp_size);
 	out->warps = (int)(k->threads / t->warp_size);
+	if (t->mma == TMMA_MFMA || t->mma == TMMA_WMMA)
+		return plan_amd(a, t, k, g, out, err);
 	if (t->mma == TMMA_WGMMA) {
 		if ((r = plan_wgmma(a, t, k, g, out, err)) <= 0)
 			return r;

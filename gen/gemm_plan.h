@@ -14,8 +14,8 @@
 typedef enum {
 	GEMM_MMA_SYNC,  /* mma.sync.aligned.m16n8k{8,16,32} per warp (sm_80+) */
 	GEMM_WGMMA,     /* wgmma.mma_async m64nNk16 per warpgroup (sm_90a), operands in smem */
-	GEMM_MFMA,      /* reserved for HIP (CDNA v_mfma_f32_16x16x16) - not planned yet */
-	GEMM_WMMA,      /* reserved for HIP (RDNA3 v_wmma_f32_16x16x16) - not planned yet */
+	GEMM_MFMA,      /* v_mfma_f32_16x16x16 f16/bf16 per wave64 (CDNA: gfx90a, gfx942) */
+	GEMM_WMMA,      /* v_wmma_f32_16x16x16 f16/bf16 per wave32 (RDNA3: gfx1100) */
 } GemmInstr;
 
 typedef struct GemmPlan {
@@ -24,7 +24,8 @@ typedef struct GemmPlan {
 	int trans_a, trans_b;    /* A is stored [K, M]; B is stored [N, K] */
 	DType ab_type, acc_type; /* operand and accumulator element types */
 	int elem_bits;           /* bits of an operand element (16 for f16/bf16) */
-	int inst_m, inst_n, inst_k; /* one instruction: 16x8x16 (mma.sync f16) or 64xNx16 (wgmma) */
+	int inst_m, inst_n, inst_k; /* one instruction: 16x8x16 (mma.sync f16), 64xNx16 (wgmma),
+	                             * 16x16x16 (mfma, wmma) */
 	int warps;               /* threads / warp size */
 	int m_warp, n_warp;      /* warp partition (mma_warp_partition), m_warp * n_warp == warps */
 	/* wgmma only: warpgroups along M and N, and the per-warpgroup tile */
@@ -52,8 +53,11 @@ typedef struct GemmPlan {
  * whose preferred MMA is wgmma when M % 64 == 0, threads is a multiple of 128,
  * the operands are f16/bf16 in shared memory with a swizzled or linear layout
  * and the partition exists; otherwise mma.sync m16n8k16 (f16/bf16), m16n8k8
- * (tf32 = f32 operands) or m16n8k32 (8-bit). 0, or -1 with err set (HIP
- * targets, shapes with no partition, f64 operands, ...). All memory from a.
+ * (tf32 = f32 operands) or m16n8k32 (8-bit). On HIP targets MFMA (wave64) or
+ * WMMA (wave32) 16x16x16 for f16/bf16 operands, warps as the ROCm 16x16
+ * partition, frag_a/frag_b replicated over the other warps (and, for WMMA, the
+ * two half-waves). 0, or -1 with err set (shapes with no partition, f64
+ * operands, ...). All memory from a.
  */
 int gemm_plan(Arena *a, const Target *t, const IrKernel *k, const IrStmt *gemm, GemmPlan *out,
 	      Err *err);

@@ -570,7 +570,8 @@ smem_operand(Inf *in, int buf, int k_inner, Err *e)
 }
 
 /* the gemm's fragments and operand swizzles from gemm_plan, which the lowering
- * also asks; targets it does not plan (HIP) use the mma.sync block fragments */
+ * also asks (mma.sync, wgmma, MFMA, WMMA); where it gives no plan on HIP, the
+ * mma.sync block fragments */
 static int
 gemm_step(Inf *in, State *st, Op *op)
 {

@@ -195,6 +195,128 @@ START_TEST(plan_table)
 }
 END_TEST
 
+/* AMD plans: MFMA (wave64) on gfx90a/gfx942, WMMA (wave32) on gfx1100 */
+static const struct {
+	const char *src, *arch;
+	GemmInstr instr;
+	int m_warp, n_warp, rep_m, rep_n;
+} amd_cases[] = {
+	{GEMM_NT("f16", "128", "128", "32", "128"), "gfx90a", GEMM_MFMA, 2, 1, 4, 8},
+	{GEMM_NT("bf16", "128", "128", "32", "256"), "gfx942", GEMM_MFMA, 2, 2, 4, 4},
+	{GEMM_NT("f16", "64", "32", "16", "64"), "gfx942", GEMM_MFMA, 1, 1, 4, 2},
+	{GEMM_NT("f16", "16", "16", "16", "64"), "gfx90a", GEMM_MFMA, 1, 1, 1, 1},
+	{GEMM_NT("f16", "128", "128", "32", "128"), "gfx1100", GEMM_WMMA, 2, 2, 4, 4},
+	{GEMM_NT("bf16", "64", "128", "32", "256"), "gfx1100", GEMM_WMMA, 4, 2, 1, 4},
+	{GEMM_NT("f16", "16", "16", "16", "32"), "gfx1100", GEMM_WMMA, 1, 1, 1, 1},
+};
+
+/*
+ * The AMD ISA tables, element by element (CDNA3 ISA "Matrix fused multiply
+ * add" / RDNA3 ISA "WMMA" register layouts), for lane l and register element r:
+ *   MFMA 16x16x16 f16/bf16: A[l%16][4(l/16)+r], B[4(l/16)+r][l%16], D[4(l/16)+r][l%16]
+ *   WMMA 16x16x16 f16/bf16 w32: A[l%16][r] and B[r][l%16] on both half-waves,
+ *   D (f32) [2r + l/16][l%16]
+ * lifted to the block by the plan: warp w = (wm, wn) wm fastest, instruction
+ * (mi, ni) of rep_m x rep_n, registers instruction-major (k-step major for A, B).
+ */
+static void
+check_amd(const GemmPlan *p)
+{
+	int mfma = p->instr == GEMM_MFMA, W = mfma ? 64 : 32, nc = mfma ? 4 : 8, nv = mfma ? 4 : 16;
+	int64_t x[3], y[3], i, j, rep, wrt = p->M / p->m_warp, wct = p->N / p->n_warp;
+	Err e = {0};
+
+	ck_assert_int_eq(p->acc->nthreads, p->warps * W);
+	for (i = 0; i < p->M; i++)
+		for (j = 0; j < p->N; j++) {
+			int64_t s, t, w, l, r, ins;
+
+			x[0] = i, x[1] = j, x[2] = 0;
+			ck_assert_int_eq(layout_eval(p->acc, x, y, &e), 0);
+			s = y[0], t = y[1], w = t / W, l = t % W, ins = s / nc, r = s % nc;
+			ck_assert_int_lt(ins, p->rep_m * p->rep_n);
+			ck_assert_int_eq(w % p->m_warp * wrt + ins / p->rep_n * 16 +
+					 (mfma ? 4 * (l / 16) + r : 2 * r + l / 16), i);
+			ck_assert_int_eq(w / p->m_warp * wct + ins % p->rep_n * 16 + l % 16, j);
+		}
+	/* A [M, K]: replicated over the N-warps (and the half-waves of WMMA) */
+	for (i = 0; i < p->M; i++)
+		for (j = 0; j < p->K; j++)
+			for (rep = 0; rep < p->frag_a->rep; rep++) {
+				int64_t s, t, w, l, ks, mi, v;
+
+				x[0] = i, x[1] = j, x[2] = rep;
+				ck_assert_int_eq(layout_eval(p->frag_a, x, y, &e), 0);
+				s = y[0], t = y[1], w = t / W, l = t % W;
+				ks = s / (nv * p->rep_m), mi = s / nv % p->rep_m, v = s % nv;
+				ck_assert_int_eq(w % p->m_warp * wrt + mi * 16 + l % 16, i);
+				ck_assert_int_eq(ks * 16 + (mfma ? 4 * (l / 16) + v : v), j);
+				ck_assert_int_eq(w / p->m_warp, mfma ? rep : rep / 2);
+				if (!mfma)
+					ck_assert_int_eq(l / 16, rep % 2);
+			}
+	/* B [K, N]: replicated over the M-warps */
+	for (i = 0; i < p->K; i++)
+		for (j = 0; j < p->N; j++)
+			for (rep = 0; rep < p->frag_b->rep; rep++) {
+				int64_t s, t, w, l, ks, ni, v;
+
+				x[0] = i, x[1] = j, x[2] = rep;
+				ck_assert_int_eq(layout_eval(p->frag_b, x, y, &e), 0);
+				s = y[0], t = y[1], w = t / W, l = t % W;
+				ks = s / (nv * p->rep_n), ni = s / nv % p->rep_n, v = s % nv;
+				ck_assert_int_eq(w / p->m_warp * wct + ni * 16 + l % 16, j);
+				ck_assert_int_eq(ks * 16 + (mfma ? 4 * (l / 16) + v : v), i);
+				ck_assert_int_eq(w % p->m_warp, mfma ? rep : rep / 2);
+				if (!mfma)
+					ck_assert_int_eq(l / 16, rep % 2);
+			}
+}
+
+START_TEST(amd_plan)
+{
+	Arena a;
+	IrProgram *prog;
+	const Target *t;
+	GemmPlan p;
+	Err e = {0};
+	Buf b;
+
+	arena_init(&a);
+	prog = compile(&a, amd_cases[_i].src);
+	ck_assert_ptr_nonnull(prog);
+	t = target_lookup(TGT_HIP, amd_cases[_i].arch, &e);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_msg(gemm_plan(&a, t, &prog->kernels[0], findgemm(prog->kernels[0].body), &p, &e) == 0,
+		      "%s", e.msg);
+	buf_init(&b);
+	gemm_plan_dump(&b, &p);
+	ck_assert_msg(p.instr == amd_cases[_i].instr, "case %d: %s", _i, buf_str(&b));
+	ck_assert_int_eq(p.inst_m * p.inst_n * p.inst_k, 16 * 16 * 16);
+	ck_assert_int_eq(p.m_warp, amd_cases[_i].m_warp);
+	ck_assert_int_eq(p.n_warp, amd_cases[_i].n_warp);
+	ck_assert_int_eq(p.rep_m, amd_cases[_i].rep_m);
+	ck_assert_int_eq(p.rep_n, amd_cases[_i].rep_n);
+	ck_assert_int_eq(p.ksteps * 16, p.K);
+	ck_assert_int_eq(layout_check_injective(p.acc, &e), 0);
+	ck_assert_int_eq(layout_check_injective(p.frag_a, &e), 0);
+	ck_assert_int_eq(layout_check_injective(p.frag_b, &e), 0);
+	ck_assert_int_eq(p.a_shared && p.b_shared, 1);
+	check_amd(&p);
+	/* one warp, one instruction: the block fragments are the layout core's */
+	if (p.rep_m * p.rep_n * p.warps * p.ksteps == 1) {
+		Fragment *(*one)(Arena *, MmaOperand, Err *) = p.instr == GEMM_MFMA ? mfma_fragment
+											  : wmma_fragment;
+
+		ck_assert_int_eq(layout_equal(p.acc, one(&a, MMA_C, &e), &e), 1);
+		ck_assert_int_eq(layout_equal(p.frag_a, one(&a, MMA_A, &e), &e), 1);
+		ck_assert_int_eq(layout_equal(p.frag_b, one(&a, MMA_B, &e), &e), 1);
+	}
+	buf_free(&b);
+	arena_free(&a);
+}
+END_TEST
+
 /* wgmma over one warpgroup and one instruction is exactly the layout core's accumulator */
 START_TEST(wgmma_single)
 {
@@ -252,7 +374,9 @@ static const struct {
 	int hip;
 	const char *msg;
 } errs[] = {
-	{GEMM_NT("f16", "128", "128", "32", "128"), "gfx942", 1, "not planned yet"},
+	{GEMM_NT("f32", "128", "128", "32", "128"), "gfx942", 1, "no MFMA for f32"},
+	{GEMM_NT("f16", "128", "128", "24", "128"), "gfx90a", 1, "not a multiple of the mfma k extent 16"},
+	{GEMM_NT("f16", "128", "128", "32", "384"), "gfx1100", 1, "no valid warp partition"},
 	{GEMM_NT("f16", "128", "128", "32", "96"), "sm_80", 0, "no valid warp partition"},
 	{GEMM_NT("f64", "64", "64", "16", "128"), "sm_80", 0, "no mma.sync for f64"},
 };
@@ -287,6 +411,7 @@ suite_gemm_plan(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, amd_plan, 0, (int)countof(amd_cases));
 	tcase_add_loop_test(tc, plan_table, 0, countof(cases));
 	tcase_add_test(tc, wgmma_single);
 	tcase_add_test(tc, trans_b);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lower.h"
 #include "rt.h"
 #include "tests.h"
 
@@ -470,6 +471,73 @@ START_TEST(hip_headers)
 }
 END_TEST
 
+/*
+ * The emitted samples (test/golden/hip/NAME.gfx90a.hip, which check_emit_hip
+ * keeps equal to what tilec emits) through hipRTC for gfx90a with tilec_hip.h
+ * in memory: MFMA count, 16-byte global loads, no scratch in the disassembly.
+ */
+static const struct {
+	const char *sample;
+	int mfma;
+} hip_samples[] = {
+	{"copy", 0}, {"elementwise", 0}, {"gemm", 64}, {"gemm_bf16", 64}, {"transpose", 0},
+};
+
+START_TEST(hip_emitted_samples)
+{
+	tilec_header h = {"tilec_hip.h", tilec_template("tilec_hip.h")};
+	tilec_jit *j = newjit(NULL, NULL, 0);
+	tilec_module *m = NULL;
+	char path[256], *src, *err = NULL, *text;
+	const unsigned char *bin;
+	size_t n = 0;
+	int r;
+
+	ck_assert_ptr_nonnull(h.source);
+	mktmp();
+	snprintf(path, sizeof path, "test/golden/hip/%s.gfx90a.hip", hip_samples[_i].sample);
+	src = test_readfile(path, NULL);
+	ck_assert_msg(src != NULL, "no %s", path);
+	r = tilec_jit_compile_hip_ex(j, src, "gfx90a", NULL, 0, &h, 1, &m, &err);
+	ck_assert_msg(r == TILEC_OK, "%s: %s: %s\n%.3000s", path, tilec_status_str(r), err ? err : "",
+		      m ? tilec_module_log(m) : "");
+	bin = tilec_module_binary(m, &n);
+	ck_assert_uint_gt(n, 1000);
+	/* the f16 encoding (0xD3CD) in the machine code; bf16_1k is another opcode */
+	if (strcmp(hip_samples[_i].sample, "gemm_bf16"))
+		ck_assert_int_eq(count_mfma(bin, n), hip_samples[_i].mfma);
+	text = disasm(bin, n, "gfx90a");
+	ck_assert_msg(text != NULL, "llvm-objdump-19 is missing (make deps installs llvm-19)");
+	{
+		const char *q = text;
+		int c = 0;
+
+		while ((q = strstr(q, "v_mfma_f32_16x16x16")))
+			c++, q++;
+		ck_assert_int_eq(c, hip_samples[_i].mfma);
+	}
+	if (hip_samples[_i].mfma && strcmp(hip_samples[_i].sample, "gemm_bf16"))
+		ck_assert_ptr_nonnull(strstr(text, "v_mfma_f32_16x16x16f16"));
+	else if (hip_samples[_i].mfma)
+		ck_assert_ptr_nonnull(strstr(text, "v_mfma_f32_16x16x16bf16_1k"));
+	ck_assert_msg(strstr(text, "global_load_dwordx4"), "%s: no global_load_dwordx4", path);
+	ck_assert_msg(!strstr(text, "scratch_store") && !strstr(text, "buffer_store_dword"),
+		      "%s: scratch stores", path);
+	free(text);
+	tilec_module_free(m);
+	m = NULL;
+	/* gfx942 and gfx1100: a clear error (the offline clang-19 route builds them) */
+	ck_assert_int_eq(tilec_jit_compile_hip_ex(j, src, "gfx942", NULL, 0, &h, 1, &m, &err), TILEC_ERR_ARCH);
+	ck_assert_ptr_nonnull(strstr(err, "clang-19"));
+	free(err);
+	ck_assert_int_eq(tilec_jit_compile_hip_ex(j, src, "gfx1100", NULL, 0, &h, 1, &m, &err), TILEC_ERR_ARCH);
+	free(err);
+	free(src);
+	tilec_jit_destroy(j);
+	rmtmp();
+}
+END_TEST
+
 Suite *
 suite_hip(void)
 {
@@ -486,6 +554,7 @@ suite_hip(void)
 	tcase_add_test(t, hip_missing_or_hung);
 	tcase_add_test(t, hip_threads);
 	tcase_add_test(t, hip_headers);
+	tcase_add_loop_test(t, hip_emitted_samples, 0, (int)countof(hip_samples));
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -88,8 +88,12 @@ has "-o writes the IR" "$tmp/gemm.ir" "gemm As[0 +: 128, 0 +: 32]"
 has "-o x.cu writes CUDA" "$tmp/gemm.cu" 'extern "C" __global__ void __launch_bounds__(128)'
 "$TILEC" --dump=cuda --arch=sm_90 samples/copy.tile >"$tmp/out"; check "--dump=cuda" 0 $?
 has "--dump=cuda" "$tmp/out" "tl_cp_async16"
-"$TILEC" --dump=cuda --target=hip samples/copy.tile 2>"$tmp/err"; check "--dump=cuda for hip" 1 $?
-has "--dump=cuda for hip" "$tmp/err" "cuda target only"
+"$TILEC" --dump=cuda --target=hip samples/copy.tile >"$tmp/out"; check "--dump=cuda for hip" 0 $?
+has "--dump=cuda for hip" "$tmp/out" '#include "tilec_hip.h"'
+"$TILEC" --dump=hip --arch=gfx1100 samples/gemm.tile >"$tmp/out"; check "--dump=hip" 0 $?
+has "--dump=hip" "$tmp/out" "tl_wmma_f16_16x16x16"
+"$TILEC" --dump=hip --target=cuda samples/copy.tile 2>"$tmp/err"; check "--dump=hip for cuda" 2 $?
+has "--dump=hip for cuda" "$tmp/err" "for --target=hip only"
 "$TILEC" --dump=ir - <samples/gemm.tile >"$tmp/out"; check "stdin" 0 $?
 has "stdin" "$tmp/out" "kernel gemm"
 "$TILEC" -o /no/such/dir/x.ir samples/gemm.tile 2>"$tmp/err"; check "-o unwritable" 1 $?

@@ -1,0 +1,1 @@
+tilec: error: kernel 'softmax': reduce is not lowered yet
