@@ -77,6 +77,46 @@ calctype(DType t)
 	return t == DT_F16 || t == DT_BF16 ? DT_F32 : t;
 }
 
+/* ---- names: user names that would clash with generated ones get a '_' ----------- */
+
+static const char *const reserved[] = {
+	/* names the generated code declares */
+	"s", "g", "r", "q", "c", "it", "tid", "lane", "warp", "kk", "mi", "ni", "nj", "st", "wm",
+	"wgm",
+	/* C, C++ and CUDA words, math functions the code calls */
+	"auto", "bool", "break", "case", "char", "class", "const", "continue", "default", "delete",
+	"do", "double", "else", "enum", "explicit", "extern", "false", "float", "for", "friend", "goto",
+	"if", "inline", "int", "long", "mutable", "namespace", "new", "operator", "private",
+	"protected", "public", "register", "return", "short", "signed", "sizeof", "static", "struct",
+	"switch", "template", "this", "throw", "true", "try", "typedef", "typename", "union",
+	"unsigned", "using", "virtual", "void", "volatile", "while", "and", "or", "not", "xor", "asm",
+	"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "min", "max", "abs", "fabs",
+	"fabsf", "fmax", "fmaxf", "fmin", "fminf", "expf", "exp2f", "logf", "log2f", "sqrtf", "rsqrtf",
+	"tanhf", "sinf", "cosf", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sin", "cos",
+	"uint4", "uint2", "make_uint4", "make_uint2", "half", "INFINITY", "NAN",
+};
+
+/* the C name of a user name: reserved words, c<digits>, names starting with "tl"
+ * or ending in '_' get a '_' appended (injective: kept names never end in '_') */
+static const char *
+cname(Arena *a, const char *n)
+{
+	size_t i, l = strlen(n);
+	int bad = l == 0 || n[l - 1] == '_' || !strncmp(n, "tl", 2);
+
+	if (!bad && n[0] == 'c' && l > 1 && strspn(n + 1, "0123456789") == l - 1)
+		bad = 1;
+	for (i = 0; !bad && i < sizeof reserved / sizeof reserved[0]; i++)
+		bad = !strcmp(n, reserved[i]);
+	return bad ? arena_printf(a, "%s_", n) : n;
+}
+
+static const char *
+vname(Em *e, const IrVar *v)
+{
+	return cname(e->a, v->name);
+}
+
 /* ---- index expressions as C ------------------------------------------------ */
 
 /* fully parenthesized; names[id] is the C text of var id */
@@ -142,7 +182,7 @@ varc(Em *e, Buf *b, const IrVar *v)
 		buf_printf(b, "(int)blockIdx.%c", v->name[1]);
 		return;
 	}
-	buf_puts(b, v->name);
+	buf_puts(b, vname(e, v));
 }
 
 /* row-major offset of a global buffer access: idx[d] * stride(d) */
@@ -158,7 +198,7 @@ goffset(Em *e, Buf *b, const IrBuffer *B, char *const *idx)
 		buf_printf(b, "%s(long long)(%s)", d ? " + " : "", idx[d]);
 		for (d2 = d + 1; d2 < B->ndim; d2++) {
 			if (B->dims[d2].sym)
-				buf_printf(b, " * %s", B->dims[d2].sym->name);
+				buf_printf(b, " * %s", vname(e, B->dims[d2].sym));
 			else
 				buf_printf(b, " * %lld", (long long)B->dims[d2].c);
 		}
@@ -416,7 +456,7 @@ guard(Em *e, const Region *r, int d, const char *cd, int64_t ext)
 		       : arena_printf(e->a, "(%s) < %lld", cd, (long long)B->dims[d].c);
 	if (divides(e, B->dims[d].sym, r->ext[d]) && multiple(r->off[d], r->ext[d]))
 		return NULL;
-	return arena_printf(e->a, "(%s) < %s", cd, B->dims[d].sym->name);
+	return arena_printf(e->a, "(%s) < %s", cd, vname(e, B->dims[d].sym));
 }
 
 static char *
@@ -642,7 +682,7 @@ needdiv(Em *e, Buf *chk, const Region *r, int v)
 
 	if (B->scope != MEM_GLOBAL || v <= 1 || !(sym = B->dims[B->ndim - 1].sym) || divides(e, sym, v))
 		return;
-	snprintf(pat, sizeof pat, "if (%s %% %d != 0)", sym->name, v);
+	snprintf(pat, sizeof pat, "if (%s %% %d != 0)", vname(e, sym), v);
 	if (!strstr(buf_str(chk), pat))
 		buf_printf(chk, "\t%s\n\t\t__trap(); /* %d-element vectors need rows of whole vectors */\n", pat,
 			   v);
@@ -791,6 +831,165 @@ tilecopy(Em *e, Buf *chk, const IrStmt *st)
 	return async;
 }
 
+/* ---- reduce: per-thread partials, warp shuffles, shared memory across warps -------- */
+
+/* the identity of op in calculation type t (C text); NULL if t is not reducible */
+static const char *
+redident(ReduceOp op, DType t)
+{
+	int f = dtype_is_float(t);
+
+	if (op == RED_SUM || op == RED_ABSMAX)
+		return t == DT_F64 ? "0.0" : f ? "0.0f" : "0";
+	if (t == DT_F32)
+		return op == RED_MAX ? "__int_as_float(0xff800000)" : "__int_as_float(0x7f800000)";
+	if (t == DT_F64)
+		return op == RED_MAX ? "__longlong_as_double(0xfff0000000000000ULL)"
+				     : "__longlong_as_double(0x7ff0000000000000ULL)";
+	if (t == DT_I32)
+		return op == RED_MAX ? "(-2147483647 - 1)" : "2147483647";
+	if (t == DT_INT)
+		return op == RED_MAX ? "(-9223372036854775807LL - 1)" : "9223372036854775807LL";
+	return NULL;
+}
+
+/* op(a, b) of two partials in calculation type t */
+static char *
+redop(Em *e, ReduceOp op, DType t, const char *a, const char *b)
+{
+	const char *mx = t == DT_F32 ? "fmaxf" : t == DT_F64 ? "fmax" : "max";
+	const char *mn = t == DT_F32 ? "fminf" : t == DT_F64 ? "fmin" : "min";
+
+	if (op == RED_SUM)
+		return arena_printf(e->a, "%s + %s", a, b);
+	return arena_printf(e->a, "%s(%s, %s)", op == RED_MIN ? mn : mx, a, b);
+}
+
+/* the value one source element contributes (absmax: its magnitude) */
+static char *
+redval(Em *e, ReduceOp op, DType t, const char *v)
+{
+	if (op != RED_ABSMAX)
+		return (char *)v;
+	return arena_printf(e->a, "%s(%s)", t == DT_F32 ? "fabsf" : t == DT_F64 ? "fabs" : "abs", v);
+}
+
+static int
+reduce(Em *e, const IrStmt *st)
+{
+	const IrKernel *k = e->k;
+	int sb = st->u.reduce.src, db = st->u.reduce.dst, id = e->tmp++, kb, nw = 0, i;
+	const IrBuffer *SB = &k->bufs[sb], *DB = &k->bufs[db];
+	ReduceOp op = st->u.reduce.op;
+	DType ct = calctype(DB->dtype);
+	const char *ty = ctype(ct), *ident = redident(op, ct);
+	char r[32], red[32], *v, *rep = NULL;
+	unsigned lanes, warps, full;
+	RedPlan p;
+	int64_t s, NC, m, wl[32];
+
+	if (SB->scope != MEM_LOCAL || DB->scope != MEM_LOCAL)
+		return err_set(e->err, "reduce of %s '%s' into %s '%s' is not lowered (local buffers only)",
+			       memscope_name(SB->scope), SB->name, memscope_name(DB->scope), DB->name);
+	if (!ident || calctype(SB->dtype) != ct)
+		return err_set(e->err, "reduce: element types %s -> %s are not lowered",
+			       dtype_name(SB->dtype), dtype_name(DB->dtype));
+	if (reduce_plan(e->a, e->frag[sb], e->frag[db], st->u.reduce.dim, op == RED_SUM, k->threads, &p,
+			e->err)) {
+		char msg[sizeof e->err->msg];
+
+		snprintf(msg, sizeof msg, "%s", e->err->msg);
+		return err_set(e->err, "reduce %s -> %s: %s", SB->name, DB->name, msg);
+	}
+	lanes = p.mask & 31u, warps = p.mask & ~31u;
+	full = p.T >= 32 ? 0xffffffffu : (unsigned)((1ull << p.T) - 1);
+	snprintf(r, sizeof r, "tl_r%d", id);
+	snprintf(red, sizeof red, "tl_red%d", id);
+	line(e, "{ // reduce %s %s -> %s dim %d: %lld slots into %lld, shuffles xor 0x%x, warps xor 0x%x",
+	     reduceop_name(op), SB->name, DB->name, st->u.reduce.dim, (long long)p.S, (long long)p.SG,
+	     lanes, warps >> 5);
+	e->ind++;
+	line(e, "%s %s[%lld];", ty, r, (long long)p.SG);
+	line(e, "#pragma unroll");
+	line(e, "for (int g = 0; g < %lld; g++)", (long long)p.SG);
+	line(e, "\t%s[g] = %s;", r, ident);
+	if (op == RED_SUM && e->frag[sb]->rep > 1)
+		rep = ixstr(e, e->coord[sb][e->frag[sb]->nin], slotnames);
+	v = conv(e, arena_printf(e->a, "%s[s]", SB->name), SB->dtype, ct);
+	v = redval(e, op, ct, rep ? arena_printf(e->a, "(%s == 0 ? %s : (%s)0)", rep, v, ty) : v);
+	if (p.gx) {
+		char *gx = ixstr(e, p.gx, slotnames), *ri = arena_printf(e->a, "%s[%s]", r, gx);
+
+		line(e, "#pragma unroll");
+		line(e, "for (int s = 0; s < %lld; s++)", (long long)p.S);
+		line(e, "\t%s = %s;", ri, redop(e, op, ct, ri, v));
+	} else {
+		for (s = 0; s < p.S; s++) {
+			char *ri, *vs;
+
+			if (p.gs[s] < 0)
+				continue;
+			ri = arena_printf(e->a, "%s[%d]", r, p.gs[s]);
+			vs = conv(e, arena_printf(e->a, "%s[%lld]", SB->name, (long long)s), SB->dtype, ct);
+			if (rep)
+				vs = arena_printf(e->a, "(%s == 0 ? %s : (%s)0)", ixstr(e,
+						  iexpr_subst(e->a, e->coord[sb][e->frag[sb]->nin],
+							      (IExpr *[IEXPR_NVARS]){iexpr_const(e->a, s)}, NULL),
+						  slotnames), vs, ty);
+			line(e, "%s = %s;", ri, redop(e, op, ct, ri, redval(e, op, ct, vs)));
+		}
+	}
+	if (lanes) {
+		line(e, "#pragma unroll");
+		line(e, "for (int g = 0; g < %lld; g++) {", (long long)p.SG);
+		for (m = 1; m < 32; m <<= 1)
+			if (lanes & m)
+				line(e, "\t%s[g] = %s;", r, redop(e, op, ct, arena_printf(e->a, "%s[g]", r),
+					arena_printf(e->a, "__shfl_xor_sync(0x%x, %s[g], %lld)", full, r,
+						     (long long)m)));
+		line(e, "}");
+	}
+	if (warps) {
+		/* lanes 0..2^kb-1 hold the same partials: one slot of shared memory per group */
+		for (kb = 0; kb < 5 && (lanes >> kb & 1); kb++)
+			;
+		NC = ((p.T - 1) >> kb) + 1;
+		for (m = 0; m < p.T; m += 32)
+			if ((m & ~(int64_t)warps) == 0)
+				wl[nw++] = m;
+		line(e, "__shared__ %s %s[%lld];", ty, red, (long long)(p.SG * NC));
+		if (kb)
+			line(e, "if ((tid & %d) == 0) {", (1 << kb) - 1), e->ind++;
+		line(e, "#pragma unroll");
+		line(e, "for (int g = 0; g < %lld; g++)", (long long)p.SG);
+		line(e, "\t%s[g * %lld + (tid >> %d)] = %s[g];", red, (long long)NC, kb, r);
+		if (kb)
+			e->ind--, line(e, "}");
+		line(e, "__syncthreads();");
+		line(e, "#pragma unroll");
+		line(e, "for (int g = 0; g < %lld; g++) {", (long long)p.SG);
+		line(e, "\t%s tl_v = %s[g * %lld + (tid >> %d)];", ty, red, (long long)NC, kb);
+		for (i = 1; i < nw; i++)
+			line(e, "\ttl_v = %s;", redop(e, op, ct, "tl_v",
+						     arena_printf(e->a, "%s[g * %lld + ((tid ^ %lld) >> %d)]", red,
+								  (long long)NC, (long long)wl[i], kb)));
+		line(e, "\t%s[g] = tl_v;", r);
+		line(e, "}");
+		line(e, "__syncthreads();");
+	}
+	line(e, "#pragma unroll");
+	line(e, "for (int g = 0; g < %lld; g++)", (long long)p.SG);
+	if (st->u.reduce.clear)
+		line(e, "\t%s[g] = %s;", DB->name, conv(e, arena_printf(e->a, "%s[g]", r), ct, DB->dtype));
+	else
+		line(e, "\t%s[g] = %s;", DB->name,
+		     conv(e, redop(e, op, ct, conv(e, arena_printf(e->a, "%s[g]", DB->name), DB->dtype, ct),
+				   arena_printf(e->a, "%s[g]", r)), ct, DB->dtype));
+	e->ind--;
+	line(e, "}");
+	return 0;
+}
+
 /* ---- statements ----------------------------------------------------------------- */
 
 static int stmts(Em *e, Buf *chk, const IrStmt *s);
@@ -853,31 +1052,45 @@ parslot(Em *e, const IrStmt *par, IExpr *const *pc, int buf, int n, IrExpr *cons
 	return ixstr(e, slot, slotnames);
 }
 
-/* check that the nest's thread for every (s, tid) owns the local element */
+/* check that the nest's thread for every (s, tid) owns the local element (some
+ * replica of it: a table of the elements each thread holds, from the inverse) */
 static int
 owned(Em *e, const IrStmt *par, const Fragment *LF, IExpr *const *pc, int64_t S, int buf,
       int n, IrExpr *const *idx)
 {
 	const Fragment *F = e->frag[buf];
-	int64_t vals[IEXPR_NVARS] = {0}, x[LAYOUT_MAXDIM + 1], y[LAYOUT_MAXDIM + 2], t, s;
+	IExpr **co = e->coord[buf];
+	int64_t vals[IEXPR_NVARS] = {0}, x, t, s, y, NY = layout_size(F), SF = e->slots[buf];
+	unsigned char *held;
 	int d, i;
 
+	if (F->nthreads * NY > layout_enum_limit())
+		return err_set(e->err, "local '%s' is too large to check", e->k->bufs[buf].name);
+	held = anewn(e->a, unsigned char, F->nthreads * NY);
+	for (t = 0; t < F->nthreads; t++)
+		for (s = 0; s < SF; s++) {
+			vals[0] = s, vals[1] = t, y = 0;
+			for (d = 0; d < F->nin; d++) {
+				if (iexpr_eval(co[d], vals, &x, e->err))
+					return -1;
+				y = y * F->in_shape[d] + x;
+			}
+			held[t * NY + y] = 1;
+		}
 	for (t = 0; t < LF->nthreads; t++)
 		for (s = 0; s < S; s++) {
-			vals[0] = s, vals[1] = t;
+			vals[0] = s, vals[1] = t, y = 0;
 			for (d = 0; d < n; d++) {
 				for (i = 0; par->u.par.vars[i] != idx[d]->u.var; i++)
 					;
-				if (iexpr_eval(pc[i], vals, &x[d], e->err))
+				if (iexpr_eval(pc[i], vals, &x, e->err))
 					return -1;
+				y = y * F->in_shape[d] + x;
 			}
-			x[n] = 0;
-			if (layout_eval(F, x, y, e->err))
-				return -1;
-			if (y[F->nout] != t)
-				return err_set(e->err, "local '%s': element held by thread %lld is used by "
-					       "thread %lld of the parallel nest (layouts disagree)",
-					       e->k->bufs[buf].name, (long long)y[F->nout], (long long)t);
+			if (t >= F->nthreads || !held[t * NY + y])
+				return err_set(e->err, "local '%s': an element is used by thread %lld of the "
+					       "parallel nest, which does not hold it (layouts disagree)",
+					       e->k->bufs[buf].name, (long long)t);
 		}
 	return 0;
 }
@@ -948,7 +1161,7 @@ parallel(Em *e, Buf *chk, const IrStmt *st)
 	line(e, "for (int s = 0; s < %lld; s++) {", (long long)S);
 	e->ind++;
 	for (i = 0; i < n; i++)
-		line(e, "const int %s = %s;", st->u.par.vars[i]->name, ixstr(e, pc[i], slotnames));
+		line(e, "const int %s = %s;", vname(e, st->u.par.vars[i]), ixstr(e, pc[i], slotnames));
 	e->par = st, e->parpc = pc, e->parS = S;
 	i = stmts(e, chk, st->u.par.body);
 	e->par = NULL, e->parpc = NULL;
@@ -1304,16 +1517,16 @@ stmt1(Em *e, Buf *chk, const IrStmt *s)
 				return -1;
 			break;
 		case S_LET:
-			line(e, "%s %s = %s;", ctype(calctype(s->u.let.var->type)), s->u.let.var->name,
+			line(e, "%s %s = %s;", ctype(calctype(s->u.let.var->type)), vname(e, s->u.let.var),
 			     exprstr(e, s->u.let.value));
 			break;
 		case S_SET:
-			line(e, "%s = %s;", s->u.let.var->name, exprstr(e, s->u.let.value));
+			line(e, "%s = %s;", vname(e, s->u.let.var), exprstr(e, s->u.let.value));
 			break;
 		case S_FOR:
-			line(e, "for (int %s = %s; %s < %s + %s; %s++) {", s->u.loop.var->name,
-			     exprstr(e, s->u.loop.lo), s->u.loop.var->name, exprstr(e, s->u.loop.lo),
-			     exprstr(e, s->u.loop.extent), s->u.loop.var->name);
+			line(e, "for (int %s = %s; %s < %s + %s; %s++) {", vname(e, s->u.loop.var),
+			     exprstr(e, s->u.loop.lo), vname(e, s->u.loop.var), exprstr(e, s->u.loop.lo),
+			     exprstr(e, s->u.loop.extent), vname(e, s->u.loop.var));
 			e->ind++;
 			if (stmts(e, chk, s->u.loop.body))
 				return -1;
@@ -1340,7 +1553,9 @@ stmt1(Em *e, Buf *chk, const IrStmt *s)
 			line(e, "}");
 			break;
 		case S_REDUCE:
-			return err_set(e->err, "reduce is not lowered yet");
+			if (reduce(e, s))
+				return -1;
+			break;
 		default:
 			break; /* assume and layout statements emit nothing */
 		}
@@ -1414,6 +1629,18 @@ kernel(Em *e)
 
 	if (smem_plan(e->a, e->t, k, &e->sp, e->err))
 		return -1;
+	{
+		/* emit from a copy whose buffers carry their C names */
+		IrKernel *kc = anew(e->a, IrKernel);
+
+		*kc = *k;
+		kc->bufs = anewn(e->a, IrBuffer, k->nbuf + 1);
+		for (b = 0; b < k->nbuf; b++) {
+			kc->bufs[b] = k->bufs[b];
+			kc->bufs[b].name = cname(e->a, k->bufs[b].name);
+		}
+		e->k = k = kc;
+	}
 	e->frag = anewn(e->a, Layout *, k->nbuf + 1);
 	e->coord = anewn(e->a, IExpr **, k->nbuf + 1);
 	e->slots = anewn(e->a, int64_t, k->nbuf + 1);
@@ -1457,12 +1684,12 @@ kernel(Em *e)
 		const IrParam *P = &k->params[i];
 
 		if (P->is_tensor)
-			buf_printf(out, "%s%s *__restrict__ %s", i ? ", " : "", ctype(P->dtype), P->name);
+			buf_printf(out, "%s%s *__restrict__ %s", i ? ", " : "", ctype(P->dtype), cname(e->a, P->name));
 		else
-			buf_printf(out, "%s%s %s", i ? ", " : "", ctype(P->dtype), P->name);
+			buf_printf(out, "%s%s %s", i ? ", " : "", ctype(P->dtype), cname(e->a, P->name));
 	}
 	for (i = 0; i < k->nsize; i++)
-		buf_printf(out, "%sint %s", i || k->nparam ? ", " : "", k->sizes[i]->name);
+		buf_printf(out, "%sint %s", i || k->nparam ? ", " : "", vname(e, k->sizes[i]));
 	buf_puts(out, ")\n{\n");
 
 	buf_init(&body);

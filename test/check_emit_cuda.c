@@ -16,43 +16,26 @@
 #include "sema.h"
 #include "tests.h"
 #include "tilec_jit.h"
+#include "tileglue.h"
 
 static glob_t samples;
 
-/* parse, check and emit src for arch; the CUDA text, or "error: msg\n" */
+/* compile src for arch through the whole pipeline (sema, layout inference,
+ * passes, emission: what `tilec --dump=cuda` prints); the CUDA text, or
+ * "error: msg\n" */
 static char *
 emit(const char *path, const char *src, size_t len, const char *arch, int *ok)
 {
-	Arena a;
-	Diags d;
-	Node *top;
-	IrProgram *p = NULL;
-	Buf b;
-	Err e = {0};
-	char *out;
+	char *cuda = NULL, *diag = NULL, *out;
+	size_t n;
 
-	arena_init(&a);
-	diags_init(&d, &a);
-	buf_init(&b);
-	*ok = 0;
-	top = parse_program(&a, &d, src, len, path);
-	if (!d.nerr)
-		p = sema_program(&a, &d, top, NULL, 0, path);
-	if (!p || d.nerr) {
-		diag_format(&d, &b, src, len, 0);
-	} else {
-		p->target = 0;
-		p->arch = arch;
-		if (emit_cuda(&a, p, &b, &e)) {
-			buf_reset(&b);
-			buf_printf(&b, "error: %s\n", e.msg);
-		} else {
-			*ok = 1;
-		}
-	}
-	out = buf_take(&b);
-	buf_free(&b);
-	arena_free(&a);
+	*ok = rt_tile_to_cuda(src, len, NULL, path, arch, &cuda, &diag) == 0;
+	if (*ok)
+		return cuda;
+	n = (diag ? strlen(diag) : 0) + 16;
+	out = malloc(n);
+	snprintf(out, n, "error: %s", diag ? diag : "out of memory\n");
+	free(diag);
 	return out;
 }
 
@@ -143,7 +126,9 @@ static const struct {
 					  "cp.async"}},
 	{"gemm_sm90", "sm_90a", "sm_90a", {"wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "wgmma.fence",
 					  "cp.async.wait_group 2"}},
-	{"transpose", "sm_80", "sm_80", {"cp.async.cg.shared.global", "st.global.f32", NULL}},
+	{"transpose", "sm_80", "sm_80", {"cp.async.cg.shared.global", "st.global.v4", NULL}},
+	{"softmax", "sm_80", "sm_80", {"shfl.sync.bfly.b32", "bar.sync", "ld.global.v4|ld.global.nc.v4"}},
+	{"softmax", "sm_90", "sm_90", {"shfl.sync.bfly.b32", "st.global.v4", "ex2.approx"}},
 };
 
 static tilec_jit *jit;
@@ -261,7 +246,7 @@ START_TEST(inferred_layouts)
 	buf_init(&b);
 	ck_assert_msg(emit_cuda(&a, p, &b, &e) == 0, "%s", e.msg);
 	ck_assert_ptr_nonnull(strstr(buf_str(&b), "swizzle: none  vec: 1"));
-	ck_assert_ptr_nonnull(strstr(buf_str(&b), "c[s] = "));
+	ck_assert_ptr_nonnull(strstr(buf_str(&b), "c_[s] = "));
 	rc = nvrtc(jit, buf_str(&b), "sm_80", &ptx);
 	ck_assert_int_eq(rc, TILEC_OK);
 	ck_assert_msg(!strstr(ptx, "ld.local") && !strstr(ptx, "st.local"), "local memory in the PTX");

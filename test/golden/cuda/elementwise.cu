@@ -14,7 +14,7 @@ elementwise(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__r
 	// layout: ((_16,_4),(_8,_8),_1):((_256,_8),(_1,_32),_0)  swizzle: none  vec: 8
 	tl_half_t b[32];
 	// layout: ((_16,_4),(_8,_8),_1):((_256,_8),(_1,_32),_0)  swizzle: none  vec: 8
-	tl_half_t c[32];
+	tl_half_t c_[32];
 	#pragma unroll
 	for (int s = 0; s < 32; s += 8) {
 		const int c0 = ((tid / 8) + ((s / 8) * 16));
@@ -52,14 +52,14 @@ elementwise(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__r
 		const int i = ((tid / 8) + ((s / 8) * 16));
 		const int j = ((s % 8) + ((tid % 8) * 8));
 		float v = ((((float)tl_h2f(a[s])) * alpha) + ((float)tl_h2f(b[s])));
-		c[s] = tl_f2h(tl_h2f(tl_f2h(fmaxf(v, 0.0f))));
+		c_[s] = tl_f2h(tl_h2f(tl_f2h(fmaxf(v, 0.0f))));
 	}
 	#pragma unroll
 	for (int s = 0; s < 32; s += 8) {
 		const int c0 = ((tid / 8) + ((s / 8) * 16));
 		const int c1 = ((s % 8) + ((tid % 8) * 8));
 		if ((((int)blockIdx.y * 64) + c0) < M && (((int)blockIdx.x * 64) + c1) < N) {
-			*(uint4 *)(&C[((long long)(((int)blockIdx.y * 64) + c0) * N + (long long)(((int)blockIdx.x * 64) + c1))]) = make_uint4(((tl_u32)c[s + 0] | ((tl_u32)c[s + 1] << 16)), ((tl_u32)c[s + 2] | ((tl_u32)c[s + 3] << 16)), ((tl_u32)c[s + 4] | ((tl_u32)c[s + 5] << 16)), ((tl_u32)c[s + 6] | ((tl_u32)c[s + 7] << 16)));
+			*(uint4 *)(&C[((long long)(((int)blockIdx.y * 64) + c0) * N + (long long)(((int)blockIdx.x * 64) + c1))]) = make_uint4(((tl_u32)c_[s + 0] | ((tl_u32)c_[s + 1] << 16)), ((tl_u32)c_[s + 2] | ((tl_u32)c_[s + 3] << 16)), ((tl_u32)c_[s + 4] | ((tl_u32)c_[s + 5] << 16)), ((tl_u32)c_[s + 6] | ((tl_u32)c_[s + 7] << 16)));
 		}
 	}
 }
