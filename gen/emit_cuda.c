@@ -672,20 +672,51 @@ regguard(Em *e, const Region *r, char *const *cs, int nn, int vec)
 	return guards_and(e, g, r->ndim);
 }
 
-/* a vector access on the last dim of a global tensor needs its row length divisible */
-static void
-needdiv(Em *e, Buf *chk, const Region *r, int v)
+/*
+ * A vector access of v elements on the last dim of a global region is aligned
+ * when the row length is a multiple of v (an assume proves it, or a constant)
+ * and so is the region's offset in that dim. Returns NULL when proven, else
+ * the runtime condition of the vector path (a flag computed once at kernel
+ * entry, in chk, and the offset's check); the caller adds a scalar path.
+ */
+static char *
+veccond(Em *e, Buf *chk, const Region *r, int v)
 {
 	const IrBuffer *B = &e->k->bufs[r->buf];
 	const IrVar *sym;
-	char pat[128];
+	int d = B->ndim - 1;
+	char *c = NULL, decl[256];
 
-	if (B->scope != MEM_GLOBAL || v <= 1 || !(sym = B->dims[B->ndim - 1].sym) || divides(e, sym, v))
-		return;
-	snprintf(pat, sizeof pat, "if (%s %% %d != 0)", vname(e, sym), v);
-	if (!strstr(buf_str(chk), pat))
-		buf_printf(chk, "\t%s\n\t\t__trap(); /* %d-element vectors need rows of whole vectors */\n", pat,
-			   v);
+	if (B->scope != MEM_GLOBAL || v <= 1)
+		return NULL;
+	if ((sym = B->dims[d].sym) && !divides(e, sym, v)) {
+		c = arena_printf(e->a, "tl_rows%d_%s", v, vname(e, sym));
+		snprintf(decl, sizeof decl, "\tconst bool %s = %s %% %d == 0; /* rows of whole %d-vectors */\n",
+			 c, vname(e, sym), v, v);
+		if (!strstr(buf_str(chk), decl))
+			buf_puts(chk, decl);
+	} else if (!sym && B->dims[d].c % v) {
+		return "false";
+	}
+	if (!multiple(r->off[d], v)) {
+		char *o = arena_printf(e->a, "(%s) %% %d == 0", exprstr(e, r->off[d]), v);
+
+		c = c ? arena_printf(e->a, "%s && %s", c, o) : o;
+	}
+	return c;
+}
+
+/* loop coordinates cs with the last one advanced by the scalar lane tl_k */
+static char **
+lanecs(Em *e, char *const *cs, int nn)
+{
+	char **c2 = anewn(e->a, char *, nn + 1);
+	int i;
+
+	for (i = 0; i < nn; i++)
+		c2[i] = cs[i];
+	c2[nn - 1] = arena_printf(e->a, "(%s + tl_k)", cs[nn - 1]);
+	return c2;
 }
 
 typedef struct Lower {
@@ -703,8 +734,8 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 	const Fragment *F = e->frag[lr->buf];
 	IExpr **co = e->coord[lr->buf];
 	int64_t S = e->slots[lr->buf];
-	int d, k, v, eb = dtype_bytes(Mb->dtype), nn = F->nin;
-	char *cs[LAYOUT_MAXDIM], *g, *vals[16];
+	int d, k, nk, v, eb = dtype_bytes(Mb->dtype), nn = F->nin;
+	char *cs[LAYOUT_MAXDIM], *g, *vals[16], *vc, **c2;
 	Buf b;
 
 	for (d = 0; d < lr->ndim; d++) {
@@ -714,8 +745,7 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 			return err_set(e->err, "copy: local '%s' must be copied whole", L->name);
 	}
 	v = eb == 2 || eb == 4 ? fragvec(F, co, S, 16 / eb) : 1;
-	if (Mb->scope == MEM_GLOBAL)
-		needdiv(e, chk, mr, v);
+	vc = veccond(e, chk, mr, v);
 	line(e, "#pragma unroll");
 	line(e, "for (int s = 0; s < %lld; s += %d) {", (long long)S, v);
 	e->ind++;
@@ -728,23 +758,26 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 	for (k = 0, d = 0; d < nn; d++)
 		if (L->dims[d].c != 1)
 			cs[k++] = cs[d];
-	g = regguard(e, mr, cs, k, v);
+	nk = k;
+	g = regguard(e, mr, cs, nk, v);
 	if (!to_local && F->rep > 1)
 		g = arena_printf(e->a, "%s%s(%s) == 0", g ? g : "", g ? " && " : "",
 				 ixstr(e, co[nn], slotnames));
 	if (g)
 		line(e, "if (%s) {", g), e->ind++;
+	if (vc)
+		line(e, "if (%s) {", vc), e->ind++;
 	if (v == 1) {
 		if (to_local)
 			line(e, "%s[s] = %s;", L->name,
-			     conv(e, arena_printf(e->a, "*(%s)", memaddr(e, mr, cs, k)), Mb->dtype, L->dtype));
+			     conv(e, arena_printf(e->a, "*(%s)", memaddr(e, mr, cs, nk)), Mb->dtype, L->dtype));
 		else
-			line(e, "*(%s) = %s;", memaddr(e, mr, cs, k),
+			line(e, "*(%s) = %s;", memaddr(e, mr, cs, nk),
 			     conv(e, arena_printf(e->a, "%s[s]", L->name), L->dtype, Mb->dtype));
 	} else if (to_local) {
 		int words = v * eb / 4;
 
-		line(e, "const %s r = *(const %s *)(%s);", vtype(v * eb), vtype(v * eb), memaddr(e, mr, cs, k));
+		line(e, "const %s r = *(const %s *)(%s);", vtype(v * eb), vtype(v * eb), memaddr(e, mr, cs, nk));
 		for (k = 0; k < v; k++)
 			line(e, "%s[s + %d] = %s;", L->name, k,
 			     conv(e, unpack(e, Mb->dtype, "r", words, k), Mb->dtype, L->dtype));
@@ -765,7 +798,31 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 			}
 			buf_putc(&b, ')');
 		}
-		line(e, "*(%s *)(%s) = %s;", vtype(v * eb), memaddr(e, mr, cs, k), buf_str(&b));
+		line(e, "*(%s *)(%s) = %s;", vtype(v * eb), memaddr(e, mr, cs, nk), buf_str(&b));
+	}
+	if (vc) {
+		/* rows not of whole vectors: element by element, each guarded */
+		char *g2;
+
+		e->ind--;
+		line(e, "} else {");
+		e->ind++;
+		c2 = lanecs(e, cs, nk);
+		g2 = regguard(e, mr, c2, nk, 1);
+		line(e, "#pragma unroll");
+		line(e, "for (int tl_k = 0; tl_k < %d; tl_k++)", v);
+		e->ind++;
+		if (g2)
+			line(e, "if (%s)", g2), e->ind++;
+		if (to_local)
+			line(e, "%s[s + tl_k] = %s;", L->name,
+			     conv(e, arena_printf(e->a, "*(%s)", memaddr(e, mr, c2, nk)), Mb->dtype, L->dtype));
+		else
+			line(e, "*(%s) = %s;", memaddr(e, mr, c2, nk),
+			     conv(e, arena_printf(e->a, "%s[s + tl_k]", L->name), L->dtype, Mb->dtype));
+		e->ind -= g2 ? 2 : 1;
+		e->ind--;
+		line(e, "}");
 	}
 	if (g)
 		e->ind--, line(e, "}");
@@ -783,7 +840,7 @@ tilecopy(Em *e, Buf *chk, const IrStmt *st)
 	const IrBuffer *SB = &e->k->bufs[sr->buf], *DB = &e->k->bufs[dr->buf];
 	int64_t ext[IR_MAXDIM], R, C, chunks, T = e->k->threads, iters;
 	int nn = nest_shape(st, ext), v, eb = dtype_bytes(SB->dtype), async;
-	char *cs[2], *gs, *gd, *g;
+	char *cs[2], *gs, *gd, *g, *vc, **c2;
 
 	if (nn > 2)
 		return err_set(e->err, "copy of rank %d between memories is not lowered yet", nn);
@@ -793,7 +850,7 @@ tilecopy(Em *e, Buf *chk, const IrStmt *st)
 	async = v > 1 && e->t->has_cp_async && SB->scope == MEM_GLOBAL && DB->scope == MEM_SHARED;
 	chunks = R * C / v;
 	iters = (chunks + T - 1) / T;
-	needdiv(e, chk, SB->scope == MEM_GLOBAL ? sr : dr, v);
+	vc = veccond(e, chk, SB->scope == MEM_GLOBAL ? sr : dr, v);
 	line(e, "#pragma unroll");
 	line(e, "for (int it = 0; it < %lld; it++) {", (long long)iters);
 	e->ind++;
@@ -808,6 +865,8 @@ tilecopy(Em *e, Buf *chk, const IrStmt *st)
 	g = gs && gd ? arena_printf(e->a, "%s && %s", gs, gd) : gs ? gs : gd;
 	if (chunks % T)
 		g = arena_printf(e->a, "q < %lld%s%s", (long long)chunks, g ? " && " : "", g ? g : "");
+	if (vc)
+		line(e, "if (%s) {", vc), e->ind++;
 	if (async && (!g || chunks % T == 0)) {
 		if (g)
 			line(e, "tl_cp_async16_zfill(%s, %s, %s);", memaddr(e, dr, cs, nn), memaddr(e, sr, cs, nn), g);
@@ -825,6 +884,40 @@ tilecopy(Em *e, Buf *chk, const IrStmt *st)
 		if (g)
 			e->ind--;
 		async = 0;
+	}
+	if (vc) {
+		/* rows not of whole vectors: element by element; shared memory gets zeros
+		 * where the global source is out of range, as cp.async's zero fill */
+		e->ind--;
+		line(e, "} else {");
+		e->ind++;
+		c2 = lanecs(e, cs, nn);
+		gs = regguard(e, sr, c2, nn, 1);
+		gd = regguard(e, dr, c2, nn, 1);
+		line(e, "#pragma unroll");
+		line(e, "for (int tl_k = 0; tl_k < %d; tl_k++) {", v);
+		e->ind++;
+		if (chunks % T)
+			line(e, "if (q < %lld) {", (long long)chunks), e->ind++;
+		if (DB->scope == MEM_SHARED && gs)
+			line(e, "*(%s) = %s ? %s : %s;", memaddr(e, dr, c2, nn), gs,
+			     conv(e, arena_printf(e->a, "*(%s)", memaddr(e, sr, c2, nn)), SB->dtype, DB->dtype),
+			     conv(e, "0.0f", DT_F32, DB->dtype));
+		else {
+			if (gd || gs)
+				line(e, "if (%s)", gd && gs ? arena_printf(e->a, "%s && %s", gs, gd) : gd ? gd : gs),
+				e->ind++;
+			line(e, "*(%s) = %s;", memaddr(e, dr, c2, nn),
+			     conv(e, arena_printf(e->a, "*(%s)", memaddr(e, sr, c2, nn)), SB->dtype, DB->dtype));
+			if (gd || gs)
+				e->ind--;
+		}
+		if (chunks % T)
+			e->ind--, line(e, "}");
+		e->ind--;
+		line(e, "}");
+		e->ind--;
+		line(e, "}");
 	}
 	e->ind--;
 	line(e, "}");

@@ -186,6 +186,25 @@ static const struct {
 	/* a local f32 tile: 4-byte elements, 16-byte stores */
 	{"kernel f(A: f32[M, N]) grid(1) threads(64) {\n  local x: f32[16, 32];\n"
 	 "  fill(x, 1.5);\n  copy(x, A[0, 0]);\n}\n", "make_uint4(__float_as_uint(x[s + 0])", NULL},
+	/* rows not proven whole vectors: a runtime choice between the vector path
+	 * and a guarded scalar one, never a trap */
+	{"kernel f(A: f32[M, N], B: f32[M, N]) grid(cdiv(M, 16)) threads(64) {\n  local x: f32[16, 32];\n"
+	 "  copy(A[bx * 16, 0], x);\n  copy(x, B[bx * 16, 0]);\n}\n",
+	 "const bool tl_rows4_N = N % 4 == 0;", "__trap"},
+	{"kernel f(A: f32[M, N], B: f32[M, N]) grid(cdiv(M, 16)) threads(64) {\n  local x: f32[16, 32];\n"
+	 "  copy(A[bx * 16, 0], x);\n  copy(x, B[bx * 16, 0]);\n}\n",
+	 "for (int tl_k = 0; tl_k < 4; tl_k++)\n\t\t\t\t\tif ((((int)blockIdx.x * 16) + c0) < M && ((c1 + tl_k)) < N)", NULL},
+	{"kernel f(A: f32[M, N], B: f32[M, N]) grid(cdiv(M, 16)) threads(64) {\n  assume(N % 32 == 0);\n"
+	 "  local x: f32[16, 32];\n  copy(A[bx * 16, 0], x);\n  copy(x, B[bx * 16, 0]);\n}\n",
+	 "const uint4 r = ", "tl_rows"},
+	/* through shared memory: zeros where the source is out of range, as cp.async */
+	{"kernel c(A: f16[M, N], B: f16[M, N]) grid(cdiv(N, 64), cdiv(M, 64)) threads(128) {\n"
+	 "  shared s: f16[64, 64];\n  copy(A[by * 64, bx * 64], s);\n  copy(s, B[by * 64, bx * 64]);\n}\n",
+	 ") < N ? *(&A[", "__trap"},
+	/* an offset not a multiple of the vector: checked at run time too */
+	{"kernel f(A: f32[M, N], B: f32[M, N]) grid(cdiv(M, 16)) threads(64) {\n  assume(N % 32 == 0);\n"
+	 "  local x: f32[16, 32];\n  copy(A[bx * 16, bx + 1], x);\n  copy(x, B[bx * 16, 0]);\n}\n",
+	 "if ((((int)blockIdx.x + 1)) % 4 == 0) {", NULL},
 };
 
 START_TEST(guard_table)
@@ -195,6 +214,13 @@ START_TEST(guard_table)
 
 	cu = emit("t.tile", guards[_i].src, strlen(guards[_i].src), "sm_80", &ok);
 	ck_assert_msg(ok, "%s", cu);
+	if (jit) {
+		char *ptx;
+
+		ck_assert_int_eq(nvrtc(jit, cu, "sm_80", &ptx), TILEC_OK);
+		ck_assert_msg(!strstr(ptx, "ld.local") && !strstr(ptx, "st.local"), "local memory:\n%s", cu);
+		free(ptx);
+	}
 	if (guards[_i].has)
 		ck_assert_msg(strstr(cu, guards[_i].has) != NULL, "no '%s' in\n%s", guards[_i].has, cu);
 	if (guards[_i].hasnot)

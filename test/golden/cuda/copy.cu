@@ -5,8 +5,7 @@
 extern "C" __global__ void __launch_bounds__(128)
 copy2d(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, int M, int N)
 {
-	if (N % 8 != 0)
-		__trap(); /* 8-element vectors need rows of whole vectors */
+	const bool tl_rows8_N = N % 8 == 0; /* rows of whole 8-vectors */
 	extern __shared__ __align__(16) unsigned char tl_smem[];
 	const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
 	(void)lane, (void)warp;
@@ -16,7 +15,14 @@ copy2d(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, int M, int N)
 	for (int it = 0; it < 8; it++) {
 		const int q = tid + it * 128;
 		const int r = q / 8, c = q % 8 * 8;
-		tl_cp_async16_zfill(&s_[((r * 64) + c)], &A[((long long)(((int)blockIdx.y * 128) + r) * N + (long long)(((int)blockIdx.x * 64) + c))], (((int)blockIdx.y * 128) + r) < M && (((int)blockIdx.x * 64) + c) < N);
+		if (tl_rows8_N) {
+			tl_cp_async16_zfill(&s_[((r * 64) + c)], &A[((long long)(((int)blockIdx.y * 128) + r) * N + (long long)(((int)blockIdx.x * 64) + c))], (((int)blockIdx.y * 128) + r) < M && (((int)blockIdx.x * 64) + c) < N);
+		} else {
+			#pragma unroll
+			for (int tl_k = 0; tl_k < 8; tl_k++) {
+				*(&s_[((r * 64) + (c + tl_k))]) = (((int)blockIdx.y * 128) + r) < M && (((int)blockIdx.x * 64) + (c + tl_k)) < N ? *(&A[((long long)(((int)blockIdx.y * 128) + r) * N + (long long)(((int)blockIdx.x * 64) + (c + tl_k)))]) : tl_f2h(0.0f);
+			}
+		}
 	}
 	tl_cp_async_commit();
 	tl_cp_async_wait<0>();
@@ -25,8 +31,16 @@ copy2d(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, int M, int N)
 	for (int it = 0; it < 8; it++) {
 		const int q = tid + it * 128;
 		const int r = q / 8, c = q % 8 * 8;
-		if ((((int)blockIdx.y * 128) + r) < M && (((int)blockIdx.x * 64) + c) < N)
-			*(uint4 *)(&B[((long long)(((int)blockIdx.y * 128) + r) * N + (long long)(((int)blockIdx.x * 64) + c))]) = *(const uint4 *)(&s_[((r * 64) + c)]);
+		if (tl_rows8_N) {
+			if ((((int)blockIdx.y * 128) + r) < M && (((int)blockIdx.x * 64) + c) < N)
+				*(uint4 *)(&B[((long long)(((int)blockIdx.y * 128) + r) * N + (long long)(((int)blockIdx.x * 64) + c))]) = *(const uint4 *)(&s_[((r * 64) + c)]);
+		} else {
+			#pragma unroll
+			for (int tl_k = 0; tl_k < 8; tl_k++) {
+				if ((((int)blockIdx.y * 128) + r) < M && (((int)blockIdx.x * 64) + (c + tl_k)) < N)
+					*(&B[((long long)(((int)blockIdx.y * 128) + r) * N + (long long)(((int)blockIdx.x * 64) + (c + tl_k)))]) = *(&s_[((r * 64) + (c + tl_k))]);
+			}
+		}
 	}
 	__syncthreads();
 }

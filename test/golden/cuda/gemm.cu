@@ -5,12 +5,9 @@
 extern "C" __global__ void __launch_bounds__(128)
 gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict__ C, int M, int K, int N)
 {
-	if (K % 8 != 0)
-		__trap(); /* 8-element vectors need rows of whole vectors */
-	if (N % 8 != 0)
-		__trap(); /* 8-element vectors need rows of whole vectors */
-	if (N % 2 != 0)
-		__trap(); /* 2-element vectors need rows of whole vectors */
+	const bool tl_rows8_K = K % 8 == 0; /* rows of whole 8-vectors */
+	const bool tl_rows8_N = N % 8 == 0; /* rows of whole 8-vectors */
+	const bool tl_rows2_N = N % 2 == 0; /* rows of whole 2-vectors */
 	extern __shared__ __align__(1024) unsigned char tl_smem[];
 	const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
 	(void)lane, (void)warp;
@@ -33,13 +30,27 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 			for (int it = 0; it < 4; it++) {
 				const int q = tid + it * 128;
 				const int r = q / 4, c = q % 4 * 8;
-				tl_cp_async16_zfill(&(As + (ko % 3) * 4096)[(((r * 32) + (c % 8)) + (((c / 8) ^ ((r % 8) / 2)) * 8))], &A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 32) + c))], (((int)blockIdx.y * 128) + r) < M && ((ko * 32) + c) < K);
+				if (tl_rows8_K) {
+					tl_cp_async16_zfill(&(As + (ko % 3) * 4096)[(((r * 32) + (c % 8)) + (((c / 8) ^ ((r % 8) / 2)) * 8))], &A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 32) + c))], (((int)blockIdx.y * 128) + r) < M && ((ko * 32) + c) < K);
+				} else {
+					#pragma unroll
+					for (int tl_k = 0; tl_k < 8; tl_k++) {
+						*(&(As + (ko % 3) * 4096)[(((r * 32) + ((c + tl_k) % 8)) + ((((c + tl_k) / 8) ^ ((r % 8) / 2)) * 8))]) = (((int)blockIdx.y * 128) + r) < M && ((ko * 32) + (c + tl_k)) < K ? *(&A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 32) + (c + tl_k)))]) : tl_f2h(0.0f);
+					}
+				}
 			}
 			#pragma unroll
 			for (int it = 0; it < 4; it++) {
 				const int q = tid + it * 128;
 				const int r = q / 16, c = q % 16 * 8;
-				tl_cp_async16_zfill(&(Bs + (ko % 3) * 4096)[(((((c / 64) * 2048) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))], &B[((long long)((ko * 32) + r) * N + (long long)(((int)blockIdx.x * 128) + c))], ((ko * 32) + r) < K && (((int)blockIdx.x * 128) + c) < N);
+				if (tl_rows8_N) {
+					tl_cp_async16_zfill(&(Bs + (ko % 3) * 4096)[(((((c / 64) * 2048) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))], &B[((long long)((ko * 32) + r) * N + (long long)(((int)blockIdx.x * 128) + c))], ((ko * 32) + r) < K && (((int)blockIdx.x * 128) + c) < N);
+				} else {
+					#pragma unroll
+					for (int tl_k = 0; tl_k < 8; tl_k++) {
+						*(&(Bs + (ko % 3) * 4096)[((((((c + tl_k) / 64) * 2048) + (r * 64)) + ((c + tl_k) % 8)) + (((((c + tl_k) / 8) % 8) ^ (r % 8)) * 8))]) = ((ko * 32) + r) < K && (((int)blockIdx.x * 128) + (c + tl_k)) < N ? *(&B[((long long)((ko * 32) + r) * N + (long long)(((int)blockIdx.x * 128) + (c + tl_k)))]) : tl_f2h(0.0f);
+					}
+				}
 			}
 		}
 		tl_cp_async_commit();
@@ -55,13 +66,27 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 				for (int it = 0; it < 4; it++) {
 					const int q = tid + it * 128;
 					const int r = q / 4, c = q % 4 * 8;
-					tl_cp_async16_zfill(&(As + (ko % 3) * 4096)[(((r * 32) + (c % 8)) + (((c / 8) ^ ((r % 8) / 2)) * 8))], &A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 32) + c))], (((int)blockIdx.y * 128) + r) < M && ((ko * 32) + c) < K);
+					if (tl_rows8_K) {
+						tl_cp_async16_zfill(&(As + (ko % 3) * 4096)[(((r * 32) + (c % 8)) + (((c / 8) ^ ((r % 8) / 2)) * 8))], &A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 32) + c))], (((int)blockIdx.y * 128) + r) < M && ((ko * 32) + c) < K);
+					} else {
+						#pragma unroll
+						for (int tl_k = 0; tl_k < 8; tl_k++) {
+							*(&(As + (ko % 3) * 4096)[(((r * 32) + ((c + tl_k) % 8)) + ((((c + tl_k) / 8) ^ ((r % 8) / 2)) * 8))]) = (((int)blockIdx.y * 128) + r) < M && ((ko * 32) + (c + tl_k)) < K ? *(&A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 32) + (c + tl_k)))]) : tl_f2h(0.0f);
+						}
+					}
 				}
 				#pragma unroll
 				for (int it = 0; it < 4; it++) {
 					const int q = tid + it * 128;
 					const int r = q / 16, c = q % 16 * 8;
-					tl_cp_async16_zfill(&(Bs + (ko % 3) * 4096)[(((((c / 64) * 2048) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))], &B[((long long)((ko * 32) + r) * N + (long long)(((int)blockIdx.x * 128) + c))], ((ko * 32) + r) < K && (((int)blockIdx.x * 128) + c) < N);
+					if (tl_rows8_N) {
+						tl_cp_async16_zfill(&(Bs + (ko % 3) * 4096)[(((((c / 64) * 2048) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))], &B[((long long)((ko * 32) + r) * N + (long long)(((int)blockIdx.x * 128) + c))], ((ko * 32) + r) < K && (((int)blockIdx.x * 128) + c) < N);
+					} else {
+						#pragma unroll
+						for (int tl_k = 0; tl_k < 8; tl_k++) {
+							*(&(Bs + (ko % 3) * 4096)[((((((c + tl_k) / 64) * 2048) + (r * 64)) + ((c + tl_k) % 8)) + (((((c + tl_k) / 8) % 8) ^ (r % 8)) * 8))]) = ((ko * 32) + r) < K && (((int)blockIdx.x * 128) + (c + tl_k)) < N ? *(&B[((long long)((ko * 32) + r) * N + (long long)(((int)blockIdx.x * 128) + (c + tl_k)))]) : tl_f2h(0.0f);
+						}
+					}
 				}
 			}
 		}
@@ -102,7 +127,14 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 		const int c0 = (((((tid / 4) % 8) + (((s / 2) % 2) * 8)) + ((s / 32) * 16)) + (((tid / 32) % 2) * 64));
 		const int c1 = ((((s % 2) + ((tid % 4) * 2)) + (((s / 4) % 8) * 8)) + ((tid / 64) * 64));
 		if ((((int)blockIdx.y * 128) + c0) < M && (((int)blockIdx.x * 128) + c1) < N) {
-			*(tl_u32 *)(&C[((long long)(((int)blockIdx.y * 128) + c0) * N + (long long)(((int)blockIdx.x * 128) + c1))]) = ((tl_u32)tl_f2h(acc[s + 0]) | ((tl_u32)tl_f2h(acc[s + 1]) << 16));
+			if (tl_rows2_N) {
+				*(tl_u32 *)(&C[((long long)(((int)blockIdx.y * 128) + c0) * N + (long long)(((int)blockIdx.x * 128) + c1))]) = ((tl_u32)tl_f2h(acc[s + 0]) | ((tl_u32)tl_f2h(acc[s + 1]) << 16));
+			} else {
+				#pragma unroll
+				for (int tl_k = 0; tl_k < 2; tl_k++)
+					if ((((int)blockIdx.y * 128) + c0) < M && (((int)blockIdx.x * 128) + (c1 + tl_k)) < N)
+						*(&C[((long long)(((int)blockIdx.y * 128) + c0) * N + (long long)(((int)blockIdx.x * 128) + (c1 + tl_k)))]) = tl_f2h(acc[s + tl_k]);
+			}
 		}
 	}
 }

@@ -5,8 +5,7 @@
 extern "C" __global__ void __launch_bounds__(256)
 gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restrict__ C, int M, int K, int N)
 {
-	if (N % 2 != 0)
-		__trap(); /* 2-element vectors need rows of whole vectors */
+	const bool tl_rows2_N = N % 2 == 0; /* rows of whole 2-vectors */
 	extern __shared__ __align__(1024) unsigned char tl_smem[];
 	const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
 	(void)lane, (void)warp;
@@ -191,7 +190,14 @@ gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restric
 		const int c0 = (((((tid / 4) % 8) + (((s / 2) % 2) * 8)) + (((tid / 32) % 4) * 16)) + ((s / 32) * 64));
 		const int c1 = ((((s % 2) + ((tid % 4) * 2)) + (((s / 4) % 8) * 8)) + ((tid / 128) * 64));
 		if ((((int)blockIdx.y * 128) + c0) < M && (((int)blockIdx.x * 128) + c1) < N) {
-			*(uint2 *)(&C[((long long)(((int)blockIdx.y * 128) + c0) * N + (long long)(((int)blockIdx.x * 128) + c1))]) = make_uint2(__float_as_uint(acc[s + 0]), __float_as_uint(acc[s + 1]));
+			if (tl_rows2_N) {
+				*(uint2 *)(&C[((long long)(((int)blockIdx.y * 128) + c0) * N + (long long)(((int)blockIdx.x * 128) + c1))]) = make_uint2(__float_as_uint(acc[s + 0]), __float_as_uint(acc[s + 1]));
+			} else {
+				#pragma unroll
+				for (int tl_k = 0; tl_k < 2; tl_k++)
+					if ((((int)blockIdx.y * 128) + c0) < M && (((int)blockIdx.x * 128) + (c1 + tl_k)) < N)
+						*(&C[((long long)(((int)blockIdx.y * 128) + c0) * N + (long long)(((int)blockIdx.x * 128) + (c1 + tl_k)))]) = acc[s + tl_k];
+			}
 		}
 	}
 }

@@ -5,12 +5,9 @@
 extern "C" __global__ void __launch_bounds__(256)
 gemm_sm90(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict__ C, int M, int K, int N)
 {
-	if (K % 8 != 0)
-		__trap(); /* 8-element vectors need rows of whole vectors */
-	if (N % 8 != 0)
-		__trap(); /* 8-element vectors need rows of whole vectors */
-	if (N % 2 != 0)
-		__trap(); /* 2-element vectors need rows of whole vectors */
+	const bool tl_rows8_K = K % 8 == 0; /* rows of whole 8-vectors */
+	const bool tl_rows8_N = N % 8 == 0; /* rows of whole 8-vectors */
+	const bool tl_rows2_N = N % 2 == 0; /* rows of whole 2-vectors */
 	extern __shared__ __align__(1024) unsigned char tl_smem[];
 	const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
 	(void)lane, (void)warp;
@@ -33,13 +30,27 @@ gemm_sm90(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__res
 			for (int it = 0; it < 4; it++) {
 				const int q = tid + it * 256;
 				const int r = q / 8, c = q % 8 * 8;
-				tl_cp_async16_zfill(&(As + (ko % 4) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))], &A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 64) + c))], (((int)blockIdx.y * 128) + r) < M && ((ko * 64) + c) < K);
+				if (tl_rows8_K) {
+					tl_cp_async16_zfill(&(As + (ko % 4) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))], &A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 64) + c))], (((int)blockIdx.y * 128) + r) < M && ((ko * 64) + c) < K);
+				} else {
+					#pragma unroll
+					for (int tl_k = 0; tl_k < 8; tl_k++) {
+						*(&(As + (ko % 4) * 8192)[(((r * 64) + ((c + tl_k) % 8)) + ((((c + tl_k) / 8) ^ (r % 8)) * 8))]) = (((int)blockIdx.y * 128) + r) < M && ((ko * 64) + (c + tl_k)) < K ? *(&A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 64) + (c + tl_k)))]) : tl_f2h(0.0f);
+					}
+				}
 			}
 			#pragma unroll
 			for (int it = 0; it < 8; it++) {
 				const int q = tid + it * 256;
 				const int r = q / 32, c = q % 32 * 8;
-				tl_cp_async16_zfill(&(Bs + (ko % 4) * 16384)[(((((c / 64) * 4096) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))], &B[((long long)((ko * 64) + r) * N + (long long)(((int)blockIdx.x * 256) + c))], ((ko * 64) + r) < K && (((int)blockIdx.x * 256) + c) < N);
+				if (tl_rows8_N) {
+					tl_cp_async16_zfill(&(Bs + (ko % 4) * 16384)[(((((c / 64) * 4096) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))], &B[((long long)((ko * 64) + r) * N + (long long)(((int)blockIdx.x * 256) + c))], ((ko * 64) + r) < K && (((int)blockIdx.x * 256) + c) < N);
+				} else {
+					#pragma unroll
+					for (int tl_k = 0; tl_k < 8; tl_k++) {
+						*(&(Bs + (ko % 4) * 16384)[((((((c + tl_k) / 64) * 4096) + (r * 64)) + ((c + tl_k) % 8)) + (((((c + tl_k) / 8) % 8) ^ (r % 8)) * 8))]) = ((ko * 64) + r) < K && (((int)blockIdx.x * 256) + (c + tl_k)) < N ? *(&B[((long long)((ko * 64) + r) * N + (long long)(((int)blockIdx.x * 256) + (c + tl_k)))]) : tl_f2h(0.0f);
+					}
+				}
 			}
 		}
 		tl_cp_async_commit();
@@ -55,13 +66,27 @@ gemm_sm90(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__res
 				for (int it = 0; it < 4; it++) {
 					const int q = tid + it * 256;
 					const int r = q / 8, c = q % 8 * 8;
-					tl_cp_async16_zfill(&(As + (ko % 4) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))], &A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 64) + c))], (((int)blockIdx.y * 128) + r) < M && ((ko * 64) + c) < K);
+					if (tl_rows8_K) {
+						tl_cp_async16_zfill(&(As + (ko % 4) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))], &A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 64) + c))], (((int)blockIdx.y * 128) + r) < M && ((ko * 64) + c) < K);
+					} else {
+						#pragma unroll
+						for (int tl_k = 0; tl_k < 8; tl_k++) {
+							*(&(As + (ko % 4) * 8192)[(((r * 64) + ((c + tl_k) % 8)) + ((((c + tl_k) / 8) ^ (r % 8)) * 8))]) = (((int)blockIdx.y * 128) + r) < M && ((ko * 64) + (c + tl_k)) < K ? *(&A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 64) + (c + tl_k)))]) : tl_f2h(0.0f);
+						}
+					}
 				}
 				#pragma unroll
 				for (int it = 0; it < 8; it++) {
 					const int q = tid + it * 256;
 					const int r = q / 32, c = q % 32 * 8;
-					tl_cp_async16_zfill(&(Bs + (ko % 4) * 16384)[(((((c / 64) * 4096) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))], &B[((long long)((ko * 64) + r) * N + (long long)(((int)blockIdx.x * 256) + c))], ((ko * 64) + r) < K && (((int)blockIdx.x * 256) + c) < N);
+					if (tl_rows8_N) {
+						tl_cp_async16_zfill(&(Bs + (ko % 4) * 16384)[(((((c / 64) * 4096) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))], &B[((long long)((ko * 64) + r) * N + (long long)(((int)blockIdx.x * 256) + c))], ((ko * 64) + r) < K && (((int)blockIdx.x * 256) + c) < N);
+					} else {
+						#pragma unroll
+						for (int tl_k = 0; tl_k < 8; tl_k++) {
+							*(&(Bs + (ko % 4) * 16384)[((((((c + tl_k) / 64) * 4096) + (r * 64)) + ((c + tl_k) % 8)) + (((((c + tl_k) / 8) % 8) ^ (r % 8)) * 8))]) = ((ko * 64) + r) < K && (((int)blockIdx.x * 256) + (c + tl_k)) < N ? *(&B[((long long)((ko * 64) + r) * N + (long long)(((int)blockIdx.x * 256) + (c + tl_k)))]) : tl_f2h(0.0f);
+						}
+					}
 				}
 			}
 		}
@@ -227,7 +252,14 @@ gemm_sm90(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__res
 		const int c0 = (((((tid / 4) % 8) + (((s / 2) % 2) * 8)) + (((tid / 32) % 4) * 16)) + ((s / 64) * 64));
 		const int c1 = ((((s % 2) + ((tid % 4) * 2)) + (((s / 4) % 16) * 8)) + ((tid / 128) * 128));
 		if ((((int)blockIdx.y * 128) + c0) < M && (((int)blockIdx.x * 256) + c1) < N) {
-			*(tl_u32 *)(&C[((long long)(((int)blockIdx.y * 128) + c0) * N + (long long)(((int)blockIdx.x * 256) + c1))]) = ((tl_u32)tl_f2h(acc[s + 0]) | ((tl_u32)tl_f2h(acc[s + 1]) << 16));
+			if (tl_rows2_N) {
+				*(tl_u32 *)(&C[((long long)(((int)blockIdx.y * 128) + c0) * N + (long long)(((int)blockIdx.x * 256) + c1))]) = ((tl_u32)tl_f2h(acc[s + 0]) | ((tl_u32)tl_f2h(acc[s + 1]) << 16));
+			} else {
+				#pragma unroll
+				for (int tl_k = 0; tl_k < 2; tl_k++)
+					if ((((int)blockIdx.y * 128) + c0) < M && (((int)blockIdx.x * 256) + (c1 + tl_k)) < N)
+						*(&C[((long long)(((int)blockIdx.y * 128) + c0) * N + (long long)(((int)blockIdx.x * 256) + (c1 + tl_k)))]) = tl_f2h(acc[s + tl_k]);
+			}
 		}
 	}
 }

@@ -5,10 +5,8 @@
 extern "C" __global__ void __launch_bounds__(256)
 transpose(float *__restrict__ A, float *__restrict__ B, int M, int N)
 {
-	if (N % 4 != 0)
-		__trap(); /* 4-element vectors need rows of whole vectors */
-	if (M % 4 != 0)
-		__trap(); /* 4-element vectors need rows of whole vectors */
+	const bool tl_rows4_N = N % 4 == 0; /* rows of whole 4-vectors */
+	const bool tl_rows4_M = M % 4 == 0; /* rows of whole 4-vectors */
 	extern __shared__ __align__(16) unsigned char tl_smem[];
 	const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
 	(void)lane, (void)warp;
@@ -20,7 +18,14 @@ transpose(float *__restrict__ A, float *__restrict__ B, int M, int N)
 	for (int it = 0; it < 1; it++) {
 		const int q = tid + it * 256;
 		const int r = q / 8, c = q % 8 * 4;
-		tl_cp_async16_zfill(&t[((r * 36) + c)], &A[((long long)(((int)blockIdx.y * 32) + r) * N + (long long)(((int)blockIdx.x * 32) + c))], (((int)blockIdx.y * 32) + r) < M && (((int)blockIdx.x * 32) + c) < N);
+		if (tl_rows4_N) {
+			tl_cp_async16_zfill(&t[((r * 36) + c)], &A[((long long)(((int)blockIdx.y * 32) + r) * N + (long long)(((int)blockIdx.x * 32) + c))], (((int)blockIdx.y * 32) + r) < M && (((int)blockIdx.x * 32) + c) < N);
+		} else {
+			#pragma unroll
+			for (int tl_k = 0; tl_k < 4; tl_k++) {
+				*(&t[((r * 36) + (c + tl_k))]) = (((int)blockIdx.y * 32) + r) < M && (((int)blockIdx.x * 32) + (c + tl_k)) < N ? *(&A[((long long)(((int)blockIdx.y * 32) + r) * N + (long long)(((int)blockIdx.x * 32) + (c + tl_k)))]) : 0.0f;
+			}
+		}
 	}
 	tl_cp_async_commit();
 	tl_cp_async_wait<0>();
@@ -36,7 +41,14 @@ transpose(float *__restrict__ A, float *__restrict__ B, int M, int N)
 		const int c0 = (tid / 8);
 		const int c1 = (s + ((tid % 8) * 4));
 		if ((((int)blockIdx.x * 32) + c0) < N && (((int)blockIdx.y * 32) + c1) < M) {
-			*(uint4 *)(&B[((long long)(((int)blockIdx.x * 32) + c0) * M + (long long)(((int)blockIdx.y * 32) + c1))]) = make_uint4(__float_as_uint(r_[s + 0]), __float_as_uint(r_[s + 1]), __float_as_uint(r_[s + 2]), __float_as_uint(r_[s + 3]));
+			if (tl_rows4_M) {
+				*(uint4 *)(&B[((long long)(((int)blockIdx.x * 32) + c0) * M + (long long)(((int)blockIdx.y * 32) + c1))]) = make_uint4(__float_as_uint(r_[s + 0]), __float_as_uint(r_[s + 1]), __float_as_uint(r_[s + 2]), __float_as_uint(r_[s + 3]));
+			} else {
+				#pragma unroll
+				for (int tl_k = 0; tl_k < 4; tl_k++)
+					if ((((int)blockIdx.x * 32) + c0) < N && (((int)blockIdx.y * 32) + (c1 + tl_k)) < M)
+						*(&B[((long long)(((int)blockIdx.x * 32) + c0) * M + (long long)(((int)blockIdx.y * 32) + (c1 + tl_k)))]) = r_[s + tl_k];
+			}
 		}
 	}
 }
