@@ -1088,19 +1088,181 @@ reduce(Em *e, const IrStmt *st)
 static int stmts(Em *e, Buf *chk, const IrStmt *s);
 static int stmt1(Em *e, Buf *chk, const IrStmt *s);
 
+/* does region r cover its whole buffer? */
+static int
+wholeregion(const Em *e, const Region *r)
+{
+	const IrBuffer *B = &e->k->bufs[r->buf];
+	int64_t c;
+	int d;
+
+	for (d = 0; d < r->ndim; d++)
+		if (!ir_is_const(r->off[d], &c) || c || r->ext[d] != B->dims[d].c)
+			return 0;
+	return 1;
+}
+
+/* fill of shared or global memory: every thread takes elements tid, tid + T, ...
+ * of the region (row-major over its non-unit extents), global ones guarded */
+static int
+memfill(Em *e, const IrStmt *st, const char *v)
+{
+	const Region *r = &st->u.fill.dst;
+	const IrBuffer *B = &e->k->bufs[r->buf];
+	int64_t ext[IR_MAXDIM], n = 1, T = e->k->threads, iters, div;
+	int nn = nest_shape(st, ext), k;
+	char *cs[IR_MAXDIM], *g;
+
+	for (k = 0; k < nn; k++)
+		n *= ext[k];
+	iters = (n + T - 1) / T;
+	line(e, "// fill %s %s", memscope_name(B->scope), B->name);
+	if (iters <= 64)
+		line(e, "#pragma unroll");
+	line(e, "for (int it = 0; it < %lld; it++) {", (long long)iters);
+	e->ind++;
+	line(e, "const int q = tid + it * %lld;", (long long)T);
+	for (k = nn - 1, div = 1; k >= 0; div *= ext[k], k--) {
+		cs[k] = arena_printf(e->a, "c%d", k);
+		line(e, "const int c%d = q / %lld %% %lld;", k, (long long)div, (long long)ext[k]);
+	}
+	g = regguard(e, r, cs, nn, 1);
+	if (n % T)
+		g = arena_printf(e->a, "q < %lld%s%s", (long long)n, g ? " && " : "", g ? g : "");
+	if (g)
+		line(e, "if (%s)", g), e->ind++;
+	line(e, "*(%s) = %s;", memaddr(e, r, cs, nn), v);
+	if (g)
+		e->ind--;
+	e->ind--;
+	line(e, "}");
+	if (B->scope == MEM_SHARED)
+		line(e, "__syncthreads();");
+	return 0;
+}
+
 static int
 fill(Em *e, const IrStmt *st)
 {
-	const IrBuffer *B = &e->k->bufs[st->u.fill.dst.buf];
-	char *v;
+	const Region *r = &st->u.fill.dst;
+	const IrBuffer *B = &e->k->bufs[r->buf];
+	IExpr **co = e->coord[r->buf];
+	char *v, *g = NULL;
+	int d;
 
-	if (B->scope != MEM_LOCAL)
-		return err_set(e->err, "fill of %s buffer '%s' is not lowered yet", memscope_name(B->scope),
-			       B->name);
 	v = conv(e, exprstr(e, st->u.fill.value), calctype(st->u.fill.value->type), B->dtype);
+	if (B->scope != MEM_LOCAL)
+		return memfill(e, st, v);
+	if (wholeregion(e, r)) {
+		line(e, "#pragma unroll");
+		line(e, "for (int s = 0; s < %lld; s++)", (long long)e->slots[r->buf]);
+		line(e, "\t%s[s] = %s;", B->name, v);
+		return 0;
+	}
+	/* part of a local buffer: the slots whose coordinates lie in the region */
 	line(e, "#pragma unroll");
-	line(e, "for (int s = 0; s < %lld; s++)", (long long)e->slots[st->u.fill.dst.buf]);
+	line(e, "for (int s = 0; s < %lld; s++) {", (long long)e->slots[r->buf]);
+	e->ind++;
+	for (d = 0; d < r->ndim; d++) {
+		char *o = exprstr(e, r->off[d]), *c = ixstr(e, co[d], slotnames);
+
+		if (r->ext[d] == B->dims[d].c)
+			continue;
+		g = arena_printf(e->a, "%s%s%s >= %s && %s < %s + %lld", g ? g : "", g ? " && " : "", c, o, c,
+				 o, (long long)r->ext[d]);
+	}
+	line(e, "if (%s)", g);
 	line(e, "\t%s[s] = %s;", B->name, v);
+	e->ind--;
+	line(e, "}");
+	return 0;
+}
+
+/* held[t * size + flat]: does thread t hold element flat of local buffer buf (any replica)? */
+static unsigned char *
+heldtab(Em *e, int buf)
+{
+	const Fragment *F = e->frag[buf];
+	IExpr **co = e->coord[buf];
+	int64_t vals[IEXPR_NVARS] = {0}, x, t, s, y, NY = layout_size(F);
+	unsigned char *held;
+	int d;
+
+	if (F->nthreads * NY > layout_enum_limit()) {
+		err_set(e->err, "local '%s' is too large to check", e->k->bufs[buf].name);
+		return NULL;
+	}
+	held = anewn(e->a, unsigned char, F->nthreads * NY);
+	for (t = 0; t < F->nthreads; t++)
+		for (s = 0; s < e->slots[buf]; s++) {
+			vals[0] = s, vals[1] = t, y = 0;
+			for (d = 0; d < F->nin; d++) {
+				if (iexpr_eval(co[d], vals, &x, e->err))
+					return NULL;
+				y = y * F->in_shape[d] + x;
+			}
+			held[t * NY + y] = 1;
+		}
+	return held;
+}
+
+/* copy between local buffers of one shape, through registers: every thread must
+ * hold each element it receives, at a slot that does not depend on the thread */
+static int
+localcopy(Em *e, const IrStmt *st)
+{
+	int sb = st->u.copy.src.buf, db = st->u.copy.dst.buf, d;
+	const IrBuffer *SB = &e->k->bufs[sb], *DB = &e->k->bufs[db];
+	const Fragment *FS = e->frag[sb], *FD = e->frag[db];
+	IExpr **cd = e->coord[db], *sub[IEXPR_NVARS] = {0}, *slot;
+	int64_t vals[IEXPR_NVARS] = {0}, x, t, g, y, NY = layout_size(FS), SD = e->slots[db], r0, r;
+	unsigned char *held;
+	IDom dom = {{0}};
+
+	if (!wholeregion(e, &st->u.copy.src) || !wholeregion(e, &st->u.copy.dst) || SB->ndim != DB->ndim)
+		return err_set(e->err, "copy %s -> %s: local buffers are copied whole, between equal shapes",
+			       SB->name, DB->name);
+	for (d = 0; d < SB->ndim; d++)
+		if (SB->dims[d].c != DB->dims[d].c)
+			return err_set(e->err, "copy %s -> %s: local buffers are copied whole, between equal "
+				       "shapes", SB->name, DB->name);
+	if (!(held = heldtab(e, sb)))
+		return -1;
+	for (d = 0; d < FS->nin; d++)
+		sub[d] = cd[d];
+	dom.ext[0] = SD, dom.ext[1] = e->k->threads;
+	if (!(slot = iexpr_subst(e->a, FS->fwd[0], sub, &dom)))
+		return err_set(e->err, "copy %s -> %s: out of memory", SB->name, DB->name);
+	for (t = 0; t < FD->nthreads; t++)
+		for (g = 0; g < SD; g++) {
+			vals[0] = g, vals[1] = t, y = 0;
+			for (d = 0; d < FD->nin; d++) {
+				if (iexpr_eval(cd[d], vals, &x, e->err))
+					return -1;
+				y = y * FD->in_shape[d] + x;
+			}
+			if (t >= FS->nthreads || !held[t * NY + y])
+				return err_set(e->err, "copy %s -> %s: thread %lld receives an element of '%s' "
+					       "that it does not hold in '%s' (the layouts differ across threads: "
+					       "convert through shared memory)", SB->name, DB->name,
+					       (long long)t, DB->name, SB->name);
+			vals[1] = 0;
+			if (iexpr_eval(slot, vals, &r0, e->err))
+				return -1;
+			vals[1] = t;
+			if (iexpr_eval(slot, vals, &r, e->err))
+				return -1;
+			if (r != r0)
+				return err_set(e->err, "copy %s -> %s: the source slot of an element depends on "
+					       "the thread (registers cannot be indexed by thread)", SB->name,
+					       DB->name);
+		}
+	line(e, "// copy %s -> %s in registers", SB->name, DB->name);
+	line(e, "#pragma unroll");
+	line(e, "for (int s = 0; s < %lld; s++)", (long long)SD);
+	line(e, "\t%s[s] = %s;", DB->name,
+	     conv(e, arena_printf(e->a, "%s[%s]", SB->name, ixstr(e, slot, slotnames)), SB->dtype,
+		  DB->dtype));
 	return 0;
 }
 
@@ -1152,24 +1314,12 @@ owned(Em *e, const IrStmt *par, const Fragment *LF, IExpr *const *pc, int64_t S,
       int n, IrExpr *const *idx)
 {
 	const Fragment *F = e->frag[buf];
-	IExpr **co = e->coord[buf];
-	int64_t vals[IEXPR_NVARS] = {0}, x, t, s, y, NY = layout_size(F), SF = e->slots[buf];
+	int64_t vals[IEXPR_NVARS] = {0}, x, t, s, y, NY = layout_size(F);
 	unsigned char *held;
 	int d, i;
 
-	if (F->nthreads * NY > layout_enum_limit())
-		return err_set(e->err, "local '%s' is too large to check", e->k->bufs[buf].name);
-	held = anewn(e->a, unsigned char, F->nthreads * NY);
-	for (t = 0; t < F->nthreads; t++)
-		for (s = 0; s < SF; s++) {
-			vals[0] = s, vals[1] = t, y = 0;
-			for (d = 0; d < F->nin; d++) {
-				if (iexpr_eval(co[d], vals, &x, e->err))
-					return -1;
-				y = y * F->in_shape[d] + x;
-			}
-			held[t * NY + y] = 1;
-		}
+	if (!(held = heldtab(e, buf)))
+		return -1;
 	for (t = 0; t < LF->nthreads; t++)
 		for (s = 0; s < S; s++) {
 			vals[0] = s, vals[1] = t, y = 0;
@@ -1568,7 +1718,7 @@ copy(Em *e, Buf *chk, const IrStmt *st)
 	int r;
 
 	if (s == MEM_LOCAL && d == MEM_LOCAL)
-		return err_set(e->err, "copy between local buffers is not lowered yet");
+		return localcopy(e, st);
 	if (d == MEM_LOCAL)
 		return regcopy(e, chk, st, 1);
 	if (s == MEM_LOCAL)

@@ -171,6 +171,11 @@ START_TEST(sample_nvrtc)
 }
 END_TEST
 
+#define FILLS \
+	"kernel f(A: f32[M, N], B: f32[M, N]) grid(cdiv(M, 16)) threads(64) {\n  shared t: f32[16, 32];\n" \
+	"  local x: f32[16, 32];\n  local y: f16[16, 32];\n  fill(t, 2.0);\n  fill(t[0:4, 8:16], 3.0);\n" \
+	"  copy(t, x);\n  copy(x, y);\n  fill(y[2:4, 0:32], 1.0);\n  copy(y, B[bx * 16, 0]);\n}\n"
+
 /* guards: none when assume() proves divisibility, present otherwise */
 static const struct {
 	const char *src;
@@ -205,6 +210,12 @@ static const struct {
 	{"kernel f(A: f32[M, N], B: f32[M, N]) grid(cdiv(M, 16)) threads(64) {\n  assume(N % 32 == 0);\n"
 	 "  local x: f32[16, 32];\n  copy(A[bx * 16, bx + 1], x);\n  copy(x, B[bx * 16, 0]);\n}\n",
 	 "if ((((int)blockIdx.x + 1)) % 4 == 0) {", NULL},
+	/* fills of shared memory (whole and a part), a local -> local copy in
+	 * registers (f32 -> f16), a fill of part of a local buffer */
+	{FILLS, "// copy x -> y in registers\n\t#pragma unroll\n\tfor (int s = 0; s < 8; s++)\n\t\ty[s] = tl_f2h(x[s]);",
+	 "not lowered"},
+	{FILLS, "if (q < 32)\n\t\t\t*(&t[((c0 * 32) + 8 + c1)]) = 3.0f;\n\t}\n\t__syncthreads();", NULL},
+	{FILLS, "if (((tid / 8) + ((s / 4) * 8)) >= 2 && ((tid / 8) + ((s / 4) * 8)) < 2 + 2)\n\t\t\ty[s] = ", NULL},
 };
 
 START_TEST(guard_table)
@@ -288,6 +299,73 @@ START_TEST(inferred_layouts)
 }
 END_TEST
 
+/* local -> local copies with layouts set by hand: a permuted slot order stays in
+ * registers, a thread map that differs is refused with the reason; a fill of a
+ * global region (sema refuses it in source; the IR allows it) is guarded */
+START_TEST(local_copy_layouts)
+{
+	static const char *const slot[] = {"_j % 8"}, *const rev[] = {"_j % 4 * 2 + _j % 8 // 4"};
+	int64_t shape[2] = {16, 32};
+	Arena a;
+	Diags d;
+	IrProgram *p;
+	IrKernel *k;
+	IrStmt *st;
+	Fragment *F, *G, *H;
+	Buf b;
+	Err e = {0};
+	char *ptx;
+	int i, x = -1, y = -1, A = -1;
+
+	arena_init(&a);
+	diags_init(&d, &a);
+	p = sema_program(&a, &d, parse_program(&a, &d, FILLS, strlen(FILLS), "f.tile"), NULL, 0, "f.tile");
+	ck_assert_ptr_nonnull(p);
+	k = p->kernels;
+	for (i = 0; i < k->nbuf; i++) {
+		if (!strcmp(k->bufs[i].name, "x"))
+			x = i;
+		if (!strcmp(k->bufs[i].name, "y"))
+			y = i;
+		if (!strcmp(k->bufs[i].name, "A"))
+			A = i;
+	}
+	ck_assert(x >= 0 && y >= 0 && A >= 0);
+	F = frag_parse(&a, shape, 2, "_i * 4 + _j // 8", 1, slot, 1, &e);
+	G = frag_parse(&a, shape, 2, "_i * 4 + _j // 8", 1, rev, 1, &e);
+	H = frag_parse(&a, shape, 2, "(_i * 4 + _j // 8 + 1) % 64", 1, slot, 1, &e);
+	ck_assert_msg(F && G && H, "%s", e.msg);
+	p->target = 0;
+	p->arch = "sm_80";
+	k->bufs[x].layout = F;
+	k->bufs[y].layout = G;
+	buf_init(&b);
+	ck_assert_msg(emit_cuda(&a, p, &b, &e) == 0, "%s", e.msg);
+	ck_assert_msg(strstr(buf_str(&b), "y[s] = tl_f2h(x[((") != NULL, "%s", buf_str(&b));
+	ck_assert_int_eq(nvrtc(jit, buf_str(&b), "sm_80", &ptx), TILEC_OK);
+	ck_assert_msg(!strstr(ptx, "ld.local") && !strstr(ptx, "st.local"), "local memory in the PTX");
+	free(ptx);
+	k->bufs[y].layout = H;
+	buf_reset(&b);
+	ck_assert_int_eq(emit_cuda(&a, p, &b, &e), -1);
+	ck_assert_msg(strstr(e.msg, "convert through shared memory") != NULL, "%s", e.msg);
+	/* the first fill, retargeted at the global A */
+	k->bufs[y].layout = F;
+	for (st = k->body; st && st->kind != S_FILL; st = st->next)
+		;
+	ck_assert_ptr_nonnull(st);
+	st->u.fill.dst.buf = A;
+	buf_reset(&b);
+	ck_assert_msg(emit_cuda(&a, p, &b, &e) == 0, "%s", e.msg);
+	ck_assert_msg(strstr(buf_str(&b), "// fill global A\n") != NULL, "%s", buf_str(&b));
+	ck_assert_msg(strstr(buf_str(&b), "if ((c0) < M && (c1) < N)\n\t\t\t*(&A[") != NULL, "%s", buf_str(&b));
+	ck_assert_int_eq(nvrtc(jit, buf_str(&b), "sm_80", &ptx), TILEC_OK);
+	free(ptx);
+	buf_free(&b);
+	arena_free(&a);
+}
+END_TEST
+
 /* emission errors are messages, not crashes */
 START_TEST(emit_errors)
 {
@@ -340,6 +418,7 @@ suite_emit_cuda(void)
 	tcase_add_loop_test(tc, sm90a_golden, 0, countof(sm90a_goldens));
 	tcase_add_loop_test(tc, guard_table, 0, countof(guards));
 	tcase_add_test(tc, inferred_layouts);
+	tcase_add_test(tc, local_copy_layouts);
 	tcase_add_test(tc, emit_errors);
 	suite_add_tcase(s, tc);
 	return s;
