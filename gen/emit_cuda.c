@@ -840,7 +840,7 @@ tilecopy(Em *e, Buf *chk, const IrStmt *st)
 	const IrBuffer *SB = &e->k->bufs[sr->buf], *DB = &e->k->bufs[dr->buf];
 	int64_t ext[IR_MAXDIM], R, C, chunks, T = e->k->threads, iters;
 	int nn = nest_shape(st, ext), v, eb = dtype_bytes(SB->dtype), async;
-	char *cs[2], *gs, *gd, *g, *vc, **c2;
+	char *cs[2], *gs, *gd, *g, *vc, **c2, *qg;
 
 	if (nn > 2)
 		return err_set(e->err, "copy of rank %d between memories is not lowered yet", nn);
@@ -863,16 +863,36 @@ tilecopy(Em *e, Buf *chk, const IrStmt *st)
 	gs = regguard(e, sr, cs, nn, v);
 	gd = regguard(e, dr, cs, nn, v);
 	g = gs && gd ? arena_printf(e->a, "%s && %s", gs, gd) : gs ? gs : gd;
-	if (chunks % T)
-		g = arena_printf(e->a, "q < %lld%s%s", (long long)chunks, g ? " && " : "", g ? g : "");
+	qg = chunks % T ? arena_printf(e->a, "q < %lld", (long long)chunks) : NULL;
 	if (vc)
 		line(e, "if (%s) {", vc), e->ind++;
-	if (async && (!g || chunks % T == 0)) {
+	if (async) {
+		/* out-of-range chunks are zero-filled (src-size 0); chunks past the tile are skipped */
+		if (qg)
+			line(e, "if (%s)", qg), e->ind++;
 		if (g)
 			line(e, "tl_cp_async16_zfill(%s, %s, %s);", memaddr(e, dr, cs, nn), memaddr(e, sr, cs, nn), g);
 		else
 			line(e, "tl_cp_async16(%s, %s);", memaddr(e, dr, cs, nn), memaddr(e, sr, cs, nn));
+		if (qg)
+			e->ind--;
+	} else if (SB->scope == MEM_GLOBAL && DB->scope == MEM_SHARED && gs && !gd) {
+		/* zeros where the source is out of range, as cp.async's zero fill */
+		if (qg)
+			line(e, "if (%s)", qg), e->ind++;
+		if (v > 1)
+			line(e, "*(uint4 *)(%s) = %s ? *(const uint4 *)(%s) : make_uint4(0, 0, 0, 0);",
+			     memaddr(e, dr, cs, nn), gs, memaddr(e, sr, cs, nn));
+		else
+			line(e, "*(%s) = %s ? %s : %s;", memaddr(e, dr, cs, nn), gs,
+			     conv(e, arena_printf(e->a, "*(%s)", memaddr(e, sr, cs, nn)), SB->dtype, DB->dtype),
+			     conv(e, "0.0f", DT_F32, DB->dtype));
+		if (qg)
+			e->ind--;
+		async = 0;
 	} else {
+		if (qg)
+			g = arena_printf(e->a, "%s%s%s", qg, g ? " && " : "", g ? g : "");
 		if (g)
 			line(e, "if (%s)", g), e->ind++;
 		if (v > 1)

@@ -210,6 +210,14 @@ static const struct {
 	{"kernel f(A: f32[M, N], B: f32[M, N]) grid(cdiv(M, 16)) threads(64) {\n  assume(N % 32 == 0);\n"
 	 "  local x: f32[16, 32];\n  copy(A[bx * 16, bx + 1], x);\n  copy(x, B[bx * 16, 0]);\n}\n",
 	 "if ((((int)blockIdx.x + 1)) % 4 == 0) {", NULL},
+	/* a tile of chunks that do not divide among the threads: the extra ones are skipped,
+	 * the out-of-range ones zero-filled (cp.async, and the scalar copy of a 30-wide tile) */
+	{"kernel c(A: f16[M, N], B: f16[M, N]) grid(cdiv(N, 64), cdiv(M, 24)) threads(128) {\n"
+	 "  assume(N % 64 == 0);\n  shared s: f16[24, 64];\n  copy(A[by * 24, bx * 64], s);\n"
+	 "  copy(s, B[by * 24, bx * 64]);\n}\n", "if (q < 192)\n\t\t\ttl_cp_async16_zfill(", NULL},
+	{"kernel c(A: f32[M, N], B: f32[M, N]) grid(cdiv(N, 30), cdiv(M, 16)) threads(64) {\n"
+	 "  shared t: f32[16, 30];\n  copy(A[by * 16, bx * 30], t);\n  copy(t, B[by * 16, bx * 30]);\n}\n",
+	 "if (q < 480)\n\t\t\t*(&t[((r * 30) + c)]) = (((int)blockIdx.y * 16) + r) < M && (((int)blockIdx.x * 30) + c) < N ? *(&A[", NULL},
 	/* fills of shared memory (whole and a part), a local -> local copy in
 	 * registers (f32 -> f16), a fill of part of a local buffer */
 	{FILLS, "// copy x -> y in registers\n\t#pragma unroll\n\tfor (int s = 0; s < 8; s++)\n\t\ty[s] = tl_f2h(x[s]);",
