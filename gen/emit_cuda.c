@@ -1331,15 +1331,17 @@ parslot(Em *e, const IrStmt *par, IExpr *const *pc, int buf, int n, IrExpr *cons
  * replica of it: a table of the elements each thread holds, from the inverse) */
 static int
 owned(Em *e, const IrStmt *par, const Fragment *LF, IExpr *const *pc, int64_t S, int buf,
-      int n, IrExpr *const *idx)
+      int n, IrExpr *const *idx, int store)
 {
 	const Fragment *F = e->frag[buf];
 	int64_t vals[IEXPR_NVARS] = {0}, x, t, s, y, NY = layout_size(F);
-	unsigned char *held;
+	unsigned char *held, *any = NULL;
 	int d, i;
 
 	if (!(held = heldtab(e, buf)))
 		return -1;
+	if (store)
+		any = anewn(e->a, unsigned char, NY);
 	for (t = 0; t < LF->nthreads; t++)
 		for (s = 0; s < S; s++) {
 			vals[0] = s, vals[1] = t, y = 0;
@@ -1354,7 +1356,17 @@ owned(Em *e, const IrStmt *par, const Fragment *LF, IExpr *const *pc, int64_t S,
 				return err_set(e->err, "local '%s': an element is used by thread %lld of the "
 					       "parallel nest, which does not hold it (layouts disagree)",
 					       e->k->bufs[buf].name, (long long)t);
+			if (store)
+				held[t * NY + y] |= 2, any[y] = 1;
 		}
+	/* a store must reach every replica of what it writes */
+	for (t = 0; store && t < F->nthreads; t++)
+		for (y = 0; y < NY; y++)
+			if (held[t * NY + y] == 1 && any[y])
+				return err_set(e->err, "local '%s': thread %lld holds a replica of an element the "
+					       "parallel nest writes but does not write it there (the nest's "
+					       "layout must cover every replica)", e->k->bufs[buf].name,
+					       (long long)t);
 	return 0;
 }
 
@@ -1376,7 +1388,7 @@ parexpr(Em *e, ParCtx *pcx, const IrExpr *x)
 	switch (x->kind) {
 	case IE_LOAD:
 		if (e->k->bufs[x->u.load.buf].scope == MEM_LOCAL &&
-		    owned(e, pcx->par, pcx->LF, pcx->pc, pcx->S, x->u.load.buf, x->u.load.n, x->u.load.idx))
+		    owned(e, pcx->par, pcx->LF, pcx->pc, pcx->S, x->u.load.buf, x->u.load.n, x->u.load.idx, 0))
 			return -1;
 		return 0;
 	case IE_UNARY: return parexpr(e, pcx, x->u.un.a);
@@ -1416,7 +1428,7 @@ parallel(Em *e, Buf *chk, const IrStmt *st)
 			if (parexpr(e, &pcx, b->u.store.value))
 				return -1;
 			if (e->k->bufs[b->u.store.buf].scope == MEM_LOCAL &&
-			    owned(e, st, LF, pc, S, b->u.store.buf, b->u.store.n, b->u.store.idx))
+			    owned(e, st, LF, pc, S, b->u.store.buf, b->u.store.n, b->u.store.idx, 1))
 				return -1;
 		}
 	}

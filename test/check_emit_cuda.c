@@ -374,6 +374,50 @@ START_TEST(local_copy_layouts)
 }
 END_TEST
 
+/* a store into a replicated local from a parallel nest must write every replica */
+START_TEST(replicated_store)
+{
+	static const char *const src =
+		"kernel f(A: f32[M, 64]) grid(1) threads(64) {\n  local m: f32[64];\n"
+		"  for i in parallel(64) {\n    m[i] = 1.0;\n  }\n  copy(m, A[0, 0]);\n}\n";
+	static const char *const id[] = {"_i"}, *const zero[] = {"0"};
+	int64_t shape[1] = {64};
+	Arena a;
+	Diags d;
+	IrProgram *p;
+	IrKernel *k;
+	IrStmt *st;
+	Fragment *R, *One;
+	Buf b;
+	Err e = {0};
+
+	arena_init(&a);
+	diags_init(&d, &a);
+	p = sema_program(&a, &d, parse_program(&a, &d, src, strlen(src), "r.tile"), NULL, 0, "r.tile");
+	ck_assert_ptr_nonnull(p);
+	k = p->kernels;
+	R = frag_parse(&a, shape, 1, "_rep", 64, id, 1, &e);
+	One = frag_parse(&a, shape, 1, "_i", 1, zero, 1, &e);
+	ck_assert_msg(R && One, "%s", e.msg);
+	p->target = 0;
+	p->arch = "sm_80";
+	k->bufs[k->nbuf - 1].layout = R;
+	ck_assert_str_eq(k->bufs[k->nbuf - 1].name, "m");
+	for (st = k->body; st && st->kind != S_PARALLEL; st = st->next)
+		;
+	ck_assert_ptr_nonnull(st);
+	st->loop_layout = One;
+	buf_init(&b);
+	ck_assert_int_eq(emit_cuda(&a, p, &b, &e), -1);
+	ck_assert_msg(strstr(e.msg, "cover every replica") != NULL, "%s", e.msg);
+	st->loop_layout = R;
+	buf_reset(&b);
+	ck_assert_msg(emit_cuda(&a, p, &b, &e) == 0, "%s", e.msg);
+	buf_free(&b);
+	arena_free(&a);
+}
+END_TEST
+
 /* emission errors are messages, not crashes */
 START_TEST(emit_errors)
 {
@@ -427,6 +471,7 @@ suite_emit_cuda(void)
 	tcase_add_loop_test(tc, guard_table, 0, countof(guards));
 	tcase_add_test(tc, inferred_layouts);
 	tcase_add_test(tc, local_copy_layouts);
+	tcase_add_test(tc, replicated_store);
 	tcase_add_test(tc, emit_errors);
 	suite_add_tcase(s, tc);
 	return s;
