@@ -218,6 +218,27 @@ static const struct {
 	{"kernel c(A: f32[M, N], B: f32[M, N]) grid(cdiv(N, 30), cdiv(M, 16)) threads(64) {\n"
 	 "  shared t: f32[16, 30];\n  copy(A[by * 16, bx * 30], t);\n  copy(t, B[by * 16, bx * 30]);\n}\n",
 	 "if (q < 480)\n\t\t\t*(&t[((r * 30) + c)]) = (((int)blockIdx.y * 16) + r) < M && (((int)blockIdx.x * 30) + c) < N ? *(&A[", NULL},
+	/* reduces over inferred layouts: column sums (a warp bit through shared memory only),
+	 * absmax of f16 into f32 folding in the old value (lane bits only), the row max of an
+	 * mma.sync accumulator (the 4 lanes of a quad, then the warps that split N) */
+	{"kernel colsum(X: f32[M, 256], Y: f32[256]) grid(cdiv(M, 64)) threads(128) {\n"
+	 "  local x: f32[64, 256];\n  local s: f32[256];\n  copy(X[bx * 64, 0], x);\n"
+	 "  reduce(x, s, op = sum, dim = 0);\n  copy(s, Y[0]);\n}\n",
+	 "shuffles xor 0x0, warps xor 0x2", "__shfl"},
+	{"kernel rowabs(X: f16[M, 128], Y: f32[M]) grid(cdiv(M, 32)) threads(128) {\n"
+	 "  local x: f16[32, 128];\n  local s: f32[32];\n  copy(X[bx * 32, 0], x);\n  fill(s, 1.0);\n"
+	 "  reduce(x, s, op = absmax, dim = 1, clear = false);\n  copy(s, Y[bx * 32]);\n}\n",
+	 "fabsf((float)(tl_h2f(x[s])))", "__shared__"},
+	{"kernel rowabs(X: f16[M, 128], Y: f32[M]) grid(cdiv(M, 32)) threads(128) {\n"
+	 "  local x: f16[32, 128];\n  local s: f32[32];\n  copy(X[bx * 32, 0], x);\n  fill(s, 1.0);\n"
+	 "  reduce(x, s, op = absmax, dim = 1, clear = false);\n  copy(s, Y[bx * 32]);\n}\n",
+	 "s_[g] = fmaxf(s_[g], tl_r0[g]);", NULL},
+	{"kernel gemmmax(A: f16[M, K], B: f16[K, N], R: f32[M]) grid(cdiv(N, 128), cdiv(M, 128)) threads(128) {\n"
+	 "  shared As: f16[128, 32];\n  shared Bs: f16[32, 128];\n  local acc: f32[128, 128];\n"
+	 "  local mx: f32[128];\n  clear(acc);\n  for ko in range(cdiv(K, 32)) {\n"
+	 "    copy(A[by * 128, ko * 32], As);\n    copy(B[ko * 32, bx * 128], Bs);\n    gemm(As, Bs, acc);\n  }\n"
+	 "  reduce(acc, mx, op = max, dim = 1);\n  copy(mx, R[by * 128]);\n}\n",
+	 "reduce max acc -> mx dim 1: 128 slots into 8, shuffles xor 0x3, warps xor 0x2", NULL},
 	/* fills of shared memory (whole and a part), a local -> local copy in
 	 * registers (f32 -> f16), a fill of part of a local buffer */
 	{FILLS, "// copy x -> y in registers\n\t#pragma unroll\n\tfor (int s = 0; s < 8; s++)\n\t\ty[s] = tl_f2h(x[s]);",

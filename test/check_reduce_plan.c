@@ -55,6 +55,17 @@ static const struct {
 	/* a destination wider than needed (every thread), the source over half the rows per warp */
 	{"wide destination", {2, {4, 256}, "_j // 4 % 32 + _i * 32", 1, "_j // 128 * 4 + _j % 4"},
 	 {1, {4}, "_rep", 128, "_i"}, 1, R_SUM, 128, 0x7f, NULL},
+	/* the mma.sync accumulator of a 128 x 128 tile over 2 x 2 warps (as inference lays it
+	 * out for gemm.tile) and the row-max destination inference gives: quads, then N-warps */
+	{"mma accumulator rows",
+	 {2, {128, 128}, "_j // 64 * 64 + _i // 64 * 32 + _i % 8 * 4 + _j % 8 // 2", 1,
+	  "_i // 16 % 4 * 32 + _j // 16 % 4 * 8 + _j % 16 // 8 * 4 + _i % 16 // 8 * 2 + _j % 2"},
+	 {1, {128}, "_rep // 4 * 64 + _i // 64 * 32 + _i % 8 * 4 + _rep % 2 + _rep // 2 % 2 * 2", 8,
+	  "_i // 8 % 8"}, 1, R_MAX, 128, 0x43, NULL},
+	{"mma accumulator columns",
+	 {2, {128, 128}, "_j // 64 * 64 + _i // 64 * 32 + _i % 8 * 4 + _j % 8 // 2", 1,
+	  "_i // 16 % 4 * 32 + _j // 16 % 4 * 8 + _j % 16 // 8 * 4 + _i % 16 // 8 * 2 + _j % 2"},
+	 {1, {128}, "_rep", 128, "_i"}, 0, R_SUM, 128, 0x7f, NULL},
 	/* refusals */
 	{"slot depends on thread", {2, {2, 32}, "_j", 1, "(_i + _j) % 2"},
 	 {1, {2}, "_rep", 32, "_i"}, 1, R_SUM, 32, 0, "different destination slots"},
