@@ -231,12 +231,15 @@ smemoff(Em *e, int buf, char *const *idx, Buf *b)
 	const SmemBuf *sb = smem_find(&e->sp, buf);
 	const char *names[IEXPR_NVARS] = {0};
 	IExpr *lin;
-	int d;
+	int d, lead;
 
 	if (!sb)
 		return err_set(e->err, "shared buffer '%s' is not planned", e->k->bufs[buf].name);
+	/* a layout of higher rank than the buffer (a 1-D buffer laid out as [1, n]) takes
+	 * leading zero coordinates; of lower rank, it drops the buffer's leading (unit) dims */
+	lead = sb->layout->nin - e->k->bufs[buf].ndim;
 	for (d = 0; d < sb->layout->nin; d++)
-		names[d] = idx[d];
+		names[d] = d < lead ? "0" : idx[d - lead];
 	if (!(lin = layout_linear_index(e->a, sb->layout)))
 		return err_set(e->err, "shared buffer '%s': no linear index", e->k->bufs[buf].name);
 	ixc(b, lin, names);
@@ -987,6 +990,91 @@ redval(Em *e, ReduceOp op, DType t, const char *v)
 	return arena_printf(e->a, "%s(%s)", t == DT_F32 ? "fabsf" : t == DT_F64 ? "fabs" : "abs", v);
 }
 
+/* reduce from shared memory: a local destination is folded slot by slot by every
+ * thread that holds the slot's element; a shared one by one thread per element,
+ * reading the source's row (dim) from shared memory */
+static int
+smemreduce(Em *e, const IrStmt *st)
+{
+	static const char *const gnames[IEXPR_NVARS] = {"g", "tid"};
+	int sb = st->u.reduce.src, db = st->u.reduce.dst, dim = st->u.reduce.dim, d, dd;
+	const IrBuffer *SB = &e->k->bufs[sb], *DB = &e->k->bufs[db];
+	ReduceOp op = st->u.reduce.op;
+	DType ct = calctype(DB->dtype);
+	const char *ty = ctype(ct), *ident = redident(op, ct);
+	int64_t S = SB->dims[dim].c, NY = 1, T = e->k->threads, div;
+	int keep = DB->ndim == SB->ndim;
+	char *idx[IR_MAXDIM], *dc[IR_MAXDIM], *v, *old, *res;
+	Buf b;
+
+	if (SB->scope != MEM_SHARED)
+		return err_set(e->err, "reduce %s -> %s: a local source needs a local destination (reduce "
+			       "into a local buffer, then copy)", SB->name, DB->name);
+	if (!ident || calctype(SB->dtype) != ct)
+		return err_set(e->err, "reduce: element types %s -> %s are not lowered",
+			       dtype_name(SB->dtype), dtype_name(DB->dtype));
+	for (d = 0; d < DB->ndim; d++)
+		NY *= DB->dims[d].c;
+	line(e, "__syncthreads();");
+	line(e, "{ // reduce %s %s -> %s dim %d from shared memory", reduceop_name(op), SB->name, DB->name,
+	     dim);
+	e->ind++;
+	if (DB->scope == MEM_LOCAL) {
+		line(e, "#pragma unroll");
+		line(e, "for (int g = 0; g < %lld; g++) {", (long long)e->slots[db]);
+		e->ind++;
+		for (d = 0; d < DB->ndim; d++)
+			line(e, "const int c%d = %s;", d, ixstr(e, e->coord[db][d], gnames));
+	} else {
+		line(e, "for (int it = 0; it < %lld; it++) {", (long long)((NY + T - 1) / T));
+		e->ind++;
+		line(e, "const int q = tid + it * %lld;", (long long)T);
+		for (d = DB->ndim - 1, div = 1; d >= 0; div *= DB->dims[d].c, d--)
+			line(e, "const int c%d = q / %lld %% %lld;", d, (long long)div, (long long)DB->dims[d].c);
+		if (NY % T)
+			line(e, "if (q < %lld) {", (long long)NY), e->ind++;
+	}
+	for (d = 0; d < DB->ndim; d++)
+		dc[d] = arena_printf(e->a, "c%d", d);
+	for (d = 0, dd = 0; d < SB->ndim; d++) {
+		if (d == dim) {
+			idx[d] = (char *)"tl_k";
+			dd += keep;
+			continue;
+		}
+		idx[d] = dc[dd++];
+	}
+	buf_init(&b);
+	buf_printf(&b, "%s[", bufptr(e, sb));
+	smemoff(e, sb, idx, &b);
+	buf_putc(&b, ']');
+	v = redval(e, op, ct, conv(e, buf_str(&b), SB->dtype, ct));
+	line(e, "%s tl_a = %s;", ty, ident);
+	line(e, "for (int tl_k = 0; tl_k < %lld; tl_k++)", (long long)S);
+	line(e, "\ttl_a = %s;", redop(e, op, ct, "tl_a", v));
+	buf_reset(&b);
+	if (DB->scope == MEM_LOCAL) {
+		buf_printf(&b, "%s[g]", DB->name);
+	} else {
+		buf_printf(&b, "%s[", bufptr(e, db));
+		smemoff(e, db, dc, &b);
+		buf_putc(&b, ']');
+	}
+	old = conv(e, buf_str(&b), DB->dtype, ct);
+	res = st->u.reduce.clear ? "tl_a" : redop(e, op, ct, old, "tl_a");
+	line(e, "%s = %s;", buf_str(&b), conv(e, res, ct, DB->dtype));
+	buf_free(&b);
+	if (DB->scope == MEM_SHARED && NY % T)
+		e->ind--, line(e, "}");
+	e->ind--;
+	line(e, "}");
+	e->ind--;
+	line(e, "}");
+	if (DB->scope == MEM_SHARED)
+		line(e, "__syncthreads();");
+	return 0;
+}
+
 static int
 reduce(Em *e, const IrStmt *st)
 {
@@ -1002,8 +1090,7 @@ reduce(Em *e, const IrStmt *st)
 	int64_t s, NC, m, wl[32];
 
 	if (SB->scope != MEM_LOCAL || DB->scope != MEM_LOCAL)
-		return err_set(e->err, "reduce of %s '%s' into %s '%s' is not lowered (local buffers only)",
-			       memscope_name(SB->scope), SB->name, memscope_name(DB->scope), DB->name);
+		return smemreduce(e, st);
 	if (!ident || calctype(SB->dtype) != ct)
 		return err_set(e->err, "reduce: element types %s -> %s are not lowered",
 			       dtype_name(SB->dtype), dtype_name(DB->dtype));

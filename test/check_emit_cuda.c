@@ -176,6 +176,12 @@ END_TEST
 	"  local x: f32[16, 32];\n  local y: f16[16, 32];\n  fill(t, 2.0);\n  fill(t[0:4, 8:16], 3.0);\n" \
 	"  copy(t, x);\n  copy(x, y);\n  fill(y[2:4, 0:32], 1.0);\n  copy(y, B[bx * 16, 0]);\n}\n"
 
+#define SREDUCE \
+	"kernel srows(X: f32[M, 128], Y: f32[M], Z: f32[M]) grid(cdiv(M, 32)) threads(128) {\n" \
+	"  shared x: f32[32, 128];\n  shared t: f32[32];\n  local s: f32[32];\n" \
+	"  copy(X[bx * 32, 0], x);\n  reduce(x, s, op = sum, dim = 1);\n  reduce(x, t, op = max, dim = 1);\n" \
+	"  copy(s, Y[bx * 32]);\n  copy(t, Z[bx * 32]);\n}\n"
+
 /* guards: none when assume() proves divisibility, present otherwise */
 static const struct {
 	const char *src;
@@ -239,6 +245,11 @@ static const struct {
 	 "    copy(A[by * 128, ko * 32], As);\n    copy(B[ko * 32, bx * 128], Bs);\n    gemm(As, Bs, acc);\n  }\n"
 	 "  reduce(acc, mx, op = max, dim = 1);\n  copy(mx, R[by * 128]);\n}\n",
 	 "reduce max acc -> mx dim 1: 128 slots into 8, shuffles xor 0x3, warps xor 0x2", NULL},
+	/* reduces from shared memory: into a local (every holder folds its slots) and into a
+	 * shared 1-D buffer (one thread per element), whose [1, n] layout takes a leading 0 */
+	{SREDUCE, "for (int tl_k = 0; tl_k < 128; tl_k++)\n\t\t\t\ttl_a = tl_a + x[((c0 * 128) + tl_k)];\n"
+	 "\t\t\ts_[g] = tl_a;", NULL},
+	{SREDUCE, "tl_a = fmaxf(tl_a, x[((c0 * 128) + tl_k)]);\n\t\t\t\tt[c0] = tl_a;", "t[0]"},
 	/* fills of shared memory (whole and a part), a local -> local copy in
 	 * registers (f32 -> f16), a fill of part of a local buffer */
 	{FILLS, "// copy x -> y in registers\n\t#pragma unroll\n\tfor (int s = 0; s < 8; s++)\n\t\ty[s] = tl_f2h(x[s]);",
@@ -439,6 +450,22 @@ START_TEST(replicated_store)
 }
 END_TEST
 
+/* a reduce the emitter refuses, with the reason */
+START_TEST(reduce_refused)
+{
+	static const char *const src =
+		"kernel f(X: f32[M, 128], Y: f32[M]) grid(cdiv(M, 32)) threads(128) {\n"
+		"  local x: f32[32, 128];\n  shared t: f32[32];\n  copy(X[bx * 32, 0], x);\n"
+		"  reduce(x, t, op = sum, dim = 1);\n  copy(t, Y[bx * 32]);\n}\n";
+	char *cu;
+	int ok;
+
+	cu = emit("t.tile", src, strlen(src), "sm_80", &ok);
+	ck_assert_msg(!ok && strstr(cu, "a local source needs a local destination"), "%s", cu);
+	free(cu);
+}
+END_TEST
+
 /* emission errors are messages, not crashes */
 START_TEST(emit_errors)
 {
@@ -493,6 +520,7 @@ suite_emit_cuda(void)
 	tcase_add_test(tc, inferred_layouts);
 	tcase_add_test(tc, local_copy_layouts);
 	tcase_add_test(tc, replicated_store);
+	tcase_add_test(tc, reduce_refused);
 	tcase_add_test(tc, emit_errors);
 	suite_add_tcase(s, tc);
 	return s;
