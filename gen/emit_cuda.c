@@ -30,6 +30,11 @@ typedef struct Em {
 	const char *stage;
 	int in_pipe;
 	int tmp;             /* counter for unique C names */
+	/* rows-of-whole-vectors flags (veccond): the kernel body is emitted twice, with
+	 * vector accesses when every flag holds and element by element otherwise */
+	const char *flags[32];
+	int nflags;
+	int scalar;          /* emitting the element-by-element body */
 	/* parallel nest being emitted: loop var -> C coordinate expression */
 	const IrStmt *par;
 	IExpr **parpc;       /* its coordinates in (slot, thread) */
@@ -675,38 +680,47 @@ regguard(Em *e, const Region *r, char *const *cs, int nn, int vec)
 	return guards_and(e, g, r->ndim);
 }
 
+/* veccond's answer: vector accesses are not possible here, copy element by element */
+static char scalar_only[] = "scalar";
+
 /*
  * A vector access of v elements on the last dim of a global region is aligned
  * when the row length is a multiple of v (an assume proves it, or a constant)
- * and so is the region's offset in that dim. Returns NULL when proven, else
- * the runtime condition of the vector path (a flag computed once at kernel
- * entry, in chk, and the offset's check); the caller adds a scalar path.
+ * and so is the region's offset in that dim. When an assume does not prove the
+ * row length, a flag `tl_rows<v>_<N> = N % v == 0` is computed at kernel entry
+ * (in chk) and the kernel body is emitted twice (e->scalar): here the vector
+ * body assumes the flag, the scalar body gets scalar_only. Returns NULL (the
+ * vector path), scalar_only, or a runtime condition for an offset not proven a
+ * multiple of v (the caller adds a guarded scalar path).
  */
 static char *
 veccond(Em *e, Buf *chk, const Region *r, int v)
 {
 	const IrBuffer *B = &e->k->bufs[r->buf];
 	const IrVar *sym;
-	int d = B->ndim - 1;
-	char *c = NULL, decl[256];
+	int d = B->ndim - 1, i;
+	char *c, decl[256];
 
 	if (B->scope != MEM_GLOBAL || v <= 1)
 		return NULL;
 	if ((sym = B->dims[d].sym) && !divides(e, sym, v)) {
+		if (e->scalar)
+			return scalar_only;
 		c = arena_printf(e->a, "tl_rows%d_%s", v, vname(e, sym));
 		snprintf(decl, sizeof decl, "\tconst bool %s = %s %% %d == 0; /* rows of whole %d-vectors */\n",
 			 c, vname(e, sym), v, v);
 		if (!strstr(buf_str(chk), decl))
 			buf_puts(chk, decl);
+		for (i = 0; i < e->nflags && strcmp(e->flags[i], c); i++)
+			;
+		if (i == e->nflags && i < (int)(sizeof e->flags / sizeof e->flags[0]))
+			e->flags[e->nflags++] = c;
 	} else if (!sym && B->dims[d].c % v) {
-		return "false";
+		return scalar_only;
 	}
-	if (!multiple(r->off[d], v)) {
-		char *o = arena_printf(e->a, "(%s) %% %d == 0", exprstr(e, r->off[d]), v);
-
-		c = c ? arena_printf(e->a, "%s && %s", c, o) : o;
-	}
-	return c;
+	if (!multiple(r->off[d], v))
+		return arena_printf(e->a, "(%s) %% %d == 0", exprstr(e, r->off[d]), v);
+	return NULL;
 }
 
 /* loop coordinates cs with the last one advanced by the scalar lane tl_k */
@@ -748,7 +762,8 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 			return err_set(e->err, "copy: local '%s' must be copied whole", L->name);
 	}
 	v = eb == 2 || eb == 4 ? fragvec(F, co, S, 16 / eb) : 1;
-	vc = veccond(e, chk, mr, v);
+	if ((vc = veccond(e, chk, mr, v)) == scalar_only)
+		v = 1, vc = NULL;
 	line(e, "#pragma unroll");
 	line(e, "for (int s = 0; s < %lld; s += %d) {", (long long)S, v);
 	e->ind++;
@@ -850,11 +865,14 @@ tilecopy(Em *e, Buf *chk, const IrStmt *st)
 	R = nn == 2 ? ext[0] : 1;
 	C = ext[nn - 1];
 	v = SB->dtype == DB->dtype && (eb == 2 || eb == 4) && C % (16 / eb) == 0 ? 16 / eb : 1;
+	if ((vc = veccond(e, chk, SB->scope == MEM_GLOBAL ? sr : dr, v)) == scalar_only)
+		v = 1, vc = NULL;
 	async = v > 1 && e->t->has_cp_async && SB->scope == MEM_GLOBAL && DB->scope == MEM_SHARED;
 	chunks = R * C / v;
 	iters = (chunks + T - 1) / T;
-	vc = veccond(e, chk, SB->scope == MEM_GLOBAL ? sr : dr, v);
-	line(e, "#pragma unroll");
+	/* element by element, a rolled loop: unrolled, the loads of the whole tile would be
+	 * hoisted and held in registers */
+	line(e, v == 1 && e->scalar ? "#pragma unroll 1" : "#pragma unroll");
 	line(e, "for (int it = 0; it < %lld; it++) {", (long long)iters);
 	e->ind++;
 	line(e, "const int q = tid + it * %lld;", (long long)T);
@@ -1982,6 +2000,49 @@ cutecomment(Em *e, const Layout *L, int frag, const char *swz, int vec)
 	buf_free(&b);
 }
 
+/* the statements of the kernel into body: once; or, when vector accesses depend on
+ * rows-of-whole-vectors flags, as `if (flags) { vector body } else { scalar body }`
+ * so that each body keeps its own registers (no scalar code in the vector loops) */
+static int
+bodies(Em *e, Buf *chk, Buf *body)
+{
+	Buf vb, sb;
+	int i, tmp = e->tmp, ret;
+
+	e->nflags = 0;
+	e->scalar = 0;
+	buf_init(&vb);
+	buf_init(&sb);
+	e->o = &vb;
+	if ((ret = stmts(e, chk, e->k->body)) == 0 && e->nflags > 0) {
+		buf_reset(&vb);
+		e->ind = 2;
+		e->tmp = tmp;
+		if ((ret = stmts(e, chk, e->k->body)) == 0) {
+			e->scalar = 1;
+			e->o = &sb;
+			ret = stmts(e, chk, e->k->body);
+			e->scalar = 0;
+		}
+		e->o = body;
+		e->ind = 1;
+		buf_puts(body, "\tif (");
+		for (i = 0; i < e->nflags; i++)
+			buf_printf(body, "%s%s", i ? " && " : "", e->flags[i]);
+		buf_puts(body, ") {\n");
+		buf_puts(body, buf_str(&vb));
+		line(e, "} else { // rows that are not whole vectors: element by element");
+		buf_puts(body, buf_str(&sb));
+		line(e, "}");
+	} else {
+		buf_puts(body, buf_str(&vb));
+	}
+	e->o = body;
+	buf_free(&vb);
+	buf_free(&sb);
+	return ret;
+}
+
 static int
 kernel(Em *e)
 {
@@ -2081,7 +2142,7 @@ kernel(Em *e)
 			    eb == 2 || eb == 4 ? fragvec(e->frag[b], e->coord[b], e->slots[b], 16 / eb) : 1);
 		line(e, "%s %s[%lld];", ctype(B->dtype), B->name, (long long)e->slots[b]);
 	}
-	ret = stmts(e, &chk, k->body);
+	ret = bodies(e, &chk, &body);
 	e->o = out;
 	if (ret == 0) {
 		buf_puts(out, buf_str(&chk));

@@ -204,7 +204,8 @@ static const struct {
 	 "const bool tl_rows4_N = N % 4 == 0;", "__trap"},
 	{"kernel f(A: f32[M, N], B: f32[M, N]) grid(cdiv(M, 16)) threads(64) {\n  local x: f32[16, 32];\n"
 	 "  copy(A[bx * 16, 0], x);\n  copy(x, B[bx * 16, 0]);\n}\n",
-	 "for (int tl_k = 0; tl_k < 4; tl_k++)\n\t\t\t\t\tif ((((int)blockIdx.x * 16) + c0) < M && ((c1 + tl_k)) < N)", NULL},
+	 "} else { // rows that are not whole vectors: element by element\n\t\t#pragma unroll\n"
+	 "\t\tfor (int s = 0; s < 8; s += 1) {", NULL},
 	{"kernel f(A: f32[M, N], B: f32[M, N]) grid(cdiv(M, 16)) threads(64) {\n  assume(N % 32 == 0);\n"
 	 "  local x: f32[16, 32];\n  copy(A[bx * 16, 0], x);\n  copy(x, B[bx * 16, 0]);\n}\n",
 	 "const uint4 r = ", "tl_rows"},
@@ -212,6 +213,11 @@ static const struct {
 	{"kernel c(A: f16[M, N], B: f16[M, N]) grid(cdiv(N, 64), cdiv(M, 64)) threads(128) {\n"
 	 "  shared s: f16[64, 64];\n  copy(A[by * 64, bx * 64], s);\n  copy(s, B[by * 64, bx * 64]);\n}\n",
 	 ") < N ? *(&A[", "__trap"},
+	/* the element-by-element body copies through shared memory in a rolled loop */
+	{"kernel c(A: f16[M, N], B: f16[M, N]) grid(cdiv(N, 64), cdiv(M, 64)) threads(128) {\n"
+	 "  shared s: f16[64, 64];\n  copy(A[by * 64, bx * 64], s);\n  copy(s, B[by * 64, bx * 64]);\n}\n",
+	 "} else { // rows that are not whole vectors: element by element\n\t\t#pragma unroll 1\n"
+	 "\t\tfor (int it = 0; it < 32; it++) {", NULL},
 	/* an offset not a multiple of the vector: checked at run time too */
 	{"kernel f(A: f32[M, N], B: f32[M, N]) grid(cdiv(M, 16)) threads(64) {\n  assume(N % 32 == 0);\n"
 	 "  local x: f32[16, 32];\n  copy(A[bx * 16, bx + 1], x);\n  copy(x, B[bx * 16, 0]);\n}\n",
@@ -247,15 +253,15 @@ static const struct {
 	 "reduce max acc -> mx dim 1: 128 slots into 8, shuffles xor 0x3, warps xor 0x2", NULL},
 	/* reduces from shared memory: into a local (every holder folds its slots) and into a
 	 * shared 1-D buffer (one thread per element), whose [1, n] layout takes a leading 0 */
-	{SREDUCE, "for (int tl_k = 0; tl_k < 128; tl_k++)\n\t\t\t\ttl_a = tl_a + x[((c0 * 128) + tl_k)];\n"
-	 "\t\t\ts_[g] = tl_a;", NULL},
-	{SREDUCE, "tl_a = fmaxf(tl_a, x[((c0 * 128) + tl_k)]);\n\t\t\t\tt[c0] = tl_a;", "t[0]"},
+	{SREDUCE, "for (int tl_k = 0; tl_k < 128; tl_k++)\n\t\t\t\t\ttl_a = tl_a + x[((c0 * 128) + tl_k)];\n"
+	 "\t\t\t\ts_[g] = tl_a;", NULL},
+	{SREDUCE, "tl_a = fmaxf(tl_a, x[((c0 * 128) + tl_k)]);\n\t\t\t\t\tt[c0] = tl_a;", "t[0]"},
 	/* fills of shared memory (whole and a part), a local -> local copy in
 	 * registers (f32 -> f16), a fill of part of a local buffer */
-	{FILLS, "// copy x -> y in registers\n\t#pragma unroll\n\tfor (int s = 0; s < 8; s++)\n\t\ty[s] = tl_f2h(x[s]);",
+	{FILLS, "// copy x -> y in registers\n\t\t#pragma unroll\n\t\tfor (int s = 0; s < 8; s++)\n\t\t\ty[s] = tl_f2h(x[s]);",
 	 "not lowered"},
-	{FILLS, "if (q < 32)\n\t\t\t*(&t[((c0 * 32) + 8 + c1)]) = 3.0f;\n\t}\n\t__syncthreads();", NULL},
-	{FILLS, "if (((tid / 8) + ((s / 4) * 8)) >= 2 && ((tid / 8) + ((s / 4) * 8)) < 2 + 2)\n\t\t\ty[s] = ", NULL},
+	{FILLS, "if (q < 32)\n\t\t\t\t*(&t[((c0 * 32) + 8 + c1)]) = 3.0f;\n\t\t}\n\t\t__syncthreads();", NULL},
+	{FILLS, "if (((tid / 8) + ((s / 4) * 8)) >= 2 && ((tid / 8) + ((s / 4) * 8)) < 2 + 2)\n\t\t\t\ty[s] = ", NULL},
 };
 
 START_TEST(guard_table)
@@ -398,7 +404,7 @@ START_TEST(local_copy_layouts)
 	buf_reset(&b);
 	ck_assert_msg(emit_cuda(&a, p, &b, &e) == 0, "%s", e.msg);
 	ck_assert_msg(strstr(buf_str(&b), "// fill global A\n") != NULL, "%s", buf_str(&b));
-	ck_assert_msg(strstr(buf_str(&b), "if ((c0) < M && (c1) < N)\n\t\t\t*(&A[") != NULL, "%s", buf_str(&b));
+	ck_assert_msg(strstr(buf_str(&b), "if ((c0) < M && (c1) < N)\n\t\t\t\t*(&A[") != NULL, "%s", buf_str(&b));
 	ck_assert_int_eq(nvrtc(jit, buf_str(&b), "sm_80", &ptx), TILEC_OK);
 	free(ptx);
 	buf_free(&b);

@@ -14,12 +14,12 @@ elementwise(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__r
 	tl_half_t b[32];
 	// layout: ((_16,_4),(_8,_8),_1):((_256,_8),(_1,_32),_0)  swizzle: none  vec: 8
 	tl_half_t c_[32];
-	#pragma unroll
-	for (int s = 0; s < 32; s += 8) {
-		const int c0 = ((tid / 8) + ((s / 8) * 16));
-		const int c1 = ((s % 8) + ((tid % 8) * 8));
-		if ((((int)blockIdx.y * 64) + c0) < M && (((int)blockIdx.x * 64) + c1) < N) {
-			if (tl_rows8_N) {
+	if (tl_rows8_N) {
+		#pragma unroll
+		for (int s = 0; s < 32; s += 8) {
+			const int c0 = ((tid / 8) + ((s / 8) * 16));
+			const int c1 = ((s % 8) + ((tid % 8) * 8));
+			if ((((int)blockIdx.y * 64) + c0) < M && (((int)blockIdx.x * 64) + c1) < N) {
 				const uint4 r = *(const uint4 *)(&A[((long long)(((int)blockIdx.y * 64) + c0) * N + (long long)(((int)blockIdx.x * 64) + c1))]);
 				a[s + 0] = (tl_half_t)(r.x >> 0);
 				a[s + 1] = (tl_half_t)(r.x >> 16);
@@ -29,20 +29,13 @@ elementwise(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__r
 				a[s + 5] = (tl_half_t)(r.z >> 16);
 				a[s + 6] = (tl_half_t)(r.w >> 0);
 				a[s + 7] = (tl_half_t)(r.w >> 16);
-			} else {
-				#pragma unroll
-				for (int tl_k = 0; tl_k < 8; tl_k++)
-					if ((((int)blockIdx.y * 64) + c0) < M && (((int)blockIdx.x * 64) + (c1 + tl_k)) < N)
-						a[s + tl_k] = *(&A[((long long)(((int)blockIdx.y * 64) + c0) * N + (long long)(((int)blockIdx.x * 64) + (c1 + tl_k)))]);
 			}
 		}
-	}
-	#pragma unroll
-	for (int s = 0; s < 32; s += 8) {
-		const int c0 = ((tid / 8) + ((s / 8) * 16));
-		const int c1 = ((s % 8) + ((tid % 8) * 8));
-		if ((((int)blockIdx.y * 64) + c0) < M && (((int)blockIdx.x * 64) + c1) < N) {
-			if (tl_rows8_N) {
+		#pragma unroll
+		for (int s = 0; s < 32; s += 8) {
+			const int c0 = ((tid / 8) + ((s / 8) * 16));
+			const int c1 = ((s % 8) + ((tid % 8) * 8));
+			if ((((int)blockIdx.y * 64) + c0) < M && (((int)blockIdx.x * 64) + c1) < N) {
 				const uint4 r = *(const uint4 *)(&B[((long long)(((int)blockIdx.y * 64) + c0) * N + (long long)(((int)blockIdx.x * 64) + c1))]);
 				b[s + 0] = (tl_half_t)(r.x >> 0);
 				b[s + 1] = (tl_half_t)(r.x >> 16);
@@ -52,33 +45,53 @@ elementwise(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__r
 				b[s + 5] = (tl_half_t)(r.z >> 16);
 				b[s + 6] = (tl_half_t)(r.w >> 0);
 				b[s + 7] = (tl_half_t)(r.w >> 16);
-			} else {
-				#pragma unroll
-				for (int tl_k = 0; tl_k < 8; tl_k++)
-					if ((((int)blockIdx.y * 64) + c0) < M && (((int)blockIdx.x * 64) + (c1 + tl_k)) < N)
-						b[s + tl_k] = *(&B[((long long)(((int)blockIdx.y * 64) + c0) * N + (long long)(((int)blockIdx.x * 64) + (c1 + tl_k)))]);
 			}
 		}
-	}
-	#pragma unroll
-	for (int s = 0; s < 32; s++) {
-		const int i = ((tid / 8) + ((s / 8) * 16));
-		const int j = ((s % 8) + ((tid % 8) * 8));
-		float v = ((((float)tl_h2f(a[s])) * alpha) + ((float)tl_h2f(b[s])));
-		c_[s] = tl_f2h(tl_h2f(tl_f2h(fmaxf(v, 0.0f))));
-	}
-	#pragma unroll
-	for (int s = 0; s < 32; s += 8) {
-		const int c0 = ((tid / 8) + ((s / 8) * 16));
-		const int c1 = ((s % 8) + ((tid % 8) * 8));
-		if ((((int)blockIdx.y * 64) + c0) < M && (((int)blockIdx.x * 64) + c1) < N) {
-			if (tl_rows8_N) {
+		#pragma unroll
+		for (int s = 0; s < 32; s++) {
+			const int i = ((tid / 8) + ((s / 8) * 16));
+			const int j = ((s % 8) + ((tid % 8) * 8));
+			float v = ((((float)tl_h2f(a[s])) * alpha) + ((float)tl_h2f(b[s])));
+			c_[s] = tl_f2h(tl_h2f(tl_f2h(fmaxf(v, 0.0f))));
+		}
+		#pragma unroll
+		for (int s = 0; s < 32; s += 8) {
+			const int c0 = ((tid / 8) + ((s / 8) * 16));
+			const int c1 = ((s % 8) + ((tid % 8) * 8));
+			if ((((int)blockIdx.y * 64) + c0) < M && (((int)blockIdx.x * 64) + c1) < N) {
 				*(uint4 *)(&C[((long long)(((int)blockIdx.y * 64) + c0) * N + (long long)(((int)blockIdx.x * 64) + c1))]) = make_uint4(((tl_u32)c_[s + 0] | ((tl_u32)c_[s + 1] << 16)), ((tl_u32)c_[s + 2] | ((tl_u32)c_[s + 3] << 16)), ((tl_u32)c_[s + 4] | ((tl_u32)c_[s + 5] << 16)), ((tl_u32)c_[s + 6] | ((tl_u32)c_[s + 7] << 16)));
-			} else {
-				#pragma unroll
-				for (int tl_k = 0; tl_k < 8; tl_k++)
-					if ((((int)blockIdx.y * 64) + c0) < M && (((int)blockIdx.x * 64) + (c1 + tl_k)) < N)
-						*(&C[((long long)(((int)blockIdx.y * 64) + c0) * N + (long long)(((int)blockIdx.x * 64) + (c1 + tl_k)))]) = c_[s + tl_k];
+			}
+		}
+	} else { // rows that are not whole vectors: element by element
+		#pragma unroll
+		for (int s = 0; s < 32; s += 1) {
+			const int c0 = ((tid / 8) + ((s / 8) * 16));
+			const int c1 = ((s % 8) + ((tid % 8) * 8));
+			if ((((int)blockIdx.y * 64) + c0) < M && (((int)blockIdx.x * 64) + c1) < N) {
+				a[s] = *(&A[((long long)(((int)blockIdx.y * 64) + c0) * N + (long long)(((int)blockIdx.x * 64) + c1))]);
+			}
+		}
+		#pragma unroll
+		for (int s = 0; s < 32; s += 1) {
+			const int c0 = ((tid / 8) + ((s / 8) * 16));
+			const int c1 = ((s % 8) + ((tid % 8) * 8));
+			if ((((int)blockIdx.y * 64) + c0) < M && (((int)blockIdx.x * 64) + c1) < N) {
+				b[s] = *(&B[((long long)(((int)blockIdx.y * 64) + c0) * N + (long long)(((int)blockIdx.x * 64) + c1))]);
+			}
+		}
+		#pragma unroll
+		for (int s = 0; s < 32; s++) {
+			const int i = ((tid / 8) + ((s / 8) * 16));
+			const int j = ((s % 8) + ((tid % 8) * 8));
+			float v = ((((float)tl_h2f(a[s])) * alpha) + ((float)tl_h2f(b[s])));
+			c_[s] = tl_f2h(tl_h2f(tl_f2h(fmaxf(v, 0.0f))));
+		}
+		#pragma unroll
+		for (int s = 0; s < 32; s += 1) {
+			const int c0 = ((tid / 8) + ((s / 8) * 16));
+			const int c1 = ((s % 8) + ((tid % 8) * 8));
+			if ((((int)blockIdx.y * 64) + c0) < M && (((int)blockIdx.x * 64) + c1) < N) {
+				*(&C[((long long)(((int)blockIdx.y * 64) + c0) * N + (long long)(((int)blockIdx.x * 64) + c1))]) = c_[s];
 			}
 		}
 	}
