@@ -32,6 +32,11 @@ typedef struct Em {
 	int in_pipe;
 	int wg_inflight;     /* wgmma in a pipeline: 1 fenced by it, 2 also one group in flight */
 	int tmp;             /* counter for unique C names */
+	/* rows-of-whole-vectors flags (veccond): the kernel body is emitted twice, with
+	 * vector accesses when every flag holds and element by element otherwise */
+	const char *flags[32];
+	int nflags;
+	int scalar;          /* emitting the element-by-element body */
 	/* parallel nest being emitted: loop var -> C coordinate expression */
 	const IrStmt *par;
 	IExpr **parpc;       /* its coordinates in (slot, thread) */
@@ -77,6 +82,46 @@ static DType
 calctype(DType t)
 {
 	return t == DT_F16 || t == DT_BF16 ? DT_F32 : t;
+}
+
+/* ---- names: user names that would clash with generated ones get a '_' ----------- */
+
+static const char *const reserved[] = {
+	/* names the generated code declares */
+	"s", "g", "r", "q", "c", "it", "tid", "lane", "warp", "kk", "mi", "ni", "nj", "st", "wm",
+	"wgm",
+	/* C, C++ and CUDA words, math functions the code calls */
+	"auto", "bool", "break", "case", "char", "class", "const", "continue", "default", "delete",
+	"do", "double", "else", "enum", "explicit", "extern", "false", "float", "for", "friend", "goto",
+	"if", "inline", "int", "long", "mutable", "namespace", "new", "operator", "private",
+	"protected", "public", "register", "return", "short", "signed", "sizeof", "static", "struct",
+	"switch", "template", "this", "throw", "true", "try", "typedef", "typename", "union",
+	"unsigned", "using", "virtual", "void", "volatile", "while", "and", "or", "not", "xor", "asm",
+	"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "min", "max", "abs", "fabs",
+	"fabsf", "fmax", "fmaxf", "fmin", "fminf", "expf", "exp2f", "logf", "log2f", "sqrtf", "rsqrtf",
+	"tanhf", "sinf", "cosf", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sin", "cos",
+	"uint4", "uint2", "make_uint4", "make_uint2", "half", "INFINITY", "NAN",
+};
+
+/* the C name of a user name: reserved words, c<digits>, names starting with "tl"
+ * or ending in '_' get a '_' appended (injective: kept names never end in '_') */
+static const char *
+cname(Arena *a, const char *n)
+{
+	size_t i, l = strlen(n);
+	int bad = l == 0 || n[l - 1] == '_' || !strncmp(n, "tl", 2);
+
+	if (!bad && n[0] == 'c' && l > 1 && strspn(n + 1, "0123456789") == l - 1)
+		bad = 1;
+	for (i = 0; !bad && i < sizeof reserved / sizeof reserved[0]; i++)
+		bad = !strcmp(n, reserved[i]);
+	return bad ? arena_printf(a, "%s_", n) : n;
+}
+
+static const char *
+vname(Em *e, const IrVar *v)
+{
+	return cname(e->a, v->name);
 }
 
 /* ---- index expressions as C ------------------------------------------------ */
@@ -144,7 +189,7 @@ varc(Em *e, Buf *b, const IrVar *v)
 		buf_printf(b, "(int)blockIdx.%c", v->name[1]);
 		return;
 	}
-	buf_puts(b, v->name);
+	buf_puts(b, vname(e, v));
 }
 
 /* row-major offset of a global buffer access: idx[d] * stride(d) */
@@ -160,7 +205,7 @@ goffset(Em *e, Buf *b, const IrBuffer *B, char *const *idx)
 		buf_printf(b, "%s(long long)(%s)", d ? " + " : "", idx[d]);
 		for (d2 = d + 1; d2 < B->ndim; d2++) {
 			if (B->dims[d2].sym)
-				buf_printf(b, " * %s", B->dims[d2].sym->name);
+				buf_printf(b, " * %s", vname(e, B->dims[d2].sym));
 			else
 				buf_printf(b, " * %lld", (long long)B->dims[d2].c);
 		}
@@ -193,12 +238,15 @@ smemoff(Em *e, int buf, char *const *idx, Buf *b)
 	const SmemBuf *sb = smem_find(&e->sp, buf);
 	const char *names[IEXPR_NVARS] = {0};
 	IExpr *lin;
-	int d;
+	int d, lead;
 
 	if (!sb)
 		return err_set(e->err, "shared buffer '%s' is not planned", e->k->bufs[buf].name);
+	/* a layout of higher rank than the buffer (a 1-D buffer laid out as [1, n]) takes
+	 * leading zero coordinates; of lower rank, it drops the buffer's leading (unit) dims */
+	lead = sb->layout->nin - e->k->bufs[buf].ndim;
 	for (d = 0; d < sb->layout->nin; d++)
-		names[d] = idx[d];
+		names[d] = d < lead ? "0" : idx[d - lead];
 	if (!(lin = layout_linear_index(e->a, sb->layout)))
 		return err_set(e->err, "shared buffer '%s': no linear index", e->k->bufs[buf].name);
 	ixc(b, lin, names);
@@ -418,7 +466,7 @@ guard(Em *e, const Region *r, int d, const char *cd, int64_t ext)
 		       : arena_printf(e->a, "(%s) < %lld", cd, (long long)B->dims[d].c);
 	if (divides(e, B->dims[d].sym, r->ext[d]) && multiple(r->off[d], r->ext[d]))
 		return NULL;
-	return arena_printf(e->a, "(%s) < %s", cd, B->dims[d].sym->name);
+	return arena_printf(e->a, "(%s) < %s", cd, vname(e, B->dims[d].sym));
 }
 
 static char *
@@ -661,20 +709,60 @@ regguard(Em *e, const Region *r, char *const *cs, int nn, int vec)
 	return guards_and(e, g, r->ndim);
 }
 
-/* a vector access on the last dim of a global tensor needs its row length divisible */
-static void
-needdiv(Em *e, Buf *chk, const Region *r, int v)
+/* veccond's answer: vector accesses are not possible here, copy element by element */
+static char scalar_only[] = "scalar";
+
+/*
+ * A vector access of v elements on the last dim of a global region is aligned
+ * when the row length is a multiple of v (an assume proves it, or a constant)
+ * and so is the region's offset in that dim. When an assume does not prove the
+ * row length, a flag `tl_rows<v>_<N> = N % v == 0` is computed at kernel entry
+ * (in chk) and the kernel body is emitted twice (e->scalar): here the vector
+ * body assumes the flag, the scalar body gets scalar_only. Returns NULL (the
+ * vector path), scalar_only, or a runtime condition for an offset not proven a
+ * multiple of v (the caller adds a guarded scalar path).
+ */
+static char *
+veccond(Em *e, Buf *chk, const Region *r, int v)
 {
 	const IrBuffer *B = &e->k->bufs[r->buf];
 	const IrVar *sym;
-	char pat[128];
+	int d = B->ndim - 1, i;
+	char *c, decl[256];
 
-	if (B->scope != MEM_GLOBAL || v <= 1 || !(sym = B->dims[B->ndim - 1].sym) || divides(e, sym, v))
-		return;
-	snprintf(pat, sizeof pat, "if (%s %% %d != 0)", sym->name, v);
-	if (!strstr(buf_str(chk), pat))
-		buf_printf(chk, "\t%s\n\t\t__trap(); /* %d-element vectors need rows of whole vectors */\n", pat,
-			   v);
+	if (B->scope != MEM_GLOBAL || v <= 1)
+		return NULL;
+	if ((sym = B->dims[d].sym) && !divides(e, sym, v)) {
+		if (e->scalar)
+			return scalar_only;
+		c = arena_printf(e->a, "tl_rows%d_%s", v, vname(e, sym));
+		snprintf(decl, sizeof decl, "\tconst bool %s = %s %% %d == 0; /* rows of whole %d-vectors */\n",
+			 c, vname(e, sym), v, v);
+		if (!strstr(buf_str(chk), decl))
+			buf_puts(chk, decl);
+		for (i = 0; i < e->nflags && strcmp(e->flags[i], c); i++)
+			;
+		if (i == e->nflags && i < (int)(sizeof e->flags / sizeof e->flags[0]))
+			e->flags[e->nflags++] = c;
+	} else if (!sym && B->dims[d].c % v) {
+		return scalar_only;
+	}
+	if (!multiple(r->off[d], v))
+		return arena_printf(e->a, "(%s) %% %d == 0", exprstr(e, r->off[d]), v);
+	return NULL;
+}
+
+/* loop coordinates cs with the last one advanced by the scalar lane tl_k */
+static char **
+lanecs(Em *e, char *const *cs, int nn)
+{
+	char **c2 = anewn(e->a, char *, nn + 1);
+	int i;
+
+	for (i = 0; i < nn; i++)
+		c2[i] = cs[i];
+	c2[nn - 1] = arena_printf(e->a, "(%s + tl_k)", cs[nn - 1]);
+	return c2;
 }
 
 typedef struct Lower {
@@ -692,8 +780,8 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 	const Fragment *F = e->frag[lr->buf];
 	IExpr **co = e->coord[lr->buf];
 	int64_t S = e->slots[lr->buf];
-	int d, k, v, eb = dtype_bytes(Mb->dtype), nn = F->nin;
-	char *cs[LAYOUT_MAXDIM], *g, *vals[16];
+	int d, k, nk, v, eb = dtype_bytes(Mb->dtype), nn = F->nin;
+	char *cs[LAYOUT_MAXDIM], *g, *vals[16], *vc, **c2;
 	Buf b;
 
 	for (d = 0; d < lr->ndim; d++) {
@@ -703,8 +791,8 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 			return err_set(e->err, "copy: local '%s' must be copied whole", L->name);
 	}
 	v = eb == 2 || eb == 4 ? fragvec(F, co, S, 16 / eb) : 1;
-	if (Mb->scope == MEM_GLOBAL)
-		needdiv(e, chk, mr, v);
+	if ((vc = veccond(e, chk, mr, v)) == scalar_only)
+		v = 1, vc = NULL;
 	line(e, "#pragma unroll");
 	line(e, "for (int s = 0; s < %lld; s += %d) {", (long long)S, v);
 	e->ind++;
@@ -717,23 +805,26 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 	for (k = 0, d = 0; d < nn; d++)
 		if (L->dims[d].c != 1)
 			cs[k++] = cs[d];
-	g = regguard(e, mr, cs, k, v);
+	nk = k;
+	g = regguard(e, mr, cs, nk, v);
 	if (!to_local && F->rep > 1)
 		g = arena_printf(e->a, "%s%s(%s) == 0", g ? g : "", g ? " && " : "",
 				 ixstr(e, co[nn], slotnames));
 	if (g)
 		line(e, "if (%s) {", g), e->ind++;
+	if (vc)
+		line(e, "if (%s) {", vc), e->ind++;
 	if (v == 1) {
 		if (to_local)
 			line(e, "%s[s] = %s;", L->name,
-			     conv(e, arena_printf(e->a, "*(%s)", memaddr(e, mr, cs, k)), Mb->dtype, L->dtype));
+			     conv(e, arena_printf(e->a, "*(%s)", memaddr(e, mr, cs, nk)), Mb->dtype, L->dtype));
 		else
-			line(e, "*(%s) = %s;", memaddr(e, mr, cs, k),
+			line(e, "*(%s) = %s;", memaddr(e, mr, cs, nk),
 			     conv(e, arena_printf(e->a, "%s[s]", L->name), L->dtype, Mb->dtype));
 	} else if (to_local) {
 		int words = v * eb / 4;
 
-		line(e, "const %s r = *(const %s *)(%s);", vtype(v * eb), vtype(v * eb), memaddr(e, mr, cs, k));
+		line(e, "const %s r = *(const %s *)(%s);", vtype(v * eb), vtype(v * eb), memaddr(e, mr, cs, nk));
 		for (k = 0; k < v; k++)
 			line(e, "%s[s + %d] = %s;", L->name, k,
 			     conv(e, unpack(e, Mb->dtype, "r", words, k), Mb->dtype, L->dtype));
@@ -754,7 +845,31 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 			}
 			buf_putc(&b, ')');
 		}
-		line(e, "*(%s *)(%s) = %s;", vtype(v * eb), memaddr(e, mr, cs, k), buf_str(&b));
+		line(e, "*(%s *)(%s) = %s;", vtype(v * eb), memaddr(e, mr, cs, nk), buf_str(&b));
+	}
+	if (vc) {
+		/* rows not of whole vectors: element by element, each guarded */
+		char *g2;
+
+		e->ind--;
+		line(e, "} else {");
+		e->ind++;
+		c2 = lanecs(e, cs, nk);
+		g2 = regguard(e, mr, c2, nk, 1);
+		line(e, "#pragma unroll");
+		line(e, "for (int tl_k = 0; tl_k < %d; tl_k++)", v);
+		e->ind++;
+		if (g2)
+			line(e, "if (%s)", g2), e->ind++;
+		if (to_local)
+			line(e, "%s[s + tl_k] = %s;", L->name,
+			     conv(e, arena_printf(e->a, "*(%s)", memaddr(e, mr, c2, nk)), Mb->dtype, L->dtype));
+		else
+			line(e, "*(%s) = %s;", memaddr(e, mr, c2, nk),
+			     conv(e, arena_printf(e->a, "%s[s + tl_k]", L->name), L->dtype, Mb->dtype));
+		e->ind -= g2 ? 2 : 1;
+		e->ind--;
+		line(e, "}");
 	}
 	if (g)
 		e->ind--, line(e, "}");
@@ -772,20 +887,23 @@ tilecopy(Em *e, Buf *chk, const IrStmt *st)
 	const IrBuffer *SB = &e->k->bufs[sr->buf], *DB = &e->k->bufs[dr->buf];
 	int64_t ext[IR_MAXDIM], R, C, chunks, T = e->k->threads, iters;
 	int nn = nest_shape(st, ext), v, eb = dtype_bytes(SB->dtype), async;
-	char *cs[2], *gs, *gd, *g;
+	char *cs[2], *gs, *gd, *g, *vc, **c2, *qg;
 
 	if (nn > 2)
 		return err_set(e->err, "copy of rank %d between memories is not lowered yet", nn);
 	R = nn == 2 ? ext[0] : 1;
 	C = ext[nn - 1];
 	v = SB->dtype == DB->dtype && (eb == 2 || eb == 4) && C % (16 / eb) == 0 ? 16 / eb : 1;
+	if ((vc = veccond(e, chk, SB->scope == MEM_GLOBAL ? sr : dr, v)) == scalar_only)
+		v = 1, vc = NULL;
 	/* HIP: tilec_hip.h's tl_cp_async16(_zfill) are synchronous 16-byte copies (zeros past the edge) */
 	async = v > 1 && (e->t->has_cp_async || e->t->kind == TGT_HIP) && SB->scope == MEM_GLOBAL &&
 		DB->scope == MEM_SHARED;
 	chunks = R * C / v;
 	iters = (chunks + T - 1) / T;
-	needdiv(e, chk, SB->scope == MEM_GLOBAL ? sr : dr, v);
-	line(e, "#pragma unroll");
+	/* element by element, a rolled loop: unrolled, the loads of the whole tile would be
+	 * hoisted and held in registers */
+	line(e, v == 1 && e->scalar ? "#pragma unroll 1" : "#pragma unroll");
 	line(e, "for (int it = 0; it < %lld; it++) {", (long long)iters);
 	e->ind++;
 	line(e, "const int q = tid + it * %lld;", (long long)T);
@@ -797,14 +915,36 @@ tilecopy(Em *e, Buf *chk, const IrStmt *st)
 	gs = regguard(e, sr, cs, nn, v);
 	gd = regguard(e, dr, cs, nn, v);
 	g = gs && gd ? arena_printf(e->a, "%s && %s", gs, gd) : gs ? gs : gd;
-	if (chunks % T)
-		g = arena_printf(e->a, "q < %lld%s%s", (long long)chunks, g ? " && " : "", g ? g : "");
-	if (async && (!g || chunks % T == 0)) {
+	qg = chunks % T ? arena_printf(e->a, "q < %lld", (long long)chunks) : NULL;
+	if (vc)
+		line(e, "if (%s) {", vc), e->ind++;
+	if (async) {
+		/* out-of-range chunks are zero-filled (src-size 0); chunks past the tile are skipped */
+		if (qg)
+			line(e, "if (%s)", qg), e->ind++;
 		if (g)
 			line(e, "tl_cp_async16_zfill(%s, %s, %s);", memaddr(e, dr, cs, nn), memaddr(e, sr, cs, nn), g);
 		else
 			line(e, "tl_cp_async16(%s, %s);", memaddr(e, dr, cs, nn), memaddr(e, sr, cs, nn));
+		if (qg)
+			e->ind--;
+	} else if (SB->scope == MEM_GLOBAL && DB->scope == MEM_SHARED && gs && !gd) {
+		/* zeros where the source is out of range, as cp.async's zero fill */
+		if (qg)
+			line(e, "if (%s)", qg), e->ind++;
+		if (v > 1)
+			line(e, "*(uint4 *)(%s) = %s ? *(const uint4 *)(%s) : make_uint4(0, 0, 0, 0);",
+			     memaddr(e, dr, cs, nn), gs, memaddr(e, sr, cs, nn));
+		else
+			line(e, "*(%s) = %s ? %s : %s;", memaddr(e, dr, cs, nn), gs,
+			     conv(e, arena_printf(e->a, "*(%s)", memaddr(e, sr, cs, nn)), SB->dtype, DB->dtype),
+			     conv(e, "0.0f", DT_F32, DB->dtype));
+		if (qg)
+			e->ind--;
+		async = 0;
 	} else {
+		if (qg)
+			g = arena_printf(e->a, "%s%s%s", qg, g ? " && " : "", g ? g : "");
 		if (g)
 			line(e, "if (%s)", g), e->ind++;
 		if (v > 1)
@@ -817,9 +957,289 @@ tilecopy(Em *e, Buf *chk, const IrStmt *st)
 			e->ind--;
 		async = 0;
 	}
+	if (vc) {
+		/* rows not of whole vectors: element by element; shared memory gets zeros
+		 * where the global source is out of range, as cp.async's zero fill */
+		e->ind--;
+		line(e, "} else {");
+		e->ind++;
+		c2 = lanecs(e, cs, nn);
+		gs = regguard(e, sr, c2, nn, 1);
+		gd = regguard(e, dr, c2, nn, 1);
+		line(e, "#pragma unroll");
+		line(e, "for (int tl_k = 0; tl_k < %d; tl_k++) {", v);
+		e->ind++;
+		if (chunks % T)
+			line(e, "if (q < %lld) {", (long long)chunks), e->ind++;
+		if (DB->scope == MEM_SHARED && gs)
+			line(e, "*(%s) = %s ? %s : %s;", memaddr(e, dr, c2, nn), gs,
+			     conv(e, arena_printf(e->a, "*(%s)", memaddr(e, sr, c2, nn)), SB->dtype, DB->dtype),
+			     conv(e, "0.0f", DT_F32, DB->dtype));
+		else {
+			if (gd || gs)
+				line(e, "if (%s)", gd && gs ? arena_printf(e->a, "%s && %s", gs, gd) : gd ? gd : gs),
+				e->ind++;
+			line(e, "*(%s) = %s;", memaddr(e, dr, c2, nn),
+			     conv(e, arena_printf(e->a, "*(%s)", memaddr(e, sr, c2, nn)), SB->dtype, DB->dtype));
+			if (gd || gs)
+				e->ind--;
+		}
+		if (chunks % T)
+			e->ind--, line(e, "}");
+		e->ind--;
+		line(e, "}");
+		e->ind--;
+		line(e, "}");
+	}
 	e->ind--;
 	line(e, "}");
 	return async;
+}
+
+/* ---- reduce: per-thread partials, warp shuffles, shared memory across warps -------- */
+
+/* the identity of op in calculation type t (C text); NULL if t is not reducible */
+static const char *
+redident(ReduceOp op, DType t)
+{
+	int f = dtype_is_float(t);
+
+	if (op == RED_SUM || op == RED_ABSMAX)
+		return t == DT_F64 ? "0.0" : f ? "0.0f" : "0";
+	if (t == DT_F32)
+		return op == RED_MAX ? "__int_as_float(0xff800000)" : "__int_as_float(0x7f800000)";
+	if (t == DT_F64)
+		return op == RED_MAX ? "__longlong_as_double(0xfff0000000000000ULL)"
+				     : "__longlong_as_double(0x7ff0000000000000ULL)";
+	if (t == DT_I32)
+		return op == RED_MAX ? "(-2147483647 - 1)" : "2147483647";
+	if (t == DT_INT)
+		return op == RED_MAX ? "(-9223372036854775807LL - 1)" : "9223372036854775807LL";
+	return NULL;
+}
+
+/* op(a, b) of two partials in calculation type t */
+static char *
+redop(Em *e, ReduceOp op, DType t, const char *a, const char *b)
+{
+	const char *mx = t == DT_F32 ? "fmaxf" : t == DT_F64 ? "fmax" : "max";
+	const char *mn = t == DT_F32 ? "fminf" : t == DT_F64 ? "fmin" : "min";
+
+	if (op == RED_SUM)
+		return arena_printf(e->a, "%s + %s", a, b);
+	return arena_printf(e->a, "%s(%s, %s)", op == RED_MIN ? mn : mx, a, b);
+}
+
+/* the value one source element contributes (absmax: its magnitude) */
+static char *
+redval(Em *e, ReduceOp op, DType t, const char *v)
+{
+	if (op != RED_ABSMAX)
+		return (char *)v;
+	return arena_printf(e->a, "%s(%s)", t == DT_F32 ? "fabsf" : t == DT_F64 ? "fabs" : "abs", v);
+}
+
+/* reduce from shared memory: a local destination is folded slot by slot by every
+ * thread that holds the slot's element; a shared one by one thread per element,
+ * reading the source's row (dim) from shared memory */
+static int
+smemreduce(Em *e, const IrStmt *st)
+{
+	static const char *const gnames[IEXPR_NVARS] = {"g", "tid"};
+	int sb = st->u.reduce.src, db = st->u.reduce.dst, dim = st->u.reduce.dim, d, dd;
+	const IrBuffer *SB = &e->k->bufs[sb], *DB = &e->k->bufs[db];
+	ReduceOp op = st->u.reduce.op;
+	DType ct = calctype(DB->dtype);
+	const char *ty = ctype(ct), *ident = redident(op, ct);
+	int64_t S = SB->dims[dim].c, NY = 1, T = e->k->threads, div;
+	int keep = DB->ndim == SB->ndim;
+	char *idx[IR_MAXDIM], *dc[IR_MAXDIM], *v, *old, *res;
+	Buf b;
+
+	if (SB->scope != MEM_SHARED)
+		return err_set(e->err, "reduce %s -> %s: a local source needs a local destination (reduce "
+			       "into a local buffer, then copy)", SB->name, DB->name);
+	if (!ident || calctype(SB->dtype) != ct)
+		return err_set(e->err, "reduce: element types %s -> %s are not lowered",
+			       dtype_name(SB->dtype), dtype_name(DB->dtype));
+	for (d = 0; d < DB->ndim; d++)
+		NY *= DB->dims[d].c;
+	line(e, "__syncthreads();");
+	line(e, "{ // reduce %s %s -> %s dim %d from shared memory", reduceop_name(op), SB->name, DB->name,
+	     dim);
+	e->ind++;
+	if (DB->scope == MEM_LOCAL) {
+		line(e, "#pragma unroll");
+		line(e, "for (int g = 0; g < %lld; g++) {", (long long)e->slots[db]);
+		e->ind++;
+		for (d = 0; d < DB->ndim; d++)
+			line(e, "const int c%d = %s;", d, ixstr(e, e->coord[db][d], gnames));
+	} else {
+		line(e, "for (int it = 0; it < %lld; it++) {", (long long)((NY + T - 1) / T));
+		e->ind++;
+		line(e, "const int q = tid + it * %lld;", (long long)T);
+		for (d = DB->ndim - 1, div = 1; d >= 0; div *= DB->dims[d].c, d--)
+			line(e, "const int c%d = q / %lld %% %lld;", d, (long long)div, (long long)DB->dims[d].c);
+		if (NY % T)
+			line(e, "if (q < %lld) {", (long long)NY), e->ind++;
+	}
+	for (d = 0; d < DB->ndim; d++)
+		dc[d] = arena_printf(e->a, "c%d", d);
+	for (d = 0, dd = 0; d < SB->ndim; d++) {
+		if (d == dim) {
+			idx[d] = (char *)"tl_k";
+			dd += keep;
+			continue;
+		}
+		idx[d] = dc[dd++];
+	}
+	buf_init(&b);
+	buf_printf(&b, "%s[", bufptr(e, sb));
+	smemoff(e, sb, idx, &b);
+	buf_putc(&b, ']');
+	v = redval(e, op, ct, conv(e, buf_str(&b), SB->dtype, ct));
+	line(e, "%s tl_a = %s;", ty, ident);
+	line(e, "for (int tl_k = 0; tl_k < %lld; tl_k++)", (long long)S);
+	line(e, "\ttl_a = %s;", redop(e, op, ct, "tl_a", v));
+	buf_reset(&b);
+	if (DB->scope == MEM_LOCAL) {
+		buf_printf(&b, "%s[g]", DB->name);
+	} else {
+		buf_printf(&b, "%s[", bufptr(e, db));
+		smemoff(e, db, dc, &b);
+		buf_putc(&b, ']');
+	}
+	old = conv(e, buf_str(&b), DB->dtype, ct);
+	res = st->u.reduce.clear ? "tl_a" : redop(e, op, ct, old, "tl_a");
+	line(e, "%s = %s;", buf_str(&b), conv(e, res, ct, DB->dtype));
+	buf_free(&b);
+	if (DB->scope == MEM_SHARED && NY % T)
+		e->ind--, line(e, "}");
+	e->ind--;
+	line(e, "}");
+	e->ind--;
+	line(e, "}");
+	if (DB->scope == MEM_SHARED)
+		line(e, "__syncthreads();");
+	return 0;
+}
+
+static int
+reduce(Em *e, const IrStmt *st)
+{
+	const IrKernel *k = e->k;
+	int sb = st->u.reduce.src, db = st->u.reduce.dst, id = e->tmp++, kb, nw = 0, i;
+	const IrBuffer *SB = &k->bufs[sb], *DB = &k->bufs[db];
+	ReduceOp op = st->u.reduce.op;
+	DType ct = calctype(DB->dtype);
+	const char *ty = ctype(ct), *ident = redident(op, ct);
+	char r[32], red[32], *v, *rep = NULL;
+	unsigned lanes, warps, full;
+	RedPlan p;
+	int64_t s, NC, m, wl[32];
+	int W, lb;
+
+	if (SB->scope != MEM_LOCAL || DB->scope != MEM_LOCAL)
+		return smemreduce(e, st);
+	if (!ident || calctype(SB->dtype) != ct)
+		return err_set(e->err, "reduce: element types %s -> %s are not lowered",
+			       dtype_name(SB->dtype), dtype_name(DB->dtype));
+	if (reduce_plan(e->a, e->frag[sb], e->frag[db], st->u.reduce.dim, op == RED_SUM, k->threads, &p,
+			e->err)) {
+		char msg[sizeof e->err->msg];
+
+		snprintf(msg, sizeof msg, "%s", e->err->msg);
+		return err_set(e->err, "reduce %s -> %s: %s", SB->name, DB->name, msg);
+	}
+	/* lane bits below the target's warp size combine by shuffles, warp bits in smem */
+	W = e->t->warp_size, lb = W == 64 ? 6 : 5;
+	lanes = p.mask & (unsigned)(W - 1), warps = p.mask & ~(unsigned)(W - 1);
+	full = p.T >= 32 ? 0xffffffffu : (unsigned)((1ull << p.T) - 1);
+	snprintf(r, sizeof r, "tl_r%d", id);
+	snprintf(red, sizeof red, "tl_red%d", id);
+	line(e, "{ // reduce %s %s -> %s dim %d: %lld slots into %lld, shuffles xor 0x%x, warps xor 0x%x",
+	     reduceop_name(op), SB->name, DB->name, st->u.reduce.dim, (long long)p.S, (long long)p.SG,
+	     lanes, warps >> lb);
+	e->ind++;
+	line(e, "%s %s[%lld];", ty, r, (long long)p.SG);
+	line(e, "#pragma unroll");
+	line(e, "for (int g = 0; g < %lld; g++)", (long long)p.SG);
+	line(e, "\t%s[g] = %s;", r, ident);
+	if (op == RED_SUM && e->frag[sb]->rep > 1)
+		rep = ixstr(e, e->coord[sb][e->frag[sb]->nin], slotnames);
+	v = conv(e, arena_printf(e->a, "%s[s]", SB->name), SB->dtype, ct);
+	v = redval(e, op, ct, rep ? arena_printf(e->a, "(%s == 0 ? %s : (%s)0)", rep, v, ty) : v);
+	if (p.gx) {
+		char *gx = ixstr(e, p.gx, slotnames), *ri = arena_printf(e->a, "%s[%s]", r, gx);
+
+		line(e, "#pragma unroll");
+		line(e, "for (int s = 0; s < %lld; s++)", (long long)p.S);
+		line(e, "\t%s = %s;", ri, redop(e, op, ct, ri, v));
+	} else {
+		for (s = 0; s < p.S; s++) {
+			char *ri, *vs;
+
+			if (p.gs[s] < 0)
+				continue;
+			ri = arena_printf(e->a, "%s[%d]", r, p.gs[s]);
+			vs = conv(e, arena_printf(e->a, "%s[%lld]", SB->name, (long long)s), SB->dtype, ct);
+			if (rep)
+				vs = arena_printf(e->a, "(%s == 0 ? %s : (%s)0)", ixstr(e,
+						  iexpr_subst(e->a, e->coord[sb][e->frag[sb]->nin],
+							      (IExpr *[IEXPR_NVARS]){iexpr_const(e->a, s)}, NULL),
+						  slotnames), vs, ty);
+			line(e, "%s = %s;", ri, redop(e, op, ct, ri, redval(e, op, ct, vs)));
+		}
+	}
+	if (lanes) {
+		line(e, "#pragma unroll");
+		line(e, "for (int g = 0; g < %lld; g++) {", (long long)p.SG);
+		for (m = 1; m < W; m <<= 1)
+			if (lanes & m)
+				line(e, "\t%s[g] = %s;", r, redop(e, op, ct, arena_printf(e->a, "%s[g]", r),
+					arena_printf(e->a, "__shfl_xor_sync(0x%x, %s[g], %lld)", full, r,
+						     (long long)m)));
+		line(e, "}");
+	}
+	if (warps) {
+		/* lanes 0..2^kb-1 hold the same partials: one slot of shared memory per group */
+		for (kb = 0; kb < lb && (lanes >> kb & 1); kb++)
+			;
+		NC = ((p.T - 1) >> kb) + 1;
+		for (m = 0; m < p.T; m += W)
+			if ((m & ~(int64_t)warps) == 0)
+				wl[nw++] = m;
+		line(e, "__shared__ %s %s[%lld];", ty, red, (long long)(p.SG * NC));
+		if (kb)
+			line(e, "if ((tid & %d) == 0) {", (1 << kb) - 1), e->ind++;
+		line(e, "#pragma unroll");
+		line(e, "for (int g = 0; g < %lld; g++)", (long long)p.SG);
+		line(e, "\t%s[g * %lld + (tid >> %d)] = %s[g];", red, (long long)NC, kb, r);
+		if (kb)
+			e->ind--, line(e, "}");
+		line(e, "__syncthreads();");
+		line(e, "#pragma unroll");
+		line(e, "for (int g = 0; g < %lld; g++) {", (long long)p.SG);
+		line(e, "\t%s tl_v = %s[g * %lld + (tid >> %d)];", ty, red, (long long)NC, kb);
+		for (i = 1; i < nw; i++)
+			line(e, "\ttl_v = %s;", redop(e, op, ct, "tl_v",
+						     arena_printf(e->a, "%s[g * %lld + ((tid ^ %lld) >> %d)]", red,
+								  (long long)NC, (long long)wl[i], kb)));
+		line(e, "\t%s[g] = tl_v;", r);
+		line(e, "}");
+		line(e, "__syncthreads();");
+	}
+	line(e, "#pragma unroll");
+	line(e, "for (int g = 0; g < %lld; g++)", (long long)p.SG);
+	if (st->u.reduce.clear)
+		line(e, "\t%s[g] = %s;", DB->name, conv(e, arena_printf(e->a, "%s[g]", r), ct, DB->dtype));
+	else
+		line(e, "\t%s[g] = %s;", DB->name,
+		     conv(e, redop(e, op, ct, conv(e, arena_printf(e->a, "%s[g]", DB->name), DB->dtype, ct),
+				   arena_printf(e->a, "%s[g]", r)), ct, DB->dtype));
+	e->ind--;
+	line(e, "}");
+	return 0;
 }
 
 /* ---- statements ----------------------------------------------------------------- */
@@ -827,19 +1247,181 @@ tilecopy(Em *e, Buf *chk, const IrStmt *st)
 static int stmts(Em *e, Buf *chk, const IrStmt *s);
 static int stmt1(Em *e, Buf *chk, const IrStmt *s);
 
+/* does region r cover its whole buffer? */
+static int
+wholeregion(const Em *e, const Region *r)
+{
+	const IrBuffer *B = &e->k->bufs[r->buf];
+	int64_t c;
+	int d;
+
+	for (d = 0; d < r->ndim; d++)
+		if (!ir_is_const(r->off[d], &c) || c || r->ext[d] != B->dims[d].c)
+			return 0;
+	return 1;
+}
+
+/* fill of shared or global memory: every thread takes elements tid, tid + T, ...
+ * of the region (row-major over its non-unit extents), global ones guarded */
+static int
+memfill(Em *e, const IrStmt *st, const char *v)
+{
+	const Region *r = &st->u.fill.dst;
+	const IrBuffer *B = &e->k->bufs[r->buf];
+	int64_t ext[IR_MAXDIM], n = 1, T = e->k->threads, iters, div;
+	int nn = nest_shape(st, ext), k;
+	char *cs[IR_MAXDIM], *g;
+
+	for (k = 0; k < nn; k++)
+		n *= ext[k];
+	iters = (n + T - 1) / T;
+	line(e, "// fill %s %s", memscope_name(B->scope), B->name);
+	if (iters <= 64)
+		line(e, "#pragma unroll");
+	line(e, "for (int it = 0; it < %lld; it++) {", (long long)iters);
+	e->ind++;
+	line(e, "const int q = tid + it * %lld;", (long long)T);
+	for (k = nn - 1, div = 1; k >= 0; div *= ext[k], k--) {
+		cs[k] = arena_printf(e->a, "c%d", k);
+		line(e, "const int c%d = q / %lld %% %lld;", k, (long long)div, (long long)ext[k]);
+	}
+	g = regguard(e, r, cs, nn, 1);
+	if (n % T)
+		g = arena_printf(e->a, "q < %lld%s%s", (long long)n, g ? " && " : "", g ? g : "");
+	if (g)
+		line(e, "if (%s)", g), e->ind++;
+	line(e, "*(%s) = %s;", memaddr(e, r, cs, nn), v);
+	if (g)
+		e->ind--;
+	e->ind--;
+	line(e, "}");
+	if (B->scope == MEM_SHARED)
+		line(e, "__syncthreads();");
+	return 0;
+}
+
 static int
 fill(Em *e, const IrStmt *st)
 {
-	const IrBuffer *B = &e->k->bufs[st->u.fill.dst.buf];
-	char *v;
+	const Region *r = &st->u.fill.dst;
+	const IrBuffer *B = &e->k->bufs[r->buf];
+	IExpr **co = e->coord[r->buf];
+	char *v, *g = NULL;
+	int d;
 
-	if (B->scope != MEM_LOCAL)
-		return err_set(e->err, "fill of %s buffer '%s' is not lowered yet", memscope_name(B->scope),
-			       B->name);
 	v = conv(e, exprstr(e, st->u.fill.value), calctype(st->u.fill.value->type), B->dtype);
+	if (B->scope != MEM_LOCAL)
+		return memfill(e, st, v);
+	if (wholeregion(e, r)) {
+		line(e, "#pragma unroll");
+		line(e, "for (int s = 0; s < %lld; s++)", (long long)e->slots[r->buf]);
+		line(e, "\t%s[s] = %s;", B->name, v);
+		return 0;
+	}
+	/* part of a local buffer: the slots whose coordinates lie in the region */
 	line(e, "#pragma unroll");
-	line(e, "for (int s = 0; s < %lld; s++)", (long long)e->slots[st->u.fill.dst.buf]);
+	line(e, "for (int s = 0; s < %lld; s++) {", (long long)e->slots[r->buf]);
+	e->ind++;
+	for (d = 0; d < r->ndim; d++) {
+		char *o = exprstr(e, r->off[d]), *c = ixstr(e, co[d], slotnames);
+
+		if (r->ext[d] == B->dims[d].c)
+			continue;
+		g = arena_printf(e->a, "%s%s%s >= %s && %s < %s + %lld", g ? g : "", g ? " && " : "", c, o, c,
+				 o, (long long)r->ext[d]);
+	}
+	line(e, "if (%s)", g);
 	line(e, "\t%s[s] = %s;", B->name, v);
+	e->ind--;
+	line(e, "}");
+	return 0;
+}
+
+/* held[t * size + flat]: does thread t hold element flat of local buffer buf (any replica)? */
+static unsigned char *
+heldtab(Em *e, int buf)
+{
+	const Fragment *F = e->frag[buf];
+	IExpr **co = e->coord[buf];
+	int64_t vals[IEXPR_NVARS] = {0}, x, t, s, y, NY = layout_size(F);
+	unsigned char *held;
+	int d;
+
+	if (F->nthreads * NY > layout_enum_limit()) {
+		err_set(e->err, "local '%s' is too large to check", e->k->bufs[buf].name);
+		return NULL;
+	}
+	held = anewn(e->a, unsigned char, F->nthreads * NY);
+	for (t = 0; t < F->nthreads; t++)
+		for (s = 0; s < e->slots[buf]; s++) {
+			vals[0] = s, vals[1] = t, y = 0;
+			for (d = 0; d < F->nin; d++) {
+				if (iexpr_eval(co[d], vals, &x, e->err))
+					return NULL;
+				y = y * F->in_shape[d] + x;
+			}
+			held[t * NY + y] = 1;
+		}
+	return held;
+}
+
+/* copy between local buffers of one shape, through registers: every thread must
+ * hold each element it receives, at a slot that does not depend on the thread */
+static int
+localcopy(Em *e, const IrStmt *st)
+{
+	int sb = st->u.copy.src.buf, db = st->u.copy.dst.buf, d;
+	const IrBuffer *SB = &e->k->bufs[sb], *DB = &e->k->bufs[db];
+	const Fragment *FS = e->frag[sb], *FD = e->frag[db];
+	IExpr **cd = e->coord[db], *sub[IEXPR_NVARS] = {0}, *slot;
+	int64_t vals[IEXPR_NVARS] = {0}, x, t, g, y, NY = layout_size(FS), SD = e->slots[db], r0, r;
+	unsigned char *held;
+	IDom dom = {{0}};
+
+	if (!wholeregion(e, &st->u.copy.src) || !wholeregion(e, &st->u.copy.dst) || SB->ndim != DB->ndim)
+		return err_set(e->err, "copy %s -> %s: local buffers are copied whole, between equal shapes",
+			       SB->name, DB->name);
+	for (d = 0; d < SB->ndim; d++)
+		if (SB->dims[d].c != DB->dims[d].c)
+			return err_set(e->err, "copy %s -> %s: local buffers are copied whole, between equal "
+				       "shapes", SB->name, DB->name);
+	if (!(held = heldtab(e, sb)))
+		return -1;
+	for (d = 0; d < FS->nin; d++)
+		sub[d] = cd[d];
+	dom.ext[0] = SD, dom.ext[1] = e->k->threads;
+	if (!(slot = iexpr_subst(e->a, FS->fwd[0], sub, &dom)))
+		return err_set(e->err, "copy %s -> %s: out of memory", SB->name, DB->name);
+	for (t = 0; t < FD->nthreads; t++)
+		for (g = 0; g < SD; g++) {
+			vals[0] = g, vals[1] = t, y = 0;
+			for (d = 0; d < FD->nin; d++) {
+				if (iexpr_eval(cd[d], vals, &x, e->err))
+					return -1;
+				y = y * FD->in_shape[d] + x;
+			}
+			if (t >= FS->nthreads || !held[t * NY + y])
+				return err_set(e->err, "copy %s -> %s: thread %lld receives an element of '%s' "
+					       "that it does not hold in '%s' (the layouts differ across threads: "
+					       "convert through shared memory)", SB->name, DB->name,
+					       (long long)t, DB->name, SB->name);
+			vals[1] = 0;
+			if (iexpr_eval(slot, vals, &r0, e->err))
+				return -1;
+			vals[1] = t;
+			if (iexpr_eval(slot, vals, &r, e->err))
+				return -1;
+			if (r != r0)
+				return err_set(e->err, "copy %s -> %s: the source slot of an element depends on "
+					       "the thread (registers cannot be indexed by thread)", SB->name,
+					       DB->name);
+		}
+	line(e, "// copy %s -> %s in registers", SB->name, DB->name);
+	line(e, "#pragma unroll");
+	line(e, "for (int s = 0; s < %lld; s++)", (long long)SD);
+	line(e, "\t%s[s] = %s;", DB->name,
+	     conv(e, arena_printf(e->a, "%s[%s]", SB->name, ixstr(e, slot, slotnames)), SB->dtype,
+		  DB->dtype));
 	return 0;
 }
 
@@ -884,32 +1466,46 @@ parslot(Em *e, const IrStmt *par, IExpr *const *pc, int buf, int n, IrExpr *cons
 	return ixstr(e, slot, slotnames);
 }
 
-/* check that the nest's thread for every (s, tid) owns the local element */
+/* check that the nest's thread for every (s, tid) owns the local element (some
+ * replica of it: a table of the elements each thread holds, from the inverse) */
 static int
 owned(Em *e, const IrStmt *par, const Fragment *LF, IExpr *const *pc, int64_t S, int buf,
-      int n, IrExpr *const *idx)
+      int n, IrExpr *const *idx, int store)
 {
 	const Fragment *F = e->frag[buf];
-	int64_t vals[IEXPR_NVARS] = {0}, x[LAYOUT_MAXDIM + 1], y[LAYOUT_MAXDIM + 2], t, s;
+	int64_t vals[IEXPR_NVARS] = {0}, x, t, s, y, NY = layout_size(F);
+	unsigned char *held, *any = NULL;
 	int d, i;
 
+	if (!(held = heldtab(e, buf)))
+		return -1;
+	if (store)
+		any = anewn(e->a, unsigned char, NY);
 	for (t = 0; t < LF->nthreads; t++)
 		for (s = 0; s < S; s++) {
-			vals[0] = s, vals[1] = t;
+			vals[0] = s, vals[1] = t, y = 0;
 			for (d = 0; d < n; d++) {
 				for (i = 0; par->u.par.vars[i] != idx[d]->u.var; i++)
 					;
-				if (iexpr_eval(pc[i], vals, &x[d], e->err))
+				if (iexpr_eval(pc[i], vals, &x, e->err))
 					return -1;
+				y = y * F->in_shape[d] + x;
 			}
-			x[n] = 0;
-			if (layout_eval(F, x, y, e->err))
-				return -1;
-			if (y[F->nout] != t)
-				return err_set(e->err, "local '%s': element held by thread %lld is used by "
-					       "thread %lld of the parallel nest (layouts disagree)",
-					       e->k->bufs[buf].name, (long long)y[F->nout], (long long)t);
+			if (t >= F->nthreads || !held[t * NY + y])
+				return err_set(e->err, "local '%s': an element is used by thread %lld of the "
+					       "parallel nest, which does not hold it (layouts disagree)",
+					       e->k->bufs[buf].name, (long long)t);
+			if (store)
+				held[t * NY + y] |= 2, any[y] = 1;
 		}
+	/* a store must reach every replica of what it writes */
+	for (t = 0; store && t < F->nthreads; t++)
+		for (y = 0; y < NY; y++)
+			if (held[t * NY + y] == 1 && any[y])
+				return err_set(e->err, "local '%s': thread %lld holds a replica of an element the "
+					       "parallel nest writes but does not write it there (the nest's "
+					       "layout must cover every replica)", e->k->bufs[buf].name,
+					       (long long)t);
 	return 0;
 }
 
@@ -931,7 +1527,7 @@ parexpr(Em *e, ParCtx *pcx, const IrExpr *x)
 	switch (x->kind) {
 	case IE_LOAD:
 		if (e->k->bufs[x->u.load.buf].scope == MEM_LOCAL &&
-		    owned(e, pcx->par, pcx->LF, pcx->pc, pcx->S, x->u.load.buf, x->u.load.n, x->u.load.idx))
+		    owned(e, pcx->par, pcx->LF, pcx->pc, pcx->S, x->u.load.buf, x->u.load.n, x->u.load.idx, 0))
 			return -1;
 		return 0;
 	case IE_UNARY: return parexpr(e, pcx, x->u.un.a);
@@ -971,7 +1567,7 @@ parallel(Em *e, Buf *chk, const IrStmt *st)
 			if (parexpr(e, &pcx, b->u.store.value))
 				return -1;
 			if (e->k->bufs[b->u.store.buf].scope == MEM_LOCAL &&
-			    owned(e, st, LF, pc, S, b->u.store.buf, b->u.store.n, b->u.store.idx))
+			    owned(e, st, LF, pc, S, b->u.store.buf, b->u.store.n, b->u.store.idx, 1))
 				return -1;
 		}
 	}
@@ -979,7 +1575,7 @@ parallel(Em *e, Buf *chk, const IrStmt *st)
 	line(e, "for (int s = 0; s < %lld; s++) {", (long long)S);
 	e->ind++;
 	for (i = 0; i < n; i++)
-		line(e, "const int %s = %s;", st->u.par.vars[i]->name, ixstr(e, pc[i], slotnames));
+		line(e, "const int %s = %s;", vname(e, st->u.par.vars[i]), ixstr(e, pc[i], slotnames));
 	e->par = st, e->parpc = pc, e->parS = S;
 	i = stmts(e, chk, st->u.par.body);
 	e->par = NULL, e->parpc = NULL;
@@ -1539,7 +2135,7 @@ copy(Em *e, Buf *chk, const IrStmt *st)
 	int r;
 
 	if (s == MEM_LOCAL && d == MEM_LOCAL)
-		return err_set(e->err, "copy between local buffers is not lowered yet");
+		return localcopy(e, st);
 	if (d == MEM_LOCAL)
 		return regcopy(e, chk, st, 1);
 	if (s == MEM_LOCAL)
@@ -1581,16 +2177,16 @@ stmt1(Em *e, Buf *chk, const IrStmt *s)
 				return -1;
 			break;
 		case S_LET:
-			line(e, "%s %s = %s;", ctype(calctype(s->u.let.var->type)), s->u.let.var->name,
+			line(e, "%s %s = %s;", ctype(calctype(s->u.let.var->type)), vname(e, s->u.let.var),
 			     exprstr(e, s->u.let.value));
 			break;
 		case S_SET:
-			line(e, "%s = %s;", s->u.let.var->name, exprstr(e, s->u.let.value));
+			line(e, "%s = %s;", vname(e, s->u.let.var), exprstr(e, s->u.let.value));
 			break;
 		case S_FOR:
-			line(e, "for (int %s = %s; %s < %s + %s; %s++) {", s->u.loop.var->name,
-			     exprstr(e, s->u.loop.lo), s->u.loop.var->name, exprstr(e, s->u.loop.lo),
-			     exprstr(e, s->u.loop.extent), s->u.loop.var->name);
+			line(e, "for (int %s = %s; %s < %s + %s; %s++) {", vname(e, s->u.loop.var),
+			     exprstr(e, s->u.loop.lo), vname(e, s->u.loop.var), exprstr(e, s->u.loop.lo),
+			     exprstr(e, s->u.loop.extent), vname(e, s->u.loop.var));
 			e->ind++;
 			if (stmts(e, chk, s->u.loop.body))
 				return -1;
@@ -1617,7 +2213,9 @@ stmt1(Em *e, Buf *chk, const IrStmt *s)
 			line(e, "}");
 			break;
 		case S_REDUCE:
-			return err_set(e->err, "reduce is not lowered yet");
+			if (reduce(e, s))
+				return -1;
+			break;
 		case S_BARRIER:
 			line(e, "__syncthreads();");
 			break;
@@ -1685,6 +2283,49 @@ cutecomment(Em *e, const Layout *L, int frag, const char *swz, int vec)
 	buf_free(&b);
 }
 
+/* the statements of the kernel into body: once; or, when vector accesses depend on
+ * rows-of-whole-vectors flags, as `if (flags) { vector body } else { scalar body }`
+ * so that each body keeps its own registers (no scalar code in the vector loops) */
+static int
+bodies(Em *e, Buf *chk, Buf *body)
+{
+	Buf vb, sb;
+	int i, tmp = e->tmp, ret;
+
+	e->nflags = 0;
+	e->scalar = 0;
+	buf_init(&vb);
+	buf_init(&sb);
+	e->o = &vb;
+	if ((ret = stmts(e, chk, e->k->body)) == 0 && e->nflags > 0) {
+		buf_reset(&vb);
+		e->ind = 2;
+		e->tmp = tmp;
+		if ((ret = stmts(e, chk, e->k->body)) == 0) {
+			e->scalar = 1;
+			e->o = &sb;
+			ret = stmts(e, chk, e->k->body);
+			e->scalar = 0;
+		}
+		e->o = body;
+		e->ind = 1;
+		buf_puts(body, "\tif (");
+		for (i = 0; i < e->nflags; i++)
+			buf_printf(body, "%s%s", i ? " && " : "", e->flags[i]);
+		buf_puts(body, ") {\n");
+		buf_puts(body, buf_str(&vb));
+		line(e, "} else { // rows that are not whole vectors: element by element");
+		buf_puts(body, buf_str(&sb));
+		line(e, "}");
+	} else {
+		buf_puts(body, buf_str(&vb));
+	}
+	e->o = body;
+	buf_free(&vb);
+	buf_free(&sb);
+	return ret;
+}
+
 static int
 kernel(Em *e)
 {
@@ -1694,6 +2335,18 @@ kernel(Em *e)
 
 	if (smem_plan(e->a, e->t, k, &e->sp, e->err))
 		return -1;
+	{
+		/* emit from a copy whose buffers carry their C names */
+		IrKernel *kc = anew(e->a, IrKernel);
+
+		*kc = *k;
+		kc->bufs = anewn(e->a, IrBuffer, k->nbuf + 1);
+		for (b = 0; b < k->nbuf; b++) {
+			kc->bufs[b] = k->bufs[b];
+			kc->bufs[b].name = cname(e->a, k->bufs[b].name);
+		}
+		e->k = k = kc;
+	}
 	e->frag = anewn(e->a, Layout *, k->nbuf + 1);
 	e->coord = anewn(e->a, IExpr **, k->nbuf + 1);
 	e->slots = anewn(e->a, int64_t, k->nbuf + 1);
@@ -1737,12 +2390,12 @@ kernel(Em *e)
 		const IrParam *P = &k->params[i];
 
 		if (P->is_tensor)
-			buf_printf(out, "%s%s *__restrict__ %s", i ? ", " : "", ctype(P->dtype), P->name);
+			buf_printf(out, "%s%s *__restrict__ %s", i ? ", " : "", ctype(P->dtype), cname(e->a, P->name));
 		else
-			buf_printf(out, "%s%s %s", i ? ", " : "", ctype(P->dtype), P->name);
+			buf_printf(out, "%s%s %s", i ? ", " : "", ctype(P->dtype), cname(e->a, P->name));
 	}
 	for (i = 0; i < k->nsize; i++)
-		buf_printf(out, "%sint %s", i || k->nparam ? ", " : "", k->sizes[i]->name);
+		buf_printf(out, "%sint %s", i || k->nparam ? ", " : "", vname(e, k->sizes[i]));
 	buf_puts(out, ")\n{\n");
 
 	buf_init(&body);
@@ -1773,7 +2426,7 @@ kernel(Em *e)
 			    eb == 2 || eb == 4 ? fragvec(e->frag[b], e->coord[b], e->slots[b], 16 / eb) : 1);
 		line(e, "%s %s[%lld];", ctype(B->dtype), B->name, (long long)e->slots[b]);
 	}
-	ret = stmts(e, &chk, k->body);
+	ret = bodies(e, &chk, &body);
 	e->o = out;
 	if (ret == 0) {
 		buf_puts(out, buf_str(&chk));

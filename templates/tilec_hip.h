@@ -84,6 +84,8 @@ TL_DEVICE float tl_uint_as_float(tl_u32 u)
 {
 	return __builtin_bit_cast(float, u);
 }
+#define __int_as_float(x) tl_uint_as_float((tl_u32)(x))
+#define __longlong_as_double(x) __builtin_bit_cast(double, (unsigned long long)(x))
 #define __float_as_uint tl_float_as_uint
 #define __uint_as_float tl_uint_as_float
 #define __trap() __builtin_trap()
@@ -158,6 +160,28 @@ TL_DEVICE float tl_shfl_xor(float v, int o)
 	int src = (tl_lane_id() ^ o) << 2;
 	return __builtin_bit_cast(float, __builtin_amdgcn_ds_bpermute(src, __builtin_bit_cast(int, v)));
 }
+
+// CUDA's __shfl_xor_sync for the reduce lowering (float, int, double, long long): one
+// ds_bpermute per 32-bit word; CUDA's mask has no meaning on a wavefront (all lanes take part)
+TL_DEVICE int tl_shfl_xor_t(int v, int o)
+{
+	return __builtin_amdgcn_ds_bpermute((tl_lane_id() ^ o) << 2, v);
+}
+TL_DEVICE float tl_shfl_xor_t(float v, int o)
+{
+	return __builtin_bit_cast(float, tl_shfl_xor_t(__builtin_bit_cast(int, v), o));
+}
+TL_DEVICE long long tl_shfl_xor_t(long long v, int o)
+{
+	tl_u64 u = (tl_u64)v;
+	tl_u32 lo = (tl_u32)tl_shfl_xor_t((int)(tl_u32)u, o), hi = (tl_u32)tl_shfl_xor_t((int)(tl_u32)(u >> 32), o);
+	return (long long)(((tl_u64)hi << 32) | lo);
+}
+TL_DEVICE double tl_shfl_xor_t(double v, int o)
+{
+	return __builtin_bit_cast(double, tl_shfl_xor_t(__builtin_bit_cast(long long, v), o));
+}
+#define __shfl_xor_sync(mask, v, o) tl_shfl_xor_t((v), (o))
 
 TL_DEVICE float tl_warp_sum(float v, int width)
 {

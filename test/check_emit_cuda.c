@@ -16,43 +16,26 @@
 #include "sema.h"
 #include "tests.h"
 #include "tilec_jit.h"
+#include "tileglue.h"
 
 static glob_t samples;
 
-/* parse, check and emit src for arch; the CUDA text, or "error: msg\n" */
+/* compile src for arch through the whole pipeline (sema, layout inference,
+ * passes, emission: what `tilec --dump=cuda` prints); the CUDA text, or
+ * "error: msg\n" */
 static char *
 emit(const char *path, const char *src, size_t len, const char *arch, int *ok)
 {
-	Arena a;
-	Diags d;
-	Node *top;
-	IrProgram *p = NULL;
-	Buf b;
-	Err e = {0};
-	char *out;
+	char *cuda = NULL, *diag = NULL, *out;
+	size_t n;
 
-	arena_init(&a);
-	diags_init(&d, &a);
-	buf_init(&b);
-	*ok = 0;
-	top = parse_program(&a, &d, src, len, path);
-	if (!d.nerr)
-		p = sema_program(&a, &d, top, NULL, 0, path);
-	if (!p || d.nerr) {
-		diag_format(&d, &b, src, len, 0);
-	} else {
-		p->target = 0;
-		p->arch = arch;
-		if (emit_cuda(&a, p, &b, &e)) {
-			buf_reset(&b);
-			buf_printf(&b, "error: %s\n", e.msg);
-		} else {
-			*ok = 1;
-		}
-	}
-	out = buf_take(&b);
-	buf_free(&b);
-	arena_free(&a);
+	*ok = rt_tile_to_cuda(src, len, NULL, path, arch, &cuda, &diag) == 0;
+	if (*ok)
+		return cuda;
+	n = (diag ? strlen(diag) : 0) + 16;
+	out = malloc(n);
+	snprintf(out, n, "error: %s", diag ? diag : "out of memory\n");
+	free(diag);
 	return out;
 }
 
@@ -143,7 +126,9 @@ static const struct {
 					  "cp.async"}},
 	{"gemm_sm90", "sm_90a", "sm_90a", {"wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16", "wgmma.fence",
 					  "wgmma.wait_group.sync.aligned 1"}},
-	{"transpose", "sm_80", "sm_80", {"cp.async.cg.shared.global", "st.global.f32", NULL}},
+	{"transpose", "sm_80", "sm_80", {"cp.async.cg.shared.global", "st.global.v4", NULL}},
+	{"softmax", "sm_80", "sm_80", {"shfl.sync.bfly.b32", "bar.sync", "ld.global.v4|ld.global.nc.v4"}},
+	{"softmax", "sm_90", "sm_90", {"shfl.sync.bfly.b32", "st.global.v4", "ex2.approx"}},
 };
 
 static tilec_jit *jit;
@@ -186,6 +171,17 @@ START_TEST(sample_nvrtc)
 }
 END_TEST
 
+#define FILLS \
+	"kernel f(A: f32[M, N], B: f32[M, N]) grid(cdiv(M, 16)) threads(64) {\n  shared t: f32[16, 32];\n" \
+	"  local x: f32[16, 32];\n  local y: f16[16, 32];\n  fill(t, 2.0);\n  fill(t[0:4, 8:16], 3.0);\n" \
+	"  copy(t, x);\n  copy(x, y);\n  fill(y[2:4, 0:32], 1.0);\n  copy(y, B[bx * 16, 0]);\n}\n"
+
+#define SREDUCE \
+	"kernel srows(X: f32[M, 128], Y: f32[M], Z: f32[M]) grid(cdiv(M, 32)) threads(128) {\n" \
+	"  shared x: f32[32, 128];\n  shared t: f32[32];\n  local s: f32[32];\n" \
+	"  copy(X[bx * 32, 0], x);\n  reduce(x, s, op = sum, dim = 1);\n  reduce(x, t, op = max, dim = 1);\n" \
+	"  copy(s, Y[bx * 32]);\n  copy(t, Z[bx * 32]);\n}\n"
+
 /* guards: none when assume() proves divisibility, present otherwise */
 static const struct {
 	const char *src;
@@ -201,6 +197,71 @@ static const struct {
 	/* a local f32 tile: 4-byte elements, 16-byte stores */
 	{"kernel f(A: f32[M, N]) grid(1) threads(64) {\n  local x: f32[16, 32];\n"
 	 "  fill(x, 1.5);\n  copy(x, A[0, 0]);\n}\n", "make_uint4(__float_as_uint(x[s + 0])", NULL},
+	/* rows not proven whole vectors: a runtime choice between the vector path
+	 * and a guarded scalar one, never a trap */
+	{"kernel f(A: f32[M, N], B: f32[M, N]) grid(cdiv(M, 16)) threads(64) {\n  local x: f32[16, 32];\n"
+	 "  copy(A[bx * 16, 0], x);\n  copy(x, B[bx * 16, 0]);\n}\n",
+	 "const bool tl_rows4_N = N % 4 == 0;", "__trap"},
+	{"kernel f(A: f32[M, N], B: f32[M, N]) grid(cdiv(M, 16)) threads(64) {\n  local x: f32[16, 32];\n"
+	 "  copy(A[bx * 16, 0], x);\n  copy(x, B[bx * 16, 0]);\n}\n",
+	 "} else { // rows that are not whole vectors: element by element\n\t\t#pragma unroll\n"
+	 "\t\tfor (int s = 0; s < 8; s += 1) {", NULL},
+	{"kernel f(A: f32[M, N], B: f32[M, N]) grid(cdiv(M, 16)) threads(64) {\n  assume(N % 32 == 0);\n"
+	 "  local x: f32[16, 32];\n  copy(A[bx * 16, 0], x);\n  copy(x, B[bx * 16, 0]);\n}\n",
+	 "const uint4 r = ", "tl_rows"},
+	/* through shared memory: zeros where the source is out of range, as cp.async */
+	{"kernel c(A: f16[M, N], B: f16[M, N]) grid(cdiv(N, 64), cdiv(M, 64)) threads(128) {\n"
+	 "  shared s: f16[64, 64];\n  copy(A[by * 64, bx * 64], s);\n  copy(s, B[by * 64, bx * 64]);\n}\n",
+	 ") < N ? *(&A[", "__trap"},
+	/* the element-by-element body copies through shared memory in a rolled loop */
+	{"kernel c(A: f16[M, N], B: f16[M, N]) grid(cdiv(N, 64), cdiv(M, 64)) threads(128) {\n"
+	 "  shared s: f16[64, 64];\n  copy(A[by * 64, bx * 64], s);\n  copy(s, B[by * 64, bx * 64]);\n}\n",
+	 "} else { // rows that are not whole vectors: element by element\n\t\t#pragma unroll 1\n"
+	 "\t\tfor (int it = 0; it < 32; it++) {", NULL},
+	/* an offset not a multiple of the vector: checked at run time too */
+	{"kernel f(A: f32[M, N], B: f32[M, N]) grid(cdiv(M, 16)) threads(64) {\n  assume(N % 32 == 0);\n"
+	 "  local x: f32[16, 32];\n  copy(A[bx * 16, bx + 1], x);\n  copy(x, B[bx * 16, 0]);\n}\n",
+	 "if ((((int)blockIdx.x + 1)) % 4 == 0) {", NULL},
+	/* a tile of chunks that do not divide among the threads: the extra ones are skipped,
+	 * the out-of-range ones zero-filled (cp.async, and the scalar copy of a 30-wide tile) */
+	{"kernel c(A: f16[M, N], B: f16[M, N]) grid(cdiv(N, 64), cdiv(M, 24)) threads(128) {\n"
+	 "  assume(N % 64 == 0);\n  shared s: f16[24, 64];\n  copy(A[by * 24, bx * 64], s);\n"
+	 "  copy(s, B[by * 24, bx * 64]);\n}\n", "if (q < 192)\n\t\t\ttl_cp_async16_zfill(", NULL},
+	{"kernel c(A: f32[M, N], B: f32[M, N]) grid(cdiv(N, 30), cdiv(M, 16)) threads(64) {\n"
+	 "  shared t: f32[16, 30];\n  copy(A[by * 16, bx * 30], t);\n  copy(t, B[by * 16, bx * 30]);\n}\n",
+	 "if (q < 480)\n\t\t\t*(&t[((r * 30) + c)]) = (((int)blockIdx.y * 16) + r) < M && (((int)blockIdx.x * 30) + c) < N ? *(&A[", NULL},
+	/* reduces over inferred layouts: column sums (a warp bit through shared memory only),
+	 * absmax of f16 into f32 folding in the old value (lane bits only), the row max of an
+	 * mma.sync accumulator (the 4 lanes of a quad, then the warps that split N) */
+	{"kernel colsum(X: f32[M, 256], Y: f32[256]) grid(cdiv(M, 64)) threads(128) {\n"
+	 "  local x: f32[64, 256];\n  local s: f32[256];\n  copy(X[bx * 64, 0], x);\n"
+	 "  reduce(x, s, op = sum, dim = 0);\n  copy(s, Y[0]);\n}\n",
+	 "shuffles xor 0x0, warps xor 0x2", "__shfl"},
+	{"kernel rowabs(X: f16[M, 128], Y: f32[M]) grid(cdiv(M, 32)) threads(128) {\n"
+	 "  local x: f16[32, 128];\n  local s: f32[32];\n  copy(X[bx * 32, 0], x);\n  fill(s, 1.0);\n"
+	 "  reduce(x, s, op = absmax, dim = 1, clear = false);\n  copy(s, Y[bx * 32]);\n}\n",
+	 "fabsf((float)(tl_h2f(x[s])))", "__shared__"},
+	{"kernel rowabs(X: f16[M, 128], Y: f32[M]) grid(cdiv(M, 32)) threads(128) {\n"
+	 "  local x: f16[32, 128];\n  local s: f32[32];\n  copy(X[bx * 32, 0], x);\n  fill(s, 1.0);\n"
+	 "  reduce(x, s, op = absmax, dim = 1, clear = false);\n  copy(s, Y[bx * 32]);\n}\n",
+	 "s_[g] = fmaxf(s_[g], tl_r0[g]);", NULL},
+	{"kernel gemmmax(A: f16[M, K], B: f16[K, N], R: f32[M]) grid(cdiv(N, 128), cdiv(M, 128)) threads(128) {\n"
+	 "  shared As: f16[128, 32];\n  shared Bs: f16[32, 128];\n  local acc: f32[128, 128];\n"
+	 "  local mx: f32[128];\n  clear(acc);\n  for ko in range(cdiv(K, 32)) {\n"
+	 "    copy(A[by * 128, ko * 32], As);\n    copy(B[ko * 32, bx * 128], Bs);\n    gemm(As, Bs, acc);\n  }\n"
+	 "  reduce(acc, mx, op = max, dim = 1);\n  copy(mx, R[by * 128]);\n}\n",
+	 "reduce max acc -> mx dim 1: 128 slots into 8, shuffles xor 0x3, warps xor 0x2", NULL},
+	/* reduces from shared memory: into a local (every holder folds its slots) and into a
+	 * shared 1-D buffer (one thread per element), whose [1, n] layout takes a leading 0 */
+	{SREDUCE, "for (int tl_k = 0; tl_k < 128; tl_k++)\n\t\t\t\t\ttl_a = tl_a + x[((c0 * 128) + tl_k)];\n"
+	 "\t\t\t\ts_[g] = tl_a;", NULL},
+	{SREDUCE, "tl_a = fmaxf(tl_a, x[((c0 * 128) + tl_k)]);\n\t\t\t\t\tt[c0] = tl_a;", "t[0]"},
+	/* fills of shared memory (whole and a part), a local -> local copy in
+	 * registers (f32 -> f16), a fill of part of a local buffer */
+	{FILLS, "// copy x -> y in registers\n\t\t#pragma unroll\n\t\tfor (int s = 0; s < 8; s++)\n\t\t\ty[s] = tl_f2h(x[s]);",
+	 "not lowered"},
+	{FILLS, "if (q < 32)\n\t\t\t\t*(&t[((c0 * 32) + 8 + c1)]) = 3.0f;\n\t\t}\n\t\t__syncthreads();", NULL},
+	{FILLS, "if (((tid / 8) + ((s / 4) * 8)) >= 2 && ((tid / 8) + ((s / 4) * 8)) < 2 + 2)\n\t\t\t\ty[s] = ", NULL},
 };
 
 START_TEST(guard_table)
@@ -210,6 +271,13 @@ START_TEST(guard_table)
 
 	cu = emit("t.tile", guards[_i].src, strlen(guards[_i].src), "sm_80", &ok);
 	ck_assert_msg(ok, "%s", cu);
+	if (jit) {
+		char *ptx;
+
+		ck_assert_int_eq(nvrtc(jit, cu, "sm_80", &ptx), TILEC_OK);
+		ck_assert_msg(!strstr(ptx, "ld.local") && !strstr(ptx, "st.local"), "local memory:\n%s", cu);
+		free(ptx);
+	}
 	if (guards[_i].has)
 		ck_assert_msg(strstr(cu, guards[_i].has) != NULL, "no '%s' in\n%s", guards[_i].has, cu);
 	if (guards[_i].hasnot)
@@ -261,7 +329,7 @@ START_TEST(inferred_layouts)
 	buf_init(&b);
 	ck_assert_msg(emit_cuda(&a, p, &b, &e) == 0, "%s", e.msg);
 	ck_assert_ptr_nonnull(strstr(buf_str(&b), "swizzle: none  vec: 1"));
-	ck_assert_ptr_nonnull(strstr(buf_str(&b), "c[s] = "));
+	ck_assert_ptr_nonnull(strstr(buf_str(&b), "c_[s] = "));
 	rc = nvrtc(jit, buf_str(&b), "sm_80", &ptx);
 	ck_assert_int_eq(rc, TILEC_OK);
 	ck_assert_msg(!strstr(ptx, "ld.local") && !strstr(ptx, "st.local"), "local memory in the PTX");
@@ -274,6 +342,133 @@ START_TEST(inferred_layouts)
 	buf_free(&b);
 	free(src);
 	arena_free(&a);
+}
+END_TEST
+
+/* local -> local copies with layouts set by hand: a permuted slot order stays in
+ * registers, a thread map that differs is refused with the reason; a fill of a
+ * global region (sema refuses it in source; the IR allows it) is guarded */
+START_TEST(local_copy_layouts)
+{
+	static const char *const slot[] = {"_j % 8"}, *const rev[] = {"_j % 4 * 2 + _j % 8 // 4"};
+	int64_t shape[2] = {16, 32};
+	Arena a;
+	Diags d;
+	IrProgram *p;
+	IrKernel *k;
+	IrStmt *st;
+	Fragment *F, *G, *H;
+	Buf b;
+	Err e = {0};
+	char *ptx;
+	int i, x = -1, y = -1, A = -1;
+
+	arena_init(&a);
+	diags_init(&d, &a);
+	p = sema_program(&a, &d, parse_program(&a, &d, FILLS, strlen(FILLS), "f.tile"), NULL, 0, "f.tile");
+	ck_assert_ptr_nonnull(p);
+	k = p->kernels;
+	for (i = 0; i < k->nbuf; i++) {
+		if (!strcmp(k->bufs[i].name, "x"))
+			x = i;
+		if (!strcmp(k->bufs[i].name, "y"))
+			y = i;
+		if (!strcmp(k->bufs[i].name, "A"))
+			A = i;
+	}
+	ck_assert(x >= 0 && y >= 0 && A >= 0);
+	F = frag_parse(&a, shape, 2, "_i * 4 + _j // 8", 1, slot, 1, &e);
+	G = frag_parse(&a, shape, 2, "_i * 4 + _j // 8", 1, rev, 1, &e);
+	H = frag_parse(&a, shape, 2, "(_i * 4 + _j // 8 + 1) % 64", 1, slot, 1, &e);
+	ck_assert_msg(F && G && H, "%s", e.msg);
+	p->target = 0;
+	p->arch = "sm_80";
+	k->bufs[x].layout = F;
+	k->bufs[y].layout = G;
+	buf_init(&b);
+	ck_assert_msg(emit_cuda(&a, p, &b, &e) == 0, "%s", e.msg);
+	ck_assert_msg(strstr(buf_str(&b), "y[s] = tl_f2h(x[((") != NULL, "%s", buf_str(&b));
+	ck_assert_int_eq(nvrtc(jit, buf_str(&b), "sm_80", &ptx), TILEC_OK);
+	ck_assert_msg(!strstr(ptx, "ld.local") && !strstr(ptx, "st.local"), "local memory in the PTX");
+	free(ptx);
+	k->bufs[y].layout = H;
+	buf_reset(&b);
+	ck_assert_int_eq(emit_cuda(&a, p, &b, &e), -1);
+	ck_assert_msg(strstr(e.msg, "convert through shared memory") != NULL, "%s", e.msg);
+	/* the first fill, retargeted at the global A */
+	k->bufs[y].layout = F;
+	for (st = k->body; st && st->kind != S_FILL; st = st->next)
+		;
+	ck_assert_ptr_nonnull(st);
+	st->u.fill.dst.buf = A;
+	buf_reset(&b);
+	ck_assert_msg(emit_cuda(&a, p, &b, &e) == 0, "%s", e.msg);
+	ck_assert_msg(strstr(buf_str(&b), "// fill global A\n") != NULL, "%s", buf_str(&b));
+	ck_assert_msg(strstr(buf_str(&b), "if ((c0) < M && (c1) < N)\n\t\t\t\t*(&A[") != NULL, "%s", buf_str(&b));
+	ck_assert_int_eq(nvrtc(jit, buf_str(&b), "sm_80", &ptx), TILEC_OK);
+	free(ptx);
+	buf_free(&b);
+	arena_free(&a);
+}
+END_TEST
+
+/* a store into a replicated local from a parallel nest must write every replica */
+START_TEST(replicated_store)
+{
+	static const char *const src =
+		"kernel f(A: f32[M, 64]) grid(1) threads(64) {\n  local m: f32[64];\n"
+		"  for i in parallel(64) {\n    m[i] = 1.0;\n  }\n  copy(m, A[0, 0]);\n}\n";
+	static const char *const id[] = {"_i"}, *const zero[] = {"0"};
+	int64_t shape[1] = {64};
+	Arena a;
+	Diags d;
+	IrProgram *p;
+	IrKernel *k;
+	IrStmt *st;
+	Fragment *R, *One;
+	Buf b;
+	Err e = {0};
+
+	arena_init(&a);
+	diags_init(&d, &a);
+	p = sema_program(&a, &d, parse_program(&a, &d, src, strlen(src), "r.tile"), NULL, 0, "r.tile");
+	ck_assert_ptr_nonnull(p);
+	k = p->kernels;
+	R = frag_parse(&a, shape, 1, "_rep", 64, id, 1, &e);
+	One = frag_parse(&a, shape, 1, "_i", 1, zero, 1, &e);
+	ck_assert_msg(R && One, "%s", e.msg);
+	p->target = 0;
+	p->arch = "sm_80";
+	k->bufs[k->nbuf - 1].layout = R;
+	ck_assert_str_eq(k->bufs[k->nbuf - 1].name, "m");
+	for (st = k->body; st && st->kind != S_PARALLEL; st = st->next)
+		;
+	ck_assert_ptr_nonnull(st);
+	st->loop_layout = One;
+	buf_init(&b);
+	ck_assert_int_eq(emit_cuda(&a, p, &b, &e), -1);
+	ck_assert_msg(strstr(e.msg, "cover every replica") != NULL, "%s", e.msg);
+	st->loop_layout = R;
+	buf_reset(&b);
+	ck_assert_msg(emit_cuda(&a, p, &b, &e) == 0, "%s", e.msg);
+	buf_free(&b);
+	arena_free(&a);
+}
+END_TEST
+
+/* a reduce the emitter refuses, with the reason */
+START_TEST(reduce_refused)
+{
+	static const char *const src =
+		"kernel f(X: f32[M, 128], Y: f32[M]) grid(cdiv(M, 32)) threads(128) {\n"
+		"  local x: f32[32, 128];\n  shared t: f32[32];\n  copy(X[bx * 32, 0], x);\n"
+		"  reduce(x, t, op = sum, dim = 1);\n  copy(t, Y[bx * 32]);\n}\n";
+	char *cu;
+	int ok;
+
+	cu = emit("t.tile", src, strlen(src), "sm_80", &ok);
+	ck_assert_msg(!ok && strstr(cu, "a local source needs a local destination"), "%s", cu);
+	free(cu);
 }
 END_TEST
 
@@ -329,6 +524,9 @@ suite_emit_cuda(void)
 	tcase_add_loop_test(tc, sm90a_golden, 0, countof(sm90a_goldens));
 	tcase_add_loop_test(tc, guard_table, 0, countof(guards));
 	tcase_add_test(tc, inferred_layouts);
+	tcase_add_test(tc, local_copy_layouts);
+	tcase_add_test(tc, replicated_store);
+	tcase_add_test(tc, reduce_refused);
 	tcase_add_test(tc, emit_errors);
 	suite_add_tcase(s, tc);
 	return s;

@@ -480,7 +480,9 @@ static const struct {
 	const char *sample;
 	int mfma;
 } hip_samples[] = {
-	{"copy", 0}, {"elementwise", 0}, {"gemm", 64}, {"gemm_bf16", 64}, {"transpose", 0},
+	/* gemm: the kernel body twice (vector and element-by-element, docs/cuda.md) */
+	{"copy", 0}, {"elementwise", 0}, {"gemm", 128}, {"gemm_bf16", 64}, {"transpose", 0},
+	{"softmax", 0}, {"convert", 0},
 };
 
 START_TEST(hip_emitted_samples)

@@ -1,5 +1,6 @@
 // samples.cu: runs the CUDA that tilec emitted for the samples on a GPU, on random data,
-// against an fp64 CPU reference (every element at the small sizes, sampled at the large ones),
+// against an fp64 CPU reference (every element at the small sizes, sampled at the large ones;
+// ragged sizes whose rows are not whole vectors take the emitted scalar fallback),
 // outputs poisoned first so an unwritten element fails; then times them against cuBLAS and a
 // device-to-device copy in the same run. Built by test/gpu/samples.sh from the files tilec wrote.
 #include <cstdio>
@@ -182,6 +183,46 @@ static void check_transpose(int M, int N)
 	cudaFree(A); cudaFree(B);
 }
 
+// ---- softmax: Y[i, :] = softmax(X[i, :]) over rows of W = 1024, f32 (reduce max, sum) --
+static void check_softmax(int M, bool timeit, float copy_bw)
+{
+	const int W = 1024;
+	size_t n = (size_t)M * W;
+	std::vector<float> hX(n), hY(n);
+	for (auto &x : hX) x = frand() * 8.0f;
+	float *X = dalloc<float>(n), *Y = dalloc<float>(n);
+	CK(cudaMemcpy(X, hX.data(), n * 4, cudaMemcpyHostToDevice)); CK(cudaMemset(Y, 0xff, n * 4)); // NaN poison
+	dim3 grid(cdiv(M, 8));
+	softmax<<<grid, 256, SMEM_softmax>>>(X, Y, M);
+	CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
+	CK(cudaMemcpy(hY.data(), Y, n * 4, cudaMemcpyDeviceToHost));
+	long bad = 0; double maxerr = 0;
+	for (int i = 0; i < M; i++) {
+		const float *x = &hX[(size_t)i * W];
+		double m = -INFINITY, sum = 0;
+		for (int j = 0; j < W; j++) m = std::max(m, (double)x[j]);
+		for (int j = 0; j < W; j++) sum += exp((double)x[j] - m);
+		for (int j = 0; j < W; j++) {
+			double ref = exp((double)x[j] - m) / sum, got = hY[(size_t)i * W + j];
+			double err = fabs(got - ref);
+			if (!std::isfinite(got) || err > 1e-7 + 1e-4 * ref) bad++;
+			if (std::isfinite(got)) maxerr = std::max(maxerr, err / (ref > 1e-30 ? ref : 1e-30));
+		}
+	}
+	char w[64], d[128];
+	snprintf(w, sizeof w, "softmax %dx%d", M, W);
+	snprintf(d, sizeof d, "%zu elements, %ld outside tolerance, max rel err %.2e", n, bad, maxerr);
+	verdict(w, bad == 0, d);
+	if (timeit) {
+		cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1)); std::vector<float> t;
+		for (int i = 0; i < 23; i++) { float ms; CK(cudaEventRecord(e0)); softmax<<<grid, 256, SMEM_softmax>>>(X, Y, M); CK(cudaEventRecord(e1));
+			CK(cudaEventSynchronize(e1)); CK(cudaEventElapsedTime(&ms, e0, e1)); if (i >= 3) t.push_back(ms); }
+		float bw = 2.0 * n * 4 / median(t) / 1e6;
+		printf("BENCH softmax %dx%d f32: %.0f GB/s = %.3f of cudaMemcpy D2D (%.0f GB/s)\n", M, W, bw, bw / copy_bw, copy_bw);
+	}
+	cudaFree(X); cudaFree(Y);
+}
+
 int main()
 {
 	cudaDeviceProp p; CK(cudaGetDeviceProperties(&p, 0));
@@ -204,10 +245,21 @@ int main()
 	check_copy(1000, 1000, false, bw);
 	check_elementwise(1000, 1000, false, bw);
 	check_transpose(1000, 700);
+	// ragged rows (N, K, M not multiples of the 8- or 4-element vectors): the scalar fallback
+	check_gemm<__half>("gemm", gemm, SMEM_gemm, 200, 203, 205, 1, h, false);
+	check_gemm<__half>("gemm", gemm, SMEM_gemm, 1000, 1003, 1001, 0, h, false);
+	check_gemm<__half>("gemm_sm90", gemm_sm90, SMEM_gemm_sm90, 200, 203, 205, 1, h, false, 256, 256);
+	check_copy(999, 1001, false, bw);
+	check_elementwise(999, 1003, false, bw);
+	check_transpose(1001, 703);
+	check_softmax(8, false, bw);
+	check_softmax(1000, false, bw);
+	check_softmax(1003, false, bw);
 #ifndef MEMCHECK
 	check_copy(16384, 16384, true, bw);
 	check_elementwise(16384, 16384, true, bw);
 	check_transpose(4096, 4096);
+	check_softmax(65536, true, bw);
 #endif
 	printf("%d passed, %d failed\n", checks - failures, failures);
 	return failures != 0;

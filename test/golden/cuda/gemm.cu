@@ -5,12 +5,9 @@
 extern "C" __global__ void __launch_bounds__(128)
 gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict__ C, int M, int K, int N)
 {
-	if (K % 8 != 0)
-		__trap(); /* 8-element vectors need rows of whole vectors */
-	if (N % 8 != 0)
-		__trap(); /* 8-element vectors need rows of whole vectors */
-	if (N % 2 != 0)
-		__trap(); /* 2-element vectors need rows of whole vectors */
+	const bool tl_rows8_K = K % 8 == 0; /* rows of whole 8-vectors */
+	const bool tl_rows8_N = N % 8 == 0; /* rows of whole 8-vectors */
+	const bool tl_rows2_N = N % 2 == 0; /* rows of whole 2-vectors */
 	extern __shared__ __align__(1024) unsigned char tl_smem[];
 	const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
 	(void)lane, (void)warp;
@@ -20,37 +17,16 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 	tl_half_t *Bs = (tl_half_t *)(tl_smem + 24576); // 3 stages of 4096 elements
 	// layout: ((_8,_2,_4,_2),(_2,_4,_8,_2),_1):((_512,_2,_32,_4096),(_1,_128,_4,_8192),_0)  swizzle: none  vec: 2
 	float acc[128];
-	#pragma unroll
-	for (int s = 0; s < 128; s++)
-		acc[s] = 0.0f;
-	// pipeline over ko: 3 stages of cp.async
-	const int ko_n = (K + 32 - 1) / 32;
-	#pragma unroll
-	for (int st = 0; st < 2; st++) {
-		if (st < ko_n) {
-			const int ko = st;
-			#pragma unroll
-			for (int it = 0; it < 4; it++) {
-				const int q = tid + it * 128;
-				const int r = q / 4, c = q % 4 * 8;
-				tl_cp_async16_zfill(&(As + (ko % 3) * 4096)[(((r * 32) + (c % 8)) + (((c / 8) ^ ((r % 8) / 2)) * 8))], &A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 32) + c))], (((int)blockIdx.y * 128) + r) < M && ((ko * 32) + c) < K);
-			}
-			#pragma unroll
-			for (int it = 0; it < 4; it++) {
-				const int q = tid + it * 128;
-				const int r = q / 16, c = q % 16 * 8;
-				tl_cp_async16_zfill(&(Bs + (ko % 3) * 4096)[(((((c / 64) * 2048) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))], &B[((long long)((ko * 32) + r) * N + (long long)(((int)blockIdx.x * 128) + c))], ((ko * 32) + r) < K && (((int)blockIdx.x * 128) + c) < N);
-			}
-		}
-		tl_cp_async_commit();
-	}
-	for (int ko = 0; ko < ko_n; ko++) {
-		tl_cp_async_wait<1>();
-		__syncthreads();
-		if (ko + 2 < ko_n) {
-			const int ko_next = ko + 2;
-			{
-				const int ko = ko_next;
+	if (tl_rows8_K && tl_rows8_N && tl_rows2_N) {
+		#pragma unroll
+		for (int s = 0; s < 128; s++)
+			acc[s] = 0.0f;
+		// pipeline over ko: 3 stages of cp.async
+		const int ko_n = (K + 32 - 1) / 32;
+		#pragma unroll
+		for (int st = 0; st < 2; st++) {
+			if (st < ko_n) {
+				const int ko = st;
 				#pragma unroll
 				for (int it = 0; it < 4; it++) {
 					const int q = tid + it * 128;
@@ -64,45 +40,154 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 					tl_cp_async16_zfill(&(Bs + (ko % 3) * 4096)[(((((c / 64) * 2048) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))], &B[((long long)((ko * 32) + r) * N + (long long)(((int)blockIdx.x * 128) + c))], ((ko * 32) + r) < K && (((int)blockIdx.x * 128) + c) < N);
 				}
 			}
+			tl_cp_async_commit();
 		}
-		tl_cp_async_commit();
-		// gemm acc: mma.sync m16n8k16, warps 2x2, 4x8 tiles per warp
-		{
-			const int wm = warp % 2, wn = warp / 2;
-			#pragma unroll
-			for (int kk = 0; kk < 32; kk += 16) {
-				tl_u32 af[4][4], bf[8][2];
-				#pragma unroll
-				for (int mi = 0; mi < 4; mi++) {
-					const int r = wm * 64 + mi * 16 + lane % 16, c = kk + lane / 16 * 8;
-					tl_ldmatrix_x4(af[mi], &(As + (ko % 3) * 4096)[(((r * 32) + (c % 8)) + (((c / 8) ^ ((r % 8) / 2)) * 8))]);
+		for (int ko = 0; ko < ko_n; ko++) {
+			tl_cp_async_wait<1>();
+			__syncthreads();
+			if (ko + 2 < ko_n) {
+				const int ko_next = ko + 2;
+				{
+					const int ko = ko_next;
+					#pragma unroll
+					for (int it = 0; it < 4; it++) {
+						const int q = tid + it * 128;
+						const int r = q / 4, c = q % 4 * 8;
+						tl_cp_async16_zfill(&(As + (ko % 3) * 4096)[(((r * 32) + (c % 8)) + (((c / 8) ^ ((r % 8) / 2)) * 8))], &A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 32) + c))], (((int)blockIdx.y * 128) + r) < M && ((ko * 32) + c) < K);
+					}
+					#pragma unroll
+					for (int it = 0; it < 4; it++) {
+						const int q = tid + it * 128;
+						const int r = q / 16, c = q % 16 * 8;
+						tl_cp_async16_zfill(&(Bs + (ko % 3) * 4096)[(((((c / 64) * 2048) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))], &B[((long long)((ko * 32) + r) * N + (long long)(((int)blockIdx.x * 128) + c))], ((ko * 32) + r) < K && (((int)blockIdx.x * 128) + c) < N);
+					}
 				}
+			}
+			tl_cp_async_commit();
+			// gemm acc: mma.sync m16n8k16, warps 2x2, 4x8 tiles per warp
+			{
+				const int wm = warp % 2, wn = warp / 2;
 				#pragma unroll
-				for (int nj = 0; nj < 8; nj += 2) {
-					const int k = kk + lane % 16, n = wn * 64 + nj * 8 + lane / 16 * 8;
-					tl_u32 t4[4];
-					tl_ldmatrix_x4_trans(t4, &(Bs + (ko % 3) * 4096)[(((((n / 64) * 2048) + (k * 64)) + (n % 8)) + ((((n / 8) % 8) ^ (k % 8)) * 8))]);
-					bf[nj][0] = t4[0];
-					bf[nj][1] = t4[1];
-					bf[nj + 1][0] = t4[2];
-					bf[nj + 1][1] = t4[3];
+				for (int kk = 0; kk < 32; kk += 16) {
+					tl_u32 af[4][4], bf[8][2];
+					#pragma unroll
+					for (int mi = 0; mi < 4; mi++) {
+						const int r = wm * 64 + mi * 16 + lane % 16, c = kk + lane / 16 * 8;
+						tl_ldmatrix_x4(af[mi], &(As + (ko % 3) * 4096)[(((r * 32) + (c % 8)) + (((c / 8) ^ ((r % 8) / 2)) * 8))]);
+					}
+					#pragma unroll
+					for (int nj = 0; nj < 8; nj += 2) {
+						const int k = kk + lane % 16, n = wn * 64 + nj * 8 + lane / 16 * 8;
+						tl_u32 t4[4];
+						tl_ldmatrix_x4_trans(t4, &(Bs + (ko % 3) * 4096)[(((((n / 64) * 2048) + (k * 64)) + (n % 8)) + ((((n / 8) % 8) ^ (k % 8)) * 8))]);
+						bf[nj][0] = t4[0];
+						bf[nj][1] = t4[1];
+						bf[nj + 1][0] = t4[2];
+						bf[nj + 1][1] = t4[3];
+					}
+					#pragma unroll
+					for (int mi = 0; mi < 4; mi++)
+					#pragma unroll
+						for (int ni = 0; ni < 8; ni++)
+							tl_mma_f16_16816(&acc[(mi * 8 + ni) * 4], af[mi], bf[ni]);
 				}
-				#pragma unroll
-				for (int mi = 0; mi < 4; mi++)
-				#pragma unroll
-					for (int ni = 0; ni < 8; ni++)
-						tl_mma_f16_16816(&acc[(mi * 8 + ni) * 4], af[mi], bf[ni]);
 			}
 		}
-	}
-	tl_cp_async_wait<0>();
-	__syncthreads();
-	#pragma unroll
-	for (int s = 0; s < 128; s += 2) {
-		const int c0 = (((((tid / 4) % 8) + (((s / 2) % 2) * 8)) + ((s / 32) * 16)) + (((tid / 32) % 2) * 64));
-		const int c1 = ((((s % 2) + ((tid % 4) * 2)) + (((s / 4) % 8) * 8)) + ((tid / 64) * 64));
-		if ((((int)blockIdx.y * 128) + c0) < M && (((int)blockIdx.x * 128) + c1) < N) {
-			*(tl_u32 *)(&C[((long long)(((int)blockIdx.y * 128) + c0) * N + (long long)(((int)blockIdx.x * 128) + c1))]) = ((tl_u32)tl_f2h(acc[s + 0]) | ((tl_u32)tl_f2h(acc[s + 1]) << 16));
+		tl_cp_async_wait<0>();
+		__syncthreads();
+		#pragma unroll
+		for (int s = 0; s < 128; s += 2) {
+			const int c0 = (((((tid / 4) % 8) + (((s / 2) % 2) * 8)) + ((s / 32) * 16)) + (((tid / 32) % 2) * 64));
+			const int c1 = ((((s % 2) + ((tid % 4) * 2)) + (((s / 4) % 8) * 8)) + ((tid / 64) * 64));
+			if ((((int)blockIdx.y * 128) + c0) < M && (((int)blockIdx.x * 128) + c1) < N) {
+				*(tl_u32 *)(&C[((long long)(((int)blockIdx.y * 128) + c0) * N + (long long)(((int)blockIdx.x * 128) + c1))]) = ((tl_u32)tl_f2h(acc[s + 0]) | ((tl_u32)tl_f2h(acc[s + 1]) << 16));
+			}
+		}
+	} else { // rows that are not whole vectors: element by element
+		#pragma unroll
+		for (int s = 0; s < 128; s++)
+			acc[s] = 0.0f;
+		// pipeline over ko: 3 stages of cp.async
+		const int ko_n = (K + 32 - 1) / 32;
+		#pragma unroll
+		for (int st = 0; st < 2; st++) {
+			if (st < ko_n) {
+				const int ko = st;
+				#pragma unroll 1
+				for (int it = 0; it < 32; it++) {
+					const int q = tid + it * 128;
+					const int r = q / 32, c = q % 32 * 1;
+					*(&(As + (ko % 3) * 4096)[(((r * 32) + (c % 8)) + (((c / 8) ^ ((r % 8) / 2)) * 8))]) = (((int)blockIdx.y * 128) + r) < M && ((ko * 32) + c) < K ? *(&A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 32) + c))]) : tl_f2h(0.0f);
+				}
+				#pragma unroll 1
+				for (int it = 0; it < 32; it++) {
+					const int q = tid + it * 128;
+					const int r = q / 128, c = q % 128 * 1;
+					*(&(Bs + (ko % 3) * 4096)[(((((c / 64) * 2048) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))]) = ((ko * 32) + r) < K && (((int)blockIdx.x * 128) + c) < N ? *(&B[((long long)((ko * 32) + r) * N + (long long)(((int)blockIdx.x * 128) + c))]) : tl_f2h(0.0f);
+				}
+			}
+			tl_cp_async_commit();
+		}
+		for (int ko = 0; ko < ko_n; ko++) {
+			tl_cp_async_wait<1>();
+			__syncthreads();
+			if (ko + 2 < ko_n) {
+				const int ko_next = ko + 2;
+				{
+					const int ko = ko_next;
+					#pragma unroll 1
+					for (int it = 0; it < 32; it++) {
+						const int q = tid + it * 128;
+						const int r = q / 32, c = q % 32 * 1;
+						*(&(As + (ko % 3) * 4096)[(((r * 32) + (c % 8)) + (((c / 8) ^ ((r % 8) / 2)) * 8))]) = (((int)blockIdx.y * 128) + r) < M && ((ko * 32) + c) < K ? *(&A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 32) + c))]) : tl_f2h(0.0f);
+					}
+					#pragma unroll 1
+					for (int it = 0; it < 32; it++) {
+						const int q = tid + it * 128;
+						const int r = q / 128, c = q % 128 * 1;
+						*(&(Bs + (ko % 3) * 4096)[(((((c / 64) * 2048) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))]) = ((ko * 32) + r) < K && (((int)blockIdx.x * 128) + c) < N ? *(&B[((long long)((ko * 32) + r) * N + (long long)(((int)blockIdx.x * 128) + c))]) : tl_f2h(0.0f);
+					}
+				}
+			}
+			tl_cp_async_commit();
+			// gemm acc: mma.sync m16n8k16, warps 2x2, 4x8 tiles per warp
+			{
+				const int wm = warp % 2, wn = warp / 2;
+				#pragma unroll
+				for (int kk = 0; kk < 32; kk += 16) {
+					tl_u32 af[4][4], bf[8][2];
+					#pragma unroll
+					for (int mi = 0; mi < 4; mi++) {
+						const int r = wm * 64 + mi * 16 + lane % 16, c = kk + lane / 16 * 8;
+						tl_ldmatrix_x4(af[mi], &(As + (ko % 3) * 4096)[(((r * 32) + (c % 8)) + (((c / 8) ^ ((r % 8) / 2)) * 8))]);
+					}
+					#pragma unroll
+					for (int nj = 0; nj < 8; nj += 2) {
+						const int k = kk + lane % 16, n = wn * 64 + nj * 8 + lane / 16 * 8;
+						tl_u32 t4[4];
+						tl_ldmatrix_x4_trans(t4, &(Bs + (ko % 3) * 4096)[(((((n / 64) * 2048) + (k * 64)) + (n % 8)) + ((((n / 8) % 8) ^ (k % 8)) * 8))]);
+						bf[nj][0] = t4[0];
+						bf[nj][1] = t4[1];
+						bf[nj + 1][0] = t4[2];
+						bf[nj + 1][1] = t4[3];
+					}
+					#pragma unroll
+					for (int mi = 0; mi < 4; mi++)
+					#pragma unroll
+						for (int ni = 0; ni < 8; ni++)
+							tl_mma_f16_16816(&acc[(mi * 8 + ni) * 4], af[mi], bf[ni]);
+				}
+			}
+		}
+		tl_cp_async_wait<0>();
+		__syncthreads();
+		#pragma unroll
+		for (int s = 0; s < 128; s += 1) {
+			const int c0 = (((((tid / 4) % 8) + (((s / 2) % 2) * 8)) + ((s / 32) * 16)) + (((tid / 32) % 2) * 64));
+			const int c1 = ((((s % 2) + ((tid % 4) * 2)) + (((s / 4) % 8) * 8)) + ((tid / 64) * 64));
+			if ((((int)blockIdx.y * 128) + c0) < M && (((int)blockIdx.x * 128) + c1) < N) {
+				*(&C[((long long)(((int)blockIdx.y * 128) + c0) * N + (long long)(((int)blockIdx.x * 128) + c1))]) = tl_f2h(acc[s]);
+			}
 		}
 	}
 }

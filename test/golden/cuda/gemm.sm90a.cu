@@ -5,12 +5,9 @@
 extern "C" __global__ void __launch_bounds__(128)
 gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict__ C, int M, int K, int N)
 {
-	if (K % 8 != 0)
-		__trap(); /* 8-element vectors need rows of whole vectors */
-	if (N % 8 != 0)
-		__trap(); /* 8-element vectors need rows of whole vectors */
-	if (N % 2 != 0)
-		__trap(); /* 2-element vectors need rows of whole vectors */
+	const bool tl_rows8_K = K % 8 == 0; /* rows of whole 8-vectors */
+	const bool tl_rows8_N = N % 8 == 0; /* rows of whole 8-vectors */
+	const bool tl_rows2_N = N % 2 == 0; /* rows of whole 2-vectors */
 	extern __shared__ __align__(1024) unsigned char tl_smem[];
 	const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
 	(void)lane, (void)warp;
@@ -20,41 +17,19 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 	tl_half_t *Bs = (tl_half_t *)(tl_smem + 24576); // 3 stages of 4096 elements
 	// layout: ((_8,_2,_4,_2),(_2,_4,_16),_1):((_512,_2,_4096,_64),(_1,_128,_4),_0)  swizzle: none  vec: 2
 	float acc[128];
-	#pragma unroll
-	for (int s = 0; s < 128; s++)
-		acc[s] = 0.0f;
-	// pipeline over ko: 3 stages of cp.async, loads 2 ahead
-	#pragma unroll
-	for (int s = 0; s < 128; s++)
-		tl_fence_operand(acc[s]); // accumulators defined here, once
-	const int ko_n = (K + 32 - 1) / 32;
-	#pragma unroll
-	for (int st = 0; st < 2; st++) {
-		if (st < ko_n) {
-			const int ko = st;
-			#pragma unroll
-			for (int it = 0; it < 4; it++) {
-				const int q = tid + it * 128;
-				const int r = q / 4, c = q % 4 * 8;
-				tl_cp_async16_zfill(&(As + (ko % 3) * 4096)[(((r * 32) + (c % 8)) + (((c / 8) ^ ((r % 8) / 2)) * 8))], &A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 32) + c))], (((int)blockIdx.y * 128) + r) < M && ((ko * 32) + c) < K);
-			}
-			#pragma unroll
-			for (int it = 0; it < 4; it++) {
-				const int q = tid + it * 128;
-				const int r = q / 16, c = q % 16 * 8;
-				tl_cp_async16_zfill(&(Bs + (ko % 3) * 4096)[(((((c / 64) * 2048) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))], &B[((long long)((ko * 32) + r) * N + (long long)(((int)blockIdx.x * 128) + c))], ((ko * 32) + r) < K && (((int)blockIdx.x * 128) + c) < N);
-			}
-		}
-		tl_cp_async_commit();
-	}
-	for (int ko = 0; ko < ko_n; ko++) {
-		tl_cp_async_wait<1>();
-		tl_fence_proxy_async();
-		__syncthreads();
-		if (ko + 2 < ko_n) {
-			const int ko_next = ko + 2;
-			{
-				const int ko = ko_next;
+	if (tl_rows8_K && tl_rows8_N && tl_rows2_N) {
+		#pragma unroll
+		for (int s = 0; s < 128; s++)
+			acc[s] = 0.0f;
+		// pipeline over ko: 3 stages of cp.async, loads 2 ahead
+		#pragma unroll
+		for (int s = 0; s < 128; s++)
+			tl_fence_operand(acc[s]); // accumulators defined here, once
+		const int ko_n = (K + 32 - 1) / 32;
+		#pragma unroll
+		for (int st = 0; st < 2; st++) {
+			if (st < ko_n) {
+				const int ko = st;
 				#pragma unroll
 				for (int it = 0; it < 4; it++) {
 					const int q = tid + it * 128;
@@ -68,80 +43,229 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 					tl_cp_async16_zfill(&(Bs + (ko % 3) * 4096)[(((((c / 64) * 2048) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))], &B[((long long)((ko * 32) + r) * N + (long long)(((int)blockIdx.x * 128) + c))], ((ko * 32) + r) < K && (((int)blockIdx.x * 128) + c) < N);
 				}
 			}
+			tl_cp_async_commit();
 		}
-		tl_cp_async_commit();
-		// gemm acc: wgmma m64n128k16, warpgroups 1x1, 2x1 instructions per warpgroup
-		{
-			const int wgm = warp / 4 % 1, wgn = warp / 4 / 1;
-			tl_wgmma_fence();
-			{
-				const tl_u64 da = tl_wgmma_desc(&(As + (ko % 3) * 4096)[((((wgm * 128 + 0) * 32) + (0 % 8)) + (((0 / 8) ^ (((wgm * 128 + 0) % 8) / 2)) * 8))], 16, 512, 2);
-				const tl_u64 db = tl_wgmma_desc(&(Bs + (ko % 3) * 4096)[((((((wgn * 128 + 0) / 64) * 2048) + (0 * 64)) + ((wgn * 128 + 0) % 8)) + (((((wgn * 128 + 0) / 8) % 8) ^ (0 % 8)) * 8))], 4096, 1024, 1);
-				asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
-					: "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),
-					  "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]),
-					  "+f"(acc[16]), "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]),
-					  "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31]),
-					  "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]), "+f"(acc[36]), "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]),
-					  "+f"(acc[40]), "+f"(acc[41]), "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]), "+f"(acc[47]),
-					  "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]), "+f"(acc[52]), "+f"(acc[53]), "+f"(acc[54]), "+f"(acc[55]),
-					  "+f"(acc[56]), "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]), "+f"(acc[60]), "+f"(acc[61]), "+f"(acc[62]), "+f"(acc[63])
-					: "l"(da), "l"(db), "r"(1));
+		for (int ko = 0; ko < ko_n; ko++) {
+			tl_cp_async_wait<1>();
+			tl_fence_proxy_async();
+			__syncthreads();
+			if (ko + 2 < ko_n) {
+				const int ko_next = ko + 2;
+				{
+					const int ko = ko_next;
+					#pragma unroll
+					for (int it = 0; it < 4; it++) {
+						const int q = tid + it * 128;
+						const int r = q / 4, c = q % 4 * 8;
+						tl_cp_async16_zfill(&(As + (ko % 3) * 4096)[(((r * 32) + (c % 8)) + (((c / 8) ^ ((r % 8) / 2)) * 8))], &A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 32) + c))], (((int)blockIdx.y * 128) + r) < M && ((ko * 32) + c) < K);
+					}
+					#pragma unroll
+					for (int it = 0; it < 4; it++) {
+						const int q = tid + it * 128;
+						const int r = q / 16, c = q % 16 * 8;
+						tl_cp_async16_zfill(&(Bs + (ko % 3) * 4096)[(((((c / 64) * 2048) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))], &B[((long long)((ko * 32) + r) * N + (long long)(((int)blockIdx.x * 128) + c))], ((ko * 32) + r) < K && (((int)blockIdx.x * 128) + c) < N);
+					}
+				}
 			}
+			tl_cp_async_commit();
+			// gemm acc: wgmma m64n128k16, warpgroups 1x1, 2x1 instructions per warpgroup
 			{
-				const tl_u64 da = tl_wgmma_desc(&(As + (ko % 3) * 4096)[((((wgm * 128 + 64) * 32) + (0 % 8)) + (((0 / 8) ^ (((wgm * 128 + 64) % 8) / 2)) * 8))], 16, 512, 2);
-				const tl_u64 db = tl_wgmma_desc(&(Bs + (ko % 3) * 4096)[((((((wgn * 128 + 0) / 64) * 2048) + (0 * 64)) + ((wgn * 128 + 0) % 8)) + (((((wgn * 128 + 0) / 8) % 8) ^ (0 % 8)) * 8))], 4096, 1024, 1);
-				asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
-					: "+f"(acc[64]), "+f"(acc[65]), "+f"(acc[66]), "+f"(acc[67]), "+f"(acc[68]), "+f"(acc[69]), "+f"(acc[70]), "+f"(acc[71]),
-					  "+f"(acc[72]), "+f"(acc[73]), "+f"(acc[74]), "+f"(acc[75]), "+f"(acc[76]), "+f"(acc[77]), "+f"(acc[78]), "+f"(acc[79]),
-					  "+f"(acc[80]), "+f"(acc[81]), "+f"(acc[82]), "+f"(acc[83]), "+f"(acc[84]), "+f"(acc[85]), "+f"(acc[86]), "+f"(acc[87]),
-					  "+f"(acc[88]), "+f"(acc[89]), "+f"(acc[90]), "+f"(acc[91]), "+f"(acc[92]), "+f"(acc[93]), "+f"(acc[94]), "+f"(acc[95]),
-					  "+f"(acc[96]), "+f"(acc[97]), "+f"(acc[98]), "+f"(acc[99]), "+f"(acc[100]), "+f"(acc[101]), "+f"(acc[102]), "+f"(acc[103]),
-					  "+f"(acc[104]), "+f"(acc[105]), "+f"(acc[106]), "+f"(acc[107]), "+f"(acc[108]), "+f"(acc[109]), "+f"(acc[110]), "+f"(acc[111]),
-					  "+f"(acc[112]), "+f"(acc[113]), "+f"(acc[114]), "+f"(acc[115]), "+f"(acc[116]), "+f"(acc[117]), "+f"(acc[118]), "+f"(acc[119]),
-					  "+f"(acc[120]), "+f"(acc[121]), "+f"(acc[122]), "+f"(acc[123]), "+f"(acc[124]), "+f"(acc[125]), "+f"(acc[126]), "+f"(acc[127])
-					: "l"(da), "l"(db), "r"(1));
+				const int wgm = warp / 4 % 1, wgn = warp / 4 / 1;
+				tl_wgmma_fence();
+				{
+					const tl_u64 da = tl_wgmma_desc(&(As + (ko % 3) * 4096)[((((wgm * 128 + 0) * 32) + (0 % 8)) + (((0 / 8) ^ (((wgm * 128 + 0) % 8) / 2)) * 8))], 16, 512, 2);
+					const tl_u64 db = tl_wgmma_desc(&(Bs + (ko % 3) * 4096)[((((((wgn * 128 + 0) / 64) * 2048) + (0 * 64)) + ((wgn * 128 + 0) % 8)) + (((((wgn * 128 + 0) / 8) % 8) ^ (0 % 8)) * 8))], 4096, 1024, 1);
+					asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+						: "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),
+						  "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]),
+						  "+f"(acc[16]), "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]),
+						  "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31]),
+						  "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]), "+f"(acc[36]), "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]),
+						  "+f"(acc[40]), "+f"(acc[41]), "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]), "+f"(acc[47]),
+						  "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]), "+f"(acc[52]), "+f"(acc[53]), "+f"(acc[54]), "+f"(acc[55]),
+						  "+f"(acc[56]), "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]), "+f"(acc[60]), "+f"(acc[61]), "+f"(acc[62]), "+f"(acc[63])
+						: "l"(da), "l"(db), "r"(1));
+				}
+				{
+					const tl_u64 da = tl_wgmma_desc(&(As + (ko % 3) * 4096)[((((wgm * 128 + 64) * 32) + (0 % 8)) + (((0 / 8) ^ (((wgm * 128 + 64) % 8) / 2)) * 8))], 16, 512, 2);
+					const tl_u64 db = tl_wgmma_desc(&(Bs + (ko % 3) * 4096)[((((((wgn * 128 + 0) / 64) * 2048) + (0 * 64)) + ((wgn * 128 + 0) % 8)) + (((((wgn * 128 + 0) / 8) % 8) ^ (0 % 8)) * 8))], 4096, 1024, 1);
+					asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+						: "+f"(acc[64]), "+f"(acc[65]), "+f"(acc[66]), "+f"(acc[67]), "+f"(acc[68]), "+f"(acc[69]), "+f"(acc[70]), "+f"(acc[71]),
+						  "+f"(acc[72]), "+f"(acc[73]), "+f"(acc[74]), "+f"(acc[75]), "+f"(acc[76]), "+f"(acc[77]), "+f"(acc[78]), "+f"(acc[79]),
+						  "+f"(acc[80]), "+f"(acc[81]), "+f"(acc[82]), "+f"(acc[83]), "+f"(acc[84]), "+f"(acc[85]), "+f"(acc[86]), "+f"(acc[87]),
+						  "+f"(acc[88]), "+f"(acc[89]), "+f"(acc[90]), "+f"(acc[91]), "+f"(acc[92]), "+f"(acc[93]), "+f"(acc[94]), "+f"(acc[95]),
+						  "+f"(acc[96]), "+f"(acc[97]), "+f"(acc[98]), "+f"(acc[99]), "+f"(acc[100]), "+f"(acc[101]), "+f"(acc[102]), "+f"(acc[103]),
+						  "+f"(acc[104]), "+f"(acc[105]), "+f"(acc[106]), "+f"(acc[107]), "+f"(acc[108]), "+f"(acc[109]), "+f"(acc[110]), "+f"(acc[111]),
+						  "+f"(acc[112]), "+f"(acc[113]), "+f"(acc[114]), "+f"(acc[115]), "+f"(acc[116]), "+f"(acc[117]), "+f"(acc[118]), "+f"(acc[119]),
+						  "+f"(acc[120]), "+f"(acc[121]), "+f"(acc[122]), "+f"(acc[123]), "+f"(acc[124]), "+f"(acc[125]), "+f"(acc[126]), "+f"(acc[127])
+						: "l"(da), "l"(db), "r"(1));
+				}
+				{
+					const tl_u64 da = tl_wgmma_desc(&(As + (ko % 3) * 4096)[((((wgm * 128 + 0) * 32) + (16 % 8)) + (((16 / 8) ^ (((wgm * 128 + 0) % 8) / 2)) * 8))], 16, 512, 2);
+					const tl_u64 db = tl_wgmma_desc(&(Bs + (ko % 3) * 4096)[((((((wgn * 128 + 0) / 64) * 2048) + (16 * 64)) + ((wgn * 128 + 0) % 8)) + (((((wgn * 128 + 0) / 8) % 8) ^ (16 % 8)) * 8))], 4096, 1024, 1);
+					asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+						: "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),
+						  "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]),
+						  "+f"(acc[16]), "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]),
+						  "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31]),
+						  "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]), "+f"(acc[36]), "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]),
+						  "+f"(acc[40]), "+f"(acc[41]), "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]), "+f"(acc[47]),
+						  "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]), "+f"(acc[52]), "+f"(acc[53]), "+f"(acc[54]), "+f"(acc[55]),
+						  "+f"(acc[56]), "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]), "+f"(acc[60]), "+f"(acc[61]), "+f"(acc[62]), "+f"(acc[63])
+						: "l"(da), "l"(db), "r"(1));
+				}
+				{
+					const tl_u64 da = tl_wgmma_desc(&(As + (ko % 3) * 4096)[((((wgm * 128 + 64) * 32) + (16 % 8)) + (((16 / 8) ^ (((wgm * 128 + 64) % 8) / 2)) * 8))], 16, 512, 2);
+					const tl_u64 db = tl_wgmma_desc(&(Bs + (ko % 3) * 4096)[((((((wgn * 128 + 0) / 64) * 2048) + (16 * 64)) + ((wgn * 128 + 0) % 8)) + (((((wgn * 128 + 0) / 8) % 8) ^ (16 % 8)) * 8))], 4096, 1024, 1);
+					asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+						: "+f"(acc[64]), "+f"(acc[65]), "+f"(acc[66]), "+f"(acc[67]), "+f"(acc[68]), "+f"(acc[69]), "+f"(acc[70]), "+f"(acc[71]),
+						  "+f"(acc[72]), "+f"(acc[73]), "+f"(acc[74]), "+f"(acc[75]), "+f"(acc[76]), "+f"(acc[77]), "+f"(acc[78]), "+f"(acc[79]),
+						  "+f"(acc[80]), "+f"(acc[81]), "+f"(acc[82]), "+f"(acc[83]), "+f"(acc[84]), "+f"(acc[85]), "+f"(acc[86]), "+f"(acc[87]),
+						  "+f"(acc[88]), "+f"(acc[89]), "+f"(acc[90]), "+f"(acc[91]), "+f"(acc[92]), "+f"(acc[93]), "+f"(acc[94]), "+f"(acc[95]),
+						  "+f"(acc[96]), "+f"(acc[97]), "+f"(acc[98]), "+f"(acc[99]), "+f"(acc[100]), "+f"(acc[101]), "+f"(acc[102]), "+f"(acc[103]),
+						  "+f"(acc[104]), "+f"(acc[105]), "+f"(acc[106]), "+f"(acc[107]), "+f"(acc[108]), "+f"(acc[109]), "+f"(acc[110]), "+f"(acc[111]),
+						  "+f"(acc[112]), "+f"(acc[113]), "+f"(acc[114]), "+f"(acc[115]), "+f"(acc[116]), "+f"(acc[117]), "+f"(acc[118]), "+f"(acc[119]),
+						  "+f"(acc[120]), "+f"(acc[121]), "+f"(acc[122]), "+f"(acc[123]), "+f"(acc[124]), "+f"(acc[125]), "+f"(acc[126]), "+f"(acc[127])
+						: "l"(da), "l"(db), "r"(1));
+				}
+				tl_wgmma_commit();
+				tl_wgmma_wait0();
 			}
-			{
-				const tl_u64 da = tl_wgmma_desc(&(As + (ko % 3) * 4096)[((((wgm * 128 + 0) * 32) + (16 % 8)) + (((16 / 8) ^ (((wgm * 128 + 0) % 8) / 2)) * 8))], 16, 512, 2);
-				const tl_u64 db = tl_wgmma_desc(&(Bs + (ko % 3) * 4096)[((((((wgn * 128 + 0) / 64) * 2048) + (16 * 64)) + ((wgn * 128 + 0) % 8)) + (((((wgn * 128 + 0) / 8) % 8) ^ (16 % 8)) * 8))], 4096, 1024, 1);
-				asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
-					: "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),
-					  "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]),
-					  "+f"(acc[16]), "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]),
-					  "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31]),
-					  "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]), "+f"(acc[36]), "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]),
-					  "+f"(acc[40]), "+f"(acc[41]), "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]), "+f"(acc[47]),
-					  "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]), "+f"(acc[52]), "+f"(acc[53]), "+f"(acc[54]), "+f"(acc[55]),
-					  "+f"(acc[56]), "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]), "+f"(acc[60]), "+f"(acc[61]), "+f"(acc[62]), "+f"(acc[63])
-					: "l"(da), "l"(db), "r"(1));
-			}
-			{
-				const tl_u64 da = tl_wgmma_desc(&(As + (ko % 3) * 4096)[((((wgm * 128 + 64) * 32) + (16 % 8)) + (((16 / 8) ^ (((wgm * 128 + 64) % 8) / 2)) * 8))], 16, 512, 2);
-				const tl_u64 db = tl_wgmma_desc(&(Bs + (ko % 3) * 4096)[((((((wgn * 128 + 0) / 64) * 2048) + (16 * 64)) + ((wgn * 128 + 0) % 8)) + (((((wgn * 128 + 0) / 8) % 8) ^ (16 % 8)) * 8))], 4096, 1024, 1);
-				asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
-					: "+f"(acc[64]), "+f"(acc[65]), "+f"(acc[66]), "+f"(acc[67]), "+f"(acc[68]), "+f"(acc[69]), "+f"(acc[70]), "+f"(acc[71]),
-					  "+f"(acc[72]), "+f"(acc[73]), "+f"(acc[74]), "+f"(acc[75]), "+f"(acc[76]), "+f"(acc[77]), "+f"(acc[78]), "+f"(acc[79]),
-					  "+f"(acc[80]), "+f"(acc[81]), "+f"(acc[82]), "+f"(acc[83]), "+f"(acc[84]), "+f"(acc[85]), "+f"(acc[86]), "+f"(acc[87]),
-					  "+f"(acc[88]), "+f"(acc[89]), "+f"(acc[90]), "+f"(acc[91]), "+f"(acc[92]), "+f"(acc[93]), "+f"(acc[94]), "+f"(acc[95]),
-					  "+f"(acc[96]), "+f"(acc[97]), "+f"(acc[98]), "+f"(acc[99]), "+f"(acc[100]), "+f"(acc[101]), "+f"(acc[102]), "+f"(acc[103]),
-					  "+f"(acc[104]), "+f"(acc[105]), "+f"(acc[106]), "+f"(acc[107]), "+f"(acc[108]), "+f"(acc[109]), "+f"(acc[110]), "+f"(acc[111]),
-					  "+f"(acc[112]), "+f"(acc[113]), "+f"(acc[114]), "+f"(acc[115]), "+f"(acc[116]), "+f"(acc[117]), "+f"(acc[118]), "+f"(acc[119]),
-					  "+f"(acc[120]), "+f"(acc[121]), "+f"(acc[122]), "+f"(acc[123]), "+f"(acc[124]), "+f"(acc[125]), "+f"(acc[126]), "+f"(acc[127])
-					: "l"(da), "l"(db), "r"(1));
-			}
-			tl_wgmma_commit();
-			tl_wgmma_wait0();
 		}
-	}
-	tl_cp_async_wait<0>();
-	__syncthreads();
-	#pragma unroll
-	for (int s = 0; s < 128; s += 2) {
-		const int c0 = (((((tid / 4) % 8) + (((s / 2) % 2) * 8)) + ((tid / 32) * 16)) + ((s / 64) * 64));
-		const int c1 = (((s % 2) + ((tid % 4) * 2)) + (((s / 4) % 16) * 8));
-		if ((((int)blockIdx.y * 128) + c0) < M && (((int)blockIdx.x * 128) + c1) < N) {
-			*(tl_u32 *)(&C[((long long)(((int)blockIdx.y * 128) + c0) * N + (long long)(((int)blockIdx.x * 128) + c1))]) = ((tl_u32)tl_f2h(acc[s + 0]) | ((tl_u32)tl_f2h(acc[s + 1]) << 16));
+		tl_cp_async_wait<0>();
+		__syncthreads();
+		#pragma unroll
+		for (int s = 0; s < 128; s += 2) {
+			const int c0 = (((((tid / 4) % 8) + (((s / 2) % 2) * 8)) + ((tid / 32) * 16)) + ((s / 64) * 64));
+			const int c1 = (((s % 2) + ((tid % 4) * 2)) + (((s / 4) % 16) * 8));
+			if ((((int)blockIdx.y * 128) + c0) < M && (((int)blockIdx.x * 128) + c1) < N) {
+				*(tl_u32 *)(&C[((long long)(((int)blockIdx.y * 128) + c0) * N + (long long)(((int)blockIdx.x * 128) + c1))]) = ((tl_u32)tl_f2h(acc[s + 0]) | ((tl_u32)tl_f2h(acc[s + 1]) << 16));
+			}
+		}
+	} else { // rows that are not whole vectors: element by element
+		#pragma unroll
+		for (int s = 0; s < 128; s++)
+			acc[s] = 0.0f;
+		// pipeline over ko: 3 stages of cp.async, loads 2 ahead
+		#pragma unroll
+		for (int s = 0; s < 128; s++)
+			tl_fence_operand(acc[s]); // accumulators defined here, once
+		const int ko_n = (K + 32 - 1) / 32;
+		#pragma unroll
+		for (int st = 0; st < 2; st++) {
+			if (st < ko_n) {
+				const int ko = st;
+				#pragma unroll 1
+				for (int it = 0; it < 32; it++) {
+					const int q = tid + it * 128;
+					const int r = q / 32, c = q % 32 * 1;
+					*(&(As + (ko % 3) * 4096)[(((r * 32) + (c % 8)) + (((c / 8) ^ ((r % 8) / 2)) * 8))]) = (((int)blockIdx.y * 128) + r) < M && ((ko * 32) + c) < K ? *(&A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 32) + c))]) : tl_f2h(0.0f);
+				}
+				#pragma unroll 1
+				for (int it = 0; it < 32; it++) {
+					const int q = tid + it * 128;
+					const int r = q / 128, c = q % 128 * 1;
+					*(&(Bs + (ko % 3) * 4096)[(((((c / 64) * 2048) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))]) = ((ko * 32) + r) < K && (((int)blockIdx.x * 128) + c) < N ? *(&B[((long long)((ko * 32) + r) * N + (long long)(((int)blockIdx.x * 128) + c))]) : tl_f2h(0.0f);
+				}
+			}
+			tl_cp_async_commit();
+		}
+		for (int ko = 0; ko < ko_n; ko++) {
+			tl_cp_async_wait<1>();
+			tl_fence_proxy_async();
+			__syncthreads();
+			if (ko + 2 < ko_n) {
+				const int ko_next = ko + 2;
+				{
+					const int ko = ko_next;
+					#pragma unroll 1
+					for (int it = 0; it < 32; it++) {
+						const int q = tid + it * 128;
+						const int r = q / 32, c = q % 32 * 1;
+						*(&(As + (ko % 3) * 4096)[(((r * 32) + (c % 8)) + (((c / 8) ^ ((r % 8) / 2)) * 8))]) = (((int)blockIdx.y * 128) + r) < M && ((ko * 32) + c) < K ? *(&A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 32) + c))]) : tl_f2h(0.0f);
+					}
+					#pragma unroll 1
+					for (int it = 0; it < 32; it++) {
+						const int q = tid + it * 128;
+						const int r = q / 128, c = q % 128 * 1;
+						*(&(Bs + (ko % 3) * 4096)[(((((c / 64) * 2048) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))]) = ((ko * 32) + r) < K && (((int)blockIdx.x * 128) + c) < N ? *(&B[((long long)((ko * 32) + r) * N + (long long)(((int)blockIdx.x * 128) + c))]) : tl_f2h(0.0f);
+					}
+				}
+			}
+			tl_cp_async_commit();
+			// gemm acc: wgmma m64n128k16, warpgroups 1x1, 2x1 instructions per warpgroup
+			{
+				const int wgm = warp / 4 % 1, wgn = warp / 4 / 1;
+				tl_wgmma_fence();
+				{
+					const tl_u64 da = tl_wgmma_desc(&(As + (ko % 3) * 4096)[((((wgm * 128 + 0) * 32) + (0 % 8)) + (((0 / 8) ^ (((wgm * 128 + 0) % 8) / 2)) * 8))], 16, 512, 2);
+					const tl_u64 db = tl_wgmma_desc(&(Bs + (ko % 3) * 4096)[((((((wgn * 128 + 0) / 64) * 2048) + (0 * 64)) + ((wgn * 128 + 0) % 8)) + (((((wgn * 128 + 0) / 8) % 8) ^ (0 % 8)) * 8))], 4096, 1024, 1);
+					asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+						: "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),
+						  "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]),
+						  "+f"(acc[16]), "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]),
+						  "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31]),
+						  "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]), "+f"(acc[36]), "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]),
+						  "+f"(acc[40]), "+f"(acc[41]), "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]), "+f"(acc[47]),
+						  "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]), "+f"(acc[52]), "+f"(acc[53]), "+f"(acc[54]), "+f"(acc[55]),
+						  "+f"(acc[56]), "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]), "+f"(acc[60]), "+f"(acc[61]), "+f"(acc[62]), "+f"(acc[63])
+						: "l"(da), "l"(db), "r"(1));
+				}
+				{
+					const tl_u64 da = tl_wgmma_desc(&(As + (ko % 3) * 4096)[((((wgm * 128 + 64) * 32) + (0 % 8)) + (((0 / 8) ^ (((wgm * 128 + 64) % 8) / 2)) * 8))], 16, 512, 2);
+					const tl_u64 db = tl_wgmma_desc(&(Bs + (ko % 3) * 4096)[((((((wgn * 128 + 0) / 64) * 2048) + (0 * 64)) + ((wgn * 128 + 0) % 8)) + (((((wgn * 128 + 0) / 8) % 8) ^ (0 % 8)) * 8))], 4096, 1024, 1);
+					asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+						: "+f"(acc[64]), "+f"(acc[65]), "+f"(acc[66]), "+f"(acc[67]), "+f"(acc[68]), "+f"(acc[69]), "+f"(acc[70]), "+f"(acc[71]),
+						  "+f"(acc[72]), "+f"(acc[73]), "+f"(acc[74]), "+f"(acc[75]), "+f"(acc[76]), "+f"(acc[77]), "+f"(acc[78]), "+f"(acc[79]),
+						  "+f"(acc[80]), "+f"(acc[81]), "+f"(acc[82]), "+f"(acc[83]), "+f"(acc[84]), "+f"(acc[85]), "+f"(acc[86]), "+f"(acc[87]),
+						  "+f"(acc[88]), "+f"(acc[89]), "+f"(acc[90]), "+f"(acc[91]), "+f"(acc[92]), "+f"(acc[93]), "+f"(acc[94]), "+f"(acc[95]),
+						  "+f"(acc[96]), "+f"(acc[97]), "+f"(acc[98]), "+f"(acc[99]), "+f"(acc[100]), "+f"(acc[101]), "+f"(acc[102]), "+f"(acc[103]),
+						  "+f"(acc[104]), "+f"(acc[105]), "+f"(acc[106]), "+f"(acc[107]), "+f"(acc[108]), "+f"(acc[109]), "+f"(acc[110]), "+f"(acc[111]),
+						  "+f"(acc[112]), "+f"(acc[113]), "+f"(acc[114]), "+f"(acc[115]), "+f"(acc[116]), "+f"(acc[117]), "+f"(acc[118]), "+f"(acc[119]),
+						  "+f"(acc[120]), "+f"(acc[121]), "+f"(acc[122]), "+f"(acc[123]), "+f"(acc[124]), "+f"(acc[125]), "+f"(acc[126]), "+f"(acc[127])
+						: "l"(da), "l"(db), "r"(1));
+				}
+				{
+					const tl_u64 da = tl_wgmma_desc(&(As + (ko % 3) * 4096)[((((wgm * 128 + 0) * 32) + (16 % 8)) + (((16 / 8) ^ (((wgm * 128 + 0) % 8) / 2)) * 8))], 16, 512, 2);
+					const tl_u64 db = tl_wgmma_desc(&(Bs + (ko % 3) * 4096)[((((((wgn * 128 + 0) / 64) * 2048) + (16 * 64)) + ((wgn * 128 + 0) % 8)) + (((((wgn * 128 + 0) / 8) % 8) ^ (16 % 8)) * 8))], 4096, 1024, 1);
+					asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+						: "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),
+						  "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]),
+						  "+f"(acc[16]), "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]),
+						  "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31]),
+						  "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]), "+f"(acc[36]), "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]),
+						  "+f"(acc[40]), "+f"(acc[41]), "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]), "+f"(acc[47]),
+						  "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]), "+f"(acc[52]), "+f"(acc[53]), "+f"(acc[54]), "+f"(acc[55]),
+						  "+f"(acc[56]), "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]), "+f"(acc[60]), "+f"(acc[61]), "+f"(acc[62]), "+f"(acc[63])
+						: "l"(da), "l"(db), "r"(1));
+				}
+				{
+					const tl_u64 da = tl_wgmma_desc(&(As + (ko % 3) * 4096)[((((wgm * 128 + 64) * 32) + (16 % 8)) + (((16 / 8) ^ (((wgm * 128 + 64) % 8) / 2)) * 8))], 16, 512, 2);
+					const tl_u64 db = tl_wgmma_desc(&(Bs + (ko % 3) * 4096)[((((((wgn * 128 + 0) / 64) * 2048) + (16 * 64)) + ((wgn * 128 + 0) % 8)) + (((((wgn * 128 + 0) / 8) % 8) ^ (16 % 8)) * 8))], 4096, 1024, 1);
+					asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+						: "+f"(acc[64]), "+f"(acc[65]), "+f"(acc[66]), "+f"(acc[67]), "+f"(acc[68]), "+f"(acc[69]), "+f"(acc[70]), "+f"(acc[71]),
+						  "+f"(acc[72]), "+f"(acc[73]), "+f"(acc[74]), "+f"(acc[75]), "+f"(acc[76]), "+f"(acc[77]), "+f"(acc[78]), "+f"(acc[79]),
+						  "+f"(acc[80]), "+f"(acc[81]), "+f"(acc[82]), "+f"(acc[83]), "+f"(acc[84]), "+f"(acc[85]), "+f"(acc[86]), "+f"(acc[87]),
+						  "+f"(acc[88]), "+f"(acc[89]), "+f"(acc[90]), "+f"(acc[91]), "+f"(acc[92]), "+f"(acc[93]), "+f"(acc[94]), "+f"(acc[95]),
+						  "+f"(acc[96]), "+f"(acc[97]), "+f"(acc[98]), "+f"(acc[99]), "+f"(acc[100]), "+f"(acc[101]), "+f"(acc[102]), "+f"(acc[103]),
+						  "+f"(acc[104]), "+f"(acc[105]), "+f"(acc[106]), "+f"(acc[107]), "+f"(acc[108]), "+f"(acc[109]), "+f"(acc[110]), "+f"(acc[111]),
+						  "+f"(acc[112]), "+f"(acc[113]), "+f"(acc[114]), "+f"(acc[115]), "+f"(acc[116]), "+f"(acc[117]), "+f"(acc[118]), "+f"(acc[119]),
+						  "+f"(acc[120]), "+f"(acc[121]), "+f"(acc[122]), "+f"(acc[123]), "+f"(acc[124]), "+f"(acc[125]), "+f"(acc[126]), "+f"(acc[127])
+						: "l"(da), "l"(db), "r"(1));
+				}
+				tl_wgmma_commit();
+				tl_wgmma_wait0();
+			}
+		}
+		tl_cp_async_wait<0>();
+		__syncthreads();
+		#pragma unroll
+		for (int s = 0; s < 128; s += 1) {
+			const int c0 = (((((tid / 4) % 8) + (((s / 2) % 2) * 8)) + ((tid / 32) * 16)) + ((s / 64) * 64));
+			const int c1 = (((s % 2) + ((tid % 4) * 2)) + (((s / 4) % 16) * 8));
+			if ((((int)blockIdx.y * 128) + c0) < M && (((int)blockIdx.x * 128) + c1) < N) {
+				*(&C[((long long)(((int)blockIdx.y * 128) + c0) * N + (long long)(((int)blockIdx.x * 128) + c1))]) = tl_f2h(acc[s]);
+			}
 		}
 	}
 }

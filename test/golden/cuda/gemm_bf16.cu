@@ -5,8 +5,7 @@
 extern "C" __global__ void __launch_bounds__(256)
 gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restrict__ C, int M, int K, int N)
 {
-	if (N % 2 != 0)
-		__trap(); /* 2-element vectors need rows of whole vectors */
+	const bool tl_rows2_N = N % 2 == 0; /* rows of whole 2-vectors */
 	extern __shared__ __align__(1024) unsigned char tl_smem[];
 	const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
 	(void)lane, (void)warp;
@@ -16,37 +15,16 @@ gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restric
 	tl_bf16_t *Bs = (tl_bf16_t *)(tl_smem + 32768); // 2 stages of 8192 elements
 	// layout: ((_8,_2,_4,_2),(_2,_4,_4,_4),_1):((_256,_2,_16,_2048),(_1,_64,_4,_4096),_0)  swizzle: none  vec: 2
 	float acc[64];
-	#pragma unroll
-	for (int s = 0; s < 64; s++)
-		acc[s] = 0.0f;
-	// pipeline over ko: 2 stages of cp.async
-	const int ko_n = (K / 64);
-	#pragma unroll
-	for (int st = 0; st < 1; st++) {
-		if (st < ko_n) {
-			const int ko = st;
-			#pragma unroll
-			for (int it = 0; it < 4; it++) {
-				const int q = tid + it * 256;
-				const int r = q / 8, c = q % 8 * 8;
-				tl_cp_async16_zfill(&(As + (ko % 2) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))], &A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 64) + c))], (((int)blockIdx.y * 128) + r) < M);
-			}
-			#pragma unroll
-			for (int it = 0; it < 4; it++) {
-				const int q = tid + it * 256;
-				const int r = q / 8, c = q % 8 * 8;
-				tl_cp_async16_zfill(&(Bs + (ko % 2) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))], &B[((long long)(((int)blockIdx.x * 128) + r) * K + (long long)((ko * 64) + c))], (((int)blockIdx.x * 128) + r) < N);
-			}
-		}
-		tl_cp_async_commit();
-	}
-	for (int ko = 0; ko < ko_n; ko++) {
-		tl_cp_async_wait<0>();
-		__syncthreads();
-		if (ko + 1 < ko_n) {
-			const int ko_next = ko + 1;
-			{
-				const int ko = ko_next;
+	if (tl_rows2_N) {
+		#pragma unroll
+		for (int s = 0; s < 64; s++)
+			acc[s] = 0.0f;
+		// pipeline over ko: 2 stages of cp.async
+		const int ko_n = (K / 64);
+		#pragma unroll
+		for (int st = 0; st < 1; st++) {
+			if (st < ko_n) {
+				const int ko = st;
 				#pragma unroll
 				for (int it = 0; it < 4; it++) {
 					const int q = tid + it * 256;
@@ -60,45 +38,154 @@ gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restric
 					tl_cp_async16_zfill(&(Bs + (ko % 2) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))], &B[((long long)(((int)blockIdx.x * 128) + r) * K + (long long)((ko * 64) + c))], (((int)blockIdx.x * 128) + r) < N);
 				}
 			}
+			tl_cp_async_commit();
 		}
-		tl_cp_async_commit();
-		// gemm acc: mma.sync m16n8k16, warps 2x4, 4x4 tiles per warp
-		{
-			const int wm = warp % 2, wn = warp / 2;
-			#pragma unroll
-			for (int kk = 0; kk < 64; kk += 16) {
-				tl_u32 af[4][4], bf[4][2];
-				#pragma unroll
-				for (int mi = 0; mi < 4; mi++) {
-					const int r = wm * 64 + mi * 16 + lane % 16, c = kk + lane / 16 * 8;
-					tl_ldmatrix_x4(af[mi], &(As + (ko % 2) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))]);
+		for (int ko = 0; ko < ko_n; ko++) {
+			tl_cp_async_wait<0>();
+			__syncthreads();
+			if (ko + 1 < ko_n) {
+				const int ko_next = ko + 1;
+				{
+					const int ko = ko_next;
+					#pragma unroll
+					for (int it = 0; it < 4; it++) {
+						const int q = tid + it * 256;
+						const int r = q / 8, c = q % 8 * 8;
+						tl_cp_async16_zfill(&(As + (ko % 2) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))], &A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 64) + c))], (((int)blockIdx.y * 128) + r) < M);
+					}
+					#pragma unroll
+					for (int it = 0; it < 4; it++) {
+						const int q = tid + it * 256;
+						const int r = q / 8, c = q % 8 * 8;
+						tl_cp_async16_zfill(&(Bs + (ko % 2) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))], &B[((long long)(((int)blockIdx.x * 128) + r) * K + (long long)((ko * 64) + c))], (((int)blockIdx.x * 128) + r) < N);
+					}
 				}
+			}
+			tl_cp_async_commit();
+			// gemm acc: mma.sync m16n8k16, warps 2x4, 4x4 tiles per warp
+			{
+				const int wm = warp % 2, wn = warp / 2;
 				#pragma unroll
-				for (int nj = 0; nj < 4; nj += 2) {
-					const int n = wn * 32 + nj * 8 + lane / 16 * 8 + lane % 8, k = kk + lane / 8 % 2 * 8;
-					tl_u32 t4[4];
-					tl_ldmatrix_x4(t4, &(Bs + (ko % 2) * 8192)[(((n * 64) + (k % 8)) + (((k / 8) ^ (n % 8)) * 8))]);
-					bf[nj][0] = t4[0];
-					bf[nj][1] = t4[1];
-					bf[nj + 1][0] = t4[2];
-					bf[nj + 1][1] = t4[3];
+				for (int kk = 0; kk < 64; kk += 16) {
+					tl_u32 af[4][4], bf[4][2];
+					#pragma unroll
+					for (int mi = 0; mi < 4; mi++) {
+						const int r = wm * 64 + mi * 16 + lane % 16, c = kk + lane / 16 * 8;
+						tl_ldmatrix_x4(af[mi], &(As + (ko % 2) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))]);
+					}
+					#pragma unroll
+					for (int nj = 0; nj < 4; nj += 2) {
+						const int n = wn * 32 + nj * 8 + lane / 16 * 8 + lane % 8, k = kk + lane / 8 % 2 * 8;
+						tl_u32 t4[4];
+						tl_ldmatrix_x4(t4, &(Bs + (ko % 2) * 8192)[(((n * 64) + (k % 8)) + (((k / 8) ^ (n % 8)) * 8))]);
+						bf[nj][0] = t4[0];
+						bf[nj][1] = t4[1];
+						bf[nj + 1][0] = t4[2];
+						bf[nj + 1][1] = t4[3];
+					}
+					#pragma unroll
+					for (int mi = 0; mi < 4; mi++)
+					#pragma unroll
+						for (int ni = 0; ni < 4; ni++)
+							tl_mma_bf16_16816(&acc[(mi * 4 + ni) * 4], af[mi], bf[ni]);
 				}
-				#pragma unroll
-				for (int mi = 0; mi < 4; mi++)
-				#pragma unroll
-					for (int ni = 0; ni < 4; ni++)
-						tl_mma_bf16_16816(&acc[(mi * 4 + ni) * 4], af[mi], bf[ni]);
 			}
 		}
-	}
-	tl_cp_async_wait<0>();
-	__syncthreads();
-	#pragma unroll
-	for (int s = 0; s < 64; s += 2) {
-		const int c0 = (((((tid / 4) % 8) + (((s / 2) % 2) * 8)) + ((s / 16) * 16)) + (((tid / 32) % 2) * 64));
-		const int c1 = ((((s % 2) + ((tid % 4) * 2)) + (((s / 4) % 4) * 8)) + ((tid / 64) * 32));
-		if ((((int)blockIdx.y * 128) + c0) < M && (((int)blockIdx.x * 128) + c1) < N) {
-			*(uint2 *)(&C[((long long)(((int)blockIdx.y * 128) + c0) * N + (long long)(((int)blockIdx.x * 128) + c1))]) = make_uint2(__float_as_uint(acc[s + 0]), __float_as_uint(acc[s + 1]));
+		tl_cp_async_wait<0>();
+		__syncthreads();
+		#pragma unroll
+		for (int s = 0; s < 64; s += 2) {
+			const int c0 = (((((tid / 4) % 8) + (((s / 2) % 2) * 8)) + ((s / 16) * 16)) + (((tid / 32) % 2) * 64));
+			const int c1 = ((((s % 2) + ((tid % 4) * 2)) + (((s / 4) % 4) * 8)) + ((tid / 64) * 32));
+			if ((((int)blockIdx.y * 128) + c0) < M && (((int)blockIdx.x * 128) + c1) < N) {
+				*(uint2 *)(&C[((long long)(((int)blockIdx.y * 128) + c0) * N + (long long)(((int)blockIdx.x * 128) + c1))]) = make_uint2(__float_as_uint(acc[s + 0]), __float_as_uint(acc[s + 1]));
+			}
+		}
+	} else { // rows that are not whole vectors: element by element
+		#pragma unroll
+		for (int s = 0; s < 64; s++)
+			acc[s] = 0.0f;
+		// pipeline over ko: 2 stages of cp.async
+		const int ko_n = (K / 64);
+		#pragma unroll
+		for (int st = 0; st < 1; st++) {
+			if (st < ko_n) {
+				const int ko = st;
+				#pragma unroll
+				for (int it = 0; it < 4; it++) {
+					const int q = tid + it * 256;
+					const int r = q / 8, c = q % 8 * 8;
+					tl_cp_async16_zfill(&(As + (ko % 2) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))], &A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 64) + c))], (((int)blockIdx.y * 128) + r) < M);
+				}
+				#pragma unroll
+				for (int it = 0; it < 4; it++) {
+					const int q = tid + it * 256;
+					const int r = q / 8, c = q % 8 * 8;
+					tl_cp_async16_zfill(&(Bs + (ko % 2) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))], &B[((long long)(((int)blockIdx.x * 128) + r) * K + (long long)((ko * 64) + c))], (((int)blockIdx.x * 128) + r) < N);
+				}
+			}
+			tl_cp_async_commit();
+		}
+		for (int ko = 0; ko < ko_n; ko++) {
+			tl_cp_async_wait<0>();
+			__syncthreads();
+			if (ko + 1 < ko_n) {
+				const int ko_next = ko + 1;
+				{
+					const int ko = ko_next;
+					#pragma unroll
+					for (int it = 0; it < 4; it++) {
+						const int q = tid + it * 256;
+						const int r = q / 8, c = q % 8 * 8;
+						tl_cp_async16_zfill(&(As + (ko % 2) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))], &A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 64) + c))], (((int)blockIdx.y * 128) + r) < M);
+					}
+					#pragma unroll
+					for (int it = 0; it < 4; it++) {
+						const int q = tid + it * 256;
+						const int r = q / 8, c = q % 8 * 8;
+						tl_cp_async16_zfill(&(Bs + (ko % 2) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))], &B[((long long)(((int)blockIdx.x * 128) + r) * K + (long long)((ko * 64) + c))], (((int)blockIdx.x * 128) + r) < N);
+					}
+				}
+			}
+			tl_cp_async_commit();
+			// gemm acc: mma.sync m16n8k16, warps 2x4, 4x4 tiles per warp
+			{
+				const int wm = warp % 2, wn = warp / 2;
+				#pragma unroll
+				for (int kk = 0; kk < 64; kk += 16) {
+					tl_u32 af[4][4], bf[4][2];
+					#pragma unroll
+					for (int mi = 0; mi < 4; mi++) {
+						const int r = wm * 64 + mi * 16 + lane % 16, c = kk + lane / 16 * 8;
+						tl_ldmatrix_x4(af[mi], &(As + (ko % 2) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))]);
+					}
+					#pragma unroll
+					for (int nj = 0; nj < 4; nj += 2) {
+						const int n = wn * 32 + nj * 8 + lane / 16 * 8 + lane % 8, k = kk + lane / 8 % 2 * 8;
+						tl_u32 t4[4];
+						tl_ldmatrix_x4(t4, &(Bs + (ko % 2) * 8192)[(((n * 64) + (k % 8)) + (((k / 8) ^ (n % 8)) * 8))]);
+						bf[nj][0] = t4[0];
+						bf[nj][1] = t4[1];
+						bf[nj + 1][0] = t4[2];
+						bf[nj + 1][1] = t4[3];
+					}
+					#pragma unroll
+					for (int mi = 0; mi < 4; mi++)
+					#pragma unroll
+						for (int ni = 0; ni < 4; ni++)
+							tl_mma_bf16_16816(&acc[(mi * 4 + ni) * 4], af[mi], bf[ni]);
+				}
+			}
+		}
+		tl_cp_async_wait<0>();
+		__syncthreads();
+		#pragma unroll
+		for (int s = 0; s < 64; s += 1) {
+			const int c0 = (((((tid / 4) % 8) + (((s / 2) % 2) * 8)) + ((s / 16) * 16)) + (((tid / 32) % 2) * 64));
+			const int c1 = ((((s % 2) + ((tid % 4) * 2)) + (((s / 4) % 4) * 8)) + ((tid / 64) * 32));
+			if ((((int)blockIdx.y * 128) + c0) < M && (((int)blockIdx.x * 128) + c1) < N) {
+				*(&C[((long long)(((int)blockIdx.y * 128) + c0) * N + (long long)(((int)blockIdx.x * 128) + c1))]) = acc[s];
+			}
 		}
 	}
 }

@@ -5,8 +5,7 @@
 extern "C" __global__ void __launch_bounds__(256)
 gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restrict__ C, int M, int K, int N)
 {
-	if (N % 2 != 0)
-		__trap(); /* 2-element vectors need rows of whole vectors */
+	const bool tl_rows2_N = N % 2 == 0; /* rows of whole 2-vectors */
 	extern __shared__ __align__(1024) unsigned char tl_smem[];
 	const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
 	(void)lane, (void)warp;
@@ -16,41 +15,19 @@ gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restric
 	tl_bf16_t *Bs = (tl_bf16_t *)(tl_smem + 32768); // 2 stages of 8192 elements
 	// layout: ((_8,_2,_8),(_2,_4,_16),_1):((_256,_2,_2048),(_1,_64,_4),_0)  swizzle: none  vec: 2
 	float acc[64];
-	#pragma unroll
-	for (int s = 0; s < 64; s++)
-		acc[s] = 0.0f;
-	// pipeline over ko: 2 stages of cp.async, loads 1 ahead
-	#pragma unroll
-	for (int s = 0; s < 64; s++)
-		tl_fence_operand(acc[s]); // accumulators defined here, once
-	const int ko_n = (K / 64);
-	#pragma unroll
-	for (int st = 0; st < 1; st++) {
-		if (st < ko_n) {
-			const int ko = st;
-			#pragma unroll
-			for (int it = 0; it < 4; it++) {
-				const int q = tid + it * 256;
-				const int r = q / 8, c = q % 8 * 8;
-				tl_cp_async16_zfill(&(As + (ko % 2) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))], &A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 64) + c))], (((int)blockIdx.y * 128) + r) < M);
-			}
-			#pragma unroll
-			for (int it = 0; it < 4; it++) {
-				const int q = tid + it * 256;
-				const int r = q / 8, c = q % 8 * 8;
-				tl_cp_async16_zfill(&(Bs + (ko % 2) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))], &B[((long long)(((int)blockIdx.x * 128) + r) * K + (long long)((ko * 64) + c))], (((int)blockIdx.x * 128) + r) < N);
-			}
-		}
-		tl_cp_async_commit();
-	}
-	for (int ko = 0; ko < ko_n; ko++) {
-		tl_cp_async_wait<0>();
-		tl_fence_proxy_async();
-		__syncthreads();
-		if (ko + 1 < ko_n) {
-			const int ko_next = ko + 1;
-			{
-				const int ko = ko_next;
+	if (tl_rows2_N) {
+		#pragma unroll
+		for (int s = 0; s < 64; s++)
+			acc[s] = 0.0f;
+		// pipeline over ko: 2 stages of cp.async, loads 1 ahead
+		#pragma unroll
+		for (int s = 0; s < 64; s++)
+			tl_fence_operand(acc[s]); // accumulators defined here, once
+		const int ko_n = (K / 64);
+		#pragma unroll
+		for (int st = 0; st < 1; st++) {
+			if (st < ko_n) {
+				const int ko = st;
 				#pragma unroll
 				for (int it = 0; it < 4; it++) {
 					const int q = tid + it * 256;
@@ -64,80 +41,229 @@ gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restric
 					tl_cp_async16_zfill(&(Bs + (ko % 2) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))], &B[((long long)(((int)blockIdx.x * 128) + r) * K + (long long)((ko * 64) + c))], (((int)blockIdx.x * 128) + r) < N);
 				}
 			}
+			tl_cp_async_commit();
 		}
-		tl_cp_async_commit();
-		// gemm acc: wgmma m64n128k16, warpgroups 2x1, 1x1 instructions per warpgroup
-		{
-			const int wgm = warp / 4 % 2, wgn = warp / 4 / 2;
-			tl_wgmma_fence();
-			{
-				const tl_u64 da = tl_wgmma_desc(&(As + (ko % 2) * 8192)[((((wgm * 64 + 0) * 64) + (0 % 8)) + (((0 / 8) ^ ((wgm * 64 + 0) % 8)) * 8))], 16, 1024, 1);
-				const tl_u64 db = tl_wgmma_desc(&(Bs + (ko % 2) * 8192)[((((wgn * 128 + 0) * 64) + (0 % 8)) + (((0 / 8) ^ ((wgn * 128 + 0) % 8)) * 8))], 16, 1024, 1);
-				asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-					: "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),
-					  "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]),
-					  "+f"(acc[16]), "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]),
-					  "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31]),
-					  "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]), "+f"(acc[36]), "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]),
-					  "+f"(acc[40]), "+f"(acc[41]), "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]), "+f"(acc[47]),
-					  "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]), "+f"(acc[52]), "+f"(acc[53]), "+f"(acc[54]), "+f"(acc[55]),
-					  "+f"(acc[56]), "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]), "+f"(acc[60]), "+f"(acc[61]), "+f"(acc[62]), "+f"(acc[63])
-					: "l"(da), "l"(db), "r"(1));
+		for (int ko = 0; ko < ko_n; ko++) {
+			tl_cp_async_wait<0>();
+			tl_fence_proxy_async();
+			__syncthreads();
+			if (ko + 1 < ko_n) {
+				const int ko_next = ko + 1;
+				{
+					const int ko = ko_next;
+					#pragma unroll
+					for (int it = 0; it < 4; it++) {
+						const int q = tid + it * 256;
+						const int r = q / 8, c = q % 8 * 8;
+						tl_cp_async16_zfill(&(As + (ko % 2) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))], &A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 64) + c))], (((int)blockIdx.y * 128) + r) < M);
+					}
+					#pragma unroll
+					for (int it = 0; it < 4; it++) {
+						const int q = tid + it * 256;
+						const int r = q / 8, c = q % 8 * 8;
+						tl_cp_async16_zfill(&(Bs + (ko % 2) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))], &B[((long long)(((int)blockIdx.x * 128) + r) * K + (long long)((ko * 64) + c))], (((int)blockIdx.x * 128) + r) < N);
+					}
+				}
 			}
+			tl_cp_async_commit();
+			// gemm acc: wgmma m64n128k16, warpgroups 2x1, 1x1 instructions per warpgroup
 			{
-				const tl_u64 da = tl_wgmma_desc(&(As + (ko % 2) * 8192)[((((wgm * 64 + 0) * 64) + (16 % 8)) + (((16 / 8) ^ ((wgm * 64 + 0) % 8)) * 8))], 16, 1024, 1);
-				const tl_u64 db = tl_wgmma_desc(&(Bs + (ko % 2) * 8192)[((((wgn * 128 + 0) * 64) + (16 % 8)) + (((16 / 8) ^ ((wgn * 128 + 0) % 8)) * 8))], 16, 1024, 1);
-				asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-					: "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),
-					  "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]),
-					  "+f"(acc[16]), "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]),
-					  "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31]),
-					  "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]), "+f"(acc[36]), "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]),
-					  "+f"(acc[40]), "+f"(acc[41]), "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]), "+f"(acc[47]),
-					  "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]), "+f"(acc[52]), "+f"(acc[53]), "+f"(acc[54]), "+f"(acc[55]),
-					  "+f"(acc[56]), "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]), "+f"(acc[60]), "+f"(acc[61]), "+f"(acc[62]), "+f"(acc[63])
-					: "l"(da), "l"(db), "r"(1));
+				const int wgm = warp / 4 % 2, wgn = warp / 4 / 2;
+				tl_wgmma_fence();
+				{
+					const tl_u64 da = tl_wgmma_desc(&(As + (ko % 2) * 8192)[((((wgm * 64 + 0) * 64) + (0 % 8)) + (((0 / 8) ^ ((wgm * 64 + 0) % 8)) * 8))], 16, 1024, 1);
+					const tl_u64 db = tl_wgmma_desc(&(Bs + (ko % 2) * 8192)[((((wgn * 128 + 0) * 64) + (0 % 8)) + (((0 / 8) ^ ((wgn * 128 + 0) % 8)) * 8))], 16, 1024, 1);
+					asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+						: "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),
+						  "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]),
+						  "+f"(acc[16]), "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]),
+						  "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31]),
+						  "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]), "+f"(acc[36]), "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]),
+						  "+f"(acc[40]), "+f"(acc[41]), "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]), "+f"(acc[47]),
+						  "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]), "+f"(acc[52]), "+f"(acc[53]), "+f"(acc[54]), "+f"(acc[55]),
+						  "+f"(acc[56]), "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]), "+f"(acc[60]), "+f"(acc[61]), "+f"(acc[62]), "+f"(acc[63])
+						: "l"(da), "l"(db), "r"(1));
+				}
+				{
+					const tl_u64 da = tl_wgmma_desc(&(As + (ko % 2) * 8192)[((((wgm * 64 + 0) * 64) + (16 % 8)) + (((16 / 8) ^ ((wgm * 64 + 0) % 8)) * 8))], 16, 1024, 1);
+					const tl_u64 db = tl_wgmma_desc(&(Bs + (ko % 2) * 8192)[((((wgn * 128 + 0) * 64) + (16 % 8)) + (((16 / 8) ^ ((wgn * 128 + 0) % 8)) * 8))], 16, 1024, 1);
+					asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+						: "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),
+						  "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]),
+						  "+f"(acc[16]), "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]),
+						  "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31]),
+						  "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]), "+f"(acc[36]), "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]),
+						  "+f"(acc[40]), "+f"(acc[41]), "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]), "+f"(acc[47]),
+						  "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]), "+f"(acc[52]), "+f"(acc[53]), "+f"(acc[54]), "+f"(acc[55]),
+						  "+f"(acc[56]), "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]), "+f"(acc[60]), "+f"(acc[61]), "+f"(acc[62]), "+f"(acc[63])
+						: "l"(da), "l"(db), "r"(1));
+				}
+				{
+					const tl_u64 da = tl_wgmma_desc(&(As + (ko % 2) * 8192)[((((wgm * 64 + 0) * 64) + (32 % 8)) + (((32 / 8) ^ ((wgm * 64 + 0) % 8)) * 8))], 16, 1024, 1);
+					const tl_u64 db = tl_wgmma_desc(&(Bs + (ko % 2) * 8192)[((((wgn * 128 + 0) * 64) + (32 % 8)) + (((32 / 8) ^ ((wgn * 128 + 0) % 8)) * 8))], 16, 1024, 1);
+					asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+						: "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),
+						  "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]),
+						  "+f"(acc[16]), "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]),
+						  "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31]),
+						  "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]), "+f"(acc[36]), "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]),
+						  "+f"(acc[40]), "+f"(acc[41]), "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]), "+f"(acc[47]),
+						  "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]), "+f"(acc[52]), "+f"(acc[53]), "+f"(acc[54]), "+f"(acc[55]),
+						  "+f"(acc[56]), "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]), "+f"(acc[60]), "+f"(acc[61]), "+f"(acc[62]), "+f"(acc[63])
+						: "l"(da), "l"(db), "r"(1));
+				}
+				{
+					const tl_u64 da = tl_wgmma_desc(&(As + (ko % 2) * 8192)[((((wgm * 64 + 0) * 64) + (48 % 8)) + (((48 / 8) ^ ((wgm * 64 + 0) % 8)) * 8))], 16, 1024, 1);
+					const tl_u64 db = tl_wgmma_desc(&(Bs + (ko % 2) * 8192)[((((wgn * 128 + 0) * 64) + (48 % 8)) + (((48 / 8) ^ ((wgn * 128 + 0) % 8)) * 8))], 16, 1024, 1);
+					asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+						: "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),
+						  "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]),
+						  "+f"(acc[16]), "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]),
+						  "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31]),
+						  "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]), "+f"(acc[36]), "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]),
+						  "+f"(acc[40]), "+f"(acc[41]), "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]), "+f"(acc[47]),
+						  "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]), "+f"(acc[52]), "+f"(acc[53]), "+f"(acc[54]), "+f"(acc[55]),
+						  "+f"(acc[56]), "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]), "+f"(acc[60]), "+f"(acc[61]), "+f"(acc[62]), "+f"(acc[63])
+						: "l"(da), "l"(db), "r"(1));
+				}
+				tl_wgmma_commit();
+				tl_wgmma_wait0();
 			}
-			{
-				const tl_u64 da = tl_wgmma_desc(&(As + (ko % 2) * 8192)[((((wgm * 64 + 0) * 64) + (32 % 8)) + (((32 / 8) ^ ((wgm * 64 + 0) % 8)) * 8))], 16, 1024, 1);
-				const tl_u64 db = tl_wgmma_desc(&(Bs + (ko % 2) * 8192)[((((wgn * 128 + 0) * 64) + (32 % 8)) + (((32 / 8) ^ ((wgn * 128 + 0) % 8)) * 8))], 16, 1024, 1);
-				asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-					: "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),
-					  "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]),
-					  "+f"(acc[16]), "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]),
-					  "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31]),
-					  "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]), "+f"(acc[36]), "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]),
-					  "+f"(acc[40]), "+f"(acc[41]), "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]), "+f"(acc[47]),
-					  "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]), "+f"(acc[52]), "+f"(acc[53]), "+f"(acc[54]), "+f"(acc[55]),
-					  "+f"(acc[56]), "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]), "+f"(acc[60]), "+f"(acc[61]), "+f"(acc[62]), "+f"(acc[63])
-					: "l"(da), "l"(db), "r"(1));
-			}
-			{
-				const tl_u64 da = tl_wgmma_desc(&(As + (ko % 2) * 8192)[((((wgm * 64 + 0) * 64) + (48 % 8)) + (((48 / 8) ^ ((wgm * 64 + 0) % 8)) * 8))], 16, 1024, 1);
-				const tl_u64 db = tl_wgmma_desc(&(Bs + (ko % 2) * 8192)[((((wgn * 128 + 0) * 64) + (48 % 8)) + (((48 / 8) ^ ((wgn * 128 + 0) % 8)) * 8))], 16, 1024, 1);
-				asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-					: "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),
-					  "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]),
-					  "+f"(acc[16]), "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]),
-					  "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31]),
-					  "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]), "+f"(acc[36]), "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]),
-					  "+f"(acc[40]), "+f"(acc[41]), "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]), "+f"(acc[47]),
-					  "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]), "+f"(acc[52]), "+f"(acc[53]), "+f"(acc[54]), "+f"(acc[55]),
-					  "+f"(acc[56]), "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]), "+f"(acc[60]), "+f"(acc[61]), "+f"(acc[62]), "+f"(acc[63])
-					: "l"(da), "l"(db), "r"(1));
-			}
-			tl_wgmma_commit();
-			tl_wgmma_wait0();
 		}
-	}
-	tl_cp_async_wait<0>();
-	__syncthreads();
-	#pragma unroll
-	for (int s = 0; s < 64; s += 2) {
-		const int c0 = ((((tid / 4) % 8) + (((s / 2) % 2) * 8)) + ((tid / 32) * 16));
-		const int c1 = (((s % 2) + ((tid % 4) * 2)) + ((s / 4) * 8));
-		if ((((int)blockIdx.y * 128) + c0) < M && (((int)blockIdx.x * 128) + c1) < N) {
-			*(uint2 *)(&C[((long long)(((int)blockIdx.y * 128) + c0) * N + (long long)(((int)blockIdx.x * 128) + c1))]) = make_uint2(__float_as_uint(acc[s + 0]), __float_as_uint(acc[s + 1]));
+		tl_cp_async_wait<0>();
+		__syncthreads();
+		#pragma unroll
+		for (int s = 0; s < 64; s += 2) {
+			const int c0 = ((((tid / 4) % 8) + (((s / 2) % 2) * 8)) + ((tid / 32) * 16));
+			const int c1 = (((s % 2) + ((tid % 4) * 2)) + ((s / 4) * 8));
+			if ((((int)blockIdx.y * 128) + c0) < M && (((int)blockIdx.x * 128) + c1) < N) {
+				*(uint2 *)(&C[((long long)(((int)blockIdx.y * 128) + c0) * N + (long long)(((int)blockIdx.x * 128) + c1))]) = make_uint2(__float_as_uint(acc[s + 0]), __float_as_uint(acc[s + 1]));
+			}
+		}
+	} else { // rows that are not whole vectors: element by element
+		#pragma unroll
+		for (int s = 0; s < 64; s++)
+			acc[s] = 0.0f;
+		// pipeline over ko: 2 stages of cp.async, loads 1 ahead
+		#pragma unroll
+		for (int s = 0; s < 64; s++)
+			tl_fence_operand(acc[s]); // accumulators defined here, once
+		const int ko_n = (K / 64);
+		#pragma unroll
+		for (int st = 0; st < 1; st++) {
+			if (st < ko_n) {
+				const int ko = st;
+				#pragma unroll
+				for (int it = 0; it < 4; it++) {
+					const int q = tid + it * 256;
+					const int r = q / 8, c = q % 8 * 8;
+					tl_cp_async16_zfill(&(As + (ko % 2) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))], &A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 64) + c))], (((int)blockIdx.y * 128) + r) < M);
+				}
+				#pragma unroll
+				for (int it = 0; it < 4; it++) {
+					const int q = tid + it * 256;
+					const int r = q / 8, c = q % 8 * 8;
+					tl_cp_async16_zfill(&(Bs + (ko % 2) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))], &B[((long long)(((int)blockIdx.x * 128) + r) * K + (long long)((ko * 64) + c))], (((int)blockIdx.x * 128) + r) < N);
+				}
+			}
+			tl_cp_async_commit();
+		}
+		for (int ko = 0; ko < ko_n; ko++) {
+			tl_cp_async_wait<0>();
+			tl_fence_proxy_async();
+			__syncthreads();
+			if (ko + 1 < ko_n) {
+				const int ko_next = ko + 1;
+				{
+					const int ko = ko_next;
+					#pragma unroll
+					for (int it = 0; it < 4; it++) {
+						const int q = tid + it * 256;
+						const int r = q / 8, c = q % 8 * 8;
+						tl_cp_async16_zfill(&(As + (ko % 2) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))], &A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 64) + c))], (((int)blockIdx.y * 128) + r) < M);
+					}
+					#pragma unroll
+					for (int it = 0; it < 4; it++) {
+						const int q = tid + it * 256;
+						const int r = q / 8, c = q % 8 * 8;
+						tl_cp_async16_zfill(&(Bs + (ko % 2) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))], &B[((long long)(((int)blockIdx.x * 128) + r) * K + (long long)((ko * 64) + c))], (((int)blockIdx.x * 128) + r) < N);
+					}
+				}
+			}
+			tl_cp_async_commit();
+			// gemm acc: wgmma m64n128k16, warpgroups 2x1, 1x1 instructions per warpgroup
+			{
+				const int wgm = warp / 4 % 2, wgn = warp / 4 / 2;
+				tl_wgmma_fence();
+				{
+					const tl_u64 da = tl_wgmma_desc(&(As + (ko % 2) * 8192)[((((wgm * 64 + 0) * 64) + (0 % 8)) + (((0 / 8) ^ ((wgm * 64 + 0) % 8)) * 8))], 16, 1024, 1);
+					const tl_u64 db = tl_wgmma_desc(&(Bs + (ko % 2) * 8192)[((((wgn * 128 + 0) * 64) + (0 % 8)) + (((0 / 8) ^ ((wgn * 128 + 0) % 8)) * 8))], 16, 1024, 1);
+					asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+						: "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),
+						  "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]),
+						  "+f"(acc[16]), "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]),
+						  "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31]),
+						  "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]), "+f"(acc[36]), "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]),
+						  "+f"(acc[40]), "+f"(acc[41]), "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]), "+f"(acc[47]),
+						  "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]), "+f"(acc[52]), "+f"(acc[53]), "+f"(acc[54]), "+f"(acc[55]),
+						  "+f"(acc[56]), "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]), "+f"(acc[60]), "+f"(acc[61]), "+f"(acc[62]), "+f"(acc[63])
+						: "l"(da), "l"(db), "r"(1));
+				}
+				{
+					const tl_u64 da = tl_wgmma_desc(&(As + (ko % 2) * 8192)[((((wgm * 64 + 0) * 64) + (16 % 8)) + (((16 / 8) ^ ((wgm * 64 + 0) % 8)) * 8))], 16, 1024, 1);
+					const tl_u64 db = tl_wgmma_desc(&(Bs + (ko % 2) * 8192)[((((wgn * 128 + 0) * 64) + (16 % 8)) + (((16 / 8) ^ ((wgn * 128 + 0) % 8)) * 8))], 16, 1024, 1);
+					asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+						: "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),
+						  "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]),
+						  "+f"(acc[16]), "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]),
+						  "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31]),
+						  "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]), "+f"(acc[36]), "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]),
+						  "+f"(acc[40]), "+f"(acc[41]), "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]), "+f"(acc[47]),
+						  "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]), "+f"(acc[52]), "+f"(acc[53]), "+f"(acc[54]), "+f"(acc[55]),
+						  "+f"(acc[56]), "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]), "+f"(acc[60]), "+f"(acc[61]), "+f"(acc[62]), "+f"(acc[63])
+						: "l"(da), "l"(db), "r"(1));
+				}
+				{
+					const tl_u64 da = tl_wgmma_desc(&(As + (ko % 2) * 8192)[((((wgm * 64 + 0) * 64) + (32 % 8)) + (((32 / 8) ^ ((wgm * 64 + 0) % 8)) * 8))], 16, 1024, 1);
+					const tl_u64 db = tl_wgmma_desc(&(Bs + (ko % 2) * 8192)[((((wgn * 128 + 0) * 64) + (32 % 8)) + (((32 / 8) ^ ((wgn * 128 + 0) % 8)) * 8))], 16, 1024, 1);
+					asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+						: "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),
+						  "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]),
+						  "+f"(acc[16]), "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]),
+						  "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31]),
+						  "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]), "+f"(acc[36]), "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]),
+						  "+f"(acc[40]), "+f"(acc[41]), "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]), "+f"(acc[47]),
+						  "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]), "+f"(acc[52]), "+f"(acc[53]), "+f"(acc[54]), "+f"(acc[55]),
+						  "+f"(acc[56]), "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]), "+f"(acc[60]), "+f"(acc[61]), "+f"(acc[62]), "+f"(acc[63])
+						: "l"(da), "l"(db), "r"(1));
+				}
+				{
+					const tl_u64 da = tl_wgmma_desc(&(As + (ko % 2) * 8192)[((((wgm * 64 + 0) * 64) + (48 % 8)) + (((48 / 8) ^ ((wgm * 64 + 0) % 8)) * 8))], 16, 1024, 1);
+					const tl_u64 db = tl_wgmma_desc(&(Bs + (ko % 2) * 8192)[((((wgn * 128 + 0) * 64) + (48 % 8)) + (((48 / 8) ^ ((wgn * 128 + 0) % 8)) * 8))], 16, 1024, 1);
+					asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+						: "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]),
+						  "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]),
+						  "+f"(acc[16]), "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]),
+						  "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31]),
+						  "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]), "+f"(acc[36]), "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]),
+						  "+f"(acc[40]), "+f"(acc[41]), "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]), "+f"(acc[47]),
+						  "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]), "+f"(acc[52]), "+f"(acc[53]), "+f"(acc[54]), "+f"(acc[55]),
+						  "+f"(acc[56]), "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]), "+f"(acc[60]), "+f"(acc[61]), "+f"(acc[62]), "+f"(acc[63])
+						: "l"(da), "l"(db), "r"(1));
+				}
+				tl_wgmma_commit();
+				tl_wgmma_wait0();
+			}
+		}
+		tl_cp_async_wait<0>();
+		__syncthreads();
+		#pragma unroll
+		for (int s = 0; s < 64; s += 1) {
+			const int c0 = ((((tid / 4) % 8) + (((s / 2) % 2) * 8)) + ((tid / 32) * 16));
+			const int c1 = (((s % 2) + ((tid % 4) * 2)) + ((s / 4) * 8));
+			if ((((int)blockIdx.y * 128) + c0) < M && (((int)blockIdx.x * 128) + c1) < N) {
+				*(&C[((long long)(((int)blockIdx.y * 128) + c0) * N + (long long)(((int)blockIdx.x * 128) + c1))]) = acc[s];
+			}
 		}
 	}
 }

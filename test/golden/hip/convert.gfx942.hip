@@ -5,8 +5,7 @@
 extern "C" __global__ void __launch_bounds__(128)
 convert2d(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, int M, int N)
 {
-	if (N % 8 != 0)
-		__trap(); /* 8-element vectors need rows of whole vectors */
+	const bool tl_rows8_N = N % 8 == 0; /* rows of whole 8-vectors */
 	extern __shared__ __align__(1024) unsigned char tl_smem[];
 	const int tid = threadIdx.x, lane = tid % 64, warp = tid / 64;
 	(void)lane, (void)warp;
@@ -16,42 +15,75 @@ convert2d(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, int M, int N)
 	tl_half_t x[32];
 	// layout: ((_2,_32),_64,_1):((_2048,_1),_32,_0)  swizzle: none  vec: 1
 	tl_half_t x_1[32];
-	#pragma unroll
-	for (int s = 0; s < 32; s += 8) {
-		const int c0 = ((tid / 8) + ((s / 8) * 16));
-		const int c1 = ((s % 8) + ((tid % 8) * 8));
-		if ((((int)blockIdx.y * 64) + c0) < M && (((int)blockIdx.x * 64) + c1) < N) {
-			const uint4 r = *(const uint4 *)(&A[((long long)(((int)blockIdx.y * 64) + c0) * N + (long long)(((int)blockIdx.x * 64) + c1))]);
-			x[s + 0] = (tl_half_t)(r.x >> 0);
-			x[s + 1] = (tl_half_t)(r.x >> 16);
-			x[s + 2] = (tl_half_t)(r.y >> 0);
-			x[s + 3] = (tl_half_t)(r.y >> 16);
-			x[s + 4] = (tl_half_t)(r.z >> 0);
-			x[s + 5] = (tl_half_t)(r.z >> 16);
-			x[s + 6] = (tl_half_t)(r.w >> 0);
-			x[s + 7] = (tl_half_t)(r.w >> 16);
+	if (tl_rows8_N) {
+		#pragma unroll
+		for (int s = 0; s < 32; s += 8) {
+			const int c0 = ((tid / 8) + ((s / 8) * 16));
+			const int c1 = ((s % 8) + ((tid % 8) * 8));
+			if ((((int)blockIdx.y * 64) + c0) < M && (((int)blockIdx.x * 64) + c1) < N) {
+				const uint4 r = *(const uint4 *)(&A[((long long)(((int)blockIdx.y * 64) + c0) * N + (long long)(((int)blockIdx.x * 64) + c1))]);
+				x[s + 0] = (tl_half_t)(r.x >> 0);
+				x[s + 1] = (tl_half_t)(r.x >> 16);
+				x[s + 2] = (tl_half_t)(r.y >> 0);
+				x[s + 3] = (tl_half_t)(r.y >> 16);
+				x[s + 4] = (tl_half_t)(r.z >> 0);
+				x[s + 5] = (tl_half_t)(r.z >> 16);
+				x[s + 6] = (tl_half_t)(r.w >> 0);
+				x[s + 7] = (tl_half_t)(r.w >> 16);
+			}
 		}
-	}
-	#pragma unroll
-	for (int s = 0; s < 32; s += 8) {
-		const int c0 = ((tid / 8) + ((s / 8) * 16));
-		const int c1 = ((s % 8) + ((tid % 8) * 8));
-		*(uint4 *)(&x_cvt[(((c0 * 64) + (c1 % 8)) + (((c1 / 8) ^ (c0 % 8)) * 8))]) = make_uint4(((tl_u32)x[s + 0] | ((tl_u32)x[s + 1] << 16)), ((tl_u32)x[s + 2] | ((tl_u32)x[s + 3] << 16)), ((tl_u32)x[s + 4] | ((tl_u32)x[s + 5] << 16)), ((tl_u32)x[s + 6] | ((tl_u32)x[s + 7] << 16)));
-	}
-	__syncthreads();
-	#pragma unroll
-	for (int s = 0; s < 32; s += 1) {
-		const int c0 = ((tid / 64) + (s * 2));
-		const int c1 = (tid % 64);
-		x_1[s] = *(&x_cvt[(((c0 * 64) + (c1 % 8)) + (((c1 / 8) ^ (c0 % 8)) * 8))]);
-	}
-	__syncthreads();
-	#pragma unroll
-	for (int s = 0; s < 32; s += 1) {
-		const int c0 = ((tid / 64) + (s * 2));
-		const int c1 = (tid % 64);
-		if ((((int)blockIdx.y * 64) + c0) < M && (((int)blockIdx.x * 64) + c1) < N) {
-			*(&B[((long long)(((int)blockIdx.y * 64) + c0) * N + (long long)(((int)blockIdx.x * 64) + c1))]) = x_1[s];
+		#pragma unroll
+		for (int s = 0; s < 32; s += 8) {
+			const int c0 = ((tid / 8) + ((s / 8) * 16));
+			const int c1 = ((s % 8) + ((tid % 8) * 8));
+			*(uint4 *)(&x_cvt[(((c0 * 64) + (c1 % 8)) + (((c1 / 8) ^ (c0 % 8)) * 8))]) = make_uint4(((tl_u32)x[s + 0] | ((tl_u32)x[s + 1] << 16)), ((tl_u32)x[s + 2] | ((tl_u32)x[s + 3] << 16)), ((tl_u32)x[s + 4] | ((tl_u32)x[s + 5] << 16)), ((tl_u32)x[s + 6] | ((tl_u32)x[s + 7] << 16)));
+		}
+		__syncthreads();
+		#pragma unroll
+		for (int s = 0; s < 32; s += 1) {
+			const int c0 = ((tid / 64) + (s * 2));
+			const int c1 = (tid % 64);
+			x_1[s] = *(&x_cvt[(((c0 * 64) + (c1 % 8)) + (((c1 / 8) ^ (c0 % 8)) * 8))]);
+		}
+		__syncthreads();
+		#pragma unroll
+		for (int s = 0; s < 32; s += 1) {
+			const int c0 = ((tid / 64) + (s * 2));
+			const int c1 = (tid % 64);
+			if ((((int)blockIdx.y * 64) + c0) < M && (((int)blockIdx.x * 64) + c1) < N) {
+				*(&B[((long long)(((int)blockIdx.y * 64) + c0) * N + (long long)(((int)blockIdx.x * 64) + c1))]) = x_1[s];
+			}
+		}
+	} else { // rows that are not whole vectors: element by element
+		#pragma unroll
+		for (int s = 0; s < 32; s += 1) {
+			const int c0 = ((tid / 8) + ((s / 8) * 16));
+			const int c1 = ((s % 8) + ((tid % 8) * 8));
+			if ((((int)blockIdx.y * 64) + c0) < M && (((int)blockIdx.x * 64) + c1) < N) {
+				x[s] = *(&A[((long long)(((int)blockIdx.y * 64) + c0) * N + (long long)(((int)blockIdx.x * 64) + c1))]);
+			}
+		}
+		#pragma unroll
+		for (int s = 0; s < 32; s += 8) {
+			const int c0 = ((tid / 8) + ((s / 8) * 16));
+			const int c1 = ((s % 8) + ((tid % 8) * 8));
+			*(uint4 *)(&x_cvt[(((c0 * 64) + (c1 % 8)) + (((c1 / 8) ^ (c0 % 8)) * 8))]) = make_uint4(((tl_u32)x[s + 0] | ((tl_u32)x[s + 1] << 16)), ((tl_u32)x[s + 2] | ((tl_u32)x[s + 3] << 16)), ((tl_u32)x[s + 4] | ((tl_u32)x[s + 5] << 16)), ((tl_u32)x[s + 6] | ((tl_u32)x[s + 7] << 16)));
+		}
+		__syncthreads();
+		#pragma unroll
+		for (int s = 0; s < 32; s += 1) {
+			const int c0 = ((tid / 64) + (s * 2));
+			const int c1 = (tid % 64);
+			x_1[s] = *(&x_cvt[(((c0 * 64) + (c1 % 8)) + (((c1 / 8) ^ (c0 % 8)) * 8))]);
+		}
+		__syncthreads();
+		#pragma unroll
+		for (int s = 0; s < 32; s += 1) {
+			const int c0 = ((tid / 64) + (s * 2));
+			const int c1 = (tid % 64);
+			if ((((int)blockIdx.y * 64) + c0) < M && (((int)blockIdx.x * 64) + c1) < N) {
+				*(&B[((long long)(((int)blockIdx.y * 64) + c0) * N + (long long)(((int)blockIdx.x * 64) + c1))]) = x_1[s];
+			}
 		}
 	}
 }

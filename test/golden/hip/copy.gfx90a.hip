@@ -5,28 +5,45 @@
 extern "C" __global__ void __launch_bounds__(128)
 copy2d(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, int M, int N)
 {
-	if (N % 8 != 0)
-		__trap(); /* 8-element vectors need rows of whole vectors */
+	const bool tl_rows8_N = N % 8 == 0; /* rows of whole 8-vectors */
 	extern __shared__ __align__(16) unsigned char tl_smem[];
 	const int tid = threadIdx.x, lane = tid % 64, warp = tid / 64;
 	(void)lane, (void)warp;
 	// layout: (_128,_64):(_64,_1)  swizzle: none  vec: 8
-	tl_half_t *s = (tl_half_t *)(tl_smem + 0); // 1 stage of 8192 elements
-	#pragma unroll
-	for (int it = 0; it < 8; it++) {
-		const int q = tid + it * 128;
-		const int r = q / 8, c = q % 8 * 8;
-		tl_cp_async16_zfill(&s[((r * 64) + c)], &A[((long long)(((int)blockIdx.y * 128) + r) * N + (long long)(((int)blockIdx.x * 64) + c))], (((int)blockIdx.y * 128) + r) < M && (((int)blockIdx.x * 64) + c) < N);
+	tl_half_t *s_ = (tl_half_t *)(tl_smem + 0); // 1 stage of 8192 elements
+	if (tl_rows8_N) {
+		#pragma unroll
+		for (int it = 0; it < 8; it++) {
+			const int q = tid + it * 128;
+			const int r = q / 8, c = q % 8 * 8;
+			tl_cp_async16_zfill(&s_[((r * 64) + c)], &A[((long long)(((int)blockIdx.y * 128) + r) * N + (long long)(((int)blockIdx.x * 64) + c))], (((int)blockIdx.y * 128) + r) < M && (((int)blockIdx.x * 64) + c) < N);
+		}
+		tl_cp_async_commit();
+		tl_cp_async_wait<0>();
+		__syncthreads();
+		#pragma unroll
+		for (int it = 0; it < 8; it++) {
+			const int q = tid + it * 128;
+			const int r = q / 8, c = q % 8 * 8;
+			if ((((int)blockIdx.y * 128) + r) < M && (((int)blockIdx.x * 64) + c) < N)
+				*(uint4 *)(&B[((long long)(((int)blockIdx.y * 128) + r) * N + (long long)(((int)blockIdx.x * 64) + c))]) = *(const uint4 *)(&s_[((r * 64) + c)]);
+		}
+		__syncthreads();
+	} else { // rows that are not whole vectors: element by element
+		#pragma unroll 1
+		for (int it = 0; it < 64; it++) {
+			const int q = tid + it * 128;
+			const int r = q / 64, c = q % 64 * 1;
+			*(&s_[((r * 64) + c)]) = (((int)blockIdx.y * 128) + r) < M && (((int)blockIdx.x * 64) + c) < N ? *(&A[((long long)(((int)blockIdx.y * 128) + r) * N + (long long)(((int)blockIdx.x * 64) + c))]) : tl_f2h(0.0f);
+		}
+		__syncthreads();
+		#pragma unroll 1
+		for (int it = 0; it < 64; it++) {
+			const int q = tid + it * 128;
+			const int r = q / 64, c = q % 64 * 1;
+			if ((((int)blockIdx.y * 128) + r) < M && (((int)blockIdx.x * 64) + c) < N)
+				*(&B[((long long)(((int)blockIdx.y * 128) + r) * N + (long long)(((int)blockIdx.x * 64) + c))]) = *(&s_[((r * 64) + c)]);
+		}
+		__syncthreads();
 	}
-	tl_cp_async_commit();
-	tl_cp_async_wait<0>();
-	__syncthreads();
-	#pragma unroll
-	for (int it = 0; it < 8; it++) {
-		const int q = tid + it * 128;
-		const int r = q / 8, c = q % 8 * 8;
-		if ((((int)blockIdx.y * 128) + r) < M && (((int)blockIdx.x * 64) + c) < N)
-			*(uint4 *)(&B[((long long)(((int)blockIdx.y * 128) + r) * N + (long long)(((int)blockIdx.x * 64) + c))]) = *(const uint4 *)(&s[((r * 64) + c)]);
-	}
-	__syncthreads();
 }

@@ -5,8 +5,7 @@
 extern "C" __global__ void __launch_bounds__(128)
 elementwise(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict__ C, float alpha, int M, int N)
 {
-	if (N % 8 != 0)
-		__trap(); /* 8-element vectors need rows of whole vectors */
+	const bool tl_rows8_N = N % 8 == 0; /* rows of whole 8-vectors */
 	const int tid = threadIdx.x, lane = tid % 64, warp = tid / 64;
 	(void)lane, (void)warp;
 	// layout: ((_16,_4),(_8,_8),_1):((_256,_8),(_1,_32),_0)  swizzle: none  vec: 8
@@ -14,52 +13,86 @@ elementwise(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__r
 	// layout: ((_16,_4),(_8,_8),_1):((_256,_8),(_1,_32),_0)  swizzle: none  vec: 8
 	tl_half_t b[32];
 	// layout: ((_16,_4),(_8,_8),_1):((_256,_8),(_1,_32),_0)  swizzle: none  vec: 8
-	tl_half_t c[32];
-	#pragma unroll
-	for (int s = 0; s < 32; s += 8) {
-		const int c0 = ((tid / 8) + ((s / 8) * 16));
-		const int c1 = ((s % 8) + ((tid % 8) * 8));
-		if ((((int)blockIdx.y * 64) + c0) < M && (((int)blockIdx.x * 64) + c1) < N) {
-			const uint4 r = *(const uint4 *)(&A[((long long)(((int)blockIdx.y * 64) + c0) * N + (long long)(((int)blockIdx.x * 64) + c1))]);
-			a[s + 0] = (tl_half_t)(r.x >> 0);
-			a[s + 1] = (tl_half_t)(r.x >> 16);
-			a[s + 2] = (tl_half_t)(r.y >> 0);
-			a[s + 3] = (tl_half_t)(r.y >> 16);
-			a[s + 4] = (tl_half_t)(r.z >> 0);
-			a[s + 5] = (tl_half_t)(r.z >> 16);
-			a[s + 6] = (tl_half_t)(r.w >> 0);
-			a[s + 7] = (tl_half_t)(r.w >> 16);
+	tl_half_t c_[32];
+	if (tl_rows8_N) {
+		#pragma unroll
+		for (int s = 0; s < 32; s += 8) {
+			const int c0 = ((tid / 8) + ((s / 8) * 16));
+			const int c1 = ((s % 8) + ((tid % 8) * 8));
+			if ((((int)blockIdx.y * 64) + c0) < M && (((int)blockIdx.x * 64) + c1) < N) {
+				const uint4 r = *(const uint4 *)(&A[((long long)(((int)blockIdx.y * 64) + c0) * N + (long long)(((int)blockIdx.x * 64) + c1))]);
+				a[s + 0] = (tl_half_t)(r.x >> 0);
+				a[s + 1] = (tl_half_t)(r.x >> 16);
+				a[s + 2] = (tl_half_t)(r.y >> 0);
+				a[s + 3] = (tl_half_t)(r.y >> 16);
+				a[s + 4] = (tl_half_t)(r.z >> 0);
+				a[s + 5] = (tl_half_t)(r.z >> 16);
+				a[s + 6] = (tl_half_t)(r.w >> 0);
+				a[s + 7] = (tl_half_t)(r.w >> 16);
+			}
 		}
-	}
-	#pragma unroll
-	for (int s = 0; s < 32; s += 8) {
-		const int c0 = ((tid / 8) + ((s / 8) * 16));
-		const int c1 = ((s % 8) + ((tid % 8) * 8));
-		if ((((int)blockIdx.y * 64) + c0) < M && (((int)blockIdx.x * 64) + c1) < N) {
-			const uint4 r = *(const uint4 *)(&B[((long long)(((int)blockIdx.y * 64) + c0) * N + (long long)(((int)blockIdx.x * 64) + c1))]);
-			b[s + 0] = (tl_half_t)(r.x >> 0);
-			b[s + 1] = (tl_half_t)(r.x >> 16);
-			b[s + 2] = (tl_half_t)(r.y >> 0);
-			b[s + 3] = (tl_half_t)(r.y >> 16);
-			b[s + 4] = (tl_half_t)(r.z >> 0);
-			b[s + 5] = (tl_half_t)(r.z >> 16);
-			b[s + 6] = (tl_half_t)(r.w >> 0);
-			b[s + 7] = (tl_half_t)(r.w >> 16);
+		#pragma unroll
+		for (int s = 0; s < 32; s += 8) {
+			const int c0 = ((tid / 8) + ((s / 8) * 16));
+			const int c1 = ((s % 8) + ((tid % 8) * 8));
+			if ((((int)blockIdx.y * 64) + c0) < M && (((int)blockIdx.x * 64) + c1) < N) {
+				const uint4 r = *(const uint4 *)(&B[((long long)(((int)blockIdx.y * 64) + c0) * N + (long long)(((int)blockIdx.x * 64) + c1))]);
+				b[s + 0] = (tl_half_t)(r.x >> 0);
+				b[s + 1] = (tl_half_t)(r.x >> 16);
+				b[s + 2] = (tl_half_t)(r.y >> 0);
+				b[s + 3] = (tl_half_t)(r.y >> 16);
+				b[s + 4] = (tl_half_t)(r.z >> 0);
+				b[s + 5] = (tl_half_t)(r.z >> 16);
+				b[s + 6] = (tl_half_t)(r.w >> 0);
+				b[s + 7] = (tl_half_t)(r.w >> 16);
+			}
 		}
-	}
-	#pragma unroll
-	for (int s = 0; s < 32; s++) {
-		const int i = ((tid / 8) + ((s / 8) * 16));
-		const int j = ((s % 8) + ((tid % 8) * 8));
-		float v = ((((float)tl_h2f(a[s])) * alpha) + ((float)tl_h2f(b[s])));
-		c[s] = tl_f2h(tl_h2f(tl_f2h(fmaxf(v, 0.0f))));
-	}
-	#pragma unroll
-	for (int s = 0; s < 32; s += 8) {
-		const int c0 = ((tid / 8) + ((s / 8) * 16));
-		const int c1 = ((s % 8) + ((tid % 8) * 8));
-		if ((((int)blockIdx.y * 64) + c0) < M && (((int)blockIdx.x * 64) + c1) < N) {
-			*(uint4 *)(&C[((long long)(((int)blockIdx.y * 64) + c0) * N + (long long)(((int)blockIdx.x * 64) + c1))]) = make_uint4(((tl_u32)c[s + 0] | ((tl_u32)c[s + 1] << 16)), ((tl_u32)c[s + 2] | ((tl_u32)c[s + 3] << 16)), ((tl_u32)c[s + 4] | ((tl_u32)c[s + 5] << 16)), ((tl_u32)c[s + 6] | ((tl_u32)c[s + 7] << 16)));
+		#pragma unroll
+		for (int s = 0; s < 32; s++) {
+			const int i = ((tid / 8) + ((s / 8) * 16));
+			const int j = ((s % 8) + ((tid % 8) * 8));
+			float v = ((((float)tl_h2f(a[s])) * alpha) + ((float)tl_h2f(b[s])));
+			c_[s] = tl_f2h(tl_h2f(tl_f2h(fmaxf(v, 0.0f))));
+		}
+		#pragma unroll
+		for (int s = 0; s < 32; s += 8) {
+			const int c0 = ((tid / 8) + ((s / 8) * 16));
+			const int c1 = ((s % 8) + ((tid % 8) * 8));
+			if ((((int)blockIdx.y * 64) + c0) < M && (((int)blockIdx.x * 64) + c1) < N) {
+				*(uint4 *)(&C[((long long)(((int)blockIdx.y * 64) + c0) * N + (long long)(((int)blockIdx.x * 64) + c1))]) = make_uint4(((tl_u32)c_[s + 0] | ((tl_u32)c_[s + 1] << 16)), ((tl_u32)c_[s + 2] | ((tl_u32)c_[s + 3] << 16)), ((tl_u32)c_[s + 4] | ((tl_u32)c_[s + 5] << 16)), ((tl_u32)c_[s + 6] | ((tl_u32)c_[s + 7] << 16)));
+			}
+		}
+	} else { // rows that are not whole vectors: element by element
+		#pragma unroll
+		for (int s = 0; s < 32; s += 1) {
+			const int c0 = ((tid / 8) + ((s / 8) * 16));
+			const int c1 = ((s % 8) + ((tid % 8) * 8));
+			if ((((int)blockIdx.y * 64) + c0) < M && (((int)blockIdx.x * 64) + c1) < N) {
+				a[s] = *(&A[((long long)(((int)blockIdx.y * 64) + c0) * N + (long long)(((int)blockIdx.x * 64) + c1))]);
+			}
+		}
+		#pragma unroll
+		for (int s = 0; s < 32; s += 1) {
+			const int c0 = ((tid / 8) + ((s / 8) * 16));
+			const int c1 = ((s % 8) + ((tid % 8) * 8));
+			if ((((int)blockIdx.y * 64) + c0) < M && (((int)blockIdx.x * 64) + c1) < N) {
+				b[s] = *(&B[((long long)(((int)blockIdx.y * 64) + c0) * N + (long long)(((int)blockIdx.x * 64) + c1))]);
+			}
+		}
+		#pragma unroll
+		for (int s = 0; s < 32; s++) {
+			const int i = ((tid / 8) + ((s / 8) * 16));
+			const int j = ((s % 8) + ((tid % 8) * 8));
+			float v = ((((float)tl_h2f(a[s])) * alpha) + ((float)tl_h2f(b[s])));
+			c_[s] = tl_f2h(tl_h2f(tl_f2h(fmaxf(v, 0.0f))));
+		}
+		#pragma unroll
+		for (int s = 0; s < 32; s += 1) {
+			const int c0 = ((tid / 8) + ((s / 8) * 16));
+			const int c1 = ((s % 8) + ((tid % 8) * 8));
+			if ((((int)blockIdx.y * 64) + c0) < M && (((int)blockIdx.x * 64) + c1) < N) {
+				*(&C[((long long)(((int)blockIdx.y * 64) + c0) * N + (long long)(((int)blockIdx.x * 64) + c1))]) = c_[s];
+			}
 		}
 	}
 }

@@ -5,10 +5,8 @@
 extern "C" __global__ void __launch_bounds__(128)
 gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict__ C, int M, int K, int N)
 {
-	if (K % 8 != 0)
-		__trap(); /* 8-element vectors need rows of whole vectors */
-	if (N % 8 != 0)
-		__trap(); /* 8-element vectors need rows of whole vectors */
+	const bool tl_rows8_K = K % 8 == 0; /* rows of whole 8-vectors */
+	const bool tl_rows8_N = N % 8 == 0; /* rows of whole 8-vectors */
 	extern __shared__ __align__(1024) unsigned char tl_smem[];
 	const int tid = threadIdx.x, lane = tid % 64, warp = tid / 64;
 	(void)lane, (void)warp;
@@ -18,37 +16,16 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 	tl_half_t *Bs = (tl_half_t *)(tl_smem + 24576); // 3 stages of 4096 elements
 	// layout: ((_4,_4,_4,_2),(_16,_8),_1):((_1,_2048,_32,_8192),(_128,_4),_0)  swizzle: none  vec: 1
 	float acc[128];
-	#pragma unroll
-	for (int s = 0; s < 128; s++)
-		acc[s] = 0.0f;
-	// pipeline over ko: 3 stages of cp.async
-	const int ko_n = (K + 32 - 1) / 32;
-	#pragma unroll
-	for (int st = 0; st < 2; st++) {
-		if (st < ko_n) {
-			const int ko = st;
-			#pragma unroll
-			for (int it = 0; it < 4; it++) {
-				const int q = tid + it * 128;
-				const int r = q / 4, c = q % 4 * 8;
-				tl_cp_async16_zfill(&(As + (ko % 3) * 4096)[(((r * 32) + (c % 8)) + (((c / 8) ^ ((r % 8) / 2)) * 8))], &A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 32) + c))], (((int)blockIdx.y * 128) + r) < M && ((ko * 32) + c) < K);
-			}
-			#pragma unroll
-			for (int it = 0; it < 4; it++) {
-				const int q = tid + it * 128;
-				const int r = q / 16, c = q % 16 * 8;
-				tl_cp_async16_zfill(&(Bs + (ko % 3) * 4096)[(((((c / 64) * 2048) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))], &B[((long long)((ko * 32) + r) * N + (long long)(((int)blockIdx.x * 128) + c))], ((ko * 32) + r) < K && (((int)blockIdx.x * 128) + c) < N);
-			}
-		}
-		tl_cp_async_commit();
-	}
-	for (int ko = 0; ko < ko_n; ko++) {
-		tl_cp_async_wait<1>();
-		__syncthreads();
-		if (ko + 2 < ko_n) {
-			const int ko_next = ko + 2;
-			{
-				const int ko = ko_next;
+	if (tl_rows8_K && tl_rows8_N) {
+		#pragma unroll
+		for (int s = 0; s < 128; s++)
+			acc[s] = 0.0f;
+		// pipeline over ko: 3 stages of cp.async
+		const int ko_n = (K + 32 - 1) / 32;
+		#pragma unroll
+		for (int st = 0; st < 2; st++) {
+			if (st < ko_n) {
+				const int ko = st;
 				#pragma unroll
 				for (int it = 0; it < 4; it++) {
 					const int q = tid + it * 128;
@@ -62,44 +39,152 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 					tl_cp_async16_zfill(&(Bs + (ko % 3) * 4096)[(((((c / 64) * 2048) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))], &B[((long long)((ko * 32) + r) * N + (long long)(((int)blockIdx.x * 128) + c))], ((ko * 32) + r) < K && (((int)blockIdx.x * 128) + c) < N);
 				}
 			}
+			tl_cp_async_commit();
 		}
-		tl_cp_async_commit();
-		// gemm acc: mfma 16x16x16 (wave64), warps 2x1, 4x8 tiles per warp
-		{
-			const int wm = warp % 2, wn = warp / 2;
-			#pragma unroll
-			for (int kk = 0; kk < 32; kk += 16) {
-				tl_u16x4 bf[8];
-				#pragma unroll
-				for (int i = 0; i < 8; i++) {
+		for (int ko = 0; ko < ko_n; ko++) {
+			tl_cp_async_wait<1>();
+			__syncthreads();
+			if (ko + 2 < ko_n) {
+				const int ko_next = ko + 2;
+				{
+					const int ko = ko_next;
 					#pragma unroll
-					for (int v = 0; v < 4; v++) {
-						const int x = wn * 128 + i * 16 + lane % 16, k = kk + lane / 16 % 4 * 4 + v;
-						bf[i][v] = (Bs + (ko % 3) * 4096)[(((((x / 64) * 2048) + (k * 64)) + (x % 8)) + ((((x / 8) % 8) ^ (k % 8)) * 8))];
+					for (int it = 0; it < 4; it++) {
+						const int q = tid + it * 128;
+						const int r = q / 4, c = q % 4 * 8;
+						tl_cp_async16_zfill(&(As + (ko % 3) * 4096)[(((r * 32) + (c % 8)) + (((c / 8) ^ ((r % 8) / 2)) * 8))], &A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 32) + c))], (((int)blockIdx.y * 128) + r) < M && ((ko * 32) + c) < K);
+					}
+					#pragma unroll
+					for (int it = 0; it < 4; it++) {
+						const int q = tid + it * 128;
+						const int r = q / 16, c = q % 16 * 8;
+						tl_cp_async16_zfill(&(Bs + (ko % 3) * 4096)[(((((c / 64) * 2048) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))], &B[((long long)((ko * 32) + r) * N + (long long)(((int)blockIdx.x * 128) + c))], ((ko * 32) + r) < K && (((int)blockIdx.x * 128) + c) < N);
 					}
 				}
+			}
+			tl_cp_async_commit();
+			// gemm acc: mfma 16x16x16 (wave64), warps 2x1, 4x8 tiles per warp
+			{
+				const int wm = warp % 2, wn = warp / 2;
 				#pragma unroll
-				for (int i = 0; i < 4; i++) {
-					tl_u16x4 af;
-					{
-						const int x = wm * 64 + i * 16 + lane % 16, k = kk + lane / 16 % 4 * 4;
-						af = tl_ld_u16x4(&(As + (ko % 3) * 4096)[(((x * 32) + (k % 8)) + (((k / 8) ^ ((x % 8) / 2)) * 8))]);
+				for (int kk = 0; kk < 32; kk += 16) {
+					tl_u16x4 bf[8];
+					#pragma unroll
+					for (int i = 0; i < 8; i++) {
+						#pragma unroll
+						for (int v = 0; v < 4; v++) {
+							const int x = wn * 128 + i * 16 + lane % 16, k = kk + lane / 16 % 4 * 4 + v;
+							bf[i][v] = (Bs + (ko % 3) * 4096)[(((((x / 64) * 2048) + (k * 64)) + (x % 8)) + ((((x / 8) % 8) ^ (k % 8)) * 8))];
+						}
 					}
 					#pragma unroll
-					for (int ni = 0; ni < 8; ni++)
-						tl_mfma_f16_16x16x16(&acc[(i * 8 + ni) * 4], af, bf[ni]);
+					for (int i = 0; i < 4; i++) {
+						tl_u16x4 af;
+						{
+							const int x = wm * 64 + i * 16 + lane % 16, k = kk + lane / 16 % 4 * 4;
+							af = tl_ld_u16x4(&(As + (ko % 3) * 4096)[(((x * 32) + (k % 8)) + (((k / 8) ^ ((x % 8) / 2)) * 8))]);
+						}
+						#pragma unroll
+						for (int ni = 0; ni < 8; ni++)
+							tl_mfma_f16_16x16x16(&acc[(i * 8 + ni) * 4], af, bf[ni]);
+					}
 				}
 			}
 		}
-	}
-	tl_cp_async_wait<0>();
-	__syncthreads();
-	#pragma unroll
-	for (int s = 0; s < 128; s += 1) {
-		const int c0 = ((((s % 4) + (((tid / 16) % 4) * 4)) + ((s / 32) * 16)) + ((tid / 64) * 64));
-		const int c1 = ((tid % 16) + (((s / 4) % 8) * 16));
-		if ((((int)blockIdx.y * 128) + c0) < M && (((int)blockIdx.x * 128) + c1) < N) {
-			*(&C[((long long)(((int)blockIdx.y * 128) + c0) * N + (long long)(((int)blockIdx.x * 128) + c1))]) = tl_f2h(acc[s]);
+		tl_cp_async_wait<0>();
+		__syncthreads();
+		#pragma unroll
+		for (int s = 0; s < 128; s += 1) {
+			const int c0 = ((((s % 4) + (((tid / 16) % 4) * 4)) + ((s / 32) * 16)) + ((tid / 64) * 64));
+			const int c1 = ((tid % 16) + (((s / 4) % 8) * 16));
+			if ((((int)blockIdx.y * 128) + c0) < M && (((int)blockIdx.x * 128) + c1) < N) {
+				*(&C[((long long)(((int)blockIdx.y * 128) + c0) * N + (long long)(((int)blockIdx.x * 128) + c1))]) = tl_f2h(acc[s]);
+			}
+		}
+	} else { // rows that are not whole vectors: element by element
+		#pragma unroll
+		for (int s = 0; s < 128; s++)
+			acc[s] = 0.0f;
+		// pipeline over ko: 3 stages of cp.async
+		const int ko_n = (K + 32 - 1) / 32;
+		#pragma unroll
+		for (int st = 0; st < 2; st++) {
+			if (st < ko_n) {
+				const int ko = st;
+				#pragma unroll 1
+				for (int it = 0; it < 32; it++) {
+					const int q = tid + it * 128;
+					const int r = q / 32, c = q % 32 * 1;
+					*(&(As + (ko % 3) * 4096)[(((r * 32) + (c % 8)) + (((c / 8) ^ ((r % 8) / 2)) * 8))]) = (((int)blockIdx.y * 128) + r) < M && ((ko * 32) + c) < K ? *(&A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 32) + c))]) : tl_f2h(0.0f);
+				}
+				#pragma unroll 1
+				for (int it = 0; it < 32; it++) {
+					const int q = tid + it * 128;
+					const int r = q / 128, c = q % 128 * 1;
+					*(&(Bs + (ko % 3) * 4096)[(((((c / 64) * 2048) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))]) = ((ko * 32) + r) < K && (((int)blockIdx.x * 128) + c) < N ? *(&B[((long long)((ko * 32) + r) * N + (long long)(((int)blockIdx.x * 128) + c))]) : tl_f2h(0.0f);
+				}
+			}
+			tl_cp_async_commit();
+		}
+		for (int ko = 0; ko < ko_n; ko++) {
+			tl_cp_async_wait<1>();
+			__syncthreads();
+			if (ko + 2 < ko_n) {
+				const int ko_next = ko + 2;
+				{
+					const int ko = ko_next;
+					#pragma unroll 1
+					for (int it = 0; it < 32; it++) {
+						const int q = tid + it * 128;
+						const int r = q / 32, c = q % 32 * 1;
+						*(&(As + (ko % 3) * 4096)[(((r * 32) + (c % 8)) + (((c / 8) ^ ((r % 8) / 2)) * 8))]) = (((int)blockIdx.y * 128) + r) < M && ((ko * 32) + c) < K ? *(&A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 32) + c))]) : tl_f2h(0.0f);
+					}
+					#pragma unroll 1
+					for (int it = 0; it < 32; it++) {
+						const int q = tid + it * 128;
+						const int r = q / 128, c = q % 128 * 1;
+						*(&(Bs + (ko % 3) * 4096)[(((((c / 64) * 2048) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))]) = ((ko * 32) + r) < K && (((int)blockIdx.x * 128) + c) < N ? *(&B[((long long)((ko * 32) + r) * N + (long long)(((int)blockIdx.x * 128) + c))]) : tl_f2h(0.0f);
+					}
+				}
+			}
+			tl_cp_async_commit();
+			// gemm acc: mfma 16x16x16 (wave64), warps 2x1, 4x8 tiles per warp
+			{
+				const int wm = warp % 2, wn = warp / 2;
+				#pragma unroll
+				for (int kk = 0; kk < 32; kk += 16) {
+					tl_u16x4 bf[8];
+					#pragma unroll
+					for (int i = 0; i < 8; i++) {
+						#pragma unroll
+						for (int v = 0; v < 4; v++) {
+							const int x = wn * 128 + i * 16 + lane % 16, k = kk + lane / 16 % 4 * 4 + v;
+							bf[i][v] = (Bs + (ko % 3) * 4096)[(((((x / 64) * 2048) + (k * 64)) + (x % 8)) + ((((x / 8) % 8) ^ (k % 8)) * 8))];
+						}
+					}
+					#pragma unroll
+					for (int i = 0; i < 4; i++) {
+						tl_u16x4 af;
+						{
+							const int x = wm * 64 + i * 16 + lane % 16, k = kk + lane / 16 % 4 * 4;
+							af = tl_ld_u16x4(&(As + (ko % 3) * 4096)[(((x * 32) + (k % 8)) + (((k / 8) ^ ((x % 8) / 2)) * 8))]);
+						}
+						#pragma unroll
+						for (int ni = 0; ni < 8; ni++)
+							tl_mfma_f16_16x16x16(&acc[(i * 8 + ni) * 4], af, bf[ni]);
+					}
+				}
+			}
+		}
+		tl_cp_async_wait<0>();
+		__syncthreads();
+		#pragma unroll
+		for (int s = 0; s < 128; s += 1) {
+			const int c0 = ((((s % 4) + (((tid / 16) % 4) * 4)) + ((s / 32) * 16)) + ((tid / 64) * 64));
+			const int c1 = ((tid % 16) + (((s / 4) % 8) * 16));
+			if ((((int)blockIdx.y * 128) + c0) < M && (((int)blockIdx.x * 128) + c1) < N) {
+				*(&C[((long long)(((int)blockIdx.y * 128) + c0) * N + (long long)(((int)blockIdx.x * 128) + c1))]) = tl_f2h(acc[s]);
+			}
 		}
 	}
 }

@@ -5,38 +5,60 @@
 extern "C" __global__ void __launch_bounds__(256)
 transpose(float *__restrict__ A, float *__restrict__ B, int M, int N)
 {
-	if (N % 4 != 0)
-		__trap(); /* 4-element vectors need rows of whole vectors */
-	if (M % 4 != 0)
-		__trap(); /* 4-element vectors need rows of whole vectors */
+	const bool tl_rows4_N = N % 4 == 0; /* rows of whole 4-vectors */
+	const bool tl_rows4_M = M % 4 == 0; /* rows of whole 4-vectors */
 	extern __shared__ __align__(16) unsigned char tl_smem[];
 	const int tid = threadIdx.x, lane = tid % 64, warp = tid / 64;
 	(void)lane, (void)warp;
 	// layout: (_32,_32):(_36,_1)  swizzle: none  vec: 4
 	float *t = (float *)(tl_smem + 0); // 1 stage of 1148 elements
 	// layout: (_32,_32,_1):(_32,_1,_0)  swizzle: none  vec: 4
-	float r[4];
-	#pragma unroll
-	for (int it = 0; it < 1; it++) {
-		const int q = tid + it * 256;
-		const int r = q / 8, c = q % 8 * 4;
-		tl_cp_async16_zfill(&t[((r * 36) + c)], &A[((long long)(((int)blockIdx.y * 32) + r) * N + (long long)(((int)blockIdx.x * 32) + c))], (((int)blockIdx.y * 32) + r) < M && (((int)blockIdx.x * 32) + c) < N);
-	}
-	tl_cp_async_commit();
-	tl_cp_async_wait<0>();
-	__syncthreads();
-	#pragma unroll
-	for (int s = 0; s < 4; s++) {
-		const int i = (tid / 8);
-		const int j = (s + ((tid % 8) * 4));
-		r[s] = t[((j * 36) + i)];
-	}
-	#pragma unroll
-	for (int s = 0; s < 4; s += 4) {
-		const int c0 = (tid / 8);
-		const int c1 = (s + ((tid % 8) * 4));
-		if ((((int)blockIdx.x * 32) + c0) < N && (((int)blockIdx.y * 32) + c1) < M) {
-			*(uint4 *)(&B[((long long)(((int)blockIdx.x * 32) + c0) * M + (long long)(((int)blockIdx.y * 32) + c1))]) = make_uint4(__float_as_uint(r[s + 0]), __float_as_uint(r[s + 1]), __float_as_uint(r[s + 2]), __float_as_uint(r[s + 3]));
+	float r_[4];
+	if (tl_rows4_N && tl_rows4_M) {
+		#pragma unroll
+		for (int it = 0; it < 1; it++) {
+			const int q = tid + it * 256;
+			const int r = q / 8, c = q % 8 * 4;
+			tl_cp_async16_zfill(&t[((r * 36) + c)], &A[((long long)(((int)blockIdx.y * 32) + r) * N + (long long)(((int)blockIdx.x * 32) + c))], (((int)blockIdx.y * 32) + r) < M && (((int)blockIdx.x * 32) + c) < N);
+		}
+		tl_cp_async_commit();
+		tl_cp_async_wait<0>();
+		__syncthreads();
+		#pragma unroll
+		for (int s = 0; s < 4; s++) {
+			const int i = (tid / 8);
+			const int j = (s + ((tid % 8) * 4));
+			r_[s] = t[((j * 36) + i)];
+		}
+		#pragma unroll
+		for (int s = 0; s < 4; s += 4) {
+			const int c0 = (tid / 8);
+			const int c1 = (s + ((tid % 8) * 4));
+			if ((((int)blockIdx.x * 32) + c0) < N && (((int)blockIdx.y * 32) + c1) < M) {
+				*(uint4 *)(&B[((long long)(((int)blockIdx.x * 32) + c0) * M + (long long)(((int)blockIdx.y * 32) + c1))]) = make_uint4(__float_as_uint(r_[s + 0]), __float_as_uint(r_[s + 1]), __float_as_uint(r_[s + 2]), __float_as_uint(r_[s + 3]));
+			}
+		}
+	} else { // rows that are not whole vectors: element by element
+		#pragma unroll 1
+		for (int it = 0; it < 4; it++) {
+			const int q = tid + it * 256;
+			const int r = q / 32, c = q % 32 * 1;
+			*(&t[((r * 36) + c)]) = (((int)blockIdx.y * 32) + r) < M && (((int)blockIdx.x * 32) + c) < N ? *(&A[((long long)(((int)blockIdx.y * 32) + r) * N + (long long)(((int)blockIdx.x * 32) + c))]) : 0.0f;
+		}
+		__syncthreads();
+		#pragma unroll
+		for (int s = 0; s < 4; s++) {
+			const int i = (tid / 8);
+			const int j = (s + ((tid % 8) * 4));
+			r_[s] = t[((j * 36) + i)];
+		}
+		#pragma unroll
+		for (int s = 0; s < 4; s += 1) {
+			const int c0 = (tid / 8);
+			const int c1 = (s + ((tid % 8) * 4));
+			if ((((int)blockIdx.x * 32) + c0) < N && (((int)blockIdx.y * 32) + c1) < M) {
+				*(&B[((long long)(((int)blockIdx.x * 32) + c0) * M + (long long)(((int)blockIdx.y * 32) + c1))]) = r_[s];
+			}
 		}
 	}
 }
