@@ -103,28 +103,31 @@ static float memcpy_gbps(size_t bytes)
 	return 2.0 * bytes / median(t) / 1e6;
 }
 
-// ---- copy2d: B = A ---------------------------------------------------------------------
-static void check_copy(int M, int N, bool timeit, float copy_bw)
+// ---- copy2d (and convert2d, a copy through a register-layout conversion): B = A --------
+typedef void (*CopyKernel)(tl_half_t *, tl_half_t *, int, int);
+static void check_copy(int M, int N, bool timeit, float copy_bw, const char *name = "copy2d",
+		       CopyKernel kern = copy2d, int bm = 128, int smem = SMEM_copy2d)
 {
 	size_t n = (size_t)M * N;
 	std::vector<__half> hA = rand_half(n), hB(n);
 	tl_half_t *A = dalloc<tl_half_t>(n), *B = dalloc<tl_half_t>(n);
 	CK(cudaMemcpy(A, hA.data(), n * 2, cudaMemcpyHostToDevice)); CK(cudaMemset(B, 0xff, n * 2));
-	dim3 grid(cdiv(N, 64), cdiv(M, 128));
-	copy2d<<<grid, 128, SMEM_copy2d>>>(A, B, M, N);
+	dim3 grid(cdiv(N, 64), cdiv(M, bm));
+	if (smem > 48 * 1024) CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+	kern<<<grid, 128, smem>>>(A, B, M, N);
 	CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
 	CK(cudaMemcpy(hB.data(), B, n * 2, cudaMemcpyDeviceToHost));
 	long bad = 0;
 	for (size_t i = 0; i < n; i++) bad += memcmp(&hA[i], &hB[i], 2) != 0;
 	char w[64], d[96];
-	snprintf(w, sizeof w, "copy2d %dx%d", M, N); snprintf(d, sizeof d, "%zu elements, %ld wrong", n, bad);
+	snprintf(w, sizeof w, "%s %dx%d", name, M, N); snprintf(d, sizeof d, "%zu elements, %ld wrong", n, bad);
 	verdict(w, bad == 0, d);
 	if (timeit) {
 		cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1)); std::vector<float> t;
-		for (int i = 0; i < 23; i++) { float ms; CK(cudaEventRecord(e0)); copy2d<<<grid, 128, SMEM_copy2d>>>(A, B, M, N); CK(cudaEventRecord(e1));
+		for (int i = 0; i < 23; i++) { float ms; CK(cudaEventRecord(e0)); kern<<<grid, 128, smem>>>(A, B, M, N); CK(cudaEventRecord(e1));
 			CK(cudaEventSynchronize(e1)); CK(cudaEventElapsedTime(&ms, e0, e1)); if (i >= 3) t.push_back(ms); }
 		float bw = 2.0 * n * 2 / median(t) / 1e6;
-		printf("BENCH copy2d %dx%d f16: %.0f GB/s = %.3f of cudaMemcpy D2D (%.0f GB/s)\n", M, N, bw, bw / copy_bw, copy_bw);
+		printf("BENCH %s %dx%d f16: %.0f GB/s = %.3f of cudaMemcpy D2D (%.0f GB/s)\n", name, M, N, bw, bw / copy_bw, copy_bw);
 	}
 	cudaFree(A); cudaFree(B);
 }
@@ -250,6 +253,8 @@ int main()
 	check_gemm<__half>("gemm", gemm, SMEM_gemm, 1000, 1003, 1001, 0, h, false);
 	check_gemm<__half>("gemm_sm90", gemm_sm90, SMEM_gemm_sm90, 200, 203, 205, 1, h, false, 256, 256);
 	check_copy(999, 1001, false, bw);
+	check_copy(1000, 1000, false, bw, "convert2d", convert2d, 64, SMEM_convert2d);
+	check_copy(999, 1001, false, bw, "convert2d", convert2d, 64, SMEM_convert2d);
 	check_elementwise(999, 1003, false, bw);
 	check_transpose(1001, 703);
 	check_softmax(8, false, bw);
@@ -257,6 +262,7 @@ int main()
 	check_softmax(1003, false, bw);
 #ifndef MEMCHECK
 	check_copy(16384, 16384, true, bw);
+	check_copy(16384, 16384, true, bw, "convert2d", convert2d, 64, SMEM_convert2d);
 	check_elementwise(16384, 16384, true, bw);
 	check_transpose(4096, 4096);
 	check_softmax(65536, true, bw);

@@ -9,11 +9,11 @@ ARCH=${ARCH:-sm_90a}
 case "${1:-run}" in
 emit)
 	rm -rf out && mkdir -p out
-	for s in gemm gemm_sm90 copy elementwise transpose softmax; do
+	for s in gemm gemm_sm90 copy elementwise transpose softmax convert; do
 		${TILEC:-../../build/tilec} --arch=$ARCH ../../samples/$s.tile -o out/$s.cu
 	done
 	{ echo '#include "tilec_cuda.h"'
-	  for s in gemm gemm_sm90 copy elementwise transpose softmax; do echo "#include \"$s.cu\""; done
+	  for s in gemm gemm_sm90 copy elementwise transpose softmax convert; do echo "#include \"$s.cu\""; done
 	  for f in out/*.cu; do k=$(sed -n 's|^// kernel \([a-z0-9_]*\): .* \([0-9]*\) bytes of dynamic.*|\1 \2|p' $f | head -1)
 	    set -- $k; echo "#define SMEM_$1 $2"; done; } > out/emitted.h
 	ls out ;;
