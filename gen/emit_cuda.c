@@ -31,6 +31,10 @@ typedef struct Em {
 	const char *stage;
 	int in_pipe;
 	int wg_inflight;     /* wgmma in a pipeline: 1 fenced by it, 2 also one group in flight */
+	/* gemm plans already made in this kernel (the body may be emitted twice) */
+	int nplan;
+	const IrStmt *plan_st[16];
+	GemmPlan plan[16];
 	int tmp;             /* counter for unique C names */
 	/* rows-of-whole-vectors flags (veccond): the kernel body is emitted twice, with
 	 * vector accesses when every flag holds and element by element otherwise */
@@ -1714,6 +1718,26 @@ fail:
 	return -1;
 }
 
+/* gemm_plan for st, memoised per kernel: planning builds and checks fragments */
+static int
+plan_of(Em *e, const IrStmt *st, GemmPlan *p, Err *err)
+{
+	int i;
+
+	for (i = 0; i < e->nplan; i++)
+		if (e->plan_st[i] == st) {
+			*p = e->plan[i];
+			return 0;
+		}
+	if (gemm_plan(e->a, e->t, e->k, st, p, err))
+		return -1;
+	if (e->nplan < (int)(sizeof e->plan / sizeof e->plan[0])) {
+		e->plan_st[e->nplan] = st;
+		e->plan[e->nplan++] = *p;
+	}
+	return 0;
+}
+
 /* ---- gemm: ldmatrix + mma.sync over the plan ---------------------------------- */
 
 static int gemm_amd(Em *e, const IrStmt *st, const GemmPlan *p);
@@ -1729,7 +1753,7 @@ gemm(Em *e, const IrStmt *st)
 	char *ia[2], *ib[2];
 	Buf b;
 
-	if (gemm_plan(e->a, e->t, e->k, st, &p, e->err))
+	if (plan_of(e, st, &p, e->err))
 		return -1;
 	if (p.instr == GEMM_WGMMA)
 		return gemm_wgmma(e, st, &p);
@@ -1973,7 +1997,7 @@ wgmma_body(Em *e, const IrStmt *st)
 	for (b = st->u.pipe.body; b; b = b->next) {
 		if (isload(e, b))
 			continue;
-		if (b->kind != S_GEMM || gemm_plan(e->a, e->t, e->k, b, &p, &scratch) || p.instr != GEMM_WGMMA)
+		if (b->kind != S_GEMM || plan_of(e, b, &p, &scratch) || p.instr != GEMM_WGMMA)
 			return 0;
 		n++;
 	}
@@ -2364,7 +2388,7 @@ kernel(Em *e)
 		} else if ((g = accgemm(k->body, b))) {
 			GemmPlan p;
 
-			if (gemm_plan(e->a, e->t, k, g, &p, e->err))
+			if (plan_of(e, g, &p, e->err))
 				return -1;
 			e->frag[b] = p.acc;
 		} else {

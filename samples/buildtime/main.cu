@@ -114,9 +114,12 @@ main()
 	run(200, 296, 136, false); // ragged M and N edges
 	run(512, 384, 256, true);
 	run(200, 296, 136, true);
-	// sizes the kernel cannot take are refused before a launch (N and K multiples of 8)
-	bool refused = tilec_gemm(nullptr, nullptr, nullptr, 64, 64, 100, 0) == cudaErrorInvalidValue &&
-		       tilec_gemm(nullptr, nullptr, nullptr, -1, 64, 64, 0) == cudaErrorInvalidValue &&
+	// N and K that are not multiples of 8 take the kernel's element-by-element body
+	run(200, 203, 205, false);
+	run(200, 203, 205, true);
+	// sizes the kernel cannot take are refused before a launch; an empty grid launches nothing
+	bool refused = tilec_gemm(nullptr, nullptr, nullptr, -1, 64, 64, 0) == cudaErrorInvalidValue &&
+		       tilec_gemm(nullptr, nullptr, nullptr, 64, -8, 64, 0) == cudaErrorInvalidValue &&
 		       tilec_gemm(nullptr, nullptr, nullptr, 0, 64, 64, 0) == cudaSuccess; // empty grid
 	printf("%s bad sizes refused, empty grid a no-op\n", refused ? "ok  " : "FAIL");
 	failures += !refused;

@@ -48,7 +48,7 @@ if [ -f test/bench/RESULTS.md ]; then
 		echo; echo '```'
 		if make -s -C samples/buildtime O="$PWD/build/buildtime" TILEC="$TILEC" ARCH="$ARCH" \
 			CUDA="$CUDA" >build/buildtime.log 2>&1; then
-			build/buildtime/buildtime 2>&1; echo "exit $?"
+			r=0; build/buildtime/buildtime 2>&1 || r=$?; echo "exit $r"
 		else
 			tail -20 build/buildtime.log; echo "build failed"
 		fi
@@ -57,7 +57,7 @@ if [ -f test/bench/RESULTS.md ]; then
 		echo; echo '```'
 		if ${CC:-cc} -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Iruntime -o build/host_jit \
 			samples/host_jit.c build/libtilec.a -ldl -lpthread -lm >build/host_jit.log 2>&1; then
-			build/host_jit 2>&1; echo "exit $?"
+			r=0; build/host_jit 2>&1 || r=$?; echo "exit $r"
 		else
 			tail -20 build/host_jit.log; echo "build failed"
 		fi
