@@ -2181,6 +2181,23 @@ stmt1(Em *e, Buf *chk, const IrStmt *s)
 	{
 		switch (s->kind) {
 		case S_COPY:
+			if (s->late_address && e->t->kind == TGT_HIP) {
+				/* require_layout(..., late_address_compute = true): the thread's lane and
+				 * warp are recomputed from threadIdx here, not kept from the kernel entry */
+				int r;
+
+				line(e, "{ // late_address_compute: lane and warp recomputed at this use");
+				e->ind++;
+				line(e, "const int tid = (int)threadIdx.x, lane = tid %% %d, warp = tid / %d;",
+				     e->t->warp_size, e->t->warp_size);
+				line(e, "(void)lane, (void)warp;");
+				r = copy(e, chk, s);
+				e->ind--;
+				line(e, "}");
+				if (r)
+					return -1;
+				break;
+			}
 			if (copy(e, chk, s))
 				return -1;
 			break;

@@ -157,6 +157,21 @@ START_TEST(hip_no_note)
 	ck_assert_ptr_nonnull(strstr(r.output, "local x_1: f32[64, 64] late_address"));
 	ck_assert_ptr_nonnull(strstr(r.output, "-> x_1[0 +: 64, 0 +: 64] late_address"));
 	tilec_result_free(&r);
+	/* the HIP C recomputes lane and warp at the marked copies (the conversion's two) only */
+	run(HEAD "  copy(A[0, 0], x);\n"
+	    "  require_layout(x, cute(\"(_128,_32):(_1,_128)\"), late_address_compute = true);\n"
+	    "  copy(x, B[0, 0]);\n}\n", "h.tile", TILEC_DUMP_CUDA, 1, NULL, &r);
+	ck_assert_msg(r.status == TILEC_OK, "%s", r.diagnostics);
+	{
+		const char *p = r.output, *tag = "late_address_compute: lane and warp recomputed";
+		int n = 0;
+
+		while ((p = strstr(p, tag)))
+			n++, p++;
+		ck_assert_int_eq(n, 2);
+		ck_assert_ptr_nonnull(strstr(r.output, "const int tid = (int)threadIdx.x, lane = tid % 64"));
+	}
+	tilec_result_free(&r);
 }
 END_TEST
 
