@@ -128,9 +128,14 @@ demo: all
 	$(O)/tilec --dump=ir samples/gemm.tile
 
 # ---- fuzzing (clang + libFuzzer from Debian) ------------------------------
-FUZZ_CC ?= $(shell command -v clang-19 || command -v clang-14 || command -v clang)
+# Debian's clang-14 with its libFuzzer/sanitizer runtime (libclang-rt-14-dev); clang-19 from the
+# deps above has no runtime package installed, so it is not used here unless FUZZ_CC says so
+FUZZ_CC ?= clang-14
 fuzz: deps
-	@[ -n "$(FUZZ_CC)" ] || { if [ "$$(id -u)" = 0 ]; then apt-get install -y -qq clang libclang-rt-14-dev >/dev/null; else echo "error: install clang"; exit 1; fi; }
+	@if [ "$(FUZZ_CC)" = clang-14 ] && ! { command -v clang-14 >/dev/null && \
+	    ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; }; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get install -y -qq clang-14 libclang-rt-14-dev >/dev/null; \
+	  else echo "error: install clang-14 libclang-rt-14-dev (apt-get)"; exit 1; fi; fi
 	$(MAKE) --no-print-directory O=build/fuzz CC=$(FUZZ_CC) OPT="-O1" \
 	  CFLAGS="-O1 -g -fsanitize=fuzzer-no-link,address,undefined" build/fuzz/libtilec.a
 	$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined $(CPPFLAGS) \
