@@ -1977,7 +1977,7 @@ loads(Em *e, Buf *chk, const IrStmt *body)
 
 /*
  * The body is loads plus gemms that all lower to wgmma (nothing else reads
- * the accumulators): 0 if not, else the mode of pipeline_wgmma(): 2 (one
+ * the accumulators): 0 if not, else the mode of pipeline(): 2 (one
  * wgmma group in flight, loads S - 2 ahead) from 4 stages up, 1 (loads
  * S - 1 ahead, each gemm retires its group) below. Measured on the H200
  * (test/gpu/NOTES.md): with 3 stages, a group in flight at the price of one
@@ -2007,68 +2007,91 @@ wgmma_body(Em *e, const IrStmt *st)
 }
 
 /*
- * Pipeline whose consumers are wgmma. The writer fences its cp.async data
- * into the async proxy before the barrier at the top of the iteration, so
- * the gemm needs no barrier of its own. mode 1: loads run D = S - 1 stages
- * ahead and each gemm waits for its wgmma group (the refilled stage was read
- * in iteration v - 1, retired before the barrier). mode 2: loads run
- * D = S - 2 ahead and one group stays in flight: the stage refilled in
+ * pipeline(n, stages = S): a prologue of D load stages, then per iteration
+ * wait for the oldest, refill the stage D ahead, run the rest of the body.
+ * D = S - 1, except when the body is loads plus wgmma gemms (wgmma_body):
+ * then the writer fences its cp.async data into the async proxy before the
+ * barrier at the top of the iteration, so the gemm needs no barrier of its
+ * own. mode 1: D = S - 1 and each gemm waits for its wgmma group (the
+ * refilled stage was read in iteration v - 1, retired before the barrier).
+ * mode 2: D = S - 2 and one group stays in flight: the stage refilled in
  * iteration v was read by the group of v - 2, which every warp retired
  * (wait_group 1 at the end of v - 1, then the barrier).
  */
 static int
-pipeline_wgmma(Em *e, Buf *chk, const IrStmt *st, int mode)
+pipeline(Em *e, Buf *chk, const IrStmt *st)
 {
-	int S = st->u.pipe.stages, D = mode == 2 ? S - 2 : S - 1, r = -1;
+	int S = st->u.pipe.stages > 1 ? st->u.pipe.stages : 1, mode = wgmma_body(e, st);
+	int D = mode == 2 ? S - 2 : S - 1, r = -1;
 	const char *v = st->u.pipe.var->name;
 	const IrStmt *b;
 
-	line(e, "// pipeline over %s: %d stages of cp.async, loads %d ahead%s", v, S, D,
-	     mode == 2 ? ", one wgmma group in flight" : "");
-	for (b = st->u.pipe.body; b; b = b->next)
-		if (b->kind == S_GEMM) {
-			int c = b->u.gemm.c.buf;
+	e->in_pipe = 1;
+	e->stage = arena_printf(e->a, "%s %% %d", v, S);
+	if (mode) {
+		line(e, "// pipeline over %s: %d stages of cp.async, loads %d ahead%s", v, S, D,
+		     mode == 2 ? ", one wgmma group in flight" : "");
+		for (b = st->u.pipe.body; b; b = b->next)
+			if (b->kind == S_GEMM) {
+				int c = b->u.gemm.c.buf;
 
-			line(e, "#pragma unroll");
-			line(e, "for (int s = 0; s < %lld; s++)", (long long)e->slots[c]);
-			line(e, "\ttl_fence_operand(%s[s]); // accumulators defined here, once", e->k->bufs[c].name);
-		}
+				line(e, "#pragma unroll");
+				line(e, "for (int s = 0; s < %lld; s++)", (long long)e->slots[c]);
+				line(e, "\ttl_fence_operand(%s[s]); // accumulators defined here, once",
+				     e->k->bufs[c].name);
+			}
+	} else {
+		line(e, "// pipeline over %s: %d stage%s of cp.async", v, S, S > 1 ? "s" : "");
+	}
 	line(e, "const int %s_n = %s;", v, exprstr(e, st->u.pipe.extent));
-	line(e, "#pragma unroll");
-	line(e, "for (int st = 0; st < %d; st++) {", D);
-	e->ind++;
-	line(e, "if (st < %s_n) {", v);
-	e->ind++;
-	line(e, "const int %s = st;", v);
-	if (loads(e, chk, st->u.pipe.body))
-		return -1;
-	e->ind--;
-	line(e, "}");
-	line(e, "tl_cp_async_commit();");
-	e->ind--;
-	line(e, "}");
+	if (S > 1) {
+		line(e, "#pragma unroll");
+		line(e, "for (int st = 0; st < %d; st++) {", D);
+		e->ind++;
+		line(e, "if (st < %s_n) {", v);
+		e->ind++;
+		line(e, "const int %s = st;", v);
+		if (loads(e, chk, st->u.pipe.body))
+			goto out;
+		e->ind--;
+		line(e, "}");
+		line(e, "tl_cp_async_commit();");
+		e->ind--;
+		line(e, "}");
+	}
 	line(e, "for (int %s = 0; %s < %s_n; %s++) {", v, v, v, v);
 	e->ind++;
-	line(e, "tl_cp_async_wait<%d>();", D - 1);
-	line(e, "tl_fence_proxy_async();");
-	line(e, "__syncthreads();");
-	line(e, "if (%s + %d < %s_n) {", v, D, v);
-	e->ind++;
-	line(e, "const int %s_next = %s + %d;", v, v, D);
-	line(e, "{");
-	e->ind++;
-	line(e, "const int %s = %s_next;", v, v);
-	if (loads(e, chk, st->u.pipe.body))
-		return -1;
-	e->ind--;
-	line(e, "}");
-	e->ind--;
-	line(e, "}");
-	line(e, "tl_cp_async_commit();");
+	if (S > 1) {
+		line(e, "tl_cp_async_wait<%d>();", D - 1);
+		if (mode)
+			line(e, "tl_fence_proxy_async();");
+		line(e, "__syncthreads();");
+		line(e, "if (%s + %d < %s_n) {", v, D, v);
+		e->ind++;
+		line(e, "const int %s_next = %s + %d;", v, v, D);
+		line(e, "{");
+		e->ind++;
+		line(e, "const int %s = %s_next;", v, v);
+		if (loads(e, chk, st->u.pipe.body))
+			goto out;
+		e->ind--;
+		line(e, "}");
+		e->ind--;
+		line(e, "}");
+		line(e, "tl_cp_async_commit();");
+	} else {
+		if (loads(e, chk, st->u.pipe.body))
+			goto out;
+		line(e, "tl_cp_async_commit();");
+		line(e, "tl_cp_async_wait<0>();");
+		line(e, "__syncthreads();");
+	}
 	e->wg_inflight = mode;
 	for (b = st->u.pipe.body; b; b = b->next)
 		if (!isload(e, b) && stmt1(e, chk, b))
 			goto out;
+	if (S == 1)
+		line(e, "__syncthreads();");
 	e->ind--;
 	line(e, "}");
 	if (mode == 2)
@@ -2077,79 +2100,10 @@ pipeline_wgmma(Em *e, Buf *chk, const IrStmt *st, int mode)
 	line(e, "__syncthreads();");
 	r = 0;
 out:
-	e->wg_inflight = 0;
-	return r;
-}
-
-static int
-pipeline(Em *e, Buf *chk, const IrStmt *st)
-{
-	int S = st->u.pipe.stages > 1 ? st->u.pipe.stages : 1, mode;
-	const char *v = st->u.pipe.var->name;
-	const IrStmt *b;
-
-	e->in_pipe = 1;
-	e->stage = arena_printf(e->a, "%s %% %d", v, S);
-	if ((mode = wgmma_body(e, st))) {
-		int r = pipeline_wgmma(e, chk, st, mode);
-		e->in_pipe = 0;
-		e->stage = NULL;
-		return r;
-	}
-	line(e, "// pipeline over %s: %d stage%s of cp.async", v, S, S > 1 ? "s" : "");
-	line(e, "const int %s_n = %s;", v, exprstr(e, st->u.pipe.extent));
-	if (S > 1) {
-		line(e, "#pragma unroll");
-		line(e, "for (int st = 0; st < %d; st++) {", S - 1);
-		e->ind++;
-		line(e, "if (st < %s_n) {", v);
-		e->ind++;
-		line(e, "const int %s = st;", v);
-		if (loads(e, chk, st->u.pipe.body))
-			return -1;
-		e->ind--;
-		line(e, "}");
-		line(e, "tl_cp_async_commit();");
-		e->ind--;
-		line(e, "}");
-	}
-	line(e, "for (int %s = 0; %s < %s_n; %s++) {", v, v, v, v);
-	e->ind++;
-	if (S > 1) {
-		line(e, "tl_cp_async_wait<%d>();", S - 2);
-		line(e, "__syncthreads();");
-		line(e, "if (%s + %d < %s_n) {", v, S - 1, v);
-		e->ind++;
-		line(e, "const int %s_next = %s + %d;", v, v, S - 1);
-		line(e, "{");
-		e->ind++;
-		line(e, "const int %s = %s_next;", v, v);
-		if (loads(e, chk, st->u.pipe.body))
-			return -1;
-		e->ind--;
-		line(e, "}");
-		e->ind--;
-		line(e, "}");
-		line(e, "tl_cp_async_commit();");
-	} else {
-		if (loads(e, chk, st->u.pipe.body))
-			return -1;
-		line(e, "tl_cp_async_commit();");
-		line(e, "tl_cp_async_wait<0>();");
-		line(e, "__syncthreads();");
-	}
-	for (b = st->u.pipe.body; b; b = b->next)
-		if (!isload(e, b) && stmt1(e, chk, b))
-			return -1;
-	if (S == 1)
-		line(e, "__syncthreads();");
-	e->ind--;
-	line(e, "}");
-	line(e, "tl_cp_async_wait<0>();");
-	line(e, "__syncthreads();");
 	e->in_pipe = 0;
 	e->stage = NULL;
-	return 0;
+	e->wg_inflight = 0;
+	return r;
 }
 
 static int
