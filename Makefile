@@ -23,13 +23,13 @@ ifeq ($(SAN),1)
 CFLAGS   := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDSAN    := -fsanitize=address,undefined
 endif
-CPPFLAGS := -Igen -Iruntime -I$(GS)
+CPPFLAGS := -Igen -Icpu -Iruntime -I$(GS)
 GENWARN  := -Wno-unused-variable -Wno-unused-parameter -Wno-missing-prototypes -Wno-unused-but-set-variable
 LDLIBS   := -ldl -lm -lpthread
 
 # ---- sources -------------------------------------------------------------
-LIB_SRC  := $(filter-out gen/main.c,$(wildcard gen/*.c)) $(wildcard runtime/*.c)
-HDRS     := $(wildcard gen/*.h runtime/*.h)
+LIB_SRC  := $(filter-out gen/main.c,$(wildcard gen/*.c)) $(wildcard cpu/*.c) $(wildcard runtime/*.c)
+HDRS     := $(wildcard gen/*.h cpu/*.h runtime/*.h)
 LIB_OBJ  := $(LIB_SRC:%.c=$(O)/obj/%.o)
 ifneq ($(wildcard grammar/parser.y),)
 LIB_OBJ  += $(O)/obj/gs/parser.o $(O)/obj/gs/lexer.o

@@ -1213,7 +1213,7 @@ reduce(Em *e, const IrStmt *st)
 		for (m = 0; m < p.T; m += W)
 			if ((m & ~(int64_t)warps) == 0)
 				wl[nw++] = m;
-		line(e, "__shared__ %s %s[%lld];", ty, red, (long long)(p.SG * NC));
+		line(e, "static __shared__ %s %s[%lld];", ty, red, (long long)(p.SG * NC));
 		if (kb)
 			line(e, "if ((tid & %d) == 0) {", (1 << kb) - 1), e->ind++;
 		line(e, "#pragma unroll");
@@ -1633,7 +1633,7 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 	const IrBuffer *Cb = &e->k->bufs[st->u.gemm.c.buf];
 	const SmemBuf *sa = smem_find(&e->sp, st->u.gemm.a.buf), *sb = smem_find(&e->sp, st->u.gemm.b.buf);
 	int64_t atom_a, atom_b, lbo_b, pw_b, kk;
-	int mi, ni, r, nreg = p->inst_n / 2;
+	int mi, ni, nreg = p->inst_n / 2;
 	char rs[64], cs[64];
 	Buf b;
 
@@ -1682,24 +1682,10 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 					       : wgdesc(e, "db", st->u.gemm.b.buf, rs, cs, lbo_b, atom_b,
 							swizzle_wgmma_layout_type(sb->mode)))
 					goto fail;
-				buf_reset(&b);
-				buf_printf(&b, "asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, 0;\\n"
-					   "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", nreg + 2, p->inst_n,
-					   p->ab_type == DT_BF16 ? "bf16" : "f16", p->ab_type == DT_BF16 ? "bf16" : "f16");
-				for (r = 0; r < nreg; r++)
-					buf_printf(&b, "%s%%%d", r ? "," : "", r);
-				buf_printf(&b, "}, %%%d, %%%d, p, 1, 1, 0, %d;\\n}\\n\"", nreg, nreg + 1,
-					   p->trans_b ? 0 : 1);
-				line(e, "%s", buf_str(&b));
-				for (r = 0; r < nreg; r++) {
-					if (r % 8 == 0)
-						buf_reset(&b);
-					buf_printf(&b, "%s\"+f\"(%s[%d])", r % 8 ? ", " : r ? "  " : ": ", Cb->name,
-						   (mi * p->rep_n + ni) * nreg + r);
-					if (r % 8 == 7 || r == nreg - 1)
-						line(e, "\t%s%s", buf_str(&b), r == nreg - 1 ? "" : ",");
-				}
-				line(e, "\t: \"l\"(da), \"l\"(db), \"r\"(1));");
+				/* tilec_cuda.h: wgmma.mma_async m64nNk16 on this thread's N/2 accumulators */
+				line(e, "tl_wgmma_%s<%d, %d>(&%s[%d], da, db); // m64n%dk16, B %s-major",
+				     p->ab_type == DT_BF16 ? "bf16" : "f16", p->inst_n, p->trans_b ? 0 : 1, Cb->name,
+				     (mi * p->rep_n + ni) * nreg, p->inst_n, p->trans_b ? "K" : "N");
 				buf_reset(&b);
 				e->ind--;
 				line(e, "}");

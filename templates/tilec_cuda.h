@@ -172,3 +172,219 @@ TL_DEVICE void tl_wgmma_wait1(void)
 {
 	asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
 }
+// ---- sm_90a wgmma m64nNk16 (N = 8, 16, ..., 256) -------------------------------------------
+// d[0 .. N/2): this thread's f32 accumulators (the PTX register order); da, db: shared-memory
+// descriptors of A (K-major) and B (TB = 1: B stored N-major, TB = 0: K-major); d += A * B.
+// The operand lists are built from 4-register pieces: TL_WR<m> / TL_WO<m> hold the first 4m.
+#define TL_WR_0 "%0,%1,%2,%3"
+#define TL_WR_1 "%4,%5,%6,%7"
+#define TL_WR_2 "%8,%9,%10,%11"
+#define TL_WR_3 "%12,%13,%14,%15"
+#define TL_WR_4 "%16,%17,%18,%19"
+#define TL_WR_5 "%20,%21,%22,%23"
+#define TL_WR_6 "%24,%25,%26,%27"
+#define TL_WR_7 "%28,%29,%30,%31"
+#define TL_WR_8 "%32,%33,%34,%35"
+#define TL_WR_9 "%36,%37,%38,%39"
+#define TL_WR_10 "%40,%41,%42,%43"
+#define TL_WR_11 "%44,%45,%46,%47"
+#define TL_WR_12 "%48,%49,%50,%51"
+#define TL_WR_13 "%52,%53,%54,%55"
+#define TL_WR_14 "%56,%57,%58,%59"
+#define TL_WR_15 "%60,%61,%62,%63"
+#define TL_WR_16 "%64,%65,%66,%67"
+#define TL_WR_17 "%68,%69,%70,%71"
+#define TL_WR_18 "%72,%73,%74,%75"
+#define TL_WR_19 "%76,%77,%78,%79"
+#define TL_WR_20 "%80,%81,%82,%83"
+#define TL_WR_21 "%84,%85,%86,%87"
+#define TL_WR_22 "%88,%89,%90,%91"
+#define TL_WR_23 "%92,%93,%94,%95"
+#define TL_WR_24 "%96,%97,%98,%99"
+#define TL_WR_25 "%100,%101,%102,%103"
+#define TL_WR_26 "%104,%105,%106,%107"
+#define TL_WR_27 "%108,%109,%110,%111"
+#define TL_WR_28 "%112,%113,%114,%115"
+#define TL_WR_29 "%116,%117,%118,%119"
+#define TL_WR_30 "%120,%121,%122,%123"
+#define TL_WR_31 "%124,%125,%126,%127"
+#define TL_WO_0 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+#define TL_WO_1 "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+#define TL_WO_2 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11])
+#define TL_WO_3 "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+#define TL_WO_4 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19])
+#define TL_WO_5 "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
+#define TL_WO_6 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27])
+#define TL_WO_7 "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+#define TL_WO_8 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35])
+#define TL_WO_9 "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
+#define TL_WO_10 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43])
+#define TL_WO_11 "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+#define TL_WO_12 "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51])
+#define TL_WO_13 "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55])
+#define TL_WO_14 "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59])
+#define TL_WO_15 "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+#define TL_WO_16 "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67])
+#define TL_WO_17 "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71])
+#define TL_WO_18 "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75])
+#define TL_WO_19 "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79])
+#define TL_WO_20 "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83])
+#define TL_WO_21 "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87])
+#define TL_WO_22 "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91])
+#define TL_WO_23 "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+#define TL_WO_24 "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99])
+#define TL_WO_25 "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103])
+#define TL_WO_26 "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107])
+#define TL_WO_27 "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111])
+#define TL_WO_28 "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115])
+#define TL_WO_29 "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119])
+#define TL_WO_30 "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123])
+#define TL_WO_31 "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+#define TL_WR1 TL_WR_0
+#define TL_WO1 TL_WO_0
+#define TL_WR2 TL_WR1 "," TL_WR_1
+#define TL_WO2 TL_WO1, TL_WO_1
+#define TL_WR3 TL_WR2 "," TL_WR_2
+#define TL_WO3 TL_WO2, TL_WO_2
+#define TL_WR4 TL_WR3 "," TL_WR_3
+#define TL_WO4 TL_WO3, TL_WO_3
+#define TL_WR5 TL_WR4 "," TL_WR_4
+#define TL_WO5 TL_WO4, TL_WO_4
+#define TL_WR6 TL_WR5 "," TL_WR_5
+#define TL_WO6 TL_WO5, TL_WO_5
+#define TL_WR7 TL_WR6 "," TL_WR_6
+#define TL_WO7 TL_WO6, TL_WO_6
+#define TL_WR8 TL_WR7 "," TL_WR_7
+#define TL_WO8 TL_WO7, TL_WO_7
+#define TL_WR9 TL_WR8 "," TL_WR_8
+#define TL_WO9 TL_WO8, TL_WO_8
+#define TL_WR10 TL_WR9 "," TL_WR_9
+#define TL_WO10 TL_WO9, TL_WO_9
+#define TL_WR11 TL_WR10 "," TL_WR_10
+#define TL_WO11 TL_WO10, TL_WO_10
+#define TL_WR12 TL_WR11 "," TL_WR_11
+#define TL_WO12 TL_WO11, TL_WO_11
+#define TL_WR13 TL_WR12 "," TL_WR_12
+#define TL_WO13 TL_WO12, TL_WO_12
+#define TL_WR14 TL_WR13 "," TL_WR_13
+#define TL_WO14 TL_WO13, TL_WO_13
+#define TL_WR15 TL_WR14 "," TL_WR_14
+#define TL_WO15 TL_WO14, TL_WO_14
+#define TL_WR16 TL_WR15 "," TL_WR_15
+#define TL_WO16 TL_WO15, TL_WO_15
+#define TL_WR17 TL_WR16 "," TL_WR_16
+#define TL_WO17 TL_WO16, TL_WO_16
+#define TL_WR18 TL_WR17 "," TL_WR_17
+#define TL_WO18 TL_WO17, TL_WO_17
+#define TL_WR19 TL_WR18 "," TL_WR_18
+#define TL_WO19 TL_WO18, TL_WO_18
+#define TL_WR20 TL_WR19 "," TL_WR_19
+#define TL_WO20 TL_WO19, TL_WO_19
+#define TL_WR21 TL_WR20 "," TL_WR_20
+#define TL_WO21 TL_WO20, TL_WO_20
+#define TL_WR22 TL_WR21 "," TL_WR_21
+#define TL_WO22 TL_WO21, TL_WO_21
+#define TL_WR23 TL_WR22 "," TL_WR_22
+#define TL_WO23 TL_WO22, TL_WO_22
+#define TL_WR24 TL_WR23 "," TL_WR_23
+#define TL_WO24 TL_WO23, TL_WO_23
+#define TL_WR25 TL_WR24 "," TL_WR_24
+#define TL_WO25 TL_WO24, TL_WO_24
+#define TL_WR26 TL_WR25 "," TL_WR_25
+#define TL_WO26 TL_WO25, TL_WO_25
+#define TL_WR27 TL_WR26 "," TL_WR_26
+#define TL_WO27 TL_WO26, TL_WO_26
+#define TL_WR28 TL_WR27 "," TL_WR_27
+#define TL_WO28 TL_WO27, TL_WO_27
+#define TL_WR29 TL_WR28 "," TL_WR_28
+#define TL_WO29 TL_WO28, TL_WO_28
+#define TL_WR30 TL_WR29 "," TL_WR_29
+#define TL_WO30 TL_WO29, TL_WO_29
+#define TL_WR31 TL_WR30 "," TL_WR_30
+#define TL_WO31 TL_WO30, TL_WO_30
+#define TL_WR32 TL_WR31 "," TL_WR_31
+#define TL_WO32 TL_WO31, TL_WO_31
+#define TL_WGMMA_ASM(N, M, T, IA, IB, IP, IT)                                                   \
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " IP ", 0;\n"                                 \
+		     "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." T "." T " {" TL_WR##M "}, " IA ", " IB \
+		     ", p, 1, 1, 0, " IT ";\n}\n"                                                          \
+		     : TL_WO##M                                                                          \
+		     : "l"(da), "l"(db), "r"(1), "n"(TB))
+template <int N, int TB> TL_DEVICE void tl_wgmma_f16(float *d, tl_u64 da, tl_u64 db)
+{
+#define T "f16"
+	if constexpr (N == 8) TL_WGMMA_ASM(8, 1, T, "%4", "%5", "%6", "%7");
+	else if constexpr (N == 16) TL_WGMMA_ASM(16, 2, T, "%8", "%9", "%10", "%11");
+	else if constexpr (N == 24) TL_WGMMA_ASM(24, 3, T, "%12", "%13", "%14", "%15");
+	else if constexpr (N == 32) TL_WGMMA_ASM(32, 4, T, "%16", "%17", "%18", "%19");
+	else if constexpr (N == 40) TL_WGMMA_ASM(40, 5, T, "%20", "%21", "%22", "%23");
+	else if constexpr (N == 48) TL_WGMMA_ASM(48, 6, T, "%24", "%25", "%26", "%27");
+	else if constexpr (N == 56) TL_WGMMA_ASM(56, 7, T, "%28", "%29", "%30", "%31");
+	else if constexpr (N == 64) TL_WGMMA_ASM(64, 8, T, "%32", "%33", "%34", "%35");
+	else if constexpr (N == 72) TL_WGMMA_ASM(72, 9, T, "%36", "%37", "%38", "%39");
+	else if constexpr (N == 80) TL_WGMMA_ASM(80, 10, T, "%40", "%41", "%42", "%43");
+	else if constexpr (N == 88) TL_WGMMA_ASM(88, 11, T, "%44", "%45", "%46", "%47");
+	else if constexpr (N == 96) TL_WGMMA_ASM(96, 12, T, "%48", "%49", "%50", "%51");
+	else if constexpr (N == 104) TL_WGMMA_ASM(104, 13, T, "%52", "%53", "%54", "%55");
+	else if constexpr (N == 112) TL_WGMMA_ASM(112, 14, T, "%56", "%57", "%58", "%59");
+	else if constexpr (N == 120) TL_WGMMA_ASM(120, 15, T, "%60", "%61", "%62", "%63");
+	else if constexpr (N == 128) TL_WGMMA_ASM(128, 16, T, "%64", "%65", "%66", "%67");
+	else if constexpr (N == 136) TL_WGMMA_ASM(136, 17, T, "%68", "%69", "%70", "%71");
+	else if constexpr (N == 144) TL_WGMMA_ASM(144, 18, T, "%72", "%73", "%74", "%75");
+	else if constexpr (N == 152) TL_WGMMA_ASM(152, 19, T, "%76", "%77", "%78", "%79");
+	else if constexpr (N == 160) TL_WGMMA_ASM(160, 20, T, "%80", "%81", "%82", "%83");
+	else if constexpr (N == 168) TL_WGMMA_ASM(168, 21, T, "%84", "%85", "%86", "%87");
+	else if constexpr (N == 176) TL_WGMMA_ASM(176, 22, T, "%88", "%89", "%90", "%91");
+	else if constexpr (N == 184) TL_WGMMA_ASM(184, 23, T, "%92", "%93", "%94", "%95");
+	else if constexpr (N == 192) TL_WGMMA_ASM(192, 24, T, "%96", "%97", "%98", "%99");
+	else if constexpr (N == 200) TL_WGMMA_ASM(200, 25, T, "%100", "%101", "%102", "%103");
+	else if constexpr (N == 208) TL_WGMMA_ASM(208, 26, T, "%104", "%105", "%106", "%107");
+	else if constexpr (N == 216) TL_WGMMA_ASM(216, 27, T, "%108", "%109", "%110", "%111");
+	else if constexpr (N == 224) TL_WGMMA_ASM(224, 28, T, "%112", "%113", "%114", "%115");
+	else if constexpr (N == 232) TL_WGMMA_ASM(232, 29, T, "%116", "%117", "%118", "%119");
+	else if constexpr (N == 240) TL_WGMMA_ASM(240, 30, T, "%120", "%121", "%122", "%123");
+	else if constexpr (N == 248) TL_WGMMA_ASM(248, 31, T, "%124", "%125", "%126", "%127");
+	else if constexpr (N == 256) TL_WGMMA_ASM(256, 32, T, "%128", "%129", "%130", "%131");
+	else static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma m64nNk16: N is 8, 16, ..., 256");
+#undef T
+}
+
+template <int N, int TB> TL_DEVICE void tl_wgmma_bf16(float *d, tl_u64 da, tl_u64 db)
+{
+#define T "bf16"
+	if constexpr (N == 8) TL_WGMMA_ASM(8, 1, T, "%4", "%5", "%6", "%7");
+	else if constexpr (N == 16) TL_WGMMA_ASM(16, 2, T, "%8", "%9", "%10", "%11");
+	else if constexpr (N == 24) TL_WGMMA_ASM(24, 3, T, "%12", "%13", "%14", "%15");
+	else if constexpr (N == 32) TL_WGMMA_ASM(32, 4, T, "%16", "%17", "%18", "%19");
+	else if constexpr (N == 40) TL_WGMMA_ASM(40, 5, T, "%20", "%21", "%22", "%23");
+	else if constexpr (N == 48) TL_WGMMA_ASM(48, 6, T, "%24", "%25", "%26", "%27");
+	else if constexpr (N == 56) TL_WGMMA_ASM(56, 7, T, "%28", "%29", "%30", "%31");
+	else if constexpr (N == 64) TL_WGMMA_ASM(64, 8, T, "%32", "%33", "%34", "%35");
+	else if constexpr (N == 72) TL_WGMMA_ASM(72, 9, T, "%36", "%37", "%38", "%39");
+	else if constexpr (N == 80) TL_WGMMA_ASM(80, 10, T, "%40", "%41", "%42", "%43");
+	else if constexpr (N == 88) TL_WGMMA_ASM(88, 11, T, "%44", "%45", "%46", "%47");
+	else if constexpr (N == 96) TL_WGMMA_ASM(96, 12, T, "%48", "%49", "%50", "%51");
+	else if constexpr (N == 104) TL_WGMMA_ASM(104, 13, T, "%52", "%53", "%54", "%55");
+	else if constexpr (N == 112) TL_WGMMA_ASM(112, 14, T, "%56", "%57", "%58", "%59");
+	else if constexpr (N == 120) TL_WGMMA_ASM(120, 15, T, "%60", "%61", "%62", "%63");
+	else if constexpr (N == 128) TL_WGMMA_ASM(128, 16, T, "%64", "%65", "%66", "%67");
+	else if constexpr (N == 136) TL_WGMMA_ASM(136, 17, T, "%68", "%69", "%70", "%71");
+	else if constexpr (N == 144) TL_WGMMA_ASM(144, 18, T, "%72", "%73", "%74", "%75");
+	else if constexpr (N == 152) TL_WGMMA_ASM(152, 19, T, "%76", "%77", "%78", "%79");
+	else if constexpr (N == 160) TL_WGMMA_ASM(160, 20, T, "%80", "%81", "%82", "%83");
+	else if constexpr (N == 168) TL_WGMMA_ASM(168, 21, T, "%84", "%85", "%86", "%87");
+	else if constexpr (N == 176) TL_WGMMA_ASM(176, 22, T, "%88", "%89", "%90", "%91");
+	else if constexpr (N == 184) TL_WGMMA_ASM(184, 23, T, "%92", "%93", "%94", "%95");
+	else if constexpr (N == 192) TL_WGMMA_ASM(192, 24, T, "%96", "%97", "%98", "%99");
+	else if constexpr (N == 200) TL_WGMMA_ASM(200, 25, T, "%100", "%101", "%102", "%103");
+	else if constexpr (N == 208) TL_WGMMA_ASM(208, 26, T, "%104", "%105", "%106", "%107");
+	else if constexpr (N == 216) TL_WGMMA_ASM(216, 27, T, "%108", "%109", "%110", "%111");
+	else if constexpr (N == 224) TL_WGMMA_ASM(224, 28, T, "%112", "%113", "%114", "%115");
+	else if constexpr (N == 232) TL_WGMMA_ASM(232, 29, T, "%116", "%117", "%118", "%119");
+	else if constexpr (N == 240) TL_WGMMA_ASM(240, 30, T, "%120", "%121", "%122", "%123");
+	else if constexpr (N == 248) TL_WGMMA_ASM(248, 31, T, "%124", "%125", "%126", "%127");
+	else if constexpr (N == 256) TL_WGMMA_ASM(256, 32, T, "%128", "%129", "%130", "%131");
+	else static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma m64nNk16: N is 8, 16, ..., 256");
+#undef T
+}
+

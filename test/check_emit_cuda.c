@@ -79,7 +79,7 @@ START_TEST(sm90a_golden)
 	ck_assert_ptr_nonnull(src);
 	out = emit(path, src, len, "sm_90a", &ok);
 	ck_assert_msg(ok, "%s: %s", path, out);
-	ck_assert_msg(strstr(out, "wgmma.mma_async") != NULL, "%s: no wgmma", path);
+	ck_assert_msg(strstr(out, "tl_wgmma_") != NULL, "%s: no wgmma", path);
 	goldenpath(golden, sizeof golden, path, ".sm90a");
 	ck_assert_msg(test_golden(golden, out, msg, sizeof msg) == 0, "%s", msg);
 	free(out);

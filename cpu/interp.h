@@ -1,0 +1,91 @@
+/*
+ * interp.h: the reference interpreter of the tile IR. It gives a tile program
+ * its meaning (docs/semantics.md, "What a program computes"): it runs one
+ * kernel of the IR after sema and helper inlining (before layout inference)
+ * on the CPU, for every block of its grid, with plain semantics for every op.
+ * Threads, layouts, swizzles and pipelining stages do not change what a
+ * program computes, so the interpreter ignores them.
+ *
+ * Besides each element's value the interpreter tracks two flags:
+ *  - INTERP_UNDEF: the element was written from a value that is undefined
+ *    (read from shared or local memory never written, an integer overflow,
+ *    a float -> integer conversion out of range, ...). Such an element has no
+ *    meaning; a differential check skips it.
+ *  - INTERP_INEXACT: the value depends on an order of evaluation the
+ *    program leaves open (sum reductions, gemm accumulation) or on a math
+ *    library (exp, log, sqrt, tanh, ...). A check compares such elements
+ *    within a tolerance; every other defined element must match bit for bit.
+ * Elements never written keep their contents and have no flag set.
+ */
+#ifndef INTERP_H
+#define INTERP_H
+
+#include <stdint.h>
+
+#include "ir.h"
+#include "tl.h"
+
+enum { INTERP_UNDEF = 1, INTERP_INEXACT = 2 };
+
+/*
+ * Tensors are dense and row-major. An element is stored in its type's
+ * storage format: bool as one byte 0/1, i8 int8_t, u8 uint8_t, i32 int32_t,
+ * f16 and bf16 as their uint16_t bits, f32 float, f64 double, fp8_e4m3 and
+ * fp8_e5m2 as their byte.
+ */
+typedef struct InterpTensor {
+	void *data;            /* the elements (in: the initial contents; out: the result) */
+	int64_t n;             /* number of elements = product of the dims */
+	unsigned char *flags;  /* out, one per element (INTERP_*); may be NULL */
+} InterpTensor;
+
+/* the kernel's arguments, indexed like the kernel's params and sizes */
+typedef struct InterpArgs {
+	const int64_t *sizes;  /* the value of k->sizes[i] */
+	InterpTensor *tensors; /* tensors[p] for a tensor param p (others ignored) */
+	const double *scalars; /* scalars[p] for a scalar param p: its value (an integer
+	                        * param is given as a double holding an integer) */
+} InterpArgs;
+
+typedef struct InterpStats {
+	int64_t blocks;        /* blocks run */
+	int64_t statements;    /* statements executed, all blocks */
+} InterpStats;
+
+typedef enum {
+	INTERP_OK = 0,
+	INTERP_ERROR = -1,     /* the program has no meaning for these arguments: e->msg says
+	                        * why, at its file:line:col (an assume that does not hold, an
+	                        * index out of range in shared or local memory, a data race
+	                        * between blocks or between iterations of a parallel nest,
+	                        * a loop that runs past the limit, ...) */
+	INTERP_UNSUPPORTED = -2, /* an op the interpreter does not execute (e->msg) */
+	INTERP_NOMEM = -3,
+} InterpStatus;
+
+/*
+ * Run kernel k for every block of its grid (blocks in order bz, by, bx, the
+ * x index fastest). The tensors' data are updated in place. stats may be NULL.
+ * Never exits, aborts or prints.
+ */
+InterpStatus interp_kernel(const IrKernel *k, const InterpArgs *args, InterpStats *stats, Err *e);
+
+/* the grid of k for these sizes and scalars; 0, or -1 with a message */
+int interp_grid(const IrKernel *k, const InterpArgs *args, int64_t grid[3], Err *e);
+
+/* ---- element conversions (cpu/numeric.c), shared with the run harness ---- */
+
+/* the element at p of type t as a double (integers exactly; bool 0/1) */
+double num_load(DType t, const void *p);
+/* store v into p as type t: round to nearest even, overflow to inf for f16/bf16
+ * and saturation to the largest finite value for fp8 (docs/semantics.md);
+ * integers: v must be in range (the caller checks) and is truncated to zero */
+void num_store(DType t, void *p, double v);
+uint16_t num_f32_to_f16(float f);
+float num_f16_to_f32(uint16_t h);
+uint16_t num_f32_to_bf16(float f);
+float num_bf16_to_f32(uint16_t h);
+uint8_t num_f32_to_fp8(DType t, float f);   /* t: DT_FP8E4M3 or DT_FP8E5M2 */
+float num_fp8_to_f32(DType t, uint8_t v);
+
+#endif
