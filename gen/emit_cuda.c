@@ -93,7 +93,7 @@ calctype(DType t)
 static const char *const reserved[] = {
 	/* names the generated code declares */
 	"s", "g", "r", "q", "c", "it", "tid", "lane", "warp", "kk", "mi", "ni", "nj", "st", "wm",
-	"wgm",
+	"wgm", "main",
 	/* C, C++ and CUDA words, math functions the code calls */
 	"auto", "bool", "break", "case", "char", "class", "const", "continue", "default", "delete",
 	"do", "double", "else", "enum", "explicit", "extern", "false", "float", "for", "friend", "goto",
@@ -2366,7 +2366,7 @@ kernel(Em *e)
 		   (long long)k->threads, (long long)e->sp.total,
 		   e->sp.needs_optin ? " (set cudaFuncAttributeMaxDynamicSharedMemorySize)" : "");
 	buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%lld)\n%s(", (long long)k->threads,
-		   k->name);
+		   cname(e->a, k->name));
 	for (i = 0; i < k->nparam; i++) {
 		const IrParam *P = &k->params[i];
 
@@ -2455,4 +2455,16 @@ emit_cuda(Arena *a, const IrProgram *p, Buf *out, Err *err)
 		}
 	}
 	return 0;
+}
+
+const char *
+emit_ctype(DType t)
+{
+	return ctype(t);
+}
+
+const char *
+emit_cname(Arena *a, const char *n)
+{
+	return cname(a, n);
 }

@@ -77,5 +77,9 @@ const char *tilec_template(const char *name);
 
 /* CUDA C for every kernel of p (p->arch picks the target). 0, or -1 with err. */
 int emit_cuda(Arena *a, const IrProgram *p, Buf *out, Err *err);
+/* the C type of an element or scalar of type t in the emitted code */
+const char *emit_ctype(DType t);
+/* the name the emitted code gives a kernel, a parameter or a buffer called n */
+const char *emit_cname(Arena *a, const char *n);
 
 #endif

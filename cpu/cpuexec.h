@@ -1,0 +1,74 @@
+/*
+ * cpuexec.h: the emitted CUDA C compiled and run on the CPU. The kernel text
+ * is compiled as C++ with templates/tilec_cpu.h standing in for tilec_cuda.h
+ * (CUDA built-ins, every device helper, threads of a block as fibers); a
+ * trampoline tl_cpu_entry(void **args) calls the kernel with its arguments.
+ * The executable reads a job file (the launch and the arguments), runs every
+ * block, and writes the tensors back; tensors live between guard pages, so an
+ * access past either end of a tensor stops the run with the tensor's name.
+ *
+ * Job file (little-endian), written by cpuexec_run:
+ *   "TLCPUJ1\0", u32 nargs, u32 grid[3], u32 block[3], u32 0, u64 smem_bytes,
+ *   then per argument: u32 kind (CPUARG_PTR: a tensor, CPUARG_VAL: a value),
+ *   u32 namelen, u64 nbytes, the name (namelen bytes), the data (nbytes).
+ * Output file: every CPUARG_PTR argument's nbytes, in argument order.
+ * Exit status of the executable: 0 ran; 3 a run-time error found by the
+ * emulation (out-of-bounds access, barrier divergence, deadlock, ...), its
+ * message on standard error starting "tilec-cpu: error: "; 2 a bad job file.
+ */
+#ifndef CPUEXEC_H
+#define CPUEXEC_H
+
+#include <stddef.h>
+
+#include "ir.h"
+#include "tl.h"
+
+enum { CPUARG_PTR = 0, CPUARG_VAL = 1 };
+
+typedef struct CpuArg {
+	const char *name;
+	int kind;          /* CPUARG_PTR or CPUARG_VAL */
+	void *data;        /* PTR: the tensor (updated by the run); VAL: the value's bytes */
+	size_t bytes;
+} CpuArg;
+
+typedef struct CpuLaunch {
+	unsigned grid[3], block[3];
+	size_t smem;       /* dynamic shared memory, bytes */
+} CpuLaunch;
+
+typedef struct CpuExe {
+	char dir[512];     /* the work directory (its files are removed by cpuexec_free unless keep) */
+	char exe[600];
+	int keep;
+} CpuExe;
+
+/*
+ * The trampoline for kernel k of the emitted CUDA C: extern "C" void
+ * tl_cpu_entry(void **a) calling the kernel with a[i] per parameter (tensors
+ * as pointers, scalars and sizes by value). kname: the kernel's name in the C.
+ */
+void cpuexec_entry(Buf *out, const IrKernel *k, const char *kname);
+
+/*
+ * Compile cuda_src (emitted CUDA C for one program) plus entry (the
+ * trampoline) into an executable in a new directory under tmp (NULL:
+ * $TMPDIR or /tmp). cxx: the C++ compiler (NULL: $TILEC_CXX, $CXX, else c++).
+ * keep: leave the directory. The compiler's messages go to log. 0, or -1.
+ */
+int cpuexec_build(CpuExe *x, const char *cuda_src, const char *entry, const char *cxx,
+		  const char *tmp, int keep, Buf *log, Err *e);
+
+/*
+ * Run the executable on args with launch l; tensor data are replaced by the
+ * results. Returns 0 when the run finished, 1 when the emulation reported a
+ * run-time error (its message in e), -1 on other failures (e). timeout_s > 0
+ * kills a run that takes longer.
+ */
+int cpuexec_run(const CpuExe *x, CpuArg *args, int nargs, const CpuLaunch *l, int timeout_s, Buf *log,
+		Err *e);
+
+void cpuexec_free(CpuExe *x);
+
+#endif
