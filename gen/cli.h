@@ -10,6 +10,7 @@
 int driver_main(int argc, char **argv); /* driver.c: tilec [options] file.tile */
 int cute_main(int argc, char **argv);   /* cute_cli.c: tilec cute OP ARG... | --batch */
 int layout_main(int argc, char **argv); /* layout_cli.c: tilec layout show NAME ... */
+int run_main(int argc, char **argv);    /* cpu/run_cli.c: tilec run FILE.tile (CPU check) */
 
 /* layout_cli.c: the same, writing to buffers (for tests) */
 struct Buf;

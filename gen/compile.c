@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ast.h"
+#include "compile.h"
 #include "convert.h"
 #include "emit_header.h"
 #include "infer.h"
@@ -328,6 +329,48 @@ pipeline(Arena *arena, Diags *d, Buf *out, Buf *log, const char *src, size_t len
 	}
 	ir_dump(out, prog);
 	return st;
+}
+
+/*
+ * The front end alone (compile.h): parse, sema (helpers inlined) and the IR
+ * check, for the reference interpreter. Diagnostics go to d; NULL on any error.
+ */
+IrProgram *
+compile_front(Arena *arena, Diags *d, const char *src, size_t len, const tilec_options *o)
+{
+	SemaDefine *defs = NULL;
+	const char *file = o->filename ? o->filename : "<input>";
+	Loc nowhere = {"tilec", 0, 0};
+	IrProgram *prog;
+	Node *top;
+	char msg[256];
+	Err e = {0};
+	int i, ndefs = 0;
+
+	if (o->ndefines > 0 && o->defines) {
+		defs = anewn(arena, SemaDefine, o->ndefines);
+		for (i = 0; i < o->ndefines; i++) {
+			if (parsedef(arena, o->defines[i], &defs[ndefs], msg, sizeof msg))
+				diag(d, nowhere, "-D %s: %s", o->defines[i] ? o->defines[i] : "(null)", msg);
+			else
+				ndefs++;
+		}
+	}
+	if (d->nerr)
+		return NULL;
+	top = parse_program(arena, d, src ? src : "", len, file);
+	if (d->nerr)
+		return NULL;
+	prog = sema_program(arena, d, top, defs, ndefs, file);
+	if (!prog || d->nerr)
+		return NULL;
+	if (ir_verify(prog, &e)) {
+		diag(d, nowhere, "internal error: the IR after sema is broken: %s", e.msg);
+		return NULL;
+	}
+	prog->target = o->target;
+	prog->arch = o->arch ? o->arch : o->target == TILEC_TARGET_HIP ? "gfx942" : "sm_80";
+	return prog;
 }
 
 tilec_status

@@ -8,6 +8,7 @@
  * ldmatrix + mma.sync over the gemm plan. Edges are guarded unless assume()
  * proves divisibility. Code includes "tilec_cuda.h".
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,13 @@ typedef struct Em {
 	const IrStmt *par;
 	IExpr **parpc;       /* its coordinates in (slot, thread) */
 	int64_t parS;        /* its slots per thread */
+	unsigned char *nnvar; /* per var id: loop and let variables proven >= 0 (signs()) */
+	/* per var id (signs()): a constant largest value (hasmax), or the count X of a
+	 * variable running over [0, X) (a block index over its grid extent, a pipeline or
+	 * serial loop from 0) */
+	unsigned char *hasmax;
+	int64_t *vmax;
+	const IrExpr **vcount;
 } Em;
 
 static void
@@ -85,7 +93,7 @@ ctype(DType t)
 static DType
 calctype(DType t)
 {
-	return t == DT_F16 || t == DT_BF16 ? DT_F32 : t;
+	return t == DT_F16 || t == DT_BF16 || t == DT_FP8E4M3 || t == DT_FP8E5M2 ? DT_F32 : t;
 }
 
 /* ---- names: user names that would clash with generated ones get a '_' ----------- */
@@ -130,6 +138,53 @@ vname(Em *e, const IrVar *v)
 
 /* ---- index expressions as C ------------------------------------------------ */
 
+/*
+ * Is C text s an atom (an identifier, a number, a call or index of one, a
+ * cast of one, or wholly in one pair of parentheses)? Text substituted into
+ * another expression is parenthesized unless it is, so that no composition
+ * loses precedence (`bx * cdiv(N, 7)`, a region offset `o + r` times a stride).
+ */
+static int
+atomic(const char *s)
+{
+	int depth = 0;
+	const char *p;
+
+	if (!*s)
+		return 0;
+	if (s[0] == '(') {
+		/* the '(' closes only at the end: one group */
+		for (p = s; *p; p++) {
+			depth += *p == '(' ? 1 : *p == ')' ? -1 : 0;
+			if (depth == 0 && p[1])
+				break;
+		}
+		if (depth == 0 && !p[1])
+			return 1;
+		if (!strncmp(s, "(int)", 5) || !strncmp(s, "(long long)", 11))
+			return atomic(s + (s[1] == 'i' ? 5 : 11));
+	}
+	depth = 0;
+	for (p = s; *p; p++) {
+		if (*p == '(' || *p == '[')
+			depth++;
+		else if (*p == ')' || *p == ']')
+			depth--;
+		else if (depth == 0 && !(isalnum((unsigned char)*p) || *p == '_' || *p == '.'))
+			return 0;
+	}
+	return 1;
+}
+
+static void
+putatom(Buf *b, const char *s)
+{
+	if (atomic(s))
+		buf_puts(b, s);
+	else
+		buf_printf(b, "(%s)", s);
+}
+
 /* fully parenthesized; names[id] is the C text of var id */
 static void
 ixc(Buf *b, const IExpr *x, const char *const *names)
@@ -142,7 +197,7 @@ ixc(Buf *b, const IExpr *x, const char *const *names)
 
 	switch (x->k) {
 	case IX_CONST: buf_printf(b, "%lld", (long long)x->v); return;
-	case IX_VAR: buf_puts(b, names[x->v] ? names[x->v] : "0"); return;
+	case IX_VAR: putatom(b, names[x->v] ? names[x->v] : "0"); return;
 	case IX_MIN: case IX_MAX:
 		buf_puts(b, x->k == IX_MIN ? "min(" : "max(");
 		ixc(b, x->a, names);
@@ -184,6 +239,183 @@ ixstr(Em *e, const IExpr *x, const char *const *names)
 /* ---- IR expressions as C --------------------------------------------------- */
 
 static void exprc(Em *e, Buf *b, const IrExpr *x);
+static char *elemguard(Em *e, const IrBuffer *B, int n, IrExpr *const *idx);
+
+/* ---- signs: integer expressions proven >= 0 or > 0 (C's / and % are then floor's) --- */
+
+static int positive(const Em *e, const IrExpr *x);
+
+static int
+nonneg(const Em *e, const IrExpr *x)
+{
+	switch (x->kind) {
+	case IE_INT: return x->u.i >= 0;
+	case IE_BOOL: return 1;
+	case IE_VAR:
+		if (x->type == DT_U8 || x->type == DT_BOOL)
+			return 1;
+		switch (x->u.var->kind) {
+		case VAR_SIZE: case VAR_BLOCK: return 1;
+		case VAR_LOOP: case VAR_LET: return e->nnvar && e->nnvar[x->u.var->id];
+		default: return 0;
+		}
+	case IE_LOAD: return x->type == DT_U8 || x->type == DT_BOOL;
+	case IE_CAST:
+		return x->u.cast.a->type == DT_BOOL || x->u.cast.a->type == DT_U8 ||
+		       (!dtype_is_float(x->u.cast.a->type) && nonneg(e, x->u.cast.a));
+	case IE_SELECT: return nonneg(e, x->u.sel.a) && nonneg(e, x->u.sel.b);
+	case IE_UNARY: return 0;
+	case IE_BINARY:
+		if (dtype_is_float(x->type))
+			return 0;
+		switch (x->u.bin.op) {
+		case BIN_ADD: case BIN_MUL: case BIN_BOR: case BIN_BXOR:
+			return nonneg(e, x->u.bin.a) && nonneg(e, x->u.bin.b);
+		case BIN_BAND: return nonneg(e, x->u.bin.a) || nonneg(e, x->u.bin.b);
+		case BIN_SHR: case BIN_SHL: return nonneg(e, x->u.bin.a);
+		case BIN_DIV: return nonneg(e, x->u.bin.a) && positive(e, x->u.bin.b);
+		case BIN_MOD: return positive(e, x->u.bin.b);
+		default: return 1; /* comparisons, && and || are bools */
+		}
+	case IE_CALL:
+		if (dtype_is_float(x->type))
+			return 0;
+		switch (x->u.call.fn) {
+		case FN_ABS: return 1;
+		case FN_MAX: return nonneg(e, x->u.call.args[0]) || nonneg(e, x->u.call.args[1]);
+		case FN_MIN: return nonneg(e, x->u.call.args[0]) && nonneg(e, x->u.call.args[1]);
+		case FN_CDIV: return nonneg(e, x->u.call.args[0]) && positive(e, x->u.call.args[1]);
+		default: return 0;
+		}
+	default: return 0;
+	}
+}
+
+static int
+positive(const Em *e, const IrExpr *x)
+{
+	switch (x->kind) {
+	case IE_INT: return x->u.i > 0;
+	case IE_VAR: return x->u.var->kind == VAR_SIZE; /* a zero size divides by zero anyway */
+	case IE_BINARY:
+		switch (x->u.bin.op) {
+		case BIN_ADD:
+			return (positive(e, x->u.bin.a) && nonneg(e, x->u.bin.b)) ||
+			       (nonneg(e, x->u.bin.a) && positive(e, x->u.bin.b));
+		case BIN_MUL: return positive(e, x->u.bin.a) && positive(e, x->u.bin.b);
+		default: return 0;
+		}
+	case IE_CALL:
+		if (x->u.call.fn == FN_MAX)
+			return positive(e, x->u.call.args[0]) || positive(e, x->u.call.args[1]);
+		if (x->u.call.fn == FN_MIN)
+			return positive(e, x->u.call.args[0]) && positive(e, x->u.call.args[1]);
+		return 0;
+	default: return 0;
+	}
+}
+
+/* clear nnvar[v] for a let assigned a value not proven >= 0; 1 if anything changed */
+static int
+signs_walk(Em *e, const IrStmt *s)
+{
+	int ch = 0;
+
+	for (; s; s = s->next) {
+		switch (s->kind) {
+		case S_LET: case S_SET:
+			if (e->nnvar[s->u.let.var->id] && !nonneg(e, s->u.let.value))
+				e->nnvar[s->u.let.var->id] = 0, ch = 1;
+			break;
+		case S_FOR:
+			if (e->nnvar[s->u.loop.var->id] && !nonneg(e, s->u.loop.lo))
+				e->nnvar[s->u.loop.var->id] = 0, ch = 1;
+			ch |= signs_walk(e, s->u.loop.body);
+			break;
+		case S_PIPELINE: ch |= signs_walk(e, s->u.pipe.body); break;
+		case S_PARALLEL: ch |= signs_walk(e, s->u.par.body); break;
+		case S_IF:
+			ch |= signs_walk(e, s->u.cond.then);
+			ch |= signs_walk(e, s->u.cond.els);
+			break;
+		default: break;
+		}
+	}
+	return ch;
+}
+
+/* the ranges of loop variables: parallel ones [0, ext), serial ones [lo, lo + extent) */
+static void
+ranges(Em *e, const IrStmt *s)
+{
+	int64_t lo, n;
+	int i;
+
+	for (; s; s = s->next) {
+		switch (s->kind) {
+		case S_PARALLEL:
+			for (i = 0; i < s->u.par.n; i++) {
+				e->hasmax[s->u.par.vars[i]->id] = 1;
+				e->vmax[s->u.par.vars[i]->id] = s->u.par.ext[i] - 1;
+			}
+			ranges(e, s->u.par.body);
+			break;
+		case S_FOR:
+			if (ir_is_const(s->u.loop.lo, &lo) && ir_is_const(s->u.loop.extent, &n) && n > 0 &&
+			    !ck_add(lo, n - 1, &n))
+				e->hasmax[s->u.loop.var->id] = 1, e->vmax[s->u.loop.var->id] = n;
+			else if (ir_is_const(s->u.loop.lo, &lo) && lo == 0)
+				e->vcount[s->u.loop.var->id] = s->u.loop.extent;
+			ranges(e, s->u.loop.body);
+			break;
+		case S_PIPELINE:
+			if (ir_is_const(s->u.pipe.extent, &n) && n > 0)
+				e->hasmax[s->u.pipe.var->id] = 1, e->vmax[s->u.pipe.var->id] = n - 1;
+			else
+				e->vcount[s->u.pipe.var->id] = s->u.pipe.extent;
+			ranges(e, s->u.pipe.body);
+			break;
+		case S_IF:
+			ranges(e, s->u.cond.then);
+			ranges(e, s->u.cond.els);
+			break;
+		default: break;
+		}
+	}
+}
+
+/* which loop and let variables are >= 0: parallel and pipeline variables are; a
+ * serial loop's when its start is; a let's when every value it is given is (the
+ * greatest fixed point: start from all, drop a variable given a value not proven) */
+static void
+signs(Em *e)
+{
+	int i;
+
+	e->nnvar = anewn(e->a, unsigned char, e->k->nvar + 1);
+	e->hasmax = anewn(e->a, unsigned char, e->k->nvar + 1);
+	e->vmax = anewn(e->a, int64_t, e->k->nvar + 1);
+	e->vcount = anewn(e->a, const IrExpr *, e->k->nvar + 1);
+	for (i = 0; i < e->k->nvar; i++) {
+		const IrVar *v = e->k->vars[i];
+
+		e->nnvar[i] = v->kind == VAR_LOOP || v->kind == VAR_LET;
+		if (v->kind == VAR_BLOCK) {
+			int d = v->name[1] - 'x';
+
+			if (d >= 0 && d < e->k->ngrid) {
+				int64_t c;
+
+				if (ir_is_const(e->k->grid[d], &c))
+					e->hasmax[i] = 1, e->vmax[i] = c - 1;
+				e->vcount[i] = e->k->grid[d];
+			}
+		}
+	}
+	ranges(e, e->k->body);
+	while (signs_walk(e, e->k->body))
+		;
+}
 
 static void
 varc(Em *e, Buf *b, const IrVar *v)
@@ -303,13 +535,15 @@ access(Em *e, Buf *b, int buf, int n, IrExpr *const *ix)
 static const char *
 tof32(DType t)
 {
-	return t == DT_F16 ? "tl_h2f" : t == DT_BF16 ? "tl_bf2f" : "";
+	return t == DT_F16 ? "tl_h2f" : t == DT_BF16 ? "tl_bf2f" : t == DT_FP8E4M3 ? "tl_e4m3_to_f32"
+	       : t == DT_FP8E5M2 ? "tl_e5m2_to_f32" : "";
 }
 
 static const char *
 fromf32(DType t)
 {
-	return t == DT_F16 ? "tl_f2h" : t == DT_BF16 ? "tl_f2bf" : "";
+	return t == DT_F16 ? "tl_f2h" : t == DT_BF16 ? "tl_f2bf" : t == DT_FP8E4M3 ? "tl_f32_to_e4m3"
+	       : t == DT_FP8E5M2 ? "tl_f32_to_e5m2" : "";
 }
 
 static void
@@ -330,21 +564,39 @@ exprc(Em *e, Buf *b, const IrExpr *x)
 	}
 	case IE_BOOL: buf_puts(b, x->u.i ? "true" : "false"); break;
 	case IE_VAR: varc(e, b, x->u.var); break;
-	case IE_LOAD:
-		if (x->type == DT_F16 || x->type == DT_BF16) {
+	case IE_LOAD: {
+		/* a global element outside the tensor reads zero (docs/semantics.md) */
+		char *g = elemguard(e, &e->k->bufs[x->u.load.buf], x->u.load.n, x->u.load.idx);
+
+		if (g)
+			buf_printf(b, "((%s) ? ", g);
+		if (calctype(x->type) != x->type) {
 			buf_printf(b, "%s(", tof32(x->type));
 			access(e, b, x->u.load.buf, x->u.load.n, x->u.load.idx);
 			buf_putc(b, ')');
 		} else {
 			access(e, b, x->u.load.buf, x->u.load.n, x->u.load.idx);
 		}
+		if (g)
+			buf_printf(b, " : (%s)0)", ctype(calctype(x->type)));
 		break;
+	}
 	case IE_UNARY:
 		buf_puts(b, x->u.un.op == UN_NEG ? "(-" : x->u.un.op == UN_NOT ? "(!" : "(~");
 		exprc(e, b, x->u.un.a);
 		buf_putc(b, ')');
 		break;
 	case IE_BINARY:
+		/* integer / and % are floor division and modulo: C's when a >= 0 and b > 0 */
+		if ((x->u.bin.op == BIN_DIV || x->u.bin.op == BIN_MOD) && !dtype_is_float(x->type) &&
+		    !(nonneg(e, x->u.bin.a) && positive(e, x->u.bin.b))) {
+			buf_puts(b, x->u.bin.op == BIN_DIV ? "tl_floordiv(" : "tl_floormod(");
+			exprc(e, b, x->u.bin.a);
+			buf_puts(b, ", ");
+			exprc(e, b, x->u.bin.b);
+			buf_putc(b, ')');
+			break;
+		}
 		buf_putc(b, '(');
 		exprc(e, b, x->u.bin.a);
 		buf_printf(b, " %s ", binop_name(x->u.bin.op));
@@ -362,7 +614,7 @@ exprc(Em *e, Buf *b, const IrExpr *x)
 		break;
 	case IE_CAST:
 		/* f16/bf16 values compute in f32: a cast to them rounds through the type */
-		if (x->type == DT_F16 || x->type == DT_BF16) {
+		if (calctype(x->type) != x->type) {
 			buf_printf(b, "%s(%s(", tof32(x->type), fromf32(x->type));
 			exprc(e, b, x->u.cast.a);
 			buf_puts(b, "))");
@@ -381,12 +633,16 @@ exprc(Em *e, Buf *b, const IrExpr *x)
 		const char *fn;
 
 		if (x->u.call.fn == FN_CDIV) {
-			buf_putc(b, '(');
+			/* cdiv(a, b) = floor((a + b - 1) / b): C's / when a >= 0 and b > 0 */
+			int c = nonneg(e, x->u.call.args[0]) && positive(e, x->u.call.args[1]);
+
+			buf_puts(b, c ? "((" : "tl_floordiv(");
 			exprc(e, b, x->u.call.args[0]);
 			buf_puts(b, " + ");
 			exprc(e, b, x->u.call.args[1]);
-			buf_puts(b, " - 1) / ");
+			buf_puts(b, c ? " - 1) / " : " - 1, ");
 			exprc(e, b, x->u.call.args[1]);
+			buf_putc(b, ')');
 			break;
 		}
 		fn = ff[x->u.call.fn];
@@ -457,20 +713,170 @@ multiple(const IrExpr *x, int64_t m)
 	return 0;
 }
 
-/* the guard of dim d of a global region access at C coordinate text cd; NULL if proven */
+/* x as sum c[i] * v[i] + k over at most 8 variables; 0, or -1 when x is not linear so */
+typedef struct Lin {
+	int n;
+	const IrVar *v[8];
+	int64_t c[8], k;
+} Lin;
+
+static int
+linear(const IrExpr *x, int64_t m, Lin *l)
+{
+	int64_t c, t;
+	int i;
+
+	switch (x->kind) {
+	case IE_INT: return ck_mul(x->u.i, m, &t) || ck_add(l->k, t, &l->k) ? -1 : 0;
+	case IE_VAR:
+		if (dtype_is_float(x->type))
+			return -1;
+		for (i = 0; i < l->n; i++)
+			if (l->v[i] == x->u.var)
+				return ck_add(l->c[i], m, &l->c[i]);
+		if (l->n == 8)
+			return -1;
+		l->v[l->n] = x->u.var, l->c[l->n++] = m;
+		return 0;
+	case IE_CAST:
+		return dtype_is_float(x->type) || dtype_is_float(x->u.cast.a->type) || x->type == DT_BOOL ? -1
+		       : linear(x->u.cast.a, m, l);
+	case IE_UNARY: return x->u.un.op == UN_NEG && m != INT64_MIN ? linear(x->u.un.a, -m, l) : -1;
+	case IE_BINARY:
+		switch (x->u.bin.op) {
+		case BIN_ADD: return linear(x->u.bin.a, m, l) || linear(x->u.bin.b, m, l) ? -1 : 0;
+		case BIN_SUB:
+			return m == INT64_MIN || linear(x->u.bin.a, m, l) || linear(x->u.bin.b, -m, l) ? -1 : 0;
+		case BIN_MUL:
+			if (ir_is_const(x->u.bin.a, &c))
+				return ck_mul(m, c, &t) ? -1 : linear(x->u.bin.b, t, l);
+			if (ir_is_const(x->u.bin.b, &c))
+				return ck_mul(m, c, &t) ? -1 : linear(x->u.bin.a, t, l);
+			return -1;
+		default: return -1;
+		}
+	default: return -1;
+	}
+}
+
+/*
+ * Is x + span < dim for every value x's variables can take (0 <= span)? The
+ * terms with a constant largest value are bounded by it; at most one variable
+ * may run over [0, X) with X = cdiv(S, g) or S / g (S the dim's size symbol, and
+ * an assume(S % g == 0)), with coefficient c <= g and the rest below g: then
+ * x <= c (S/g - 1) + g - 1 < S.
+ */
+static int
+below(const Em *e, const IrExpr *x, int64_t span, const IrDim *dim)
+{
+	Lin l = {0};
+	int64_t rest, t, g = 0;
+	const IrVar *open = NULL;
+	int i, oc = 0;
+
+	if (linear(x, 1, &l))
+		return 0;
+	rest = l.k;
+	if (ck_add(rest, span, &rest))
+		return 0;
+	for (i = 0; i < l.n; i++) {
+		const IrVar *v = l.v[i];
+
+		if (l.c[i] == 0)
+			continue;
+		if (l.c[i] < 0) {
+			/* at most 0 when v >= 0 */
+			if (!(v->kind == VAR_SIZE || v->kind == VAR_BLOCK || e->nnvar[v->id]))
+				return 0;
+			continue;
+		}
+		if (e->hasmax[v->id]) {
+			if (e->vmax[v->id] < 0 || ck_mul(l.c[i], e->vmax[v->id], &t) || ck_add(rest, t, &rest))
+				return 0;
+		} else if (!open && e->vcount[v->id]) {
+			open = v, oc = i;
+		} else {
+			return 0;
+		}
+	}
+	if (!dim->sym)
+		return !open && rest < dim->c;
+	if (!open)
+		return 0;
+	{
+		const IrExpr *X = e->vcount[open->id];
+		int64_t c;
+
+		if (X->kind == IE_VAR && X->u.var == dim->sym)
+			g = 1;
+		else if (X->kind == IE_CALL && X->u.call.fn == FN_CDIV && X->u.call.args[0]->kind == IE_VAR &&
+			 X->u.call.args[0]->u.var == dim->sym && ir_is_const(X->u.call.args[1], &c) && c > 0)
+			g = c;
+		else if (X->kind == IE_BINARY && X->u.bin.op == BIN_DIV && X->u.bin.a->kind == IE_VAR &&
+			 X->u.bin.a->u.var == dim->sym && ir_is_const(X->u.bin.b, &c) && c > 0)
+			g = c;
+		else
+			return 0;
+	}
+	return (g == 1 || divides(e, dim->sym, g)) && l.c[oc] <= g && rest < g;
+}
+
+/* the bound of a global dim as C text */
+static const char *
+dimtext(Em *e, const IrDim *dim)
+{
+	return dim->sym ? vname(e, dim->sym) : arena_printf(e->a, "%lld", (long long)dim->c);
+}
+
+/*
+ * The guard of dim d of a global region access at C coordinate text cd (the
+ * region's offset plus a coordinate in [0, ext)); NULL where 0 <= cd < dim is
+ * proven for every value of the offset's variables (nonneg, below).
+ */
 static char *
 guard(Em *e, const Region *r, int d, const char *cd, int64_t ext)
 {
 	const IrBuffer *B = &e->k->bufs[r->buf];
+	int lo, hi;
 
 	if (B->scope != MEM_GLOBAL)
 		return NULL;
-	if (!B->dims[d].sym)
-		return ext <= B->dims[d].c && r->ext[d] == ext ? NULL
-		       : arena_printf(e->a, "(%s) < %lld", cd, (long long)B->dims[d].c);
-	if (divides(e, B->dims[d].sym, r->ext[d]) && multiple(r->off[d], r->ext[d]))
+	lo = nonneg(e, r->off[d]);
+	hi = below(e, r->off[d], ext - 1, &B->dims[d]);
+	if (lo && hi)
 		return NULL;
-	return arena_printf(e->a, "(%s) < %s", cd, vname(e, B->dims[d].sym));
+	if (hi)
+		return arena_printf(e->a, "(%s) >= 0", cd);
+	if (lo)
+		return arena_printf(e->a, "(%s) < %s", cd, dimtext(e, &B->dims[d]));
+	return arena_printf(e->a, "(%s) >= 0 && (%s) < %s", cd, cd, dimtext(e, &B->dims[d]));
+}
+
+/* the guard of an element access B[idx...] of a global buffer; NULL where proven */
+static char *
+elemguard(Em *e, const IrBuffer *B, int n, IrExpr *const *idx)
+{
+	Buf b;
+	char *s;
+	int d, any = 0;
+
+	if (B->scope != MEM_GLOBAL)
+		return NULL;
+	buf_init(&b);
+	for (d = 0; d < n && d < B->ndim; d++) {
+		const char *x;
+
+		if (nonneg(e, idx[d]) && below(e, idx[d], 0, &B->dims[d]))
+			continue;
+		x = exprstr(e, idx[d]);
+		if (!nonneg(e, idx[d]))
+			buf_printf(&b, "%s(%s) >= 0", any++ ? " && " : "", x);
+		if (!below(e, idx[d], 0, &B->dims[d]))
+			buf_printf(&b, "%s(%s) < %s", any++ ? " && " : "", x, dimtext(e, &B->dims[d]));
+	}
+	s = any ? arena_strdup(e->a, buf_str(&b)) : NULL;
+	buf_free(&b);
+	return s;
 }
 
 static char *
@@ -1596,10 +2002,17 @@ store(Em *e, const IrStmt *st)
 	Buf b;
 	const IrBuffer *B = &e->k->bufs[st->u.store.buf];
 
+	char *g = elemguard(e, B, st->u.store.n, st->u.store.idx);
+
+	/* a global element outside the tensor is not written (docs/semantics.md) */
 	buf_init(&b);
 	access(e, &b, st->u.store.buf, st->u.store.n, st->u.store.idx);
+	if (g)
+		line(e, "if (%s)", g), e->ind++;
 	line(e, "%s = %s;", buf_str(&b),
 	     conv(e, exprstr(e, st->u.store.value), calctype(st->u.store.value->type), B->dtype));
+	if (g)
+		e->ind--;
 	buf_free(&b);
 	return 0;
 }
@@ -2328,6 +2741,7 @@ kernel(Em *e)
 		}
 		e->k = k = kc;
 	}
+	signs(e);
 	e->frag = anewn(e->a, Layout *, k->nbuf + 1);
 	e->coord = anewn(e->a, IExpr **, k->nbuf + 1);
 	e->slots = anewn(e->a, int64_t, k->nbuf + 1);

@@ -260,7 +260,7 @@ static const struct {
 	 * registers (f32 -> f16), a fill of part of a local buffer */
 	{FILLS, "// copy x -> y in registers\n\t\t#pragma unroll\n\t\tfor (int s = 0; s < 8; s++)\n\t\t\ty[s] = tl_f2h(x[s]);",
 	 "not lowered"},
-	{FILLS, "if (q < 32)\n\t\t\t\t*(&t[((c0 * 32) + 8 + c1)]) = 3.0f;\n\t\t}\n\t\t__syncthreads();", NULL},
+	{FILLS, "if (q < 32)\n\t\t\t\t*(&t[((c0 * 32) + (8 + c1))]) = 3.0f;\n\t\t}\n\t\t__syncthreads();", NULL},
 	{FILLS, "if (((tid / 8) + ((s / 4) * 8)) >= 2 && ((tid / 8) + ((s / 4) * 8)) < 2 + 2)\n\t\t\t\ty[s] = ", NULL},
 };
 

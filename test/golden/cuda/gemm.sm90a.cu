@@ -25,7 +25,7 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 		#pragma unroll
 		for (int s = 0; s < 128; s++)
 			tl_fence_operand(acc[s]); // accumulators defined here, once
-		const int ko_n = (K + 32 - 1) / 32;
+		const int ko_n = ((K + 32 - 1) / 32);
 		#pragma unroll
 		for (int st = 0; st < 2; st++) {
 			if (st < ko_n) {
@@ -114,7 +114,7 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 		#pragma unroll
 		for (int s = 0; s < 128; s++)
 			tl_fence_operand(acc[s]); // accumulators defined here, once
-		const int ko_n = (K + 32 - 1) / 32;
+		const int ko_n = ((K + 32 - 1) / 32);
 		#pragma unroll
 		for (int st = 0; st < 2; st++) {
 			if (st < ko_n) {

@@ -21,7 +21,7 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 		for (int s = 0; s < 128; s++)
 			acc[s] = 0.0f;
 		// pipeline over ko: 3 stages of cp.async
-		const int ko_n = (K + 32 - 1) / 32;
+		const int ko_n = ((K + 32 - 1) / 32);
 		#pragma unroll
 		for (int st = 0; st < 2; st++) {
 			if (st < ko_n) {
@@ -106,7 +106,7 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 		for (int s = 0; s < 128; s++)
 			acc[s] = 0.0f;
 		// pipeline over ko: 3 stages of cp.async
-		const int ko_n = (K + 32 - 1) / 32;
+		const int ko_n = ((K + 32 - 1) / 32);
 		#pragma unroll
 		for (int st = 0; st < 2; st++) {
 			if (st < ko_n) {

@@ -41,7 +41,7 @@ softmax(float *__restrict__ X, float *__restrict__ Y, int M)
 			tl_r0[g] = fmaxf(tl_r0[g], __shfl_xor_sync(0xffffffff, tl_r0[g], 8));
 			tl_r0[g] = fmaxf(tl_r0[g], __shfl_xor_sync(0xffffffff, tl_r0[g], 16));
 		}
-		__shared__ float tl_red0[64];
+		static __shared__ float tl_red0[64];
 		if ((tid & 31) == 0) {
 			#pragma unroll
 			for (int g = 0; g < 8; g++)
@@ -87,7 +87,7 @@ softmax(float *__restrict__ X, float *__restrict__ Y, int M)
 			tl_r1[g] = tl_r1[g] + __shfl_xor_sync(0xffffffff, tl_r1[g], 8);
 			tl_r1[g] = tl_r1[g] + __shfl_xor_sync(0xffffffff, tl_r1[g], 16);
 		}
-		__shared__ float tl_red1[64];
+		static __shared__ float tl_red1[64];
 		if ((tid & 31) == 0) {
 			#pragma unroll
 			for (int g = 0; g < 8; g++)

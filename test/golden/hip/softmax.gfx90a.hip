@@ -42,7 +42,7 @@ softmax(float *__restrict__ X, float *__restrict__ Y, int M)
 			tl_r0[g] = fmaxf(tl_r0[g], __shfl_xor_sync(0xffffffff, tl_r0[g], 16));
 			tl_r0[g] = fmaxf(tl_r0[g], __shfl_xor_sync(0xffffffff, tl_r0[g], 32));
 		}
-		__shared__ float tl_red0[32];
+		static __shared__ float tl_red0[32];
 		if ((tid & 63) == 0) {
 			#pragma unroll
 			for (int g = 0; g < 8; g++)
@@ -85,7 +85,7 @@ softmax(float *__restrict__ X, float *__restrict__ Y, int M)
 			tl_r1[g] = tl_r1[g] + __shfl_xor_sync(0xffffffff, tl_r1[g], 16);
 			tl_r1[g] = tl_r1[g] + __shfl_xor_sync(0xffffffff, tl_r1[g], 32);
 		}
-		__shared__ float tl_red1[32];
+		static __shared__ float tl_red1[32];
 		if ((tid & 63) == 0) {
 			#pragma unroll
 			for (int g = 0; g < 8; g++)

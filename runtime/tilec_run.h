@@ -1,0 +1,66 @@
+/*
+ * tilec_run.h: run a tile program on the CPU both ways and compare
+ * (`tilec run`, docs/cpu.md). One way is the reference interpreter of the
+ * tile IR, which defines what the program computes; the other is the CUDA C
+ * that tilec emits, compiled for the CPU with a C++ compiler against
+ * tilec_cpu.h (threads as fibers, every device helper emulated, tensors
+ * between guard pages). Both get the same random inputs; every output
+ * element must match bit for bit, or within a tolerance of its type where the
+ * result depends on an order of evaluation (sums, gemm) or a math library.
+ */
+#ifndef TILEC_RUN_H
+#define TILEC_RUN_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tilec_run_options {
+	const char *arch;            /* the CUDA arch of the emitted code: sm_80 (default), sm_90, sm_90a */
+	const char *const *defines;  /* "NAME=VALUE" as for tilec_compile */
+	int ndefines;
+	/* size symbols and scalar parameters, "M=1000,N=1003,alpha=0.5"; several
+	 * sets separated by ';' run one after another on one build. Sizes not
+	 * given get ragged defaults (made to satisfy the kernel's assumes),
+	 * scalars a value of their type. NULL: the defaults only. */
+	const char *sizes;
+	unsigned long long seed;     /* the random inputs (0 is a seed like any other) */
+	const char *kernel;          /* the kernel to run; NULL: every kernel of the program */
+	const char *filename;        /* for diagnostics; NULL: "<input>" */
+	const char *cxx;             /* the C++ compiler; NULL: $TILEC_CXX, $CXX, else c++ */
+	const char *tmpdir;          /* for the build; NULL: $TMPDIR or /tmp */
+	int keep;                    /* keep the build directory (its path is in the report) */
+	int timeout_s;               /* per CPU run; 0: 300 s */
+	int verbose;                 /* the report lists every output, not only disagreements */
+} tilec_run_options;
+
+typedef enum {
+	TILEC_RUN_AGREE = 0,   /* every output matches */
+	TILEC_RUN_DIFFER = 1,  /* an output differs, or the CPU run of the emitted code failed
+	                        * (out-of-bounds access, barrier divergence, ...): a tilec bug */
+	TILEC_RUN_ERROR = 2,   /* the program did not compile, has no meaning for the sizes
+	                        * (the interpreter says why), or could not be built or run */
+	TILEC_RUN_USAGE = 3,   /* bad options */
+} tilec_run_status;
+
+typedef struct tilec_run_result {
+	tilec_run_status status;
+	int runs;              /* kernel x size-set runs compared */
+	int differ;            /* of them, how many disagreed */
+	char *report;          /* one line per run and per output (see docs/cpu.md); never NULL */
+	char *diagnostics;     /* compile errors, "file:line:col: error: ..."; never NULL */
+} tilec_run_result;
+
+void tilec_run_options_init(tilec_run_options *o);
+
+/* Run src[0..len) (a tile program) per the options. res must not be NULL. */
+tilec_run_status tilec_run(const char *src, size_t len, const tilec_run_options *o, tilec_run_result *res);
+void tilec_run_result_free(tilec_run_result *res);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
