@@ -53,6 +53,8 @@ typedef struct Em {
 	unsigned char *hasmax;
 	int64_t *vmax;
 	const IrExpr **vcount;
+	/* shared buffers some thread read / wrote since the last __syncthreads (hazards) */
+	unsigned char *shrd, *shwr;
 } Em;
 
 static void
@@ -1162,6 +1164,24 @@ veccond(Em *e, Buf *chk, const Region *r, int v)
 	return NULL;
 }
 
+/*
+ * May region r be accessed in vectors of v elements along the copy's last nest
+ * dim (of nn)? Only when that nest dim walks the buffer's last (contiguous)
+ * dim, and, in shared memory, from an offset that is a multiple of v. (A column
+ * of a matrix copied into a 1-D tile walks dim 0: element by element.)
+ */
+static int
+vecdim(const Em *e, const Region *r, int nn, int v)
+{
+	const IrBuffer *B = &e->k->bufs[r->buf];
+
+	if (v <= 1)
+		return 1;
+	if (nest_region_dim(r, nn - 1) != r->ndim - 1)
+		return 0;
+	return B->scope != MEM_SHARED || multiple(r->off[r->ndim - 1], v);
+}
+
 /* loop coordinates cs with the last one advanced by the scalar lane tl_k */
 static char **
 lanecs(Em *e, char *const *cs, int nn)
@@ -1179,6 +1199,17 @@ typedef struct Lower {
 	Em *e;
 	Buf *chk;
 } Lower;
+
+/* the unit dims of buffer B */
+static int
+countunit(const IrBuffer *B)
+{
+	int d, n = 0;
+
+	for (d = 0; d < B->ndim; d++)
+		n += B->dims[d].c == 1;
+	return n;
+}
 
 /* copy between a local buffer (whole) and a memory region; to_local gives the direction */
 static int
@@ -1201,6 +1232,8 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 			return err_set(e->err, "copy: local '%s' must be copied whole", L->name);
 	}
 	v = eb == 2 || eb == 4 ? fragvec(F, co, S, 16 / eb) : 1;
+	if (!vecdim(e, mr, L->ndim - countunit(L), v))
+		v = 1;
 	if ((vc = veccond(e, chk, mr, v)) == scalar_only)
 		v = 1, vc = NULL;
 	line(e, "#pragma unroll");
@@ -1304,6 +1337,8 @@ tilecopy(Em *e, Buf *chk, const IrStmt *st)
 	R = nn == 2 ? ext[0] : 1;
 	C = ext[nn - 1];
 	v = SB->dtype == DB->dtype && (eb == 2 || eb == 4) && C % (16 / eb) == 0 ? 16 / eb : 1;
+	if (!vecdim(e, sr, nn, v) || !vecdim(e, dr, nn, v))
+		v = 1;
 	if ((vc = veccond(e, chk, SB->scope == MEM_GLOBAL ? sr : dr, v)) == scalar_only)
 		v = 1, vc = NULL;
 	/* HIP: tilec_hip.h's tl_cp_async16(_zfill) are synchronous 16-byte copies (zeros past the edge) */
@@ -1656,6 +1691,8 @@ reduce(Em *e, const IrStmt *st)
 
 static int stmts(Em *e, Buf *chk, const IrStmt *s);
 static int stmt1(Em *e, Buf *chk, const IrStmt *s);
+static int loopbody(Em *e, Buf *chk, const IrStmt *body);
+static void sh_stmts(const Em *e, const IrStmt *s, unsigned char *rd, unsigned char *wr, int one);
 
 /* does region r cover its whole buffer? */
 static int
@@ -2365,13 +2402,135 @@ isload(const Em *e, const IrStmt *s)
 	       e->k->bufs[s->u.copy.dst.buf].scope == MEM_SHARED;
 }
 
+/* the loads of a pipeline body, with the lets before them (pipe_hoistable) */
 static int
 loads(Em *e, Buf *chk, const IrStmt *body)
 {
-	for (; body; body = body->next)
+	const IrStmt *last = NULL, *b;
+
+	for (b = body; b; b = b->next)
+		if (isload(e, b))
+			last = b;
+	for (; body; body = body->next) {
 		if (isload(e, body) && tilecopy(e, chk, body) < 0)
 			return -1;
+		if (body->kind == S_LET && body != last && last) {
+			const IrStmt *t;
+
+			for (t = body; t && t != last; t = t->next)
+				;
+			if (t)
+				stmt1(e, chk, body);
+		}
+		if (body == last)
+			break;
+	}
 	return 0;
+}
+
+/* does x read a variable of set v (per var id) or any buffer? */
+static int
+uses_vars(const IrExpr *x, const unsigned char *v)
+{
+	int i;
+
+	if (!x)
+		return 0;
+	switch (x->kind) {
+	case IE_VAR: return v[x->u.var->id];
+	case IE_LOAD: return 1;
+	case IE_UNARY: return uses_vars(x->u.un.a, v);
+	case IE_BINARY: return uses_vars(x->u.bin.a, v) || uses_vars(x->u.bin.b, v);
+	case IE_SELECT: return uses_vars(x->u.sel.c, v) || uses_vars(x->u.sel.a, v) || uses_vars(x->u.sel.b, v);
+	case IE_CAST: return uses_vars(x->u.cast.a, v);
+	case IE_CALL:
+		for (i = 0; i < x->u.call.n; i++)
+			if (uses_vars(x->u.call.args[i], v))
+				return 1;
+		return 0;
+	default: return 0;
+	}
+}
+
+/* mark the let variables a statement list assigns with S_SET */
+static void
+setvars(const IrStmt *s, unsigned char *v)
+{
+	for (; s; s = s->next) {
+		switch (s->kind) {
+		case S_SET: v[s->u.let.var->id] = 1; break;
+		case S_FOR: setvars(s->u.loop.body, v); break;
+		case S_PIPELINE: setvars(s->u.pipe.body, v); break;
+		case S_PARALLEL: setvars(s->u.par.body, v); break;
+		case S_IF: setvars(s->u.cond.then, v), setvars(s->u.cond.els, v); break;
+		default: break;
+		}
+	}
+}
+
+/*
+ * May the loads of pipeline st run ahead of the rest of its body (NULL), or
+ * why not? The pipelined form issues the body's global -> shared copies of
+ * iteration v + D before the rest of iteration v, so each load may depend only
+ * on the pipeline variable, values fixed during the loop and lets before it
+ * that do (those are issued with it); no statement of the body may touch a
+ * loaded buffer before its load or write it at all; loads nested in an if or
+ * a loop of the body do not run ahead.
+ */
+static const char *
+pipe_hoistable(Em *e, const IrStmt *st)
+{
+	unsigned char *bad = anewn(e->a, unsigned char, e->k->nvar + 1);
+	unsigned char *rd = anewn(e->a, unsigned char, e->k->nbuf + 1);
+	unsigned char *wr = anewn(e->a, unsigned char, e->k->nbuf + 1);
+	unsigned char *loaded = anewn(e->a, unsigned char, e->k->nbuf + 1);
+	const IrStmt *b;
+	int d, i;
+
+	setvars(st->u.pipe.body, bad);
+	for (b = st->u.pipe.body; b; b = b->next) {
+		if (isload(e, b)) {
+			const Region *r = &b->u.copy.src, *w = &b->u.copy.dst;
+
+			for (d = 0; d < r->ndim; d++)
+				if (uses_vars(r->off[d], bad))
+					return "a load's offset depends on a value computed in the loop body";
+			for (d = 0; d < w->ndim; d++)
+				if (uses_vars(w->off[d], bad))
+					return "a load's offset depends on a value computed in the loop body";
+			if (rd[w->buf] || wr[w->buf] || loaded[w->buf])
+				return "a loaded buffer is used before its load in the body";
+			loaded[w->buf] = 1;
+			continue;
+		}
+		if (b->kind == S_LET) {
+			if (uses_vars(b->u.let.value, bad))
+				bad[b->u.let.var->id] = 1;
+		} else {
+			unsigned char *w2 = anewn(e->a, unsigned char, e->k->nbuf + 1);
+			unsigned char *r2 = anewn(e->a, unsigned char, e->k->nbuf + 1);
+
+			sh_stmts(e, b, r2, w2, 1);
+			for (i = 0; i < e->k->nbuf; i++) {
+				if (w2[i] && loaded[i])
+					return "the body writes a loaded buffer";
+				rd[i] |= r2[i], wr[i] |= w2[i];
+			}
+			/* a load inside a nested statement does not run ahead */
+			{
+				unsigned char *w3 = anewn(e->a, unsigned char, e->k->nbuf + 1);
+
+				memset(r2, 0, (size_t)e->k->nbuf);
+				sh_stmts(e, b, r2, w3, 1);
+				if (b->kind == S_IF || b->kind == S_FOR || b->kind == S_PIPELINE)
+					for (i = 0; i < e->k->nbuf; i++)
+						if (w3[i])
+							return "a nested statement of the body writes shared memory";
+			}
+		}
+	}
+	/* a buffer loaded by the body must not be written by the rest of the body */
+	return NULL;
 }
 
 /*
@@ -2424,7 +2583,20 @@ pipeline(Em *e, Buf *chk, const IrStmt *st)
 	int D = mode == 2 ? S - 2 : S - 1, r = -1;
 	const char *v = st->u.pipe.var->name;
 	const IrStmt *b;
+	const char *why = pipe_hoistable(e, st);
 
+	if (why) {
+		/* not software-pipelined: a serial loop over the body, in order */
+		line(e, "// pipeline over %s: run as a serial loop (%s)", v, why);
+		line(e, "for (int %s = 0; %s < %s; %s++) {", vname(e, st->u.pipe.var), vname(e, st->u.pipe.var),
+		     exprstr(e, st->u.pipe.extent), vname(e, st->u.pipe.var));
+		e->ind++;
+		if (loopbody(e, chk, st->u.pipe.body))
+			return -1;
+		e->ind--;
+		line(e, "}");
+		return 0;
+	}
 	e->in_pipe = 1;
 	e->stage = arena_printf(e->a, "%s %% %d", v, S);
 	if (mode) {
@@ -2528,9 +2700,75 @@ copy(Em *e, Buf *chk, const IrStmt *st)
 	return 0;
 }
 
+/* a local buffer read in expression x outside a parallel nest that not every thread holds
+ * whole (every thread runs the statement); -1 with the error */
+static int
+serial_reads(Em *e, const IrExpr *x, const IrStmt *s)
+{
+	int i;
+
+	if (!x)
+		return 0;
+	switch (x->kind) {
+	case IE_LOAD:
+		for (i = 0; i < x->u.load.n; i++)
+			if (serial_reads(e, x->u.load.idx[i], s))
+				return -1;
+		if (e->k->bufs[x->u.load.buf].scope == MEM_LOCAL && !e->par &&
+		    !(frag_is_fully_replicated(e->frag[x->u.load.buf]) &&
+		      e->frag[x->u.load.buf]->rep >= e->k->threads))
+			return err_set(e->err, "%s:%d:%d: local '%s' is used outside parallel(), so every thread "
+				       "must hold all of it, but its layout does not replicate it", s->loc.file,
+				       s->loc.line, s->loc.col, e->k->bufs[x->u.load.buf].name);
+		return 0;
+	case IE_UNARY: return serial_reads(e, x->u.un.a, s);
+	case IE_BINARY: return serial_reads(e, x->u.bin.a, s) || serial_reads(e, x->u.bin.b, s) ? -1 : 0;
+	case IE_SELECT:
+		return serial_reads(e, x->u.sel.c, s) || serial_reads(e, x->u.sel.a, s) ||
+		       serial_reads(e, x->u.sel.b, s) ? -1 : 0;
+	case IE_CAST: return serial_reads(e, x->u.cast.a, s);
+	case IE_CALL:
+		for (i = 0; i < x->u.call.n; i++)
+			if (serial_reads(e, x->u.call.args[i], s))
+				return -1;
+		return 0;
+	default: return 0;
+	}
+}
+
+/* the local accesses of a statement every thread runs must be to buffers each holds whole */
+static int
+serial_check(Em *e, const IrStmt *s)
+{
+	int i;
+
+	if (e->par)
+		return 0;
+	switch (s->kind) {
+	case S_STORE:
+		if (e->k->bufs[s->u.store.buf].scope == MEM_LOCAL &&
+		    !(frag_is_fully_replicated(e->frag[s->u.store.buf]) &&
+		      e->frag[s->u.store.buf]->rep >= e->k->threads))
+			return err_set(e->err, "%s:%d:%d: local '%s' is written outside parallel(), so every "
+				       "thread must hold all of it, but its layout does not replicate it",
+				       s->loc.file, s->loc.line, s->loc.col, e->k->bufs[s->u.store.buf].name);
+		for (i = 0; i < s->u.store.n; i++)
+			if (serial_reads(e, s->u.store.idx[i], s))
+				return -1;
+		return serial_reads(e, s->u.store.value, s);
+	case S_LET: case S_SET: return serial_reads(e, s->u.let.value, s);
+	case S_IF: return serial_reads(e, s->u.cond.cond, s);
+	case S_FOR: return serial_reads(e, s->u.loop.lo, s) || serial_reads(e, s->u.loop.extent, s) ? -1 : 0;
+	case S_PIPELINE: return serial_reads(e, s->u.pipe.extent, s);
+	default: return 0;
+	}
+}
+
 static int
 stmt1(Em *e, Buf *chk, const IrStmt *s)
 {
+	if (serial_check(e, s))
+		return -1;
 	{
 		switch (s->kind) {
 		case S_COPY:
@@ -2582,7 +2820,7 @@ stmt1(Em *e, Buf *chk, const IrStmt *s)
 			     exprstr(e, s->u.loop.lo), vname(e, s->u.loop.var), exprstr(e, s->u.loop.lo),
 			     exprstr(e, s->u.loop.extent), vname(e, s->u.loop.var));
 			e->ind++;
-			if (stmts(e, chk, s->u.loop.body))
+			if (loopbody(e, chk, s->u.loop.body))
 				return -1;
 			e->ind--;
 			line(e, "}");
@@ -2591,21 +2829,48 @@ stmt1(Em *e, Buf *chk, const IrStmt *s)
 			if (pipeline(e, chk, s))
 				return -1;
 			break;
-		case S_IF:
+		case S_IF: {
+			/* after the if: what either branch left pending */
+			unsigned char *rd0 = NULL, *wr0 = NULL;
+			int b;
+
+			if (e->shrd && !e->par) {
+				rd0 = anewn(e->a, unsigned char, e->k->nbuf + 1);
+				wr0 = anewn(e->a, unsigned char, e->k->nbuf + 1);
+				memcpy(rd0, e->shrd, (size_t)e->k->nbuf);
+				memcpy(wr0, e->shwr, (size_t)e->k->nbuf);
+			}
 			line(e, "if (%s) {", exprstr(e, s->u.cond.cond));
 			e->ind++;
 			if (stmts(e, chk, s->u.cond.then))
 				return -1;
 			e->ind--;
 			if (s->u.cond.els) {
+				unsigned char *rd1 = NULL, *wr1 = NULL;
+
+				if (rd0) {
+					rd1 = anewn(e->a, unsigned char, e->k->nbuf + 1);
+					wr1 = anewn(e->a, unsigned char, e->k->nbuf + 1);
+					memcpy(rd1, e->shrd, (size_t)e->k->nbuf);
+					memcpy(wr1, e->shwr, (size_t)e->k->nbuf);
+					memcpy(e->shrd, rd0, (size_t)e->k->nbuf);
+					memcpy(e->shwr, wr0, (size_t)e->k->nbuf);
+				}
 				line(e, "} else {");
 				e->ind++;
 				if (stmts(e, chk, s->u.cond.els))
 					return -1;
 				e->ind--;
+				if (rd0)
+					for (b = 0; b < e->k->nbuf; b++)
+						e->shrd[b] |= rd1[b], e->shwr[b] |= wr1[b];
+			} else if (rd0) {
+				for (b = 0; b < e->k->nbuf; b++)
+					e->shrd[b] |= rd0[b], e->shwr[b] |= wr0[b];
 			}
 			line(e, "}");
 			break;
+		}
 		case S_REDUCE:
 			if (reduce(e, s))
 				return -1;
@@ -2620,13 +2885,168 @@ stmt1(Em *e, Buf *chk, const IrStmt *s)
 	return 0;
 }
 
+/* ---- barriers: every statement sees the shared memory the statements before it left ---- */
+
+static void
+sh_expr(const Em *e, const IrExpr *x, unsigned char *rd)
+{
+	int i;
+
+	if (!x)
+		return;
+	switch (x->kind) {
+	case IE_LOAD:
+		if (e->k->bufs[x->u.load.buf].scope == MEM_SHARED)
+			rd[x->u.load.buf] = 1;
+		for (i = 0; i < x->u.load.n; i++)
+			sh_expr(e, x->u.load.idx[i], rd);
+		break;
+	case IE_UNARY: sh_expr(e, x->u.un.a, rd); break;
+	case IE_BINARY: sh_expr(e, x->u.bin.a, rd), sh_expr(e, x->u.bin.b, rd); break;
+	case IE_SELECT: sh_expr(e, x->u.sel.c, rd), sh_expr(e, x->u.sel.a, rd), sh_expr(e, x->u.sel.b, rd); break;
+	case IE_CAST: sh_expr(e, x->u.cast.a, rd); break;
+	case IE_CALL:
+		for (i = 0; i < x->u.call.n; i++)
+			sh_expr(e, x->u.call.args[i], rd);
+		break;
+	default: break;
+	}
+}
+
+static void
+sh_mark(const Em *e, int buf, unsigned char *m)
+{
+	if (buf >= 0 && buf < e->k->nbuf && e->k->bufs[buf].scope == MEM_SHARED)
+		m[buf] = 1;
+}
+
+static void
+sh_region(const Em *e, const Region *r, unsigned char *m, unsigned char *rd)
+{
+	int d;
+
+	sh_mark(e, r->buf, m);
+	for (d = 0; d < r->ndim; d++)
+		sh_expr(e, r->off[d], rd);
+}
+
+/* the shared buffers statement list s (with what it nests) reads and writes */
+static void
+sh_stmts(const Em *e, const IrStmt *s, unsigned char *rd, unsigned char *wr, int one)
+{
+	int i;
+
+	for (; s; s = one ? NULL : s->next) {
+		switch (s->kind) {
+		case S_COPY: sh_region(e, &s->u.copy.src, rd, rd), sh_region(e, &s->u.copy.dst, wr, rd); break;
+		case S_GEMM:
+			sh_region(e, &s->u.gemm.a, rd, rd), sh_region(e, &s->u.gemm.b, rd, rd);
+			sh_region(e, &s->u.gemm.c, wr, rd);
+			break;
+		case S_FILL: sh_region(e, &s->u.fill.dst, wr, rd), sh_expr(e, s->u.fill.value, rd); break;
+		case S_REDUCE: sh_mark(e, s->u.reduce.src, rd), sh_mark(e, s->u.reduce.dst, wr); break;
+		case S_PARALLEL: sh_stmts(e, s->u.par.body, rd, wr, 0); break;
+		case S_STORE:
+			sh_mark(e, s->u.store.buf, wr);
+			for (i = 0; i < s->u.store.n; i++)
+				sh_expr(e, s->u.store.idx[i], rd);
+			sh_expr(e, s->u.store.value, rd);
+			break;
+		case S_LET: case S_SET: sh_expr(e, s->u.let.value, rd); break;
+		case S_FOR:
+			sh_expr(e, s->u.loop.lo, rd), sh_expr(e, s->u.loop.extent, rd);
+			sh_stmts(e, s->u.loop.body, rd, wr, 0);
+			break;
+		case S_PIPELINE: sh_stmts(e, s->u.pipe.body, rd, wr, 0); break;
+		case S_IF:
+			sh_expr(e, s->u.cond.cond, rd);
+			sh_stmts(e, s->u.cond.then, rd, wr, 0);
+			sh_stmts(e, s->u.cond.els, rd, wr, 0);
+			break;
+		default: break;
+		}
+	}
+}
+
+/* did the text emitted so far end with a barrier? */
+static int
+ends_with_barrier(const Em *e)
+{
+	static const char tail[] = "__syncthreads();\n";
+	size_t n = sizeof tail - 1;
+
+	return e->o->len >= n && !memcmp(e->o->s + e->o->len - n, tail, n);
+}
+
+static void
+sh_clear(Em *e)
+{
+	memset(e->shrd, 0, (size_t)e->k->nbuf);
+	memset(e->shwr, 0, (size_t)e->k->nbuf);
+}
+
+/*
+ * Emit s after a __syncthreads when it writes a shared buffer some thread
+ * read or wrote since the last barrier, or reads one written since (a
+ * statement of the tile program runs for the whole block before the next).
+ */
+static int
+stmt_synced(Em *e, Buf *chk, const IrStmt *s)
+{
+	unsigned char *rd, *wr;
+	int b, need = 0;
+
+	if (e->par || !e->shrd)
+		return stmt1(e, chk, s);
+	rd = anewn(e->a, unsigned char, e->k->nbuf + 1);
+	wr = anewn(e->a, unsigned char, e->k->nbuf + 1);
+	sh_stmts(e, s, rd, wr, 1);
+	for (b = 0; b < e->k->nbuf; b++)
+		need |= (wr[b] && (e->shrd[b] || e->shwr[b])) || (rd[b] && e->shwr[b]);
+	if (need) {
+		line(e, "__syncthreads();");
+		sh_clear(e);
+	}
+	if (stmt1(e, chk, s))
+		return -1;
+	if (ends_with_barrier(e)) {
+		sh_clear(e);
+	} else {
+		for (b = 0; b < e->k->nbuf; b++)
+			e->shrd[b] |= rd[b], e->shwr[b] |= wr[b];
+	}
+	return 0;
+}
+
 static int
 stmts(Em *e, Buf *chk, const IrStmt *s)
 {
 	for (; s; s = s->next)
-		if (stmt1(e, chk, s))
+		if (stmt_synced(e, chk, s))
 			return -1;
 	return 0;
+}
+
+/* a loop body: what the body leaves pending reaches its start again */
+static int
+loopbody(Em *e, Buf *chk, const IrStmt *body)
+{
+	int b;
+
+	if (e->shrd && !e->par) {
+		unsigned char *rd = anewn(e->a, unsigned char, e->k->nbuf + 1);
+		unsigned char *wr = anewn(e->a, unsigned char, e->k->nbuf + 1);
+
+		sh_stmts(e, body, rd, wr, 0);
+		for (b = 0; b < e->k->nbuf; b++)
+			e->shrd[b] |= rd[b], e->shwr[b] |= wr[b];
+		if (stmts(e, chk, body))
+			return -1;
+		for (b = 0; b < e->k->nbuf; b++)
+			e->shrd[b] |= rd[b], e->shwr[b] |= wr[b];
+		return 0;
+	}
+	return stmts(e, chk, body);
 }
 
 /* ---- kernels ------------------------------------------------------------------------ */
@@ -2688,6 +3108,8 @@ bodies(Em *e, Buf *chk, Buf *body)
 
 	e->nflags = 0;
 	e->scalar = 0;
+	e->shrd = anewn(e->a, unsigned char, e->k->nbuf + 1);
+	e->shwr = anewn(e->a, unsigned char, e->k->nbuf + 1);
 	buf_init(&vb);
 	buf_init(&sb);
 	e->o = &vb;
@@ -2695,9 +3117,11 @@ bodies(Em *e, Buf *chk, Buf *body)
 		buf_reset(&vb);
 		e->ind = 2;
 		e->tmp = tmp;
+		sh_clear(e);
 		if ((ret = stmts(e, chk, e->k->body)) == 0) {
 			e->scalar = 1;
 			e->o = &sb;
+			sh_clear(e);
 			ret = stmts(e, chk, e->k->body);
 			e->scalar = 0;
 		}

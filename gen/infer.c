@@ -223,6 +223,43 @@ new_op(Inf *in, IrStmt *s)
 	return op;
 }
 
+/*
+ * A statement outside parallel nests that reads or writes local elements
+ * (a store, a let, an if's condition, a loop's bounds): every thread runs it,
+ * so every thread must hold those buffers whole. An op with serial set; NULL
+ * when it touches no local buffer.
+ */
+static void
+serial_op(Inf *in, IrStmt *s)
+{
+	IrStmt one;
+	Op tmp, *op;
+
+	memset(&tmp, 0, sizeof tmp);
+	switch (s->kind) {
+	case S_STORE: case S_LET: case S_SET:
+		one = *s;
+		one.next = NULL;
+		body_accs(in, &tmp, &one);
+		break;
+	case S_IF: expr_accs(in, &tmp, s->u.cond.cond, 0, NULL); break;
+	case S_FOR:
+		expr_accs(in, &tmp, s->u.loop.lo, 0, NULL);
+		expr_accs(in, &tmp, s->u.loop.extent, 0, NULL);
+		break;
+	case S_PIPELINE: expr_accs(in, &tmp, s->u.pipe.extent, 0, NULL); break;
+	default: break;
+	}
+	if (!tmp.nacc)
+		return;
+	op = new_op(in, s);
+	op->serial = 1;
+	op->acc = tmp.acc;
+	op->nacc = tmp.nacc;
+	op->capacc = tmp.capacc;
+	op->ebytes = tmp.ebytes;
+}
+
 static void
 collect(Inf *in, IrStmt *s)
 {
@@ -290,14 +327,20 @@ collect(Inf *in, IrStmt *s)
 			}
 			break;
 		case S_FOR:
+			serial_op(in, s);
 			collect(in, s->u.loop.body);
 			break;
 		case S_PIPELINE:
+			serial_op(in, s);
 			collect(in, s->u.pipe.body);
 			break;
 		case S_IF:
+			serial_op(in, s);
 			collect(in, s->u.cond.then);
 			collect(in, s->u.cond.els);
+			break;
+		case S_STORE: case S_LET: case S_SET:
+			serial_op(in, s);
 			break;
 		default:
 			break;

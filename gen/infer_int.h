@@ -22,6 +22,8 @@ typedef struct Op {
 	IrStmt *s;
 	int idx;
 	int nest;               /* PARALLEL, COPY, FILL: has a loop layout */
+	int serial;             /* a statement outside parallel nests reading or writing local
+	                         * elements: every thread runs it, so holds them all */
 	int is_annot;
 	int nloop;
 	int64_t ext[IR_MAXDIM];

@@ -747,6 +747,26 @@ annot_step(Inf *in, State *st, Op *op)
 	return inf_set_buf(in, st, buf, L, op);
 }
 
+/* every thread runs a serial statement: the local buffers it touches are held whole
+ * by every thread (as TileLang replicates a buffer accessed outside T.Parallel) */
+static int
+serial_step(Inf *in, State *st, Op *op)
+{
+	int i;
+
+	for (i = 0; i < op->nacc; i++) {
+		int b = op->acc[i].buf;
+		const Fragment *G = st->map.buf[b];
+
+		if (G && frag_is_fully_replicated(G) && G->rep >= in->T)
+			continue;
+		if (inf_set_buf(in, st, b, replicated(in, b, in->T), op) < 0)
+			return -1;
+	}
+	st->done[op->idx] = 1;
+	return 0;
+}
+
 int
 inf_step(Inf *in, State *st, Op *op, int level)
 {
@@ -754,6 +774,8 @@ inf_step(Inf *in, State *st, Op *op, int level)
 		return 0;
 	if (op->is_annot)
 		return level == LV_STRICT ? annot_step(in, st, op) : 0;
+	if (op->serial)
+		return level == LV_STRICT ? serial_step(in, st, op) : 0;
 	if (op->nest)
 		return nest_step(in, st, op, level);
 	if (op->s->kind == S_GEMM)
