@@ -1926,6 +1926,15 @@ owned(Em *e, const IrStmt *par, const Fragment *LF, IExpr *const *pc, int64_t S,
 
 	if (!(held = heldtab(e, buf)))
 		return -1;
+	/* the check below walks the nest's coordinates: every index must be a nest variable */
+	for (d = 0; d < n; d++) {
+		for (i = 0; i < par->u.par.n; i++)
+			if (idx[d]->kind == IE_VAR && par->u.par.vars[i] == idx[d]->u.var)
+				break;
+		if (i == par->u.par.n)
+			return err_set(e->err, "local '%s': index %d in the parallel nest is not one of the nest's "
+				       "variables (not lowered yet)", e->k->bufs[buf].name, d);
+	}
 	if (store)
 		any = anewn(e->a, unsigned char, NY);
 	for (t = 0; t < LF->nthreads; t++)
