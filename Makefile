@@ -152,7 +152,7 @@ fuzz: deps
 	  build/fuzz/corpus samples test/err
 
 # ---- differential fuzzing: random programs (cpu/progen.c), interpreter vs emitted code ----
-$(O)/fuzz_diff: test/fuzz/fuzz_diff.c $(O)/libtilec.a $(HDRS)
+$(O)/fuzz_diff: test/fuzz/fuzz_diff.c test/progen_check.h $(O)/libtilec.a $(HDRS)
 	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(CPPFLAGS) $(LDSAN) -o $@ test/fuzz/fuzz_diff.c $(O)/libtilec.a $(LDLIBS)
 fuzz-diff: deps $(O)/tilec $(O)/fuzz_diff
 	$(O)/fuzz_diff -t $(FUZZ_SECONDS) -s $(FUZZ_SEED) -o build/fuzz-diff

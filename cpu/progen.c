@@ -170,12 +170,6 @@ has(const G *g, unsigned f)
 	return (g->f & f) != 0;
 }
 
-static const char *
-pickstr(G *g, const char *const *v, int n)
-{
-	return v[rn(g, n)];
-}
-
 static char *
 fmt(G *g, const char *f, ...) TL_PRINTF(2, 3);
 
@@ -383,17 +377,6 @@ bf_elems(G *g, const Bf *B)
 	for (d = 0; d < B->n; d++)
 		e *= tileof(g, B->ax[d]);
 	return e;
-}
-
-static int
-bf_hasax(const Bf *B, int a)
-{
-	int d;
-
-	for (d = 0; d < B->n; d++)
-		if (B->ax[d] == a)
-			return 1;
-	return 0;
 }
 
 static int
@@ -797,6 +780,11 @@ ired(G *g, Ev e, double lim)
 {
 	if (e.mag <= lim)
 		return e;
+	if (!has(g, PG_INT)) {
+		int L = lim >= 1000 ? 1000 : lim >= 100 ? 100 : 8;
+
+		return mkev(fmt(g, "min(max(%s, %d), %d)", e.s, -L, L), e.t, 0, L);
+	}
 	if (lim >= 255 && pct(g, 40))
 		return mkev(fmt(g, "(%s %% %d)", e.s, lim >= 1000 ? 1000 : 97), e.t, 0, lim >= 1000 ? 1000 : 97);
 	if (pct(g, 50)) {
@@ -906,7 +894,7 @@ divisor(G *g, int depth)
 {
 	static const int lits[] = {2, 3, 4, 5, 7, 8, 16, -2, -3, -4, -7};
 
-	if (depth <= 0 || pct(g, 55)) {
+	if (depth <= 0 || pct(g, 55) || !has(g, PG_INT)) {
 		int v = lits[rn(g, (int)countof(lits))];
 		Ev e = mkev(v < 0 ? fmt(g, "(%d)", v) : fmt(g, "%d", v), DT_INT, 0, abs(v));
 
@@ -939,8 +927,11 @@ gint(G *g, int depth, int exact)
 	Ev a, b, d;
 	DType t;
 
+	static const int plain[] = {0, 1, 2, 3, 9, 10, 11, 13};
+
 	(void)exact;
-	switch (rn(g, 14)) {
+	/* without PG_INT: index arithmetic only (+ - * / max min abs cdiv select, casts) */
+	switch (has(g, PG_INT) ? rn(g, 14) : plain[rn(g, (int)countof(plain))]) {
 	case 0: case 1:
 		a = ired(g, gexp(g, CI, depth - 1, 1), 1 << 20);
 		b = ired(g, gexp(g, CI, depth - 1, 1), 1 << 20);
@@ -1137,6 +1128,8 @@ gbool(G *g, int depth)
 		return mkev(fmt(g, "(%s %s %s)", a.s, cmp[rn(g, 4)], b.s), DT_BOOL, 0, 1);
 	case 4:
 		a = gexp(g, CI, depth - 1, 1);
+		if (!has(g, PG_INT))
+			return mkev(fmt(g, "(%s >= %d)", a.s, rn(g, 5) - 2), DT_BOOL, 0, 1);
 		return mkev(fmt(g, "((%s & %d) == %d)", a.s, 1 + rn(g, 3), rn(g, 2)), DT_BOOL, 0, 1);
 	case 5:
 		a = gexp(g, CB, depth - 1, 1);
@@ -1203,7 +1196,7 @@ push_let(G *g, Ev e)
 	if (g->nlet >= MAXLET)
 		return -1;
 	L = &g->let[g->nlet++];
-	snprintf(L->name, sizeof L->name, "v%d", ++g->uniq);
+	snprintf(L->name, sizeof L->name, "v%d", ++g->uniq % 100000);
 	L->t = e.t, L->inex = e.inex, L->mag = e.mag, L->lit = e.lit;
 	return g->nlet - 1;
 }
@@ -2027,7 +2020,7 @@ op_loop(G *g)
 		return -1;
 	save(g, &before);
 	v = &g->lv[g->nlv++];
-	snprintf(v->name, sizeof v->name, "t%d", ++g->uniq);
+	snprintf(v->name, sizeof v->name, "t%d", ++g->uniq % 100000);
 	v->ext = ext;
 	if (pct(g, 30)) {
 		lo = rn(g, 3) - 1;
@@ -2063,7 +2056,7 @@ kloop_open(G *g, int gemm_style)
 			 K->tiletxt);
 	else
 		snprintf(ext, sizeof ext, "%lld", (long long)((K->csize + K->tile - 1) / K->tile));
-	if (has(g, PG_PIPE) && (gemm_style || pct(g, 60)))
+	if (has(g, PG_PIPE) && (gemm_style || pct(g, 60) || !has(g, PG_LOOP)))
 		line(g, "for %s in pipeline(%s, stages = %d) {", ko, ext, 1 + rn(g, 4));
 	else
 		line(g, "for %s in range(%s) {", ko, ext);
@@ -2072,7 +2065,10 @@ kloop_open(G *g, int gemm_style)
 		line(g, "let kk = %s * %s;", ko, K->tiletxt);
 		snprintf(K->origin, sizeof K->origin, "kk");
 	} else {
-		snprintf(K->origin, sizeof K->origin, "%s * %s", ko, K->tiletxt);
+		char o[48];
+
+		snprintf(o, sizeof o, "%s * %s", ko, K->tiletxt);
+		memcpy(K->origin, o, sizeof o);
 	}
 	g->kopen = 1;
 }
@@ -2592,7 +2588,7 @@ geo_gemm(G *g, GemmGeo *q)
 		g->threads = 128, BM = 64, BN = 64, BK = 32;
 	q->ab = pct(g, 60) ? DT_F16 : DT_BF16;
 	q->trans_b = pct(g, 35);
-	q->single = pct(g, 15);
+	q->single = pct(g, 15) || !(has(g, PG_LOOP) || has(g, PG_PIPE));
 	q->am = add_axis(g, AX_GRID, BM, "M", 0);
 	if (pct(g, 80))
 		q->an = add_axis(g, AX_GRID, BN, "N", 0);
@@ -2794,7 +2790,7 @@ progen(uint64_t seed, const ProgenOptions *o, Buf *out, Err *e)
 {
 	G *g;
 	int i, kind;
-	GemmGeo q;
+	GemmGeo q = {0};
 	static const char *const knames[] = {"k", "kern", "fused", "main", "tile_op", "elementwise",
 					     "softmax", "tl_kernel", "copy", "f"};
 	Buf sizes, params;

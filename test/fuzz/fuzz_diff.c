@@ -17,203 +17,10 @@
  *
  *   fuzz_diff [-t SECONDS] [-s FIRST_SEED] [-n COUNT] [-f FEATURES] [-o DIR] [-j JOBS] [-v] [-q]
  */
-#include <errno.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "progen.h"
-#include "tilec.h"
-#ifdef TILEC_HAVE_RUN
-#include "tilec_run.h"
-#endif
-
-enum { C_AGREE, C_EMITTED, C_DIFFER, C_CRASH, C_REFUSED, C_NOMEANING, C_SEMA, C_ERROR, C_COUNT };
-static const char *const cname[] = {"agree", "emitted", "differ", "crash", "refused", "no-meaning", "sema",
-				    "error"};
-
-/* the first "error: " message of a diagnostics text, locations and numbers blanked */
-static void
-reason(const char *diag, char *out, size_t n)
-{
-	const char *p = strstr(diag, "error: ");
-	size_t k = 0;
-
-	if (!p) {
-		snprintf(out, n, "%s", *diag ? diag : "(no message)");
-		return;
-	}
-	p += 7;
-	while (*p && *p != '\n' && k + 1 < n) {
-		if (*p >= '0' && *p <= '9') {
-			while (*p >= '0' && *p <= '9')
-				p++;
-			out[k++] = '#';
-			continue;
-		}
-		if (*p == '\'') {
-			const char *q = strchr(p + 1, '\'');
-
-			if (q && q - p < 40) {
-				out[k++] = '*';
-				p = q + 1;
-				continue;
-			}
-		}
-		out[k++] = *p++;
-	}
-	out[k] = 0;
-	if (k > 110)
-		strcpy(out + 107, "...");
-}
-
-typedef struct Result {
-	int cls;
-	int runs;
-	char why[160];
-} Result;
-
-/* compile (and run) one program in this process; the report into rep */
-static void
-check_one(const char *src, const char *sizes, const char *arch, Result *r, Buf *rep)
-{
-	tilec_options o;
-	tilec_result res;
-
-	memset(r, 0, sizeof *r);
-	tilec_options_init(&o);
-	o.dump = TILEC_DUMP_IR;
-	o.filename = "prog.tile";
-	if (tilec_compile(src, strlen(src), &o, &res) != TILEC_OK) {
-		r->cls = C_SEMA;
-		reason(res.diagnostics, r->why, sizeof r->why);
-		buf_printf(rep, "sema:\n%s", res.diagnostics);
-		tilec_result_free(&res);
-		return;
-	}
-	tilec_result_free(&res);
-	o.dump = TILEC_DUMP_CUDA;
-	o.arch = arch;
-	if (tilec_compile(src, strlen(src), &o, &res) != TILEC_OK) {
-		r->cls = C_REFUSED;
-		reason(res.diagnostics, r->why, sizeof r->why);
-		buf_printf(rep, "refused (%s):\n%s", arch, res.diagnostics);
-		tilec_result_free(&res);
-		return;
-	}
-	tilec_result_free(&res);
-#ifdef TILEC_HAVE_RUN
-	{
-		tilec_run_options ro;
-		tilec_run_result rr;
-		tilec_run_status st;
-
-		tilec_run_options_init(&ro);
-		ro.arch = arch;
-		ro.sizes = sizes;
-		ro.filename = "prog.tile";
-		ro.timeout_s = 60;
-		st = tilec_run(src, strlen(src), &ro, &rr);
-		r->runs = rr.runs;
-		buf_printf(rep, "tilec_run --arch=%s --sizes='%s': %s\n%s%s", arch, sizes,
-			   st == TILEC_RUN_AGREE ? "agree" : st == TILEC_RUN_DIFFER ? "differ" : "error", rr.report,
-			   rr.diagnostics);
-		if (st == TILEC_RUN_AGREE) {
-			r->cls = C_AGREE;
-		} else if (st == TILEC_RUN_DIFFER) {
-			r->cls = C_DIFFER;
-			reason(rr.report, r->why, sizeof r->why);
-		} else {
-			/* the interpreter's refusal names the program's meaning; anything else is an error */
-			const char *t = rr.report;
-
-			r->cls = strstr(t, "no meaning") || strstr(t, "interp") ? C_NOMEANING : C_ERROR;
-			reason(*rr.diagnostics ? rr.diagnostics : t, r->why, sizeof r->why);
-			if (!strstr(r->why, "error") && !*r->why)
-				snprintf(r->why, sizeof r->why, "%.150s", t);
-		}
-		tilec_run_result_free(&rr);
-	}
-#else
-	(void)sizes;
-	r->cls = C_EMITTED;
-	r->runs = 1;
-#endif
-}
-
-/* run check_one in a child so that a crash or a hang is a result, not the end */
-static void
-check_forked(const char *src, const char *sizes, const char *arch, int timeout_s, Result *r, Buf *rep)
-{
-	int pfd[2], st = 0;
-	pid_t pid;
-	Buf in;
-	char tmp[4096];
-	ssize_t k;
-
-	memset(r, 0, sizeof *r);
-	if (pipe(pfd)) {
-		check_one(src, sizes, arch, r, rep);
-		return;
-	}
-	pid = fork();
-	if (pid < 0) {
-		close(pfd[0]);
-		close(pfd[1]);
-		check_one(src, sizes, arch, r, rep);
-		return;
-	}
-	if (pid == 0) {
-		Result cr;
-		Buf b;
-		size_t off = 0;
-
-		close(pfd[0]);
-		alarm((unsigned)timeout_s);
-		buf_init(&b);
-		check_one(src, sizes, arch, &cr, &b);
-		if (write(pfd[1], &cr, sizeof cr) != (ssize_t)sizeof cr)
-			_exit(3);
-		while (off < b.len) {
-			ssize_t w = write(pfd[1], b.s + off, b.len - off);
-
-			if (w <= 0)
-				break;
-			off += (size_t)w;
-		}
-		_exit(0);
-	}
-	close(pfd[1]);
-	buf_init(&in);
-	while ((k = read(pfd[0], tmp, sizeof tmp)) > 0 || (k < 0 && errno == EINTR))
-		if (k > 0)
-			buf_putn(&in, tmp, (size_t)k);
-	close(pfd[0]);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	if (in.len >= sizeof *r && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
-		memcpy(r, in.s, sizeof *r);
-		buf_putn(rep, in.s + sizeof *r, in.len - sizeof *r);
-	} else {
-		r->cls = C_CRASH;
-		if (WIFSIGNALED(st))
-			snprintf(r->why, sizeof r->why, "%s (signal %d)",
-				 WTERMSIG(st) == SIGALRM ? "timeout" : strsignal(WTERMSIG(st)), WTERMSIG(st));
-		else
-			snprintf(r->why, sizeof r->why, "exit status %d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-		buf_printf(rep, "tilec crashed while compiling or running (--arch=%s --sizes='%s'): %s\n", arch, sizes,
-			   r->why);
-		if (in.len > sizeof *r)
-			buf_putn(rep, in.s + sizeof *r, in.len - sizeof *r);
-	}
-	buf_free(&in);
-}
+#include "../progen_check.h"
 
 static int
 writefile(const char *path, const char *s)
@@ -341,9 +148,9 @@ main(int argc, char **argv)
 			snprintf(path, sizeof path, "%s/%s%llu.txt", dir, pre, seed);
 			writefile(path, buf_str(&rep));
 			if (!quiet)
-				printf("seed %llu: %s: %s (%s/%s%llu.tile)\n", seed, cname[r.cls], r.why, dir, pre, seed);
+				printf("seed %llu: %s: %s (%s/%s%llu.tile)\n", seed, pc_cname[r.cls], r.why, dir, pre, seed);
 		} else if (verbose) {
-			printf("seed %llu: %s%s%s\n", seed, cname[r.cls], *r.why ? ": " : "", r.why);
+			printf("seed %llu: %s%s%s\n", seed, pc_cname[r.cls], *r.why ? ": " : "", r.why);
 		}
 		fflush(stdout);
 		buf_free(&src);
@@ -353,7 +160,7 @@ main(int argc, char **argv)
 	printf("\n== fuzz_diff summary: %llu programs, %ld runs, %.0f s\n", done, runs, difftime(time(NULL), t0));
 	for (i = 0; i < C_COUNT; i++)
 		if (cls[i] || i == C_DIFFER)
-			printf("  %-11s %ld\n", cname[i], cls[i]);
+			printf("  %-11s %ld\n", pc_cname[i], cls[i]);
 	qsort(rs, (size_t)nrs, sizeof rs[0], byn);
 	if (nrs)
 		printf("refused / error, by reason (first seed):\n");
