@@ -138,6 +138,7 @@ typedef struct G {
 	int kloops;                  /* K loops generated */
 	int nameidx;
 	int in_if;
+	int64_t smem;                /* bytes of shared buffers declared */
 } G;
 
 /* ---- random numbers: splitmix64 ---------------------------------------------------------- */
@@ -389,6 +390,16 @@ new_buf(G *g, DType t, int shared, int n, const int *ax)
 		return -1;
 	B = &g->b[g->nb];
 	memset(B, 0, sizeof *B);
+	if (shared) {
+		int64_t bytes = dtype_bytes(t);
+
+		for (d = 0; d < n; d++)
+			bytes *= tileof(g, ax[d]);
+		if (g->smem + bytes > 40000)
+			shared = 0; /* keep within the 48 KB every target has */
+		else
+			g->smem += bytes;
+	}
 	newname(g, B->name, sizeof B->name);
 	B->t = t;
 	B->shared = shared;
@@ -1522,9 +1533,16 @@ pick_axes(G *g, int *out)
 		return 0;
 	/* a random subset in geometry order, most often all */
 	n = 0;
-	for (i = 0; i < nf && n < 3; i++)
-		if (pct(g, 80) && e * tileof(g, fa[i]) <= 8192)
-			out[n++] = fa[i], e *= tileof(g, fa[i]);
+	for (i = 0; i < nf && n < 3; i++) {
+		int T = tileof(g, fa[i]);
+
+		/* a tile-1 axis is a unit dim (PG_SLICE); a third dim of extent > 1 is rarer (tilec
+		 * copies rank-2 tiles between memories) */
+		if (T == 1 && !(has(g, PG_SLICE) && pct(g, 15)))
+			continue;
+		if (pct(g, n == 2 ? 40 : 80) && e * T <= 8192)
+			out[n++] = fa[i], e *= T;
+	}
 	if (!n)
 		out[n++] = fa[rn(g, nf)];
 	if (n == 2 && pct(g, 15)) {
@@ -1919,6 +1937,8 @@ op_reduce(G *g)
 	if (!dn)
 		dax[dn++] = -1;
 	op = rn(g, 4);
+	if (!isflt(S->t) && pct(g, 65))
+		return -1; /* integer reduces are rarer (tilec does not lower them yet) */
 	if (!isflt(S->t) && op == 0 && S->mag * tileof(g, S->ax[d]) > 1e9)
 		op = 1 + rn(g, 3);
 	if (S->t == DT_I32 && op == 3 && S->mag > 1e9)
@@ -1934,7 +1954,7 @@ op_reduce(G *g)
 		t = pct(g, 60) ? S->t : isflt(S->t) ? DT_F32 : has(g, PG_INT) ? DT_I32 : S->t;
 		if (S->t == DT_I32 || (!isflt(S->t) && op == 0))
 			t = has(g, PG_INT) ? DT_I32 : S->t;
-		di = new_buf(g, t, has(g, PG_SHARED) && pct(g, S->shared ? 40 : 15), dn, dax);
+		di = new_buf(g, t, has(g, PG_SHARED) && pct(g, S->shared ? 40 : 5), dn, dax);
 		if (di < 0)
 			return -1;
 	}
@@ -2564,6 +2584,26 @@ typedef struct GemmGeo {
 	int single;           /* K is one tile: no loop */
 } GemmGeo;
 
+/* the warp partition gemm_plan picks for mma.sync (gen/mma.c, square policy): n warps along N */
+static int
+mma_nwarp(int64_t M, int64_t N, int W)
+{
+	int m, best = -1;
+	double bestscore = 0;
+
+	for (m = 1; m <= W; m++) {
+		int n = W / m;
+		double score;
+
+		if (W % m || M % (16 * (int64_t)m) || N % (8 * (int64_t)n))
+			continue;
+		score = fabs(((double)M / (16.0 * m)) / ((double)N / (8.0 * n)) - (double)M / (double)N);
+		if (best < 0 || score < bestscore)
+			best = m, bestscore = score;
+	}
+	return best < 0 ? -1 : W / best;
+}
+
 static void
 geo_gemm(G *g, GemmGeo *q)
 {
@@ -2582,7 +2622,9 @@ geo_gemm(G *g, GemmGeo *q)
 		BN = 16 * nw * (1 << rn(g, 3));
 		BK = 16 << rn(g, 3);
 		tries++;
-	} while ((BM > 128 || BN > 128 || (int64_t)BM * BN / g->threads > 128 || BM * BK > 8192 || BN * BK > 8192) &&
+	} while ((BM > 128 || BN > 128 || (int64_t)BM * BN / g->threads > 128 || BM * BK > 8192 || BN * BK > 8192 ||
+		  /* mma.sync emission wants whole 16-column pairs per warp (most of the time) */
+		  (mma_nwarp(BM, BN, W) > 0 && (BN / (8 * mma_nwarp(BM, BN, W))) % 2 && tries < 90)) &&
 		 tries < 100);
 	if (tries >= 100)
 		g->threads = 128, BM = 64, BN = 64, BK = 32;
