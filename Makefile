@@ -1,7 +1,7 @@
 # tilec: tile-language kernel generator.
 #   make            build/tilec and build/libtilec.a (installs missing Debian packages as root)
 #   make test       Check suites, normal build and ASan/UBSan build
-#   make demo       run tilec on samples/gemm.tile
+#   make demo       the CUDA C of samples/gemm.tile, and its CPU run against the interpreter
 #   make fuzz       libFuzzer on the front end (FUZZ_SECONDS, default 60)
 #   make bench      front-end / algebra speed benchmarks (not timed tests)
 #   UPDATE_GOLDEN=1 make test   rewrite golden files (review with git diff)
@@ -53,6 +53,7 @@ $(DEPS_STAMP):
 	command -v pkg-config >/dev/null || missing="$$missing pkg-config"; \
 	pkg-config --exists check 2>/dev/null || missing="$$missing check"; \
 	[ -f /usr/include/hip/hiprtc.h ] || missing="$$missing libamdhip64-dev"; \
+	command -v g++ >/dev/null || missing="$$missing g++"; \
 	command -v clang-19 >/dev/null && command -v ld.lld-19 >/dev/null && command -v llvm-objdump-19 >/dev/null \
 	  || missing="$$missing clang-19 lld-19 llvm-19"; \
 	if [ -n "$$missing" ]; then \
@@ -124,8 +125,12 @@ test-run:
 golden:
 	UPDATE_GOLDEN=1 $(MAKE) --no-print-directory O=build all build/check_tilec test-run
 
+# the gemm sample: its CUDA C (the first lines), then run on the CPU both ways and compared
 demo: all
-	$(O)/tilec --dump=ir samples/gemm.tile
+	@echo "== tilec --dump=cuda samples/gemm.tile (first 60 lines)"
+	@$(O)/tilec --dump=cuda samples/gemm.tile | head -60
+	@echo "== tilec run samples/gemm.tile: the reference interpreter against the emitted CUDA C on the CPU"
+	$(O)/tilec run samples/gemm.tile --sizes "M=200,N=203,K=205;M=256,N=384,K=512" -v
 
 # ---- fuzzing (clang + libFuzzer from Debian) ------------------------------
 # Debian's clang-14 with its libFuzzer/sanitizer runtime (libclang-rt-14-dev); clang-19 from the
