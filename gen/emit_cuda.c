@@ -46,6 +46,7 @@ typedef struct Em {
 	const IrStmt *par;
 	IExpr **parpc;       /* its coordinates in (slot, thread) */
 	int64_t parS;        /* its slots per thread */
+	const char *parrep;  /* its replica index when the loop layout is replicated, else NULL */
 	unsigned char *nnvar; /* per var id: loop and let variables proven >= 0 (signs()) */
 	/* per var id (signs()): a constant largest value (hasmax), or the count X of a
 	 * variable running over [0, X) (a block index over its grid extent, a pipeline or
@@ -2024,8 +2025,11 @@ parallel(Em *e, Buf *chk, const IrStmt *st)
 	for (i = 0; i < n; i++)
 		line(e, "const int %s = %s;", vname(e, st->u.par.vars[i]), ixstr(e, pc[i], slotnames));
 	e->par = st, e->parpc = pc, e->parS = S;
+	/* a replicated loop layout runs each point in LF->rep threads: only replica 0 writes
+	 * shared or global memory (a read-modify-write by every replica would race) */
+	e->parrep = LF->rep > 1 ? ixstr(e, pc[n], slotnames) : NULL;
 	i = stmts(e, chk, st->u.par.body);
-	e->par = NULL, e->parpc = NULL;
+	e->par = NULL, e->parpc = NULL, e->parrep = NULL;
 	if (i)
 		return -1;
 	e->ind--;
@@ -2041,6 +2045,8 @@ store(Em *e, const IrStmt *st)
 
 	char *g = elemguard(e, B, st->u.store.n, st->u.store.idx);
 
+	if (e->par && e->parrep && B->scope != MEM_LOCAL)
+		g = arena_printf(e->a, "%s%s(%s) == 0", g ? g : "", g ? " && " : "", e->parrep);
 	/* a global element outside the tensor is not written (docs/semantics.md) */
 	buf_init(&b);
 	access(e, &b, st->u.store.buf, st->u.store.n, st->u.store.idx);
