@@ -1311,12 +1311,28 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 		else
 			line(e, "*(%s) = %s;", memaddr(e, mr, c2, nk),
 			     conv(e, arena_printf(e->a, "%s[s + tl_k]", L->name), L->dtype, Mb->dtype));
+		if (g2 && to_local) {
+			/* past the tensor's edge a copy reads zero (docs/semantics.md) */
+			e->ind--;
+			line(e, "else");
+			line(e, "\t%s[s + tl_k] = (%s)0;", L->name, ctype(L->dtype));
+			e->ind++;
+		}
 		e->ind -= g2 ? 2 : 1;
 		e->ind--;
 		line(e, "}");
 	}
-	if (g)
-		e->ind--, line(e, "}");
+	if (g) {
+		e->ind--;
+		if (to_local) {
+			/* past the tensor's edge a copy reads zero (docs/semantics.md) */
+			line(e, "} else {");
+			line(e, "\t#pragma unroll");
+			line(e, "\tfor (int tl_k = 0; tl_k < %d; tl_k++)", v);
+			line(e, "\t\t%s[s + tl_k] = (%s)0;", L->name, ctype(L->dtype));
+		}
+		line(e, "}");
+	}
 	e->ind--;
 	line(e, "}");
 	buf_free(&b);
