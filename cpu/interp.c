@@ -346,10 +346,14 @@ static int
 parallel(Run *R, const IrStmt *s)
 {
 	const IrKernel *k = R->k;
-	int n = s->u.par.n, d, i, r = 0;
+	int n = s->u.par.n, d, i, r = 0, id[IR_MAXDIM];
 	int64_t c[IR_MAXDIM], total = 1, it;
 
+	if (n > IR_MAXDIM)
+		return irun_fail(R, INTERP_UNSUPPORTED, s->loc, "parallel nest of more than %d dimensions",
+				 IR_MAXDIM);
 	for (d = 0; d < n; d++) {
+		id[d] = s->u.par.vars[d]->id;
 		c[d] = 0;
 		if (__builtin_mul_overflow(total, s->u.par.ext[d], &total))
 			return irun_fail(R, INTERP_ERROR, s->loc, "parallel nest too large");
@@ -364,22 +368,26 @@ parallel(Run *R, const IrStmt *s)
 	scan_body(R, s->u.par.body);
 	for (i = 0; i < k->nbuf; i++)
 		R->bufs[i].tracked = R->stored[i] && R->pstate[i] == 2;
+	R->anyvt = 0;
 	for (i = 0; i < k->nvar; i++) {
 		R->vtracked[i] = R->vwritten[i] == 1;
+		R->anyvt |= R->vtracked[i];
 		R->vwritten[i] = 0;
+	}
+	for (d = 0; d < n; d++) {
+		R->vars[id[d]].c.i = 0;
+		R->vars[id[d]].fl = 0;
 	}
 	for (it = 0; it < total; it++) {
 		R->iter = it;
-		for (d = 0; d < n; d++) {
-			R->vars[s->u.par.vars[d]->id].c.i = c[d];
-			R->vars[s->u.par.vars[d]->id].fl = 0;
-		}
 		if (exec_list(R, s->u.par.body)) {
 			r = -1;
 			break;
 		}
 		for (d = n - 1; d >= 0 && ++c[d] == s->u.par.ext[d]; d--)
-			c[d] = 0;
+			c[d] = 0, R->vars[id[d]].c.i = 0;
+		if (d >= 0)
+			R->vars[id[d]].c.i = c[d];
 	}
 	/* a let variable of an outer scope assigned in the nest: every GPU thread has
 	 * its own copy, so after the nest its value is undefined */
@@ -391,6 +399,7 @@ parallel(Run *R, const IrStmt *s)
 	for (i = 0; i < k->nbuf; i++)
 		R->bufs[i].tracked = 0;
 	R->nest = NULL;
+	R->anyvt = 0;
 	return r;
 }
 
@@ -413,22 +422,12 @@ store(Run *R, const IrStmt *s)
 {
 	BufRt *B = &R->bufs[s->u.store.buf];
 	unsigned fl = 0;
-	int64_t x, lin = 0;
-	int d, out = 0;
+	int64_t lin = 0;
+	int out = iexp_elemindex(R, B, s->u.store.n, s->u.store.idx, s->loc, &lin, &fl);
 	Val v;
 
-	for (d = 0; d < s->u.store.n; d++) {
-		if (iexp_index(R, s->u.store.idx[d], &x, &fl, "the index"))
-			return -1;
-		if (x < 0 || x >= B->dim[d]) {
-			if (B->scope != MEM_GLOBAL)
-				return irun_fail(R, INTERP_ERROR, s->loc,
-						 "index %lld out of range for dimension %d of '%s' (size %lld)",
-						 (long long)x, d, B->b->name, (long long)B->dim[d]);
-			out = 1;
-		}
-		lin += x * B->stride[d];
-	}
+	if (out < 0)
+		return -1;
 	v = iexp_eval(R, s->u.store.value);
 	if (R->bad)
 		return -1;
@@ -457,7 +456,7 @@ setvar(Run *R, const IrStmt *s)
 
 	if (R->bad)
 		return -1;
-	if (s->kind == S_SET && R->nest && R->vtracked[id]) {
+	if (s->kind == S_SET && R->anyvt && R->vtracked[id]) {
 		if (irun_nest_access(R, R->k->nbuf + id, 0, 1, s->loc))
 			return -1;
 		R->vwritten[id] = 1;
@@ -583,7 +582,7 @@ setparams(Run *R)
 		x.fl = 0;
 		if (t == DT_BOOL) {
 			x.c.i = v != 0;
-		} else if (dtype_is_int(t)) {
+		} else if (it_int(t)) {
 			Val w;
 
 			if (!(v > -0x1p63 && v < 0x1p63) || v != (double)(int64_t)v)
@@ -617,7 +616,7 @@ paramtext(Buf *b, const Run *R)
 		if (p->is_tensor || !p->var)
 			continue;
 		v = R->vars[p->var->id];
-		if (dtype_is_float(p->dtype))
+		if (it_float(p->dtype))
 			buf_printf(b, "%s%s=%.17g", n++ ? ", " : "", p->name, v.c.f);
 		else
 			buf_printf(b, "%s%s=%lld", n++ ? ", " : "", p->name, (long long)v.c.i);

@@ -10,13 +10,6 @@
 
 #include "interp_int.h"
 
-/* f16, bf16, fp8 and f32 values compute in f32 */
-static int
-isf32(DType t)
-{
-	return t == DT_F32 || t == DT_F16 || t == DT_BF16 || t == DT_FP8E4M3 || t == DT_FP8E5M2;
-}
-
 static int
 bits(DType t)
 {
@@ -73,13 +66,15 @@ iexp_conv(Val v, DType from, DType to)
 {
 	Val r;
 
+	if (from == to && (to == DT_F32 || to == DT_F64 || !it_float(to)))
+		return v; /* values of these types are always rounded to them */
 	r.fl = v.fl;
-	if (dtype_is_float(from)) {
+	if (it_float(from)) {
 		double f = v.c.f;
 
 		if (to == DT_BOOL) {
 			r.c.i = f != 0;
-		} else if (dtype_is_int(to)) {
+		} else if (it_int(to)) {
 			double t = trunc(f);
 			double lo = to == DT_I8 ? -128 : to == DT_U8 ? 0 : to == DT_I32 ? -2147483648.0
 											: -0x1p63;
@@ -95,6 +90,8 @@ iexp_conv(Val v, DType from, DType to)
 			}
 		} else if (to == DT_F64) {
 			r.c.f = f;
+		} else if (to == DT_F32) {
+			r.c.f = (float)f;
 		} else {
 			r.c.f = num_round(to, f);
 		}
@@ -103,7 +100,7 @@ iexp_conv(Val v, DType from, DType to)
 	/* from an integer or a bool */
 	if (to == DT_BOOL) {
 		r.c.i = v.c.i != 0;
-	} else if (dtype_is_int(to)) {
+	} else if (it_int(to)) {
 		r = iexp_int(to, v.c.i, 0, v.fl);
 		r.fl = v.fl; /* a conversion wraps: two's complement, modulo 2^bits */
 	} else if (to == DT_F64) {
@@ -221,15 +218,24 @@ iexp_index(Run *R, const IrExpr *x, int64_t *out, unsigned *fl, const char *what
 
 /* the linear index of buf[idx...]: -1 after an error, 1 when a global element is
  * outside its tensor */
-static int
-elemindex(Run *R, const BufRt *B, int n, IrExpr *const *idx, Loc loc, int64_t *lin, unsigned *fl)
+int
+iexp_elemindex(Run *R, const BufRt *B, int n, IrExpr *const *idx, Loc loc, int64_t *lin, unsigned *fl)
 {
 	int64_t x, l = 0;
 	int d, out = 0;
 
 	for (d = 0; d < n; d++) {
-		if (iexp_index(R, idx[d], &x, fl, "the index"))
+		const IrExpr *ix = idx[d];
+
+		if (ix->kind == IE_VAR && !(R->anyvt && R->vtracked[ix->u.var->id]) &&
+		    !(R->vars[ix->u.var->id].fl & INTERP_UNDEF)) {
+			x = R->vars[ix->u.var->id].c.i;
+			*fl |= R->vars[ix->u.var->id].fl;
+		} else if (ix->kind == IE_INT) {
+			x = ix->u.i;
+		} else if (iexp_index(R, ix, &x, fl, "the index")) {
 			return -1;
+		}
 		if (x < 0 || x >= B->dim[d]) {
 			if (B->scope != MEM_GLOBAL)
 				return irun_fail(R, INTERP_ERROR, loc,
@@ -249,10 +255,27 @@ zero(DType t)
 	Val r;
 
 	r.fl = 0;
-	if (dtype_is_float(t))
+	if (it_float(t))
 		r.c.f = 0;
 	else
 		r.c.i = 0;
+	return r;
+}
+
+Val
+iexp_elem(Run *R, BufRt *B, int buf, int64_t lin, Loc loc)
+{
+	Val r;
+
+	if (R->nest && B->tracked && irun_nest_access(R, buf, lin, 0, loc))
+		return zero(B->t);
+	if (B->scope == MEM_GLOBAL) {
+		if (B->cell && irun_block_race(R, B, lin, loc))
+			return zero(B->t);
+		return iexp_gload(B, lin);
+	}
+	r.c = B->v[lin];
+	r.fl = B->fl[lin];
 	return r;
 }
 
@@ -262,7 +285,7 @@ load(Run *R, const IrExpr *x)
 	BufRt *B = &R->bufs[x->u.load.buf];
 	unsigned fl = 0;
 	int64_t lin = 0;
-	int o = elemindex(R, B, x->u.load.n, x->u.load.idx, x->loc, &lin, &fl);
+	int o = iexp_elemindex(R, B, x->u.load.n, x->u.load.idx, x->loc, &lin, &fl);
 	Val r;
 
 	if (o < 0)
@@ -272,24 +295,15 @@ load(Run *R, const IrExpr *x)
 		r.fl = fl;
 		return r;
 	}
-	if (R->nest && B->tracked && irun_nest_access(R, x->u.load.buf, lin, 0, x->loc))
-		return zero(x->type);
-	if (B->scope == MEM_GLOBAL) {
-		if (B->cell && irun_block_race(R, B, lin, x->loc))
-			return zero(x->type);
-		r = iexp_gload(B, lin);
-	} else {
-		r.c = B->v[lin];
-		r.fl = B->fl[lin];
-	}
+	r = iexp_elem(R, B, x->u.load.buf, lin, x->loc);
 	r.fl |= fl;
 	return r;
 }
 
 /* ---- expressions ---------------------------------------------------------------------- */
 
-static Val
-undef(DType t, unsigned fl)
+Val
+iexp_undef(DType t, unsigned fl)
 {
 	Val r = zero(t);
 
@@ -303,12 +317,12 @@ divzero(Run *R, const IrExpr *x, DType t, unsigned fl)
 	Buf b;
 
 	if (fl & INTERP_UNDEF) /* an undefined divisor: the quotient is undefined too */
-		return undef(t, fl);
+		return iexp_undef(t, fl);
 	buf_init(&b);
 	ir_dump_expr(&b, R->k, x);
 	irun_fail(R, INTERP_ERROR, x->loc, "division by zero: %s", buf_str(&b));
 	buf_free(&b);
-	return undef(t, fl);
+	return iexp_undef(t, fl);
 }
 
 static Val
@@ -335,7 +349,7 @@ intbin(Run *R, const IrExpr *x, BinOp op, DType t, int64_t a, int64_t b, unsigne
 		__int128 p;
 
 		if (b < 0 || b >= w)
-			return undef(t, fl);
+			return iexp_undef(t, fl);
 		p = (__int128)a * ((__int128)1 << b);
 		ovf = p < INT64_MIN || p > INT64_MAX;
 		r = (int64_t)(uint64_t)p;
@@ -343,7 +357,7 @@ intbin(Run *R, const IrExpr *x, BinOp op, DType t, int64_t a, int64_t b, unsigne
 	}
 	case BIN_SHR:
 		if (b < 0 || b >= w)
-			return undef(t, fl);
+			return iexp_undef(t, fl);
 		r = a >= 0 ? a >> b : ~(~a >> b);
 		break;
 	case BIN_BAND: r = a & b; break;
@@ -369,28 +383,17 @@ cmp(BinOp op, int lt, int eq, int gt)
 	}
 }
 
-static Val
-binary(Run *R, const IrExpr *x)
+Val
+iexp_binop(Run *R, const IrExpr *x, Val a, Val b)
 {
 	BinOp op = x->u.bin.op;
 	DType t = x->u.bin.a->type; /* sema converted both operands to one type */
-	Val a = iexp_eval(R, x->u.bin.a), b, r;
-	unsigned fl;
+	unsigned fl = a.fl | b.fl;
+	Val r;
 
-	if (op == BIN_LAND || op == BIN_LOR) {
-		if (a.fl & INTERP_UNDEF)
-			return undef(DT_BOOL, a.fl);
-		if (op == BIN_LAND ? !a.c.i : a.c.i)
-			return a;
-		b = iexp_eval(R, x->u.bin.b);
-		b.fl |= a.fl;
-		return b;
-	}
-	b = iexp_eval(R, x->u.bin.b);
-	fl = a.fl | b.fl;
 	r.fl = fl;
 	if (op >= BIN_LT && op <= BIN_NE) {
-		if (dtype_is_float(t))
+		if (it_float(t))
 			r.c.i = cmp(op, a.c.f < b.c.f, a.c.f == b.c.f, a.c.f > b.c.f);
 		else
 			r.c.i = cmp(op, a.c.i < b.c.i, a.c.i == b.c.i, a.c.i > b.c.i);
@@ -400,7 +403,7 @@ binary(Run *R, const IrExpr *x)
 		r.c.i = op == BIN_BAND ? a.c.i & b.c.i : op == BIN_BOR ? a.c.i | b.c.i : a.c.i ^ b.c.i;
 		return r;
 	}
-	if (isf32(t)) {
+	if (it_f32(t)) {
 		float fa = (float)a.c.f, fb = (float)b.c.f, v = 0;
 
 		switch (op) {
@@ -427,9 +430,27 @@ binary(Run *R, const IrExpr *x)
 }
 
 static Val
-unary(Run *R, const IrExpr *x)
+binary(Run *R, const IrExpr *x)
 {
-	Val a = iexp_eval(R, x->u.un.a);
+	BinOp op = x->u.bin.op;
+	Val a = iexp_eval(R, x->u.bin.a), b;
+
+	if (op == BIN_LAND || op == BIN_LOR) {
+		if (a.fl & INTERP_UNDEF)
+			return iexp_undef(DT_BOOL, a.fl);
+		if (op == BIN_LAND ? !a.c.i : a.c.i)
+			return a;
+		b = iexp_eval(R, x->u.bin.b);
+		b.fl |= a.fl;
+		return b;
+	}
+	b = iexp_eval(R, x->u.bin.b);
+	return iexp_binop(R, x, a, b);
+}
+
+Val
+iexp_unop(const IrExpr *x, Val a)
+{
 	DType t = x->type;
 
 	switch (x->u.un.op) {
@@ -445,7 +466,7 @@ unary(Run *R, const IrExpr *x)
 	}
 	case UN_NEG:
 	default:
-		if (isf32(t))
+		if (it_f32(t))
 			a.c.f = -(float)a.c.f;
 		else if (t == DT_F64)
 			a.c.f = -a.c.f;
@@ -455,16 +476,15 @@ unary(Run *R, const IrExpr *x)
 	}
 }
 
-static Val
-call(Run *R, const IrExpr *x)
+Val
+iexp_callop(Run *R, const IrExpr *x, Val a, Val b)
 {
 	MathFn fn = x->u.call.fn;
 	DType t = x->type;
-	Val a = iexp_eval(R, x->u.call.args[0]), b, r;
-	int f32 = isf32(t);
+	Val r;
+	int f32 = it_f32(t);
 
 	if (fn == FN_MAX || fn == FN_MIN || fn == FN_CDIV) {
-		b = iexp_eval(R, x->u.call.args[1]);
 		r.fl = a.fl | b.fl;
 		if (fn == FN_CDIV) {
 			int64_t s;
@@ -475,14 +495,14 @@ call(Run *R, const IrExpr *x)
 			ovf = __builtin_add_overflow(a.c.i, b.c.i - 1, &s);
 			return iexp_int(t, floordiv64(s, b.c.i), ovf, r.fl);
 		}
-		if (!dtype_is_float(t))
+		if (!it_float(t))
 			r.c.i = (fn == FN_MAX) == (a.c.i > b.c.i) ? a.c.i : b.c.i;
 		else
 			r.c.f = fn == FN_MAX ? iexp_fmax(a.c.f, b.c.f, &r.fl) : iexp_fmin(a.c.f, b.c.f, &r.fl);
 		return r;
 	}
 	if (fn == FN_ABS) {
-		if (dtype_is_float(t))
+		if (it_float(t))
 			return fval(fabs(a.c.f), a.fl);
 		return iexp_int(t, a.c.i == INT64_MIN ? INT64_MIN : a.c.i < 0 ? -a.c.i : a.c.i,
 				a.c.i == INT64_MIN, a.fl);
@@ -524,11 +544,36 @@ call(Run *R, const IrExpr *x)
 }
 
 static Val
+call(Run *R, const IrExpr *x)
+{
+	Val a = iexp_eval(R, x->u.call.args[0]), b;
+
+	if (x->u.call.n > 1)
+		b = iexp_eval(R, x->u.call.args[1]);
+	else
+		b = a;
+	return iexp_callop(R, x, a, b);
+}
+
+Val
+iexp_const(const IrExpr *x)
+{
+	Val r;
+
+	r.fl = 0;
+	if (x->kind == IE_FLOAT) /* a constant is its value rounded to its type */
+		r.c.f = x->type == DT_F64 ? x->u.f : num_round(x->type, x->u.f);
+	else
+		r.c.i = x->u.i;
+	return r;
+}
+
+static Val
 var(Run *R, const IrExpr *x)
 {
 	int id = x->u.var->id;
 
-	if (R->nest && R->vtracked[id] && irun_nest_access(R, R->k->nbuf + id, 0, 0, x->loc))
+	if (R->anyvt && R->vtracked[id] && irun_nest_access(R, R->k->nbuf + id, 0, 0, x->loc))
 		return zero(x->type);
 	return R->vars[id];
 }
@@ -544,16 +589,15 @@ iexp_eval(Run *R, const IrExpr *x)
 		r.c.i = x->u.i;
 		r.fl = 0;
 		return r;
-	case IE_FLOAT: /* a constant is its value rounded to its type */
-		return fval(x->type == DT_F64 ? x->u.f : num_round(x->type, x->u.f), 0);
+	case IE_FLOAT: return iexp_const(x);
 	case IE_VAR: return var(R, x);
 	case IE_LOAD: return load(R, x);
-	case IE_UNARY: return unary(R, x);
+	case IE_UNARY: return iexp_unop(x, iexp_eval(R, x->u.un.a));
 	case IE_BINARY: return binary(R, x);
 	case IE_SELECT:
 		r = iexp_eval(R, x->u.sel.c);
 		if (r.fl & INTERP_UNDEF)
-			return undef(x->type, r.fl);
+			return iexp_undef(x->type, r.fl);
 		return iexp_eval(R, r.c.i ? x->u.sel.a : x->u.sel.b);
 	case IE_CAST:
 		return iexp_conv(iexp_eval(R, x->u.cast.a), x->u.cast.a->type, x->type);

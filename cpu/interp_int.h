@@ -67,6 +67,7 @@ typedef struct Run {
 	const IrStmt *nest;
 	uint64_t epoch;        /* nest executions so far: the current one's number */
 	int64_t iter;          /* the current iteration, row-major */
+	int anyvt;               /* some variable is tracked in the current nest */
 	unsigned char *vtracked; /* per var: a let variable of an outer scope assigned in the nest */
 	unsigned char *vwritten; /* per var: assigned in the current nest */
 	unsigned char *stored;   /* per buffer: stored in the nest body (analysis) */
@@ -78,6 +79,27 @@ typedef struct Run {
 	void *scratch;
 	size_t scratchcap;
 } Run;
+
+/* dtype_is_float / dtype_is_int, inline for the evaluator's hot paths */
+static inline int
+it_float(DType t)
+{
+	return (1u << t & (1u << DT_F16 | 1u << DT_BF16 | 1u << DT_F32 | 1u << DT_F64 | 1u << DT_FP8E4M3 |
+			   1u << DT_FP8E5M2)) != 0;
+}
+
+static inline int
+it_int(DType t)
+{
+	return (1u << t & (1u << DT_INT | 1u << DT_I8 | 1u << DT_U8 | 1u << DT_I32)) != 0;
+}
+
+/* f16, bf16, fp8 and f32 values compute in f32 */
+static inline int
+it_f32(DType t)
+{
+	return (1u << t & (1u << DT_F16 | 1u << DT_BF16 | 1u << DT_F32 | 1u << DT_FP8E4M3 | 1u << DT_FP8E5M2)) != 0;
+}
 
 /* ---- interp.c ---- */
 /* set the failure (status st, message at loc) unless one is set; returns -1 */
@@ -108,6 +130,20 @@ double iexp_fmax(double a, double b, unsigned *fl);
 double iexp_fmin(double a, double b, unsigned *fl);
 /* an integer index value that must be defined; -1 (with the error) when undefined */
 int iexp_index(Run *R, const IrExpr *x, int64_t *out, unsigned *fl, const char *what);
+
+/* the linear index of element idx[0..n) of B: -1 after an error (an index undefined, or
+ * outside a shared or local buffer), 1 when outside a global tensor */
+int iexp_elemindex(Run *R, const BufRt *B, int n, IrExpr *const *idx, Loc loc, int64_t *lin, unsigned *fl);
+
+/* element lin (inside) of buffer buf = B: nest shadow, block race, the value */
+Val iexp_elem(Run *R, BufRt *B, int buf, int64_t lin, Loc loc);
+/* one operation on operand values: x is a binary node (not && ||), a unary node, a call
+ * (b unused for one argument), a constant */
+Val iexp_binop(Run *R, const IrExpr *x, Val a, Val b);
+Val iexp_unop(const IrExpr *x, Val a);
+Val iexp_callop(Run *R, const IrExpr *x, Val a, Val b);
+Val iexp_const(const IrExpr *x);
+Val iexp_undef(DType t, unsigned fl);
 
 /* ---- interp_ops.c ---- */
 int iop_copy(Run *R, const IrStmt *s);

@@ -47,36 +47,6 @@ region(Run *R, const Region *r, Loc loc, const char *op, Reg *g)
 	return 0;
 }
 
-/* element co (full coordinates) of region g's buffer: -1 after an error */
-static int
-rd(Run *R, const Reg *g, const int64_t *co, Loc loc, Val *v)
-{
-	const BufRt *B = g->B;
-	int64_t lin = 0;
-	int d;
-
-	for (d = 0; d < B->ndim; d++) {
-		if (co[d] < 0 || co[d] >= B->dim[d]) { /* global, past the edge: zero */
-			v->fl = 0;
-			if (dtype_is_float(B->t))
-				v->c.f = 0;
-			else
-				v->c.i = 0;
-			return 0;
-		}
-		lin += co[d] * B->stride[d];
-	}
-	if (B->scope == MEM_GLOBAL) {
-		if (B->cell && irun_block_race(R, B, lin, loc))
-			return -1;
-		*v = iexp_gload(B, lin);
-	} else {
-		v->c = B->v[lin];
-		v->fl = B->fl[lin];
-	}
-	return 0;
-}
-
 /* write v (of type g->B->t) at co; dropped past the edge of a global tensor */
 static int
 wr(Run *R, const Reg *g, const int64_t *co, Val v, Loc loc)
@@ -117,13 +87,42 @@ overlap(const Reg *a, const Reg *b)
 	return !same;
 }
 
+/* the part of a row of region g (full coordinates co, the row along dim d, n long) that
+ * lies in its buffer: [*lo, *hi), and the linear index of the row's start; an empty part
+ * when another coordinate is outside (global tensors) */
+static int64_t
+rowpart(const Reg *g, const int64_t *co, int d, int64_t n, int64_t *lo, int64_t *hi)
+{
+	const BufRt *B = g->B;
+	int64_t lin = 0;
+	int e;
+
+	*lo = 0;
+	*hi = n;
+	for (e = 0; e < B->ndim; e++) {
+		if (e == d)
+			continue;
+		if (co[e] < 0 || co[e] >= B->dim[e]) {
+			*hi = 0;
+			return 0;
+		}
+		lin += co[e] * B->stride[e];
+	}
+	if (co[d] < 0)
+		*lo = -co[d] < n ? -co[d] : n;
+	if (B->dim[d] - co[d] < n)
+		*hi = B->dim[d] - co[d] > *lo ? B->dim[d] - co[d] : *lo;
+	return lin + co[d] * B->stride[d];
+}
+
 int
 iop_copy(Run *R, const IrStmt *s)
 {
 	Reg src, dst;
-	int64_t c[IR_MAXDIM] = {0}, cs[IR_MAXDIM], cd[IR_MAXDIM], i;
-	int k, d, nn;
-	Val v;
+	int64_t c[IR_MAXDIM] = {0}, cs[IR_MAXDIM], cd[IR_MAXDIM], row, nrow, L, j;
+	int k, d, nn, ds, dd;
+	BufRt *SB, *DB;
+	DType st, dt;
 
 	if (region(R, &s->u.copy.src, s->loc, "copy", &src) || region(R, &s->u.copy.dst, s->loc, "copy", &dst))
 		return -1;
@@ -134,21 +133,63 @@ iop_copy(Run *R, const IrStmt *s)
 				 src.B->b->name);
 	if (irun_work(R, s->loc, src.n))
 		return -1;
+	SB = src.B, DB = dst.B, st = SB->t, dt = DB->t;
+	/* row by row along the last non-unit dim (all unit: one row of one element) */
 	nn = src.nn;
-	for (i = 0; i < src.n; i++) {
+	ds = nn ? src.nd[nn - 1] : src.ndim - 1;
+	dd = nn ? dst.nd[nn - 1] : dst.ndim - 1;
+	L = nn ? src.ext[ds] : 1;
+	nrow = src.n / L;
+	for (row = 0; row < nrow; row++) {
+		int64_t sl, sh, dl, dh, sb, db, ss = SB->stride[ds], dstr = DB->stride[dd];
+
 		for (d = 0; d < src.ndim; d++)
 			cs[d] = src.off[d];
 		for (d = 0; d < dst.ndim; d++)
 			cd[d] = dst.off[d];
-		for (k = 0; k < nn; k++) {
+		for (k = 0; k + 1 < nn; k++) {
 			cs[src.nd[k]] += c[k];
 			cd[dst.nd[k]] += c[k];
 		}
-		if (rd(R, &src, cs, s->loc, &v))
-			return -1;
-		if (wr(R, &dst, cd, iexp_conv(v, src.B->t, dst.B->t), s->loc))
-			return -1;
-		for (k = nn - 1; k >= 0 && ++c[k] == src.ext[src.nd[k]]; k--)
+		sb = rowpart(&src, cs, ds, L, &sl, &sh);
+		db = rowpart(&dst, cd, dd, L, &dl, &dh);
+		for (j = dl; j < dh; j++) {
+			Val v;
+
+			if (j >= sl && j < sh) {
+				int64_t l = sb + j * ss;
+
+				if (SB->scope == MEM_GLOBAL) {
+					if (SB->cell && irun_block_race(R, SB, l, s->loc))
+						return -1;
+					v = iexp_gload(SB, l);
+				} else {
+					v.c = SB->v[l];
+					v.fl = SB->fl[l];
+				}
+				if (st != dt)
+					v = iexp_conv(v, st, dt);
+			} else { /* past the edge of a global tensor: zero */
+				v.fl = 0;
+				if (it_float(dt))
+					v.c.f = 0;
+				else
+					v.c.i = 0;
+			}
+			if (DB->scope == MEM_GLOBAL) {
+				int64_t l = db + j * dstr;
+
+				if (DB->cell && irun_block_race(R, DB, l, s->loc))
+					return -1;
+				iexp_gstore(R, DB, l, v);
+				if (R->bad)
+					return -1;
+			} else {
+				DB->v[db + j * dstr] = v.c;
+				DB->fl[db + j * dstr] = (unsigned char)v.fl;
+			}
+		}
+		for (k = nn - 2; k >= 0 && ++c[k] == src.ext[src.nd[k]]; k--)
 			c[k] = 0;
 	}
 	return 0;
@@ -223,7 +264,7 @@ iop_gemm(Run *R, const IrStmt *s)
 	if (__builtin_mul_overflow(M, N, &work) || __builtin_mul_overflow(work, K + 1, &work) ||
 	    irun_work(R, s->loc, work))
 		return irun_work(R, s->loc, INT64_MAX);
-	isf = dtype_is_float(A.B->t);
+	isf = it_float(A.B->t);
 	need = (size_t)(M * K + K * N) * 8 + (size_t)N * (isf ? 8 : 16) + (size_t)(M + N) + 16;
 	{
 		unsigned char *mem = irun_scratch(R, need);
@@ -312,8 +353,8 @@ iop_reduce(Run *R, const IrStmt *s)
 	BufRt *S = &R->bufs[s->u.reduce.src], *D = &R->bufs[s->u.reduce.dst];
 	ReduceOp op = s->u.reduce.op;
 	int dim = s->u.reduce.dim, clear = s->u.reduce.clear;
-	int fdom = dtype_is_float(S->t) || dtype_is_float(D->t), sf = dtype_is_float(S->t);
-	int df = dtype_is_float(D->t);
+	int fdom = it_float(S->t) || it_float(D->t), sf = it_float(S->t);
+	int df = it_float(D->t);
 	int64_t Rn = S->dim[dim], inner = S->stride[dim], no, o, r;
 
 	no = S->n / Rn;
