@@ -346,7 +346,7 @@ static int
 parallel(Run *R, const IrStmt *s)
 {
 	const IrKernel *k = R->k;
-	int n = s->u.par.n, d, i, r = 0, id[IR_MAXDIM];
+	int n = s->u.par.n, d, i, r = 0, id[IR_MAXDIM], tracked = 0;
 	int64_t c[IR_MAXDIM], total = 1, it;
 
 	if (n > IR_MAXDIM)
@@ -366,8 +366,10 @@ parallel(Run *R, const IrStmt *s)
 	memset(R->pstate, 0, (size_t)k->nbuf);
 	memset(R->vwritten, 0, (size_t)k->nvar);
 	scan_body(R, s->u.par.body);
-	for (i = 0; i < k->nbuf; i++)
+	for (i = 0; i < k->nbuf; i++) {
 		R->bufs[i].tracked = R->stored[i] && R->pstate[i] == 2;
+		tracked |= R->bufs[i].tracked;
+	}
 	R->anyvt = 0;
 	for (i = 0; i < k->nvar; i++) {
 		R->vtracked[i] = R->vwritten[i] == 1;
@@ -378,6 +380,9 @@ parallel(Run *R, const IrStmt *s)
 		R->vars[id[d]].c.i = 0;
 		R->vars[id[d]].fl = 0;
 	}
+	if (!tracked && !R->anyvt && !R->args->no_batch && (r = ibat_nest(R, s, total)) != 1)
+		goto done;
+	r = 0;
 	for (it = 0; it < total; it++) {
 		R->iter = it;
 		if (exec_list(R, s->u.par.body)) {
@@ -389,6 +394,7 @@ parallel(Run *R, const IrStmt *s)
 		if (d >= 0)
 			R->vars[id[d]].c.i = c[d];
 	}
+done:
 	/* a let variable of an outer scope assigned in the nest: every GPU thread has
 	 * its own copy, so after the nest its value is undefined */
 	for (i = 0; i < k->nvar; i++) {

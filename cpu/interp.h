@@ -49,6 +49,10 @@ typedef struct InterpArgs {
 	 * plus elements copied, filled and reduced plus gemm multiply-adds); a run
 	 * that would do more stops with INTERP_ERROR. 0: INTERP_MAX_WORK */
 	int64_t max_work;
+	/* run every parallel nest one iteration at a time; by default a nest whose
+	 * iterations cannot interact runs a batch of them at a time, statement by
+	 * statement (the same results; which error a nest with several reports may differ) */
+	int no_batch;
 } InterpArgs;
 
 #define INTERP_MAX_WORK 2000000000LL

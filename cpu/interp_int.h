@@ -75,6 +75,7 @@ typedef struct Run {
 	signed char *pat;        /* per buffer, IR_MAXDIM entries: the pattern's nest dims */
 	Shadow *sh;
 	size_t shcap, shn;
+	struct Bat *bat;         /* the batched nest executor's state (interp_batch.c) */
 	/* scratch memory of gemm and reduce (grows) */
 	void *scratch;
 	size_t scratchcap;
@@ -144,6 +145,11 @@ Val iexp_unop(const IrExpr *x, Val a);
 Val iexp_callop(Run *R, const IrExpr *x, Val a, Val b);
 Val iexp_const(const IrExpr *x);
 Val iexp_undef(DType t, unsigned fl);
+
+/* ---- interp_batch.c ---- */
+/* run nest s (total iterations; no buffer or variable tracked) a batch of iterations at a
+ * time: 0, -1 after an error, 1 when its body cannot be batched (nothing was run) */
+int ibat_nest(Run *R, const IrStmt *s, int64_t total);
 
 /* ---- interp_ops.c ---- */
 int iop_copy(Run *R, const IrStmt *s);

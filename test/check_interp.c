@@ -519,12 +519,55 @@ t_run(T *t)
 	return interp_kernel(t->k, &t->args, &t->st, &t->e);
 }
 
+/* run and expect success: once one iteration at a time, once with batched nests (the
+ * default) from the same inputs; both must give the same elements, flags and counts */
 static void
 t_ok(T *t)
 {
-	InterpStatus st = t_run(t);
+	void *in[32] = {0}, *out[32] = {0};
+	unsigned char *ofl[32] = {0};
+	size_t sz[32] = {0};
+	InterpStatus st;
+	InterpStats s1;
+	int i;
 
+	for (i = 0; i < t->k->nparam; i++) {
+		if (!t->k->params[i].is_tensor || !t->ten[i].data)
+			continue;
+		sz[i] = (size_t)t->ten[i].n * (size_t)dtype_bytes(t->k->bufs[t->k->params[i].buf].dtype);
+		in[i] = malloc(sz[i] + 1);
+		memcpy(in[i], t->ten[i].data, sz[i]);
+	}
+	t->args.no_batch = 1;
+	st = t_run(t);
+	ck_assert_msg(st == INTERP_OK, "status %d (one iteration at a time): %s", st, t->e.msg);
+	s1 = t->st;
+	for (i = 0; i < t->k->nparam; i++) {
+		if (!in[i])
+			continue;
+		out[i] = malloc(sz[i] + 1);
+		ofl[i] = malloc((size_t)t->ten[i].n + 1);
+		memcpy(out[i], t->ten[i].data, sz[i]);
+		memcpy(ofl[i], t->ten[i].flags, (size_t)t->ten[i].n);
+		memcpy(t->ten[i].data, in[i], sz[i]);
+		memset(t->ten[i].flags, 0, (size_t)t->ten[i].n);
+		free(in[i]);
+	}
+	t->args.no_batch = 0;
+	st = t_run(t);
 	ck_assert_msg(st == INTERP_OK, "status %d: %s", st, t->e.msg);
+	ck_assert_int_eq(t->st.statements, s1.statements);
+	ck_assert_int_eq(t->st.blocks, s1.blocks);
+	for (i = 0; i < t->k->nparam; i++) {
+		if (!out[i])
+			continue;
+		EXPECT(!memcmp(out[i], t->ten[i].data, sz[i]), "'%s' differs between the batched and the unbatched run",
+		       t->k->params[i].name);
+		EXPECT(!memcmp(ofl[i], t->ten[i].flags, (size_t)t->ten[i].n),
+		       "the flags of '%s' differ between the batched and the unbatched run", t->k->params[i].name);
+		free(out[i]);
+		free(ofl[i]);
+	}
 }
 
 static void
@@ -958,6 +1001,7 @@ START_TEST(nest_exprs)
 		"	local x: f32[16];\n"
 		"	local y: f32[16];\n"
 		"	local z: i32[16];\n"
+		"	local z2: i32[16];\n"
 		"	copy(X[0], x);\n"
 		"	for i in parallel(16) {\n"
 		"		let v = x[i] * 2.0;\n"
@@ -969,11 +1013,15 @@ START_TEST(nest_exprs)
 		"		} else {\n"
 		"			y[i] = w * 4.0;\n"
 		"		}\n"
+		"		w = w + 0.5;\n"
+		"		z2[i] = (i > 5 && x[i] > 0.0 || i == 1 ? 1000 : 0) + i32(w);\n"
+		"	}\n"
+		"	for i in parallel(16) {\n"
 		"		let s = 0;\n"
 		"		for k in range(2, i) {\n"
 		"			s = s + k;\n"
 		"		}\n"
-		"		z[i] = i32(s) + (i > 5 && x[i] > 0.0 || i == 1 ? 1000 : 0);\n"
+		"		z[i] = i32(s) + z2[i];\n"
 		"	}\n"
 		"	copy(y, Y[0]);\n"
 		"	copy(z, Z[0]);\n"
@@ -999,12 +1047,49 @@ START_TEST(nest_exprs)
 		y = i % 2 == 0 ? w : i % 3 == 0 ? -w : w * 4;
 		for (k = 2; k < i; k++)
 			s += k;
-		s += (i > 5 && X[i] > 0) || i == 1 ? 1000 : 0;
+		s += ((i > 5 && X[i] > 0) || i == 1 ? 1000 : 0) + (int32_t)(w + 0.5f);
 		ck_assert_msg(Y[i] == y, "Y[%d] = %g, want %g", i, Y[i], y);
 		ck_assert_int_eq(Z[i], s);
 		ck_assert_int_eq(t_fl(&t, "Y")[i], 0);
 		ck_assert_int_eq(t_fl(&t, "Z")[i], 0);
 	}
+	t_free(&t);
+}
+END_TEST
+
+/* batches of iterations across rows of the nest, conditions narrowing them */
+START_TEST(nest_batches)
+{
+	static const char src[] =
+		"kernel b(Y: f32[3, 100], Z: i32[3, 100]) grid(1) threads(32) {\n"
+		"	for i, j in parallel(3, 100) {\n"
+		"		let u = i * 1000 + j;\n"
+		"		Y[i, j] = f32(u) * 0.5;\n"
+		"		if (j % 7 == 3 || i == 2 && j > 90) {\n"
+		"			Z[i, j] = i32(u % 13 == 0 ? -u : u / 3);\n"
+		"		} else {\n"
+		"			Z[i, j] = i32(select(j < 50, u, 10 / (j - 49)));\n"
+		"		}\n"
+		"	}\n"
+		"}\n";
+	T t;
+	float *Y;
+	int32_t *Z;
+	int i, j;
+
+	t_compile(&t, src);
+	t_alloc(&t);
+	t_ok(&t);
+	Y = t_data(&t, "Y");
+	Z = t_data(&t, "Z");
+	for (i = 0; i < 3; i++)
+		for (j = 0; j < 100; j++) {
+			int u = i * 1000 + j;
+			int z = j % 7 == 3 || (i == 2 && j > 90) ? (u % 13 == 0 ? -u : u / 3) : j < 50 ? u : 10 / (j - 49);
+
+			ck_assert(Y[i * 100 + j] == (float)u * 0.5f);
+			ck_assert_int_eq(Z[i * 100 + j], z);
+		}
 	t_free(&t);
 }
 END_TEST
@@ -1583,6 +1668,15 @@ START_TEST(errors)
 	st = t_run(&t);
 	ck_assert_msg(st == INTERP_ERROR, "%d: status %d (%s)", _i, st, t.e.msg);
 	ck_assert_msg(strstr(t.e.msg, errs[_i].msg) != NULL, "%d: got '%s', want '%s'", _i, t.e.msg, errs[_i].msg);
+	/* one iteration at a time: the same error */
+	{
+		char msg[sizeof t.e.msg];
+
+		snprintf(msg, sizeof msg, "%s", t.e.msg);
+		t.args.no_batch = 1;
+		ck_assert_int_eq(t_run(&t), INTERP_ERROR);
+		ck_assert_str_eq(t.e.msg, msg);
+	}
 	t_free(&t);
 }
 END_TEST
@@ -1757,6 +1851,7 @@ suite_interp(void)
 	tcase_add_loop_test(tp, reduce_ops, 0, 8);
 	tcase_add_test(tp, reduce_int);
 	tcase_add_test(tp, nest_exprs);
+	tcase_add_test(tp, nest_batches);
 	tcase_add_test(tp, floor_divmod);
 	tcase_add_test(tp, f16_at_stores);
 	tcase_add_test(tp, loops_pipeline);
