@@ -228,17 +228,19 @@ irun_nest_access(Run *R, int slot, int64_t idx, int write, Loc loc)
 	return 0;
 }
 
-/* the private pattern of an access: every index is a nest variable, each once,
- * all of them; -1 if not */
+/* the private pattern of an access: every index is a nest variable or a constant, each
+ * nest variable used once (so different iterations reach different elements); -1 if not */
 static int
-pattern(const IrStmt *nest, int n, IrExpr *const *idx, signed char *p)
+pattern(const IrStmt *nest, int n, IrExpr *const *idx, int64_t *p)
 {
 	unsigned used = 0;
 	int d, i;
 
-	if (n != nest->u.par.n)
-		return -1;
 	for (d = 0; d < n; d++) {
+		if (idx[d]->kind == IE_INT && idx[d]->u.i >= 0) {
+			p[d] = idx[d]->u.i;
+			continue;
+		}
 		if (idx[d]->kind != IE_VAR)
 			return -1;
 		for (i = 0; i < nest->u.par.n && nest->u.par.vars[i] != idx[d]->u.var; i++)
@@ -246,15 +248,15 @@ pattern(const IrStmt *nest, int n, IrExpr *const *idx, signed char *p)
 		if (i == nest->u.par.n || used >> i & 1)
 			return -1;
 		used |= 1u << i;
-		p[d] = (signed char)i;
+		p[d] = -1 - i;
 	}
-	return 0;
+	return used == (1u << nest->u.par.n) - 1 ? 0 : -1;
 }
 
 static void
 access_seen(Run *R, int buf, int n, IrExpr *const *idx)
 {
-	signed char p[IR_MAXDIM];
+	int64_t p[IR_MAXDIM];
 
 	if (R->pstate[buf] == 2)
 		return;
@@ -262,8 +264,8 @@ access_seen(Run *R, int buf, int n, IrExpr *const *idx)
 		R->pstate[buf] = 2;
 	} else if (R->pstate[buf] == 0) {
 		R->pstate[buf] = 1;
-		memcpy(R->pat + buf * IR_MAXDIM, p, (size_t)n);
-	} else if (memcmp(R->pat + buf * IR_MAXDIM, p, (size_t)n)) {
+		memcpy(R->pat + buf * IR_MAXDIM, p, sizeof *p * (size_t)n);
+	} else if (memcmp(R->pat + buf * IR_MAXDIM, p, sizeof *p * (size_t)n)) {
 		R->pstate[buf] = 2;
 	}
 }
@@ -742,7 +744,7 @@ start(Run *R, const IrKernel *k, const InterpArgs *args, Err *e)
 	R->vwritten = arena_alloc(&R->a, (size_t)k->nvar + 1);
 	R->stored = arena_alloc(&R->a, (size_t)k->nbuf + 1);
 	R->pstate = arena_alloc(&R->a, (size_t)k->nbuf + 1);
-	R->pat = arena_alloc(&R->a, (size_t)(k->nbuf + 1) * IR_MAXDIM);
+	R->pat = arena_alloc(&R->a, sizeof *R->pat * (size_t)(k->nbuf + 1) * IR_MAXDIM);
 	if (!R->vars || !R->bufs || !R->vtracked || !R->vwritten || !R->stored || !R->pstate || !R->pat)
 		return irun_fail(R, INTERP_NOMEM, k->loc, "out of memory");
 	return setparams(R);

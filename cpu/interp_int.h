@@ -72,7 +72,8 @@ typedef struct Run {
 	unsigned char *vwritten; /* per var: assigned in the current nest */
 	unsigned char *stored;   /* per buffer: stored in the nest body (analysis) */
 	unsigned char *pstate;   /* per buffer: 0 untouched, 1 one private pattern, 2 other */
-	signed char *pat;        /* per buffer, IR_MAXDIM entries: the pattern's nest dims */
+	int64_t *pat;            /* per buffer, IR_MAXDIM entries: the pattern (a nest dim d as
+	                          * -1 - d, or a constant index) */
 	Shadow *sh;
 	size_t shcap, shn;
 	struct Bat *bat;         /* the batched nest executor's state (interp_batch.c) */

@@ -1094,6 +1094,45 @@ START_TEST(nest_batches)
 }
 END_TEST
 
+/* nests that the shadow checks (irregular indices) but that do not race; constant
+ * indices next to the nest variables */
+START_TEST(nest_tracked)
+{
+	static const char src[] =
+		"kernel k(Y: f32[8], Z: f32[2, 1, 4]) grid(1) threads(32) {\n"
+		"	local x: f32[8];\n"
+		"	local z: f32[2, 1, 4];\n"
+		"	for i in parallel(4) {\n"
+		"		if (i < 2) {\n"
+		"			x[2 * i] = f32(i);\n"
+		"			x[2 * i + 1] = f32(i) + 0.5;\n"
+		"		} else {\n"
+		"			x[8 - 2 * (i - 1)] = 10.0;\n"
+		"			x[9 - 2 * (i - 1)] = x[9 - 2 * (i - 1) - 1] + 1.0;\n"
+		"		}\n"
+		"	}\n"
+		"	for a, b in parallel(2, 4) {\n"
+		"		z[a, 0, b] = f32(a * 4 + b);\n"
+		"		z[a, 0, b] = z[a, 0, b] * 2.0;\n"
+		"	}\n"
+		"	copy(x, Y);\n"
+		"	copy(z, Z);\n"
+		"}\n";
+	static const float want[8] = {0, 0.5f, 1, 1.5f, 10, 11, 10, 11};
+	T t;
+	int i;
+
+	t_compile(&t, src);
+	t_alloc(&t);
+	t_ok(&t);
+	for (i = 0; i < 8; i++) {
+		ck_assert(((float *)t_data(&t, "Y"))[i] == want[i]);
+		ck_assert(((float *)t_data(&t, "Z"))[i] == 2.0f * (float)i);
+	}
+	t_free(&t);
+}
+END_TEST
+
 static int64_t
 fdiv(int64_t a, int64_t b)
 {
@@ -1852,6 +1891,7 @@ suite_interp(void)
 	tcase_add_test(tp, reduce_int);
 	tcase_add_test(tp, nest_exprs);
 	tcase_add_test(tp, nest_batches);
+	tcase_add_test(tp, nest_tracked);
 	tcase_add_test(tp, floor_divmod);
 	tcase_add_test(tp, f16_at_stores);
 	tcase_add_test(tp, loops_pipeline);
