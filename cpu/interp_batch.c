@@ -168,6 +168,7 @@ bpos(Run *R, const BufRt *B, int n, IrExpr *const *idx, const Idx *ix, const uin
 			if (!glob)
 				return range(R, B, d, x, loc);
 			cout = 1;
+			continue;
 		}
 		base += x * B->stride[d];
 	}
@@ -195,6 +196,7 @@ bpos(Run *R, const BufRt *B, int n, IrExpr *const *idx, const Idx *ix, const uin
 					return range(R, B, d, x, loc);
 				P->out[l] = 1;
 				P->anyout = 1;
+				continue;
 			}
 			P->lin[l] += x * st;
 		}

@@ -242,6 +242,7 @@ iexp_elemindex(Run *R, const BufRt *B, int n, IrExpr *const *idx, Loc loc, int64
 						 "index %lld out of range for dimension %d of '%s' (size %lld)",
 						 (long long)x, d, B->b->name, (long long)B->dim[d]);
 			out = 1;
+			continue;
 		}
 		l += x * B->stride[d];
 	}
@@ -492,8 +493,9 @@ iexp_callop(Run *R, const IrExpr *x, Val a, Val b)
 
 			if (b.c.i == 0)
 				return divzero(R, x, t, r.fl);
-			ovf = __builtin_add_overflow(a.c.i, b.c.i - 1, &s);
-			return iexp_int(t, floordiv64(s, b.c.i), ovf, r.fl);
+			ovf = __builtin_sub_overflow(b.c.i, 1, &s) || __builtin_add_overflow(a.c.i, s, &s) ||
+			      (s == INT64_MIN && b.c.i == -1);
+			return iexp_int(t, ovf ? 0 : floordiv64(s, b.c.i), ovf, r.fl);
 		}
 		if (!it_float(t))
 			r.c.i = (fn == FN_MAX) == (a.c.i > b.c.i) ? a.c.i : b.c.i;

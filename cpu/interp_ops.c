@@ -35,6 +35,9 @@ region(Run *R, const Region *r, Loc loc, const char *op, Reg *g)
 	for (d = 0; d < r->ndim; d++) {
 		if (iexp_index(R, r->off[d], &g->off[d], &fl, "the region offset"))
 			return -1;
+		if (g->off[d] < -((int64_t)1 << 62) || g->off[d] > (int64_t)1 << 62)
+			return irun_fail(R, INTERP_ERROR, loc, "%s: region offset %lld of '%s' is out of range", op,
+					 (long long)g->off[d], B->b->name);
 		if (r->ext[d] != 1)
 			g->nd[g->nn++] = d;
 		g->n *= r->ext[d];
