@@ -157,10 +157,11 @@ bpos(Run *R, const BufRt *B, int n, IrExpr *const *idx, const Idx *ix, const uin
 
 	/* the constant indices first */
 	for (d = 0; d < n; d++) {
-		int64_t x = ix[d].c.c.i;
+		int64_t x;
 
 		if (ix[d].L)
 			continue;
+		x = ix[d].c.c.i;
 		if (ix[d].c.fl & INTERP_UNDEF)
 			return badindex(R, idx[d]);
 		cfl |= ix[d].c.fl;
