@@ -720,6 +720,9 @@ setbuffers(Run *R)
 			B->data = t->data;
 			B->esz = dtype_bytes(b->dtype);
 		} else {
+			if (n > (int64_t)1 << 31)
+				return irun_fail(R, INTERP_ERROR, b->loc, "%s buffer '%s' has more than 2^31 elements",
+						 memscope_name(b->scope), b->name);
 			B->v = arena_alloc(&R->a, sizeof *B->v * (size_t)n);
 			B->fl = arena_alloc(&R->a, (size_t)n);
 			if (!B->v || !B->fl)
