@@ -26,7 +26,6 @@ typedef struct Lanes {
 typedef struct Pos {
 	int64_t lin[LANES];
 	unsigned char fl[LANES], out[LANES];
-	int anyout;
 } Pos;
 
 /* a temporary: lane values, a list of active lanes, or positions */
@@ -127,7 +126,6 @@ bindex(Run *R, const IrExpr *x, const uint16_t *act, int na, Idx *ix, int *ntmp)
 	}
 }
 
-/* the element positions of the active lanes */
 static int
 badindex(Run *R, const IrExpr *x)
 {
@@ -147,6 +145,8 @@ range(Run *R, const BufRt *B, int d, int64_t x, Loc loc)
 			 (long long)x, d, B->b->name, (long long)B->dim[d]);
 }
 
+/* the element positions of the active lanes into P: -1 after an error (an index undefined,
+ * or outside a shared or local buffer) */
 static int
 bpos(Run *R, const BufRt *B, int n, IrExpr *const *idx, const Idx *ix, const uint16_t *act, int na, Loc loc,
      Pos *P)
@@ -178,7 +178,6 @@ bpos(Run *R, const BufRt *B, int n, IrExpr *const *idx, const Idx *ix, const uin
 		P->fl[act[i]] = (unsigned char)cfl;
 		P->out[act[i]] = (unsigned char)cout;
 	}
-	P->anyout = cout;
 	for (d = 0; d < n; d++) {
 		const Lanes *L = ix[d].L;
 		int64_t st = B->stride[d], dim = B->dim[d];
@@ -196,7 +195,6 @@ bpos(Run *R, const BufRt *B, int n, IrExpr *const *idx, const Idx *ix, const uin
 				if (!glob)
 					return range(R, B, d, x, loc);
 				P->out[l] = 1;
-				P->anyout = 1;
 				continue;
 			}
 			P->lin[l] += x * st;
