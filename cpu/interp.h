@@ -45,7 +45,17 @@ typedef struct InterpArgs {
 	InterpTensor *tensors; /* tensors[p] for a tensor param p (others ignored) */
 	const double *scalars; /* scalars[p] for a scalar param p: its value (an integer
 	                        * param is given as a double holding an integer) */
+	/* added with the interpreter: the most work a run may do (statements executed
+	 * plus elements copied, filled and reduced plus gemm multiply-adds); a run
+	 * that would do more stops with INTERP_ERROR. 0: INTERP_MAX_WORK */
+	int64_t max_work;
+	/* run every parallel nest one iteration at a time; by default a nest whose
+	 * iterations cannot interact runs a batch of them at a time, statement by
+	 * statement (the same results; which error a nest with several reports may differ) */
+	int no_batch;
 } InterpArgs;
+
+#define INTERP_MAX_WORK 2000000000LL
 
 typedef struct InterpStats {
 	int64_t blocks;        /* blocks run */
@@ -87,5 +97,12 @@ uint16_t num_f32_to_bf16(float f);
 float num_bf16_to_f32(uint16_t h);
 uint8_t num_f32_to_fp8(DType t, float f);   /* t: DT_FP8E4M3 or DT_FP8E5M2 */
 float num_fp8_to_f32(DType t, uint8_t v);
+/* added with the interpreter: the narrow float types (f16, bf16, fp8_e4m3,
+ * fp8_e5m2) from and to their bits, rounding once from a double as num_store
+ * does (0 for other types); num_round(t, v): v rounded to float type t (f32:
+ * (float)v, f64: v), i.e. the value num_store then num_load would give */
+uint32_t num_encode(DType t, double v);
+double num_decode(DType t, uint32_t bits);
+double num_round(DType t, double v);
 
 #endif
