@@ -1330,14 +1330,15 @@ out:
 	_exit(3);
 }
 
+static unsigned char tl_cpu_altstack[1 << 16]; // not function-local: see tl_cpu_find_statics
+
 static void tl_cpu_install_handlers(void)
 {
-	static unsigned char altstack[1 << 16];
 	stack_t ss;
 	struct sigaction sa;
 
-	ss.ss_sp = altstack;
-	ss.ss_size = sizeof altstack;
+	ss.ss_sp = tl_cpu_altstack;
+	ss.ss_size = sizeof tl_cpu_altstack;
 	ss.ss_flags = 0;
 	if (sigaltstack(&ss, NULL))
 		tl_cpu_fatal("sigaltstack: %s", strerror(errno));
@@ -1445,7 +1446,8 @@ static void tl_cpu_find_statics(void)
 					continue;
 				}
 				if (!have_bias || ELF64_ST_TYPE(sym[j].st_info) != STT_OBJECT || !sym[j].st_size ||
-				    strncmp(nm, "_ZZ", 3) || sym[j].st_shndx == SHN_UNDEF || sym[j].st_shndx >= eh->e_shnum)
+				    strncmp(nm, "_ZZ", 3) || strstr(nm, "tl_cpu_") || sym[j].st_shndx == SHN_UNDEF ||
+				    sym[j].st_shndx >= eh->e_shnum)
 					continue;
 				if (tl_cpu_nstatics == cap) {
 					cap = cap ? 2 * cap : 16;
