@@ -436,30 +436,6 @@ END_TEST
 
 /* ---- wgmma: the shared-memory image placed by the canonical layouts of the reference ---- */
 
-typedef struct WgCase {
-	const char *name;
-	int kernel, n, tb, bf, nk, imgbytes;
-	int offa, lboa, sboa, modea, adva;
-	int offb, lbob, sbob, modeb, advb;
-} WgCase;
-
-/* the kernels of cpu_exec_kernels.cu's table: 0 n64/t1, 1 n256/t1, 2 n32/t1, 3 n8/t1,
- * 4 n64/t0, 5 n128/t0, 6 n256/t0, 7 n64/t1 bf16, 8 n96/t0 bf16 (t1: B N-major) */
-static const WgCase wg_cases[] = {
-	{"m64n64k16 x4, A K-major 128B, B N-major 128B", 0, 64, 1, 0, 4, 16384, 0, 16, 1024, 1, 32, 8192, 8192, 1024, 1, 2048},
-	{"m64n256k16 x4, 128B (the gemm_sm90 layout)", 1, 256, 1, 0, 4, 40960, 0, 16, 1024, 1, 32, 8192, 8192, 1024, 1, 2048},
-	{"m64n64k16 x2, 64B swizzles", 0, 64, 1, 0, 2, 8192, 0, 16, 512, 2, 32, 4096, 2048, 512, 2, 1024},
-	{"m64n32k16 x2, 32B swizzles", 2, 32, 1, 0, 2, 6144, 0, 16, 256, 3, 2048, 4096, 1024, 256, 3, 512},
-	{"m64n64k16 x2, no swizzle (core matrices)", 0, 64, 1, 0, 2, 8192, 0, 128, 256, 0, 2048, 4096, 1024, 128, 0, 2048},
-	{"m64n64k16 x4, B K-major 128B", 4, 64, 0, 0, 4, 16384, 0, 16, 1024, 1, 32, 8192, 16, 1024, 1, 32},
-	{"m64n128k16 x2, A and B K-major 64B", 5, 128, 0, 0, 2, 12288, 0, 16, 512, 2, 32, 4096, 16, 512, 2, 32},
-	{"m64n256k16, A and B K-major 32B", 6, 256, 0, 0, 1, 10240, 0, 16, 256, 3, 0, 2048, 16, 256, 3, 0},
-	{"m64n8k16 x4, B N-major 128B, N below the swizzle width", 3, 8, 1, 0, 4, 16384, 0, 16, 1024, 1, 32, 8192, 0, 1024, 1, 2048},
-	{"m64n64k16 x4 bf16, 128B", 7, 64, 1, 1, 4, 16384, 0, 16, 1024, 1, 32, 8192, 8192, 1024, 1, 2048},
-	{"m64n96k16 x2 bf16, B K-major, no swizzle", 8, 96, 0, 1, 2, 10240, 0, 128, 256, 0, 2048, 4096, 128, 256, 0, 3072},
-	{"m64n64k16, A 128B with SBO 2048, B N-major 64B at 17408", 0, 64, 1, 0, 1, 20480, 0, 16, 2048, 1, 0, 17408, 2048, 512, 2, 0},
-};
-
 static unsigned short wg_img[65536 / 2];
 static unsigned char wg_set[65536];
 
@@ -482,7 +458,7 @@ wg_place(unsigned long start, int mn_major, int mode, int lbo, int sbo, int rows
 
 START_TEST(wgmma)
 {
-	const WgCase *c = &wg_cases[_i];
+	const RefWgCase *c = &ref_wg_cases[_i];
 	static float A[64 * 64], B[256 * 64], cin[128 * 128], out[128 * 128];
 	int kdim = 16 * c->nk, sel = 100 + c->kernel, nr = c->n / 2, imgbytes = c->imgbytes;
 	int p[11] = {c->offa, c->lboa, c->sboa, c->modea, c->adva, c->offb, c->lbob, c->sbob, c->nk, c->advb, c->modeb};
@@ -879,7 +855,7 @@ suite_cpu_exec(void)
 	tcase_add_loop_test(u, memory_errors, 0, 7);
 	tcase_add_test(u, stack_overflow);
 	tcase_add_test(u, bad_job);
-	tcase_add_loop_test(u, wgmma, 0, (int)countof(wg_cases));
+	tcase_add_loop_test(u, wgmma, 0, (int)countof(ref_wg_cases));
 	tcase_add_loop_test(u, wgmma_async, 0, 7);
 	suite_add_tcase(s, u);
 	tcase_set_timeout(sm, 300);

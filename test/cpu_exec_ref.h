@@ -276,4 +276,28 @@ ref_canonical_addr(unsigned long start, int mn_major, int mode, long lbo, long s
 			   start + 2 * (unsigned long)(ref_layout_eval(mnm, nmn, mn) + ref_layout_eval(km, nk, k)));
 }
 
+typedef struct RefWgCase {
+	const char *name;
+	int kernel, n, tb, bf, nk, imgbytes;
+	int offa, lboa, sboa, modea, adva;
+	int offb, lbob, sbob, modeb, advb;
+} RefWgCase;
+
+/* ---- the wgmma cases of test/cpu_exec_kernels.cu: the kernels of its table:'s table: 0 n64/t1, 1 n256/t1, 2 n32/t1, 3 n8/t1,
+ * 4 n64/t0, 5 n128/t0, 6 n256/t0, 7 n64/t1 bf16, 8 n96/t0 bf16 (t1: B N-major) */
+static const RefWgCase ref_wg_cases[] = {
+	{"m64n64k16 x4, A K-major 128B, B N-major 128B", 0, 64, 1, 0, 4, 16384, 0, 16, 1024, 1, 32, 8192, 8192, 1024, 1, 2048},
+	{"m64n256k16 x4, 128B (the gemm_sm90 layout)", 1, 256, 1, 0, 4, 40960, 0, 16, 1024, 1, 32, 8192, 8192, 1024, 1, 2048},
+	{"m64n64k16 x2, 64B swizzles", 0, 64, 1, 0, 2, 8192, 0, 16, 512, 2, 32, 4096, 2048, 512, 2, 1024},
+	{"m64n32k16 x2, 32B swizzles", 2, 32, 1, 0, 2, 6144, 0, 16, 256, 3, 2048, 4096, 1024, 256, 3, 512},
+	{"m64n64k16 x2, no swizzle (core matrices)", 0, 64, 1, 0, 2, 8192, 0, 128, 256, 0, 2048, 4096, 1024, 128, 0, 2048},
+	{"m64n64k16 x4, B K-major 128B", 4, 64, 0, 0, 4, 16384, 0, 16, 1024, 1, 32, 8192, 16, 1024, 1, 32},
+	{"m64n128k16 x2, A and B K-major 64B", 5, 128, 0, 0, 2, 12288, 0, 16, 512, 2, 32, 4096, 16, 512, 2, 32},
+	{"m64n256k16, A and B K-major 32B", 6, 256, 0, 0, 1, 10240, 0, 16, 256, 3, 0, 2048, 16, 256, 3, 0},
+	{"m64n8k16 x4, B N-major 128B, N below the swizzle width", 3, 8, 1, 0, 4, 16384, 0, 16, 1024, 1, 32, 8192, 0, 1024, 1, 2048},
+	{"m64n64k16 x4 bf16, 128B", 7, 64, 1, 1, 4, 16384, 0, 16, 1024, 1, 32, 8192, 8192, 1024, 1, 2048},
+	{"m64n96k16 x2 bf16, B K-major, no swizzle", 8, 96, 0, 1, 2, 10240, 0, 128, 256, 0, 2048, 4096, 128, 256, 0, 3072},
+	{"m64n64k16, A 128B with SBO 2048, B N-major 64B at 17408", 0, 64, 1, 0, 1, 20480, 0, 16, 2048, 1, 0, 17408, 2048, 512, 2, 0},
+};
+
 #endif
