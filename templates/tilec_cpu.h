@@ -42,7 +42,10 @@
 #if defined(__linux__)
 #include <elf.h>
 #endif
-#if !defined(__x86_64__)
+// the context switch: hand-written for x86-64; ucontext elsewhere (or with -DTL_CPU_UCONTEXT)
+#if defined(__x86_64__) && !defined(TL_CPU_UCONTEXT)
+#define TL_CPU_ASM_SWITCH 1
+#else
 #include <ucontext.h>
 #endif
 
@@ -143,7 +146,7 @@ void tl_cpu_entry(void **a); // the trampoline, after the kernel (cpuexec_entry)
 }
 
 struct tl_cpu_ctx {
-#if defined(__x86_64__)
+#if TL_CPU_ASM_SWITCH
 	void *sp;
 #else
 	ucontext_t uc;
@@ -291,7 +294,7 @@ static void *tl_cpu_alloc(size_t n)
 // ============================================================================================
 // Fibers: context switch
 // ============================================================================================
-#if defined(__x86_64__)
+#if TL_CPU_ASM_SWITCH
 // void tl_cpu_swap(void **save_sp, void *new_sp): push the callee-saved registers (System V:
 // rbx, rbp, r12-r15) and the mxcsr / x87 control word, save rsp, load the other stack, pop
 asm(".text\n"
@@ -485,7 +488,7 @@ template <class OP> static void tl_cpu_warp_collective(tl_cpu_warp *w, const cha
 
 	if (w->arrived == 0)
 		w->kind = kind;
-	else if (strcmp(w->kind, kind))
+	else if (w->kind != kind && strcmp(w->kind, kind))
 		tl_cpu_warp_kind_mismatch("warp", me->warp, kind, w->kind);
 	if (++w->arrived < w->expected) {
 		tl_cpu_block_on(kind);
@@ -904,6 +907,53 @@ static inline void tl_ldmatrix_x4_trans(tl_u32 *r, const void *smem) { tl_cpu_ld
 // hardware's accumulation order and intermediate precision are unspecified (PTX: "at least
 // single precision"), so gemm results are compared with a tolerance.
 // ============================================================================================
+// the collective's work, for the 32 lanes at once (the hot spot of a gemm run: O2, and the
+// 8 columns of a row accumulate side by side; each element still sums C, then k = 0..15)
+template <int BF> static inline double tl_cpu_lo(tl_u32 r) { return BF ? tl_bf2f((tl_bf16_t)r) : tl_cpu_h2f_tab[r & 0xffff]; }
+template <int BF> static inline double tl_cpu_hi(tl_u32 r) { return BF ? tl_bf2f((tl_bf16_t)(r >> 16)) : tl_cpu_h2f_tab[r >> 16]; }
+
+template <int BF> __attribute__((optimize("O2"))) static void tl_cpu_mma_compute(tl_cpu_warp *w)
+{
+	double A[16][16], B[16][8], C[16][8];
+
+	for (int l = 0; l < 32; l++) { // the fragments, as in the table above
+		const tl_u32 *ra = (const tl_u32 *)w->p[l], *rb = (const tl_u32 *)w->r[l];
+		const float *rc = (const float *)w->q[l];
+		int g = l >> 2, t2 = 2 * (l & 3);
+
+		A[g][t2] = tl_cpu_lo<BF>(ra[0]), A[g][t2 + 1] = tl_cpu_hi<BF>(ra[0]);
+		A[g + 8][t2] = tl_cpu_lo<BF>(ra[1]), A[g + 8][t2 + 1] = tl_cpu_hi<BF>(ra[1]);
+		A[g][t2 + 8] = tl_cpu_lo<BF>(ra[2]), A[g][t2 + 9] = tl_cpu_hi<BF>(ra[2]);
+		A[g + 8][t2 + 8] = tl_cpu_lo<BF>(ra[3]), A[g + 8][t2 + 9] = tl_cpu_hi<BF>(ra[3]);
+		B[t2][g] = tl_cpu_lo<BF>(rb[0]), B[t2 + 1][g] = tl_cpu_hi<BF>(rb[0]);
+		B[t2 + 8][g] = tl_cpu_lo<BF>(rb[1]), B[t2 + 9][g] = tl_cpu_hi<BF>(rb[1]);
+		C[g][t2] = rc[0], C[g][t2 + 1] = rc[1], C[g + 8][t2] = rc[2], C[g + 8][t2 + 1] = rc[3];
+	}
+	for (int row = 0; row < 16; row++) {
+		double c[8];
+
+		for (int col = 0; col < 8; col++)
+			c[col] = C[row][col];
+#pragma GCC unroll 16
+		for (int k = 0; k < 16; k++) {
+			double a = A[row][k];
+
+#pragma GCC unroll 8
+			for (int col = 0; col < 8; col++)
+				c[col] += a * B[k][col];
+		}
+		for (int col = 0; col < 8; col++)
+			C[row][col] = c[col];
+	}
+	for (int l = 0; l < 32; l++) {
+		float *rc = (float *)w->q[l];
+		int g = l >> 2, t2 = 2 * (l & 3);
+
+		rc[0] = (float)C[g][t2], rc[1] = (float)C[g][t2 + 1];
+		rc[2] = (float)C[g + 8][t2], rc[3] = (float)C[g + 8][t2 + 1];
+	}
+}
+
 static void tl_cpu_mma16816(float *c, const tl_u32 *a, const tl_u32 *b, int bf)
 {
 	tl_cpu_fiber *me = tl_cpu_cur;
@@ -914,43 +964,7 @@ static void tl_cpu_mma16816(float *c, const tl_u32 *a, const tl_u32 *b, int bf)
 	w->p[me->lane] = a;
 	w->r[me->lane] = b;
 	w->q[me->lane] = c;
-	tl_cpu_warp_collective(w, name, [w, bf] {
-		double A[16][16], B[8][16], C[16][8];
-
-		for (int l = 0; l < 32; l++) {
-			const tl_u32 *ra = (const tl_u32 *)w->p[l], *rb = (const tl_u32 *)w->r[l];
-			const float *rc = (const float *)w->q[l];
-			int g = l >> 2, t = l & 3;
-
-			for (int i = 0; i < 8; i++) {
-				unsigned short h = (unsigned short)(ra[i / 2] >> (16 * (i & 1)));
-				int row = (i < 2 || (i >= 4 && i < 6)) ? g : g + 8, col = 2 * t + (i & 1) + (i >= 4 ? 8 : 0);
-
-				A[row][col] = bf ? tl_bf2f(h) : tl_h2f(h);
-			}
-			for (int i = 0; i < 4; i++) {
-				unsigned short h = (unsigned short)(rb[i / 2] >> (16 * (i & 1)));
-				int k = 2 * t + (i & 1) + (i >= 2 ? 8 : 0);
-
-				B[g][k] = bf ? tl_bf2f(h) : tl_h2f(h);
-			}
-			for (int i = 0; i < 4; i++)
-				C[g + (i >= 2 ? 8 : 0)][2 * t + (i & 1)] = rc[i];
-		}
-		for (int l = 0; l < 32; l++) {
-			float *rc = (float *)w->q[l];
-			int g = l >> 2, t = l & 3;
-
-			for (int i = 0; i < 4; i++) {
-				int row = g + (i >= 2 ? 8 : 0), col = 2 * t + (i & 1);
-				double s = C[row][col];
-
-				for (int k = 0; k < 16; k++)
-					s += A[row][k] * B[col][k];
-				rc[i] = (float)s;
-			}
-		}
-	});
+	tl_cpu_warp_collective(w, name, [w, bf] { bf ? tl_cpu_mma_compute<1>(w) : tl_cpu_mma_compute<0>(w); });
 }
 
 static inline void tl_mma_f16_16816(float *c, const tl_u32 *a, const tl_u32 *b) { tl_cpu_mma16816(c, a, b, 0); }
@@ -1049,10 +1063,10 @@ static void tl_cpu_gmma_read(tl_u64 desc, int rows, int mn_major, unsigned short
 //   d[i]: row 16 w + l / 4 + 8 ((i / 2) % 2), col 8 (i / 4) + 2 (l % 4) + (i % 2)
 // each element's dot product in double, rounded to f32 once (accumulation order and precision
 // of the hardware unspecified: PTX "at least single precision")
-static void tl_cpu_wgmma_perform(tl_cpu_wgop *op)
+__attribute__((optimize("O2"))) static void tl_cpu_wgmma_perform(tl_cpu_wgop *op)
 {
 	static unsigned short a2[64 * 16], b2[256 * 16];
-	static double A[64][16], B[256][16];
+	static double A[64][16], B[16][256], D[64][256];
 	int n = op->n, nr = n / 2;
 
 	tl_cpu_gmma_read(op->da, 64, 0, a2, "operand A");
@@ -1067,7 +1081,8 @@ static void tl_cpu_wgmma_perform(tl_cpu_wgop *op)
 			A[m][k] = op->bf ? tl_bf2f(op->a[m * 16 + k]) : tl_h2f(op->a[m * 16 + k]);
 	for (int j = 0; j < n; j++)
 		for (int k = 0; k < 16; k++)
-			B[j][k] = op->bf ? tl_bf2f(op->b[j * 16 + k]) : tl_h2f(op->b[j * 16 + k]);
+			B[k][j] = op->bf ? tl_bf2f(op->b[j * 16 + k]) : tl_h2f(op->b[j * 16 + k]);
+	// D starts from the accumulators (saved at issue, or the chained ones now), then k = 0..15
 	for (int t = 0; t < 128; t++) {
 		float *d = op->d[t];
 		const float *base = op->saved ? op->saved + (size_t)t * nr : d;
@@ -1079,14 +1094,22 @@ static void tl_cpu_wgmma_perform(tl_cpu_wgop *op)
 					tl_cpu_fail("accumulator register %d of thread %d (of the warpgroup) of a pending "
 						    "wgmma.mma_async was written before the wgmma.wait_group that completes it",
 						    i, t);
-		for (int i = 0; i < nr; i++) {
-			int row = 16 * w + l / 4 + 8 * ((i / 2) % 2), col = 8 * (i / 4) + 2 * (l % 4) + (i % 2);
-			double s = base[i];
+		for (int i = 0; i < nr; i++)
+			D[16 * w + l / 4 + 8 * ((i / 2) % 2)][8 * (i / 4) + 2 * (l % 4) + (i % 2)] = base[i];
+	}
+	for (int m = 0; m < 64; m++)
+		for (int k = 0; k < 16; k++) {
+			double a = A[m][k];
 
-			for (int k = 0; k < 16; k++)
-				s += A[row][k] * B[col][k];
-			d[i] = (float)s;
+			for (int j = 0; j < n; j++)
+				D[m][j] += a * B[k][j];
 		}
+	for (int t = 0; t < 128; t++) {
+		float *d = op->d[t];
+		int w = t / 32, l = t % 32;
+
+		for (int i = 0; i < nr; i++)
+			d[i] = (float)D[16 * w + l / 4 + 8 * ((i / 2) % 2)][8 * (i / 4) + 2 * (l % 4) + (i % 2)];
 	}
 }
 
@@ -1114,7 +1137,7 @@ static int tl_cpu_wg_arrive(const char *kind)
 	g = &tl_cpu_wgs[me->wg];
 	if (g->arrived == 0)
 		g->kind = kind;
-	else if (strcmp(g->kind, kind))
+	else if (g->kind != kind && strcmp(g->kind, kind))
 		tl_cpu_warp_kind_mismatch("warpgroup", me->wg, kind, g->kind);
 	if (++g->arrived < 128) {
 		tl_cpu_block_on(kind);
@@ -1146,24 +1169,20 @@ static void tl_wgmma_fence(void)
 static void tl_cpu_wgmma(int n, int tb, int bf, float *d, tl_u64 da, tl_u64 db)
 {
 	tl_cpu_fiber *me = tl_cpu_cur;
-	tl_cpu_wg *g = &tl_cpu_wgs[me->wg < tl_cpu_nwgs ? me->wg : 0];
+	tl_cpu_wg *g = &tl_cpu_wgs[me->wg]; // me->wg < tl_cpu_nwgs always (the last may be partial)
 	int t = me->lin % 128;
 	const char *kind = bf ? "wgmma.mma_async.bf16" : "wgmma.mma_async.f16";
 
-	if (me->wg < tl_cpu_nwgs && g->arrived == 0) {
+	if (g->arrived == 0) {
 		g->n = n;
 		g->tb = tb;
-		g->bf = bf;
-	}
-	if (me->wg < tl_cpu_nwgs && g->arrived > 0 && !strcmp(g->kind, kind) && (g->n != n || g->tb != tb))
+	} else if (g->kind == kind && (g->n != n || g->tb != tb))
 		tl_cpu_fail("warpgroup divergence: wgmma m64n%dk16 (tnspB %d) while other threads of the warpgroup "
 			    "execute m64n%dk16 (tnspB %d)",
 			    n, tb, g->n, g->tb);
-	if (me->wg < tl_cpu_nwgs) {
-		g->da[t] = da;
-		g->db[t] = db;
-		g->d[t] = d;
-	}
+	g->da[t] = da;
+	g->db[t] = db;
+	g->d[t] = d;
 	if (!tl_cpu_wg_arrive(kind))
 		return;
 	if (!g->fenced)
