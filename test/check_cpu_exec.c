@@ -409,6 +409,32 @@ START_TEST(stack_overflow)
 }
 END_TEST
 
+START_TEST(dims)
+{
+	static unsigned out[12 * 64 * 4], order[13];
+	int sel = 10;
+	CpuArg a[] = {value("sel", &sel), tensor("out", out, sizeof out), tensor("order", order, sizeof order)};
+	CpuLaunch l = {{3, 2, 2}, {8, 4, 2}, 0};
+	Err e = {0};
+
+	UNIT();
+	memset(order, 0, sizeof order);
+	ck_assert_msg(cpuexec_run(&unit, a, 3, &l, 60, NULL, &e) == 0, "%s", e.msg);
+	ck_assert_uint_eq(order[0], 12);
+	for (unsigned b = 0; b < 12; b++) {
+		ck_assert_uint_eq(order[1 + b], b); /* z, y, x with x fastest */
+		for (unsigned t = 0; t < 64; t++) {
+			const unsigned *o = out + (b * 64 + t) * 4;
+
+			ck_assert_uint_eq(o[0], (t % 8) | (t / 8 % 4) << 8 | (t / 32) << 16);
+			ck_assert_uint_eq(o[1], (b % 3) | (b / 3 % 2) << 8 | (b / 6) << 16);
+			ck_assert_uint_eq(o[2], 8u | 4u << 8 | 2u << 16 | 3u << 24);
+			ck_assert_uint_eq(o[3], (t ^ 1) | 32u << 16);
+		}
+	}
+}
+END_TEST
+
 START_TEST(bad_job)
 {
 	char job[700], outp[700], cmd[2200];
@@ -854,6 +880,7 @@ suite_cpu_exec(void)
 	tcase_add_test(u, static_shared);
 	tcase_add_loop_test(u, memory_errors, 0, 7);
 	tcase_add_test(u, stack_overflow);
+	tcase_add_test(u, dims);
 	tcase_add_test(u, bad_job);
 	tcase_add_loop_test(u, wgmma, 0, (int)countof(ref_wg_cases));
 	tcase_add_loop_test(u, wgmma_async, 0, 7);

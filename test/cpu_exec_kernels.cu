@@ -351,6 +351,21 @@ extern "C" __global__ void k_stack(int *out, int n)
 	out[threadIdx.x] = deep_recursion(n);
 }
 
+// ---- 3-d blocks and grids: coordinates, warps of the linear thread index, block order --------
+extern "C" __global__ void k_dims(unsigned *out, unsigned *order)
+{
+	const unsigned lin = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+	const unsigned b = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+	unsigned *o = out + (b * blockDim.x * blockDim.y * blockDim.z + lin) * 4;
+
+	o[0] = threadIdx.x | threadIdx.y << 8 | threadIdx.z << 16;
+	o[1] = blockIdx.x | blockIdx.y << 8 | blockIdx.z << 16;
+	o[2] = blockDim.x | blockDim.y << 8 | blockDim.z << 16 | gridDim.x << 24;
+	o[3] = __shfl_xor_sync(0xffffffffu, lin, 1) | (unsigned)warpSize << 16;
+	if (lin == 0)
+		order[1 + order[0]++] = b; // blocks run one after another: no atomics needed
+}
+
 // ---- the trampoline: a[0] selects the kernel, a[1..] its arguments --------------------------
 extern "C" void tl_cpu_entry(void **a)
 {
@@ -368,6 +383,7 @@ extern "C" void tl_cpu_entry(void **a)
 	case 7: k_static((unsigned *)a[1]); break;
 	case 8: k_oob((float *)a[1], (float *)a[2], *(int *)a[3], *(int *)a[4]); break;
 	case 9: k_stack((int *)a[1], *(int *)a[2]); break;
+	case 10: k_dims((unsigned *)a[1], (unsigned *)a[2]); break;
 	default: {
 		// 100 + i: wgmma kernel i (img, imgbytes, cin, out, p)
 		typedef void (*W)(const unsigned char *, int, const float *, float *, const int *);
