@@ -220,6 +220,7 @@ static uint3 blockIdx;
 static dim3 blockDim, gridDim;
 
 static tl_cpu_fiber *tl_cpu_fib;  // the block's threads
+static tl_cpu_fiber **tl_cpu_fibp; // &tl_cpu_fib[i]
 static int tl_cpu_nthreads, tl_cpu_ndone;
 static tl_cpu_fiber **tl_cpu_readyq; // ring of ready fibers
 static int tl_cpu_rq_head, tl_cpu_rq_n;
@@ -374,6 +375,43 @@ static inline void tl_cpu_make_ready(tl_cpu_fiber *f)
 	tl_cpu_readyq[(tl_cpu_rq_head + tl_cpu_rq_n++) % tl_cpu_nthreads] = f;
 }
 
+static inline void tl_cpu_make_ready_front(tl_cpu_fiber *f)
+{
+	f->state = TL_READY;
+	f->waiting = NULL;
+	tl_cpu_rq_head = (tl_cpu_rq_head + tl_cpu_nthreads - 1) % tl_cpu_nthreads;
+	tl_cpu_rq_n++;
+	tl_cpu_readyq[tl_cpu_rq_head] = f;
+}
+
+// The schedule (TILEC_CPU_SCHEDULE): which ready thread runs next. Any schedule is a legal GPU
+// interleaving; they differ in which missing barriers they expose.
+//  depth (default): the threads released by a collective run next, in thread order, ahead of
+//    threads that have not caught up: warp 0 (warpgroup 0) runs as far as it can go, up to a
+//    __syncthreads, before warp 1 starts; so it reads what later warps have not written yet
+//  reverse: the same, threads and warps in reverse order (the last warp runs ahead)
+//  fifo: released threads queue behind the others (the warps advance nearly in lockstep)
+enum { TL_SCHED_DEPTH, TL_SCHED_REVERSE, TL_SCHED_FIFO };
+static int tl_cpu_sched_mode;
+
+// make the n fibers f[0], f[step], ... (all but me) ready, per the schedule
+static void tl_cpu_release(tl_cpu_fiber *const *f, int n, int step, const tl_cpu_fiber *me)
+{
+	if (tl_cpu_sched_mode == TL_SCHED_FIFO) {
+		for (int i = 0; i < n; i++)
+			if (f[i * step] != me)
+				tl_cpu_make_ready(f[i * step]);
+	} else if (tl_cpu_sched_mode == TL_SCHED_DEPTH) {
+		for (int i = n - 1; i >= 0; i--) // thread order at the front
+			if (f[i * step] != me)
+				tl_cpu_make_ready_front(f[i * step]);
+	} else {
+		for (int i = 0; i < n; i++) // reverse order at the front
+			if (f[i * step] != me)
+				tl_cpu_make_ready_front(f[i * step]);
+	}
+}
+
 static inline tl_cpu_fiber *tl_cpu_pop_ready(void)
 {
 	tl_cpu_fiber *f;
@@ -442,9 +480,10 @@ static void __syncthreads(void)
 		return;
 	}
 	tl_cpu_bar_arrived = 0;
+	// in thread order (arrival order is the schedule's)
 	for (int i = 0; i < tl_cpu_nthreads; i++)
-		if (tl_cpu_bar_wait[i] != me)
-			tl_cpu_make_ready(tl_cpu_bar_wait[i]);
+		tl_cpu_bar_wait[i] = &tl_cpu_fib[i];
+	tl_cpu_release(tl_cpu_bar_wait, tl_cpu_nthreads, 1, me);
 }
 
 static void __threadfence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
@@ -496,9 +535,7 @@ template <class OP> static void tl_cpu_warp_collective(tl_cpu_warp *w, const cha
 	}
 	op();
 	w->arrived = 0;
-	for (int l = 0; l < w->expected; l++)
-		if (base + l != me->lin)
-			tl_cpu_make_ready(&tl_cpu_fib[base + l]);
+	tl_cpu_release(tl_cpu_fibp + base, w->expected, 1, me);
 }
 
 static void tl_cpu_full_warp(const char *what)
@@ -1071,11 +1108,23 @@ __attribute__((optimize("O2"))) static void tl_cpu_wgmma_perform(tl_cpu_wgop *op
 
 	tl_cpu_gmma_read(op->da, 64, 0, a2, "operand A");
 	tl_cpu_gmma_read(op->db, n, op->tb, b2, "operand B");
-	if (memcmp(a2, op->a, sizeof(unsigned short) * 64 * 16) ||
-	    memcmp(b2, op->b, sizeof(unsigned short) * (size_t)n * 16))
-		tl_cpu_fail("shared memory read by a wgmma.mma_async (m64n%dk16, descriptors A 0x%016llx B 0x%016llx) "
-			    "changed between the wgmma and the wgmma.wait_group that completed it",
-			    n, op->da, op->db);
+	for (int which = 0; which < 2; which++) {
+		const unsigned short *now = which ? b2 : a2, *then = which ? op->b : op->a;
+		int rows = which ? n : 64;
+
+		for (int i = 0; i < rows * 16; i++)
+			if (now[i] != then[i])
+				tl_cpu_fail("shared memory read by a wgmma.mma_async (m64n%dk16, descriptors A 0x%016llx B "
+					    "0x%016llx) changed between the wgmma and the wgmma.wait_group that completed it: "
+					    "%s element (%s %d, k %d) at shared byte %llu was 0x%04x, is 0x%04x%s",
+					    n, op->da, op->db, which ? "B" : "A", which ? "n" : "m", i / 16, i % 16,
+					    tl_cpu_gmma_addr(which ? op->db : op->da, i / 16, i % 16, which ? op->tb : 0), then[i],
+					    now[i],
+					    then[i] == TL_CPU_POISON16 ? " (the poison of shared memory not written yet, or "
+									 "of a cp.async in flight, when the wgmma was issued: "
+									 "a missing wait_group or barrier?)"
+								       : "");
+	}
 	for (int m = 0; m < 64; m++)
 		for (int k = 0; k < 16; k++)
 			A[m][k] = op->bf ? tl_bf2f(op->a[m * 16 + k]) : tl_h2f(op->a[m * 16 + k]);
@@ -1118,9 +1167,7 @@ static void tl_cpu_wg_collective_end(tl_cpu_wg *g, tl_cpu_fiber *me)
 	int base = me->wg * 128;
 
 	g->arrived = 0;
-	for (int i = 0; i < 128; i++)
-		if (base + i != me->lin)
-			tl_cpu_make_ready(&tl_cpu_fib[base + i]);
+	tl_cpu_release(tl_cpu_fibp + base, 128, 1, me);
 }
 
 // arrive at a warpgroup collective; 1 for the last thread to arrive (which then performs it and
@@ -1538,8 +1585,9 @@ static void tl_cpu_run_block(void)
 		f->ncpa = f->cpa_head = 0;
 		f->cpa_group = 0;
 		tl_cpu_ctx_init(&f->ctx, tl_cpu_stack_lo(f), f->map + f->maplen);
-		tl_cpu_make_ready(f);
 	}
+	for (int i = 0; i < T; i++)
+		tl_cpu_make_ready(&tl_cpu_fib[tl_cpu_sched_mode == TL_SCHED_REVERSE ? T - 1 - i : i]);
 	tl_cpu_running = 1;
 	{
 		tl_cpu_fiber *f = tl_cpu_pop_ready();
@@ -1709,7 +1757,22 @@ int main(int argc, char **argv)
 	if (tl_cpu_smem_prot < sizeof tl_smem &&
 	    mprotect(tl_smem + tl_cpu_smem_prot, sizeof tl_smem - tl_cpu_smem_prot, PROT_NONE))
 		tl_cpu_fatal("mprotect of shared memory: %s", strerror(errno));
+	{
+		const char *sc = getenv("TILEC_CPU_SCHEDULE");
+
+		if (!sc || !*sc || !strcmp(sc, "depth"))
+			tl_cpu_sched_mode = TL_SCHED_DEPTH;
+		else if (!strcmp(sc, "reverse"))
+			tl_cpu_sched_mode = TL_SCHED_REVERSE;
+		else if (!strcmp(sc, "fifo"))
+			tl_cpu_sched_mode = TL_SCHED_FIFO;
+		else
+			tl_cpu_fatal("TILEC_CPU_SCHEDULE=%s: depth, reverse or fifo", sc);
+	}
 	tl_cpu_fib = (tl_cpu_fiber *)tl_cpu_alloc(sizeof(tl_cpu_fiber) * T);
+	tl_cpu_fibp = (tl_cpu_fiber **)tl_cpu_alloc(sizeof(tl_cpu_fiber *) * T);
+	for (unsigned i = 0; i < T; i++)
+		tl_cpu_fibp[i] = &tl_cpu_fib[i];
 	tl_cpu_readyq = (tl_cpu_fiber **)tl_cpu_alloc(sizeof(tl_cpu_fiber *) * T);
 	tl_cpu_bar_wait = (tl_cpu_fiber **)tl_cpu_alloc(sizeof(tl_cpu_fiber *) * T);
 	tl_cpu_nwarps = (int)(T + 31) / 32;
