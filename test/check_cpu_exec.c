@@ -9,7 +9,7 @@
  *    (barrier divergence, deadlocks, out-of-bounds tensors and shared memory,
  *    stack overflow, races on pending copies, a bad job file);
  *  - samples: copy, transpose, elementwise, convert, softmax, gemm, gemm_bf16
- *    (sm_80) and gemm_sm90, gemm_bf16 (sm_90a) emitted by the library, built
+ *    (sm_80) and gemm, gemm_sm90, gemm_bf16 (sm_90a: wgmma) emitted by the library, built
  *    once each with cpuexec_entry's trampoline and run on ragged sizes against
  *    references computed here.
  * test/gpu/cpu_emul.sh runs the unit kernels on an H200 against the same tables.
@@ -808,6 +808,7 @@ START_TEST(sample_gemm)
 		int sizes[3][3]; /* M, N, K */
 	} c[] = {
 		{"gemm", "sm_80", 0, 0, 0, 128, 128, {{200, 203, 205}, {256, 384, 512}, {64, 8, 16}}},
+		{"gemm", "sm_90a", 0, 0, 0, 128, 128, {{200, 203, 205}, {256, 384, 512}, {128, 128, 32}}},
 		{"gemm_sm90", "sm_90a", 0, 0, 0, 128, 256, {{200, 203, 205}, {256, 384, 512}, {128, 256, 64}}},
 		{"gemm_bf16", "sm_80", 1, 1, 1, 128, 128, {{200, 203, 128}, {256, 384, 512}, {128, 8, 64}}},
 		{"gemm_bf16", "sm_90a", 1, 1, 1, 128, 128, {{200, 203, 128}, {256, 384, 512}, {128, 8, 64}}},
@@ -894,7 +895,7 @@ suite_cpu_exec(void)
 	tcase_add_loop_test(sm, sample_copy_transpose, 0, 4);
 	tcase_add_test(sm, sample_elementwise);
 	tcase_add_test(sm, sample_softmax);
-	tcase_add_loop_test(sm, sample_gemm, 0, 4);
+	tcase_add_loop_test(sm, sample_gemm, 0, 5);
 	suite_add_tcase(s, sm);
 	return s;
 }
