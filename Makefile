@@ -76,13 +76,15 @@ $(GS)/parser.c: grammar/parser.y | $(GS) $(DEPS_STAMP)
 	$(LEMON) -q -d$(GS) -T/usr/share/lemon/lempar.c grammar/parser.y
 $(GS)/lexer.c: grammar/lexer.re $(GS)/parser.h | $(GS) $(DEPS_STAMP)
 	$(RE2C) -W -Werror --no-generation-date --no-version -o $@ grammar/lexer.re
-# every file of templates/ becomes a C string: tpl_<name with . and - as _>
+# every file of templates/ becomes a C string: tpl_<name with . and - as _>; an
+# #include "tilec_portable.h" line is replaced by that file, so each string stands alone
 $(GS)/templates.c: $(TPL) | $(GS)
 	@{ echo '/* generated from templates/ by the Makefile; do not edit */'; \
 	  echo '#include <stddef.h>'; echo '#include <string.h>'; \
 	  for f in $(TPL); do n=$$(basename $$f | tr '.-' '__'); \
 	    echo "const char tpl_$$n[] ="; \
-	    sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/\t"/' -e 's/$$/\\n"/' $$f; echo ';'; done; \
+	    awk '/^#include "tilec_portable.h"/ { while ((getline l < "templates/tilec_portable.h") > 0) print l; next } { print }' $$f | \
+	    sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/\t"/' -e 's/$$/\\n"/'; echo ';'; done; \
 	  echo 'const char *tilec_template(const char *name);'; \
 	  echo 'const char *tilec_template(const char *name) {'; \
 	  for f in $(TPL); do n=$$(basename $$f); v=$$(echo $$n | tr '.-' '__'); \
@@ -164,7 +166,7 @@ install: all
 	install -m 755 build/tilec $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 build/libtilec.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 runtime/tilec*.h $(DESTDIR)$(PREFIX)/include/
-	install -m 644 templates/tilec_cuda.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 templates/tilec_cuda.h templates/tilec_portable.h $(DESTDIR)$(PREFIX)/include/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e "s|@VERSION@|$$(build/tilec --version | sed 's/^tilec //')|" \
 	  tilec.pc.in >build/tilec.pc
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig

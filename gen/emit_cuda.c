@@ -278,7 +278,10 @@ nonneg(const Em *e, const IrExpr *x)
 		case BIN_SHR: case BIN_SHL: return nonneg(e, x->u.bin.a);
 		case BIN_DIV: return nonneg(e, x->u.bin.a) && positive(e, x->u.bin.b);
 		case BIN_MOD: return positive(e, x->u.bin.b);
-		default: return 1; /* comparisons, && and || are bools */
+		case BIN_LT: case BIN_LE: case BIN_GT: case BIN_GE: case BIN_EQ: case BIN_NE:
+		case BIN_LAND: case BIN_LOR:
+			return 1; /* bools */
+		default: return 0; /* BIN_SUB */
 		}
 	case IE_CALL:
 		if (dtype_is_float(x->type))

@@ -1822,4 +1822,8 @@ int main(int argc, char **argv)
 	return 0;
 }
 
+// the helpers every target shares (integer floor division, fp8 conversions)
+#define TL_DEVICE static inline
+#include "tilec_portable.h"
+
 #endif // TILEC_CPU_H
