@@ -9,6 +9,7 @@
  * proves divisibility. Code includes "tilec_cuda.h".
  */
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "infer.h"
 #include "layout_cute.h"
 #include "lower.h"
+#include "numeric.h"
 
 typedef struct Em {
 	Arena *a;
@@ -562,10 +564,20 @@ exprc(Em *e, Buf *b, const IrExpr *x)
 	case IE_FLOAT:
 	{
 		char t[64];
+		int f64 = x->type == DT_F64;
+		double v = f64 ? x->u.f : num_round(x->type, x->u.f);
 
-		snprintf(t, sizeof t, x->type == DT_F32 ? "%.9g" : "%.17g", x->u.f);
-		/* "%g" of an integral value prints no point: "0f" is not C */
-		buf_printf(b, "%s%s%s", t, strpbrk(t, ".eni") ? "" : ".0", x->type == DT_F32 ? "f" : "");
+		/* the constant rounded to its type once (an f16 constant is an f16 value, computed
+		 * in f32), printed with the digits that give that value back exactly */
+		if (isinf(v))
+			buf_printf(b, "%s__int_as_float(0x7f800000)", v < 0 ? "-" : "");
+		else if (isnan(v))
+			buf_puts(b, "__int_as_float(0x7fc00000)");
+		else {
+			snprintf(t, sizeof t, f64 ? "%.17g" : "%.9g", v);
+			/* "%g" of an integral value prints no point: "0f" is not C */
+			buf_printf(b, "%s%s%s", t, strpbrk(t, ".e") ? "" : ".0", f64 ? "" : "f");
+		}
 		break;
 	}
 	case IE_BOOL: buf_puts(b, x->u.i ? "true" : "false"); break;
@@ -588,6 +600,13 @@ exprc(Em *e, Buf *b, const IrExpr *x)
 		break;
 	}
 	case IE_UNARY:
+		/* C computes ~ of an i8 or u8 in int: the result is wrapped back to the type */
+		if (x->u.un.op == UN_BNOT && (x->type == DT_I8 || x->type == DT_U8)) {
+			buf_printf(b, "((%s)(~", ctype(x->type));
+			exprc(e, b, x->u.un.a);
+			buf_puts(b, "))");
+			break;
+		}
 		buf_puts(b, x->u.un.op == UN_NEG ? "(-" : x->u.un.op == UN_NOT ? "(!" : "(~");
 		exprc(e, b, x->u.un.a);
 		buf_putc(b, ')');
@@ -1065,6 +1084,8 @@ conv(Em *e, const char *v, DType from, DType to)
 		return (char *)v;
 	if (calctype(from) != from)
 		v = arena_printf(e->a, "%s(%s)", tof32(from), v);
+	if (calctype(to) != to && from == DT_F64) /* one rounding, not two */
+		return arena_printf(e->a, "%s(tl_f64_to_f32_odd(%s))", fromf32(to), v);
 	if (calctype(to) != to)
 		return arena_printf(e->a, "%s(%s)", fromf32(to), v);
 	return arena_printf(e->a, "(%s)(%s)", ctype(to), v);
@@ -2613,8 +2634,9 @@ pipeline(Em *e, Buf *chk, const IrStmt *st)
 	if (why) {
 		/* not software-pipelined: a serial loop over the body, in order */
 		line(e, "// pipeline over %s: run as a serial loop (%s)", v, why);
-		line(e, "for (int %s = 0; %s < %s; %s++) {", vname(e, st->u.pipe.var), vname(e, st->u.pipe.var),
-		     exprstr(e, st->u.pipe.extent), vname(e, st->u.pipe.var));
+		line(e, "for (int %s = 0, %s_end_ = %s; %s < %s_end_; %s++) {", vname(e, st->u.pipe.var),
+		     vname(e, st->u.pipe.var), exprstr(e, st->u.pipe.extent), vname(e, st->u.pipe.var),
+		     vname(e, st->u.pipe.var), vname(e, st->u.pipe.var));
 		e->ind++;
 		if (loopbody(e, chk, st->u.pipe.body))
 			return -1;
@@ -2840,16 +2862,25 @@ stmt1(Em *e, Buf *chk, const IrStmt *s)
 		case S_SET:
 			line(e, "%s = %s;", vname(e, s->u.let.var), exprstr(e, s->u.let.value));
 			break;
-		case S_FOR:
-			line(e, "for (int %s = %s; %s < %s + %s; %s++) {", vname(e, s->u.loop.var),
-			     exprstr(e, s->u.loop.lo), vname(e, s->u.loop.var), exprstr(e, s->u.loop.lo),
-			     exprstr(e, s->u.loop.extent), vname(e, s->u.loop.var));
+		case S_FOR: {
+			/* the bound is evaluated once, before the first iteration */
+			int64_t lo, n;
+			const char *vn = vname(e, s->u.loop.var);
+
+			if (ir_is_const(s->u.loop.lo, &lo) && ir_is_const(s->u.loop.extent, &n))
+				line(e, "for (int %s = %lld; %s < %lld; %s++) {", vn, (long long)lo, vn,
+				     (long long)(lo + n), vn);
+			else
+				line(e, "for (int %s = %s, %s_end_ = %s + %s; %s < %s_end_; %s++) {", vn,
+				     exprstr(e, s->u.loop.lo), vn, exprstr(e, s->u.loop.lo),
+				     exprstr(e, s->u.loop.extent), vn, vn, vn);
 			e->ind++;
 			if (loopbody(e, chk, s->u.loop.body))
 				return -1;
 			e->ind--;
 			line(e, "}");
 			break;
+		}
 		case S_PIPELINE:
 			if (pipeline(e, chk, s))
 				return -1;

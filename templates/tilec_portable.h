@@ -85,3 +85,19 @@ TL_DEVICE unsigned char tl_f32_to_e5m2(float f)
 {
 	return tl_f32_to_fp8(f, 2, 15, 0x47600000u /* 57344 */, 0x7b, 0x7e);
 }
+
+// a double rounded to float "to odd" (truncated, the last bit set when inexact): the float ->
+// f16 / bf16 / fp8 conversions after it then round as if from the double directly, once
+// (float keeps at least 2 more bits than each of them)
+TL_DEVICE float tl_f64_to_f32_odd(double d)
+{
+	float f = (float)d;
+	tl_u32 u;
+
+	if ((double)f == d || f != f)
+		return f;
+	u = __float_as_uint(f);
+	if (f > 0.0f ? (double)f > d : (double)f < d)
+		u -= 1; // the magnitude down: truncated toward zero
+	return __uint_as_float(u | 1);
+}

@@ -1,5 +1,5 @@
 /*
- * numeric.c: element conversions of the reference interpreter (interp.h),
+ * numeric.c: element conversions (numeric.h) of the interpreter, the run harness and the emitter,
  * bit-exact. The narrow float formats (f16, bf16, fp8_e4m3, fp8_e5m2) are
  * rounded by one generic routine from a double (so f64 -> f16 rounds once,
  * never through f32): round to nearest even; f16 and bf16 overflow to +-inf,
@@ -9,7 +9,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "interp.h"
+#include "numeric.h"
 
 typedef struct Fmt {
 	int ebits, mbits, bias;
