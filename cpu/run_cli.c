@@ -30,6 +30,8 @@ static const char usage_text[] =
 	"      --cxx=CXX          the C++ compiler (default $TILEC_CXX, $CXX, else c++)\n"
 	"      --keep             keep the build directory\n"
 	"      --timeout=S        seconds per CPU run (default 300)\n"
+	"      --cuda=FILE        run the CUDA C in FILE instead of what tilec emits (its kernels\n"
+	"                         must have the program's signatures): to check hand-edited code\n"
 	"  -v, --verbose          report every output, not only those that differ\n"
 	"  -h, --help             show this help and exit\n"
 	"\n"
@@ -93,12 +95,14 @@ run_main(int argc, char **argv)
 		{"kernel", required_argument, NULL, 'k'}, {"cxx", required_argument, NULL, 'c'},
 		{"keep", no_argument, NULL, 'K'},         {"timeout", required_argument, NULL, 't'},
 		{"verbose", no_argument, NULL, 'v'},      {"help", no_argument, NULL, 'h'},
+		{"cuda", required_argument, NULL, 'u'},
 		{NULL, 0, NULL, 0},
 	};
 	tilec_run_options o;
 	tilec_run_result r;
 	const char **defs;
-	char *src, *end;
+	char *src, *end, *cuda = NULL;
+	const char *cudafile = NULL;
 	size_t len = 0;
 	int c, ndefs = 0, rc;
 
@@ -135,6 +139,7 @@ run_main(int argc, char **argv)
 			}
 			break;
 		case 'v': o.verbose = 1; break;
+		case 'u': cudafile = optarg; break;
 		case 'h':
 			fputs(usage_text, stdout);
 			free(defs);
@@ -160,6 +165,17 @@ run_main(int argc, char **argv)
 		free(defs);
 		return 3;
 	}
+	if (cudafile) {
+		size_t cl;
+
+		if (!(cuda = readall(cudafile, &cl))) {
+			fprintf(stderr, "tilec run: error: cannot read %s: %s\n", cudafile, strerror(errno));
+			free(src);
+			free(defs);
+			return 3;
+		}
+		o.cuda_override = cuda;
+	}
 	tilec_run(src, len, &o, &r);
 	fputs(r.diagnostics, stderr);
 	fputs(r.report, stdout);
@@ -176,6 +192,7 @@ run_main(int argc, char **argv)
 	default: rc = 3; break;
 	}
 	tilec_run_result_free(&r);
+	free(cuda);
 	free(src);
 	free(defs);
 	return rc;
