@@ -1,7 +1,7 @@
 # tilec: tile-language kernel generator.
 #   make            build/tilec and build/libtilec.a (installs missing Debian packages as root)
 #   make test       Check suites, normal build and ASan/UBSan build
-#   make demo       run tilec on samples/gemm.tile
+#   make demo       the CUDA C of samples/gemm.tile, and its CPU run against the interpreter
 #   make fuzz       libFuzzer on the front end (FUZZ_SECONDS, default 60)
 #   make fuzz-diff  random tile programs through tilec_run (FUZZ_SECONDS, FUZZ_SEED; build/fuzz-diff/)
 #   make bench      front-end / algebra speed benchmarks (not timed tests)
@@ -60,6 +60,7 @@ $(DEPS_STAMP):
 	command -v pkg-config >/dev/null || missing="$$missing pkg-config"; \
 	pkg-config --exists check 2>/dev/null || missing="$$missing check"; \
 	[ -f /usr/include/hip/hiprtc.h ] || missing="$$missing libamdhip64-dev"; \
+	command -v g++ >/dev/null || missing="$$missing g++"; \
 	command -v clang-19 >/dev/null && command -v ld.lld-19 >/dev/null && command -v llvm-objdump-19 >/dev/null \
 	  || missing="$$missing clang-19 lld-19 llvm-19"; \
 	if [ -n "$$missing" ]; then \
@@ -82,13 +83,15 @@ $(GS)/parser.c: grammar/parser.y | $(GS) $(DEPS_STAMP)
 	$(LEMON) -q -d$(GS) -T/usr/share/lemon/lempar.c grammar/parser.y
 $(GS)/lexer.c: grammar/lexer.re $(GS)/parser.h | $(GS) $(DEPS_STAMP)
 	$(RE2C) -W -Werror --no-generation-date --no-version -o $@ grammar/lexer.re
-# every file of templates/ becomes a C string: tpl_<name with . and - as _>
+# every file of templates/ becomes a C string: tpl_<name with . and - as _>; an
+# #include "tilec_portable.h" line is replaced by that file, so each string stands alone
 $(GS)/templates.c: $(TPL) | $(GS)
 	@{ echo '/* generated from templates/ by the Makefile; do not edit */'; \
 	  echo '#include <stddef.h>'; echo '#include <string.h>'; \
 	  for f in $(TPL); do n=$$(basename $$f | tr '.-' '__'); \
 	    echo "const char tpl_$$n[] ="; \
-	    sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/\t"/' -e 's/$$/\\n"/' $$f; echo ';'; done; \
+	    awk '/^#include "tilec_portable.h"/ { while ((getline l < "templates/tilec_portable.h") > 0) print l; next } { print }' $$f | \
+	    sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/\t"/' -e 's/$$/\\n"/'; echo ';'; done; \
 	  echo 'const char *tilec_template(const char *name);'; \
 	  echo 'const char *tilec_template(const char *name) {'; \
 	  for f in $(TPL); do n=$$(basename $$f); v=$$(echo $$n | tr '.-' '__'); \
@@ -131,8 +134,12 @@ test-run:
 golden:
 	UPDATE_GOLDEN=1 $(MAKE) --no-print-directory O=build all build/check_tilec test-run
 
+# the gemm sample: its CUDA C (the first lines), then run on the CPU both ways and compared
 demo: all
-	$(O)/tilec --dump=ir samples/gemm.tile
+	@echo "== tilec --dump=cuda samples/gemm.tile (first 60 lines)"
+	@$(O)/tilec --dump=cuda samples/gemm.tile | head -60
+	@echo "== tilec run samples/gemm.tile: the reference interpreter against the emitted CUDA C on the CPU"
+	$(O)/tilec run samples/gemm.tile --sizes "M=200,N=203,K=205;M=256,N=384,K=512" -v
 
 # ---- fuzzing (clang + libFuzzer from Debian) ------------------------------
 # Debian's clang-14 with its libFuzzer/sanitizer runtime (libclang-rt-14-dev); clang-19 from the
@@ -172,7 +179,7 @@ install: all
 	install -m 755 build/tilec $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 build/libtilec.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 runtime/tilec*.h $(DESTDIR)$(PREFIX)/include/
-	install -m 644 templates/tilec_cuda.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 templates/tilec_cuda.h templates/tilec_portable.h $(DESTDIR)$(PREFIX)/include/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e "s|@VERSION@|$$(build/tilec --version | sed 's/^tilec //')|" \
 	  tilec.pc.in >build/tilec.pc
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig

@@ -157,10 +157,12 @@ cpuexec_build(CpuExe *x, const char *cuda_src, const char *entry, const char *cx
 	{
 		/* -O1: the kernels are large unrolled bodies (build time matters more than
 		 * run time); no fast-math (IEEE results, as the interpreter's); the
-		 * emitted code type-puns through pointer casts as CUDA allows */
+		 * emitted code type-puns through pointer casts as CUDA allows; -fwrapv:
+		 * signed integer arithmetic wraps as on the GPU (otherwise the C++
+		 * compiler may assume an index computation never overflows) */
 		char *argv[] = {(char *)cxx, "-std=c++17", "-O1", "-g0", "-w", "-fno-strict-aliasing",
-				"-fno-fast-math", "-ffp-contract=off", "-DTILEC_CPU=1", inc, "-o", x->exe, path,
-				"-lm", NULL};
+				"-fno-fast-math", "-ffp-contract=off", "-fwrapv", "-DTILEC_CPU=1", inc, "-o", x->exe,
+				path, "-lm", NULL};
 
 		rc = runcmd(argv, 600, log, &to, e);
 	}

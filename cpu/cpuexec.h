@@ -14,7 +14,9 @@
  * Output file: every CPUARG_PTR argument's nbytes, in argument order.
  * Exit status of the executable: 0 ran; 3 a run-time error found by the
  * emulation (out-of-bounds access, barrier divergence, deadlock, ...), its
- * message on standard error starting "tilec-cpu: error: "; 2 a bad job file.
+ * message on standard error starting "tilec-cpu: error: "; 2 a bad job file;
+ * 1 the harness itself failed ("tilec-cpu: fatal: ", e.g. out of memory).
+ * The emulation's semantics and checks: docs/cpu.md.
  */
 #ifndef CPUEXEC_H
 #define CPUEXEC_H

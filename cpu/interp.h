@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "ir.h"
+#include "numeric.h"
 #include "tl.h"
 
 enum { INTERP_UNDEF = 1, INTERP_INEXACT = 2 };
@@ -45,7 +46,17 @@ typedef struct InterpArgs {
 	InterpTensor *tensors; /* tensors[p] for a tensor param p (others ignored) */
 	const double *scalars; /* scalars[p] for a scalar param p: its value (an integer
 	                        * param is given as a double holding an integer) */
+	/* added with the interpreter: the most work a run may do (statements executed
+	 * plus elements copied, filled and reduced plus gemm multiply-adds); a run
+	 * that would do more stops with INTERP_ERROR. 0: INTERP_MAX_WORK */
+	int64_t max_work;
+	/* run every parallel nest one iteration at a time; by default a nest whose
+	 * iterations cannot interact runs a batch of them at a time, statement by
+	 * statement (the same results; which error a nest with several reports may differ) */
+	int no_batch;
 } InterpArgs;
+
+#define INTERP_MAX_WORK 2000000000LL
 
 typedef struct InterpStats {
 	int64_t blocks;        /* blocks run */
@@ -73,19 +84,6 @@ InterpStatus interp_kernel(const IrKernel *k, const InterpArgs *args, InterpStat
 /* the grid of k for these sizes and scalars; 0, or -1 with a message */
 int interp_grid(const IrKernel *k, const InterpArgs *args, int64_t grid[3], Err *e);
 
-/* ---- element conversions (cpu/numeric.c), shared with the run harness ---- */
-
-/* the element at p of type t as a double (integers exactly; bool 0/1) */
-double num_load(DType t, const void *p);
-/* store v into p as type t: round to nearest even, overflow to inf for f16/bf16
- * and saturation to the largest finite value for fp8 (docs/semantics.md);
- * integers: v must be in range (the caller checks) and is truncated to zero */
-void num_store(DType t, void *p, double v);
-uint16_t num_f32_to_f16(float f);
-float num_f16_to_f32(uint16_t h);
-uint16_t num_f32_to_bf16(float f);
-float num_bf16_to_f32(uint16_t h);
-uint8_t num_f32_to_fp8(DType t, float f);   /* t: DT_FP8E4M3 or DT_FP8E5M2 */
-float num_fp8_to_f32(DType t, uint8_t v);
+/* element conversions: numeric.h */
 
 #endif

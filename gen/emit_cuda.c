@@ -9,6 +9,7 @@
  * proves divisibility. Code includes "tilec_cuda.h".
  */
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "infer.h"
 #include "layout_cute.h"
 #include "lower.h"
+#include "numeric.h"
 
 typedef struct Em {
 	Arena *a;
@@ -46,6 +48,7 @@ typedef struct Em {
 	const IrStmt *par;
 	IExpr **parpc;       /* its coordinates in (slot, thread) */
 	int64_t parS;        /* its slots per thread */
+	const char *parrep;  /* its replica index when the loop layout is replicated, else NULL */
 	unsigned char *nnvar; /* per var id: loop and let variables proven >= 0 (signs()) */
 	/* per var id (signs()): a constant largest value (hasmax), or the count X of a
 	 * variable running over [0, X) (a block index over its grid extent, a pipeline or
@@ -277,7 +280,10 @@ nonneg(const Em *e, const IrExpr *x)
 		case BIN_SHR: case BIN_SHL: return nonneg(e, x->u.bin.a);
 		case BIN_DIV: return nonneg(e, x->u.bin.a) && positive(e, x->u.bin.b);
 		case BIN_MOD: return positive(e, x->u.bin.b);
-		default: return 1; /* comparisons, && and || are bools */
+		case BIN_LT: case BIN_LE: case BIN_GT: case BIN_GE: case BIN_EQ: case BIN_NE:
+		case BIN_LAND: case BIN_LOR:
+			return 1; /* bools */
+		default: return 0; /* BIN_SUB */
 		}
 	case IE_CALL:
 		if (dtype_is_float(x->type))
@@ -558,10 +564,20 @@ exprc(Em *e, Buf *b, const IrExpr *x)
 	case IE_FLOAT:
 	{
 		char t[64];
+		int f64 = x->type == DT_F64;
+		double v = f64 ? x->u.f : num_round(x->type, x->u.f);
 
-		snprintf(t, sizeof t, x->type == DT_F32 ? "%.9g" : "%.17g", x->u.f);
-		/* "%g" of an integral value prints no point: "0f" is not C */
-		buf_printf(b, "%s%s%s", t, strpbrk(t, ".eni") ? "" : ".0", x->type == DT_F32 ? "f" : "");
+		/* the constant rounded to its type once (an f16 constant is an f16 value, computed
+		 * in f32), printed with the digits that give that value back exactly */
+		if (isinf(v))
+			buf_printf(b, "%s__int_as_float(0x7f800000)", v < 0 ? "-" : "");
+		else if (isnan(v))
+			buf_puts(b, "__int_as_float(0x7fc00000)");
+		else {
+			snprintf(t, sizeof t, f64 ? "%.17g" : "%.9g", v);
+			/* "%g" of an integral value prints no point: "0f" is not C */
+			buf_printf(b, "%s%s%s", t, strpbrk(t, ".e") ? "" : ".0", f64 ? "" : "f");
+		}
 		break;
 	}
 	case IE_BOOL: buf_puts(b, x->u.i ? "true" : "false"); break;
@@ -584,6 +600,13 @@ exprc(Em *e, Buf *b, const IrExpr *x)
 		break;
 	}
 	case IE_UNARY:
+		/* C computes ~ of an i8 or u8 in int: the result is wrapped back to the type */
+		if (x->u.un.op == UN_BNOT && (x->type == DT_I8 || x->type == DT_U8)) {
+			buf_printf(b, "((%s)(~", ctype(x->type));
+			exprc(e, b, x->u.un.a);
+			buf_puts(b, "))");
+			break;
+		}
 		buf_puts(b, x->u.un.op == UN_NEG ? "(-" : x->u.un.op == UN_NOT ? "(!" : "(~");
 		exprc(e, b, x->u.un.a);
 		buf_putc(b, ')');
@@ -1061,6 +1084,8 @@ conv(Em *e, const char *v, DType from, DType to)
 		return (char *)v;
 	if (calctype(from) != from)
 		v = arena_printf(e->a, "%s(%s)", tof32(from), v);
+	if (calctype(to) != to && from == DT_F64) /* one rounding, not two */
+		return arena_printf(e->a, "%s(tl_f64_to_f32_odd(%s))", fromf32(to), v);
 	if (calctype(to) != to)
 		return arena_printf(e->a, "%s(%s)", fromf32(to), v);
 	return arena_printf(e->a, "(%s)(%s)", ctype(to), v);
@@ -1310,12 +1335,28 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 		else
 			line(e, "*(%s) = %s;", memaddr(e, mr, c2, nk),
 			     conv(e, arena_printf(e->a, "%s[s + tl_k]", L->name), L->dtype, Mb->dtype));
+		if (g2 && to_local) {
+			/* past the tensor's edge a copy reads zero (docs/semantics.md) */
+			e->ind--;
+			line(e, "else");
+			line(e, "\t%s[s + tl_k] = (%s)0;", L->name, ctype(L->dtype));
+			e->ind++;
+		}
 		e->ind -= g2 ? 2 : 1;
 		e->ind--;
 		line(e, "}");
 	}
-	if (g)
-		e->ind--, line(e, "}");
+	if (g) {
+		e->ind--;
+		if (to_local) {
+			/* past the tensor's edge a copy reads zero (docs/semantics.md) */
+			line(e, "} else {");
+			line(e, "\t#pragma unroll");
+			line(e, "\tfor (int tl_k = 0; tl_k < %d; tl_k++)", v);
+			line(e, "\t\t%s[s + tl_k] = (%s)0;", L->name, ctype(L->dtype));
+		}
+		line(e, "}");
+	}
 	e->ind--;
 	line(e, "}");
 	buf_free(&b);
@@ -2033,8 +2074,11 @@ parallel(Em *e, Buf *chk, const IrStmt *st)
 	for (i = 0; i < n; i++)
 		line(e, "const int %s = %s;", vname(e, st->u.par.vars[i]), ixstr(e, pc[i], slotnames));
 	e->par = st, e->parpc = pc, e->parS = S;
+	/* a replicated loop layout runs each point in LF->rep threads: only replica 0 writes
+	 * shared or global memory (a read-modify-write by every replica would race) */
+	e->parrep = LF->rep > 1 ? ixstr(e, pc[n], slotnames) : NULL;
 	i = stmts(e, chk, st->u.par.body);
-	e->par = NULL, e->parpc = NULL;
+	e->par = NULL, e->parpc = NULL, e->parrep = NULL;
 	if (i)
 		return -1;
 	e->ind--;
@@ -2050,6 +2094,8 @@ store(Em *e, const IrStmt *st)
 
 	char *g = elemguard(e, B, st->u.store.n, st->u.store.idx);
 
+	if (e->par && e->parrep && B->scope != MEM_LOCAL)
+		g = arena_printf(e->a, "%s%s(%s) == 0", g ? g : "", g ? " && " : "", e->parrep);
 	/* a global element outside the tensor is not written (docs/semantics.md) */
 	buf_init(&b);
 	access(e, &b, st->u.store.buf, st->u.store.n, st->u.store.idx);
@@ -2597,8 +2643,9 @@ pipeline(Em *e, Buf *chk, const IrStmt *st)
 	if (why) {
 		/* not software-pipelined: a serial loop over the body, in order */
 		line(e, "// pipeline over %s: run as a serial loop (%s)", v, why);
-		line(e, "for (int %s = 0; %s < %s; %s++) {", vname(e, st->u.pipe.var), vname(e, st->u.pipe.var),
-		     exprstr(e, st->u.pipe.extent), vname(e, st->u.pipe.var));
+		line(e, "for (int %s = 0, %s_end_ = %s; %s < %s_end_; %s++) {", vname(e, st->u.pipe.var),
+		     vname(e, st->u.pipe.var), exprstr(e, st->u.pipe.extent), vname(e, st->u.pipe.var),
+		     vname(e, st->u.pipe.var), vname(e, st->u.pipe.var));
 		e->ind++;
 		if (loopbody(e, chk, st->u.pipe.body))
 			return -1;
@@ -2824,16 +2871,25 @@ stmt1(Em *e, Buf *chk, const IrStmt *s)
 		case S_SET:
 			line(e, "%s = %s;", vname(e, s->u.let.var), exprstr(e, s->u.let.value));
 			break;
-		case S_FOR:
-			line(e, "for (int %s = %s; %s < %s + %s; %s++) {", vname(e, s->u.loop.var),
-			     exprstr(e, s->u.loop.lo), vname(e, s->u.loop.var), exprstr(e, s->u.loop.lo),
-			     exprstr(e, s->u.loop.extent), vname(e, s->u.loop.var));
+		case S_FOR: {
+			/* the bound is evaluated once, before the first iteration */
+			int64_t lo, n;
+			const char *vn = vname(e, s->u.loop.var);
+
+			if (ir_is_const(s->u.loop.lo, &lo) && ir_is_const(s->u.loop.extent, &n))
+				line(e, "for (int %s = %lld; %s < %lld; %s++) {", vn, (long long)lo, vn,
+				     (long long)(lo + n), vn);
+			else
+				line(e, "for (int %s = %s, %s_end_ = %s + %s; %s < %s_end_; %s++) {", vn,
+				     exprstr(e, s->u.loop.lo), vn, exprstr(e, s->u.loop.lo),
+				     exprstr(e, s->u.loop.extent), vn, vn, vn);
 			e->ind++;
 			if (loopbody(e, chk, s->u.loop.body))
 				return -1;
 			e->ind--;
 			line(e, "}");
 			break;
+		}
 		case S_PIPELINE:
 			if (pipeline(e, chk, s))
 				return -1;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "emit_header.h"
+#include "lower.h"
 
 /* the helpers every header shares (guarded: several headers may meet in one file) */
 static const char helpers[] =
@@ -468,7 +469,9 @@ rtlaunch(Hd *h)
 	Buf *o = h->o;
 	int i;
 
-	buf_printf(o, "extern \"C\" __global__ void __launch_bounds__(%lld)\n%s(", h->c.threads, k->name);
+	const char *cn = emit_cname(h->a, k->name); /* the kernel's name in the CUDA C */
+
+	buf_printf(o, "extern \"C\" __global__ void __launch_bounds__(%lld)\n%s(", h->c.threads, cn);
 	if (!arglist(h, o, A_DEV, 1))
 		buf_puts(o, "void");
 	buf_puts(o, ");\n\n");
@@ -484,9 +487,9 @@ rtlaunch(Hd *h)
 		buf_printf(o, "\tcudaError_t tilec_r = cudaFuncSetAttribute(%s, "
 			   "cudaFuncAttributeMaxDynamicSharedMemorySize,\n\t\t\t\t\t\t   "
 			   "TILEC_%s_SMEM_BYTES);\n\tif (tilec_r != cudaSuccess)\n\t\treturn tilec_r;\n",
-			   k->name, h->up);
+			   cn, h->up);
 	buf_printf(o, "\t%s<<<dim3(tilec_grid[0], tilec_grid[1], tilec_grid[2]), TILEC_%s_THREADS, "
-		   "TILEC_%s_SMEM_BYTES,\n\t\ttilec_stream>>>(", k->name, h->up, h->up);
+		   "TILEC_%s_SMEM_BYTES,\n\t\ttilec_stream>>>(", cn, h->up, h->up);
 	for (i = 0; i < k->nparam; i++)
 		buf_printf(o, "%s%s", i ? ", " : "", k->params[i].name);
 	for (i = 0; i < k->nsize; i++)

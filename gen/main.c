@@ -14,6 +14,7 @@ static const struct {
 	/* add subcommands here: {"name", name_main}, */
 	{"cute", cute_main},
 	{"layout", layout_main},
+	{"run", run_main},
 	{NULL, NULL},
 };
 

@@ -22,9 +22,10 @@ typedef struct tilec_run_options {
 	const char *const *defines;  /* "NAME=VALUE" as for tilec_compile */
 	int ndefines;
 	/* size symbols and scalar parameters, "M=1000,N=1003,alpha=0.5"; several
-	 * sets separated by ';' run one after another on one build. Sizes not
-	 * given get ragged defaults (made to satisfy the kernel's assumes),
-	 * scalars a value of their type. NULL: the defaults only. */
+	 * sets separated by ';' run one after another on one build; `*=V` gives
+	 * every size not named V. Sizes not named get ragged defaults; both are
+	 * moved to the nearest values that satisfy the kernel's assumes. Scalars
+	 * get a value of their type. NULL: the defaults only. */
 	const char *sizes;
 	unsigned long long seed;     /* the random inputs (0 is a seed like any other) */
 	const char *kernel;          /* the kernel to run; NULL: every kernel of the program */
@@ -34,6 +35,9 @@ typedef struct tilec_run_options {
 	int keep;                    /* keep the build directory (its path is in the report) */
 	int timeout_s;               /* per CPU run; 0: 300 s */
 	int verbose;                 /* the report lists every output, not only disagreements */
+	/* for testing the check itself: run this CUDA C instead of what tilec emits (its
+	 * kernels must have the program's signatures); NULL: the emitted code */
+	const char *cuda_override;
 } tilec_run_options;
 
 typedef enum {

@@ -1,2 +1,1829 @@
-// tilec_cpu.h: the CPU stand-in for tilec_cuda.h (cpu/cpuexec.h). Being written.
-#error "tilec_cpu.h is not written yet"
+// tilec_cpu.h: the CPU stand-in for tilec_cuda.h (cpu/cpuexec.h). The CUDA C that tilec emits
+// is compiled unchanged as C++17 (g++/clang++, -DTILEC_CPU=1) with this header in place of
+// tilec_cuda.h, and runs on the CPU with the meaning it has on an NVIDIA GPU:
+//
+//  - every thread of a block is a fiber with its own stack (mmap, guard page below it); a
+//    fiber runs until it blocks at __syncthreads, at a warp collective (shuffles, __syncwarp,
+//    ldmatrix, mma.sync) or at a warpgroup collective (wgmma.*), or returns. The context
+//    switch is hand-written for x86-64 (callee-saved registers, rsp, mxcsr, x87 control
+//    word; no system call); other architectures use ucontext. Blocks run one after another,
+//    blockIdx.z, .y, .x with x fastest. A collective is completed by the last thread that
+//    arrives (one pass over the warp), so nothing is O(threads^2).
+//  - asynchronous operations are asynchronous: cp.async copies and wgmma.mma_async are
+//    performed when a wait_group retires their group, not when they are issued (below).
+//  - memory checks: tensors live between PROT_NONE guard pages with canaries in the slack;
+//    shared memory is poisoned before every block, with a canary tail and guard pages past
+//    the launch's dynamic size; a SIGSEGV/SIGBUS handler (on an alternate stack) names the
+//    tensor, the shared memory or the fiber stack that was overrun.
+//  - the executable side of cpuexec.h: main(argc, argv) reads the job file argv[1], runs
+//    every block, writes the tensors to argv[2]; exit 0 (ran), 2 (bad job file), 3 (a
+//    run-time error, "tilec-cpu: error: <message>" on standard error), 1 (the harness itself
+//    failed: out of memory, cannot write the output).
+//
+// The PTX semantics each helper follows are cited at the helper (PTX ISA 8.x/9.0 section
+// numbers). This header is one translation unit's worth of code: it is included once.
+#pragma once
+#ifndef TILEC_CPU_H
+#define TILEC_CPU_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <elf.h>
+#endif
+// the context switch: hand-written for x86-64; ucontext elsewhere (or with -DTL_CPU_UCONTEXT)
+#if defined(__x86_64__) && !defined(TL_CPU_UCONTEXT)
+#define TL_CPU_ASM_SWITCH 1
+#else
+#include <ucontext.h>
+#endif
+
+// ============================================================================================
+// The CUDA surface used by the emitted code (after every system header: these are macros)
+// ============================================================================================
+#define __global__
+#define __device__
+#define __host__
+#define __constant__
+#define __forceinline__ inline
+#define __noinline__ __attribute__((noinline))
+#define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
+// static __shared__ arrays are function-local statics, so the fibers of a block (which run the
+// same function) share them; the dynamic extern __shared__ tl_smem[] is the global array below
+#define __shared__
+// no restrict: the threads of a block are fibers of one process that read and write the same
+// tensors between their context switches; with restrict the C++ compiler could keep a tensor's
+// value in a register across __syncthreads, which no GPU does
+#define __restrict__
+
+typedef unsigned short tl_half_t; // f16 bits
+typedef unsigned short tl_bf16_t; // bf16 bits
+typedef unsigned int tl_u32;
+typedef unsigned long long tl_u64;
+
+struct uint3 {
+	unsigned x, y, z;
+};
+struct dim3 {
+	unsigned x, y, z;
+	dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
+};
+struct __attribute__((aligned(16))) uint4 {
+	unsigned x, y, z, w;
+};
+struct __attribute__((aligned(16))) int4 {
+	int x, y, z, w;
+};
+struct __attribute__((aligned(16))) float4 {
+	float x, y, z, w;
+};
+struct __attribute__((aligned(8))) uint2 {
+	unsigned x, y;
+};
+struct __attribute__((aligned(8))) int2 {
+	int x, y;
+};
+struct __attribute__((aligned(8))) float2 {
+	float x, y;
+};
+static inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{x, y, z, w}; }
+static inline int4 make_int4(int x, int y, int z, int w) { return int4{x, y, z, w}; }
+static inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
+static inline uint2 make_uint2(unsigned x, unsigned y) { return uint2{x, y}; }
+static inline int2 make_int2(int x, int y) { return int2{x, y}; }
+static inline float2 make_float2(float x, float y) { return float2{x, y}; }
+
+static const int warpSize = 32;
+
+// ---- bit casts and math ---------------------------------------------------------------------
+static inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
+static inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
+static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
+static inline int __float_as_int(float f) { int i; memcpy(&i, &f, 4); return i; }
+static inline double __longlong_as_double(long long i) { double d; memcpy(&d, &i, 8); return d; }
+static inline long long __double_as_longlong(double d) { long long i; memcpy(&i, &d, 8); return i; }
+// CUDA's rsqrtf/rsqrt (2 ulp on the GPU): 1/sqrt here; every other float function is libm's
+// (expf, exp2f, logf, log2f, sqrtf, tanhf, sinf, cosf, fmaxf, fminf, fabsf and the double ones),
+// which differ from CUDA's by a few ulp: the checks compare those results with a tolerance
+static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
+// CUDA's integer max/min (math_functions.hpp); float ones are fmaxf/fminf (NaN-ignoring)
+template <class A, class B> static inline auto max(A a, B b) -> decltype(a + b) { return a > b ? a : b; }
+template <class A, class B> static inline auto min(A a, B b) -> decltype(a + b) { return a < b ? a : b; }
+static inline float max(float a, float b) { return fmaxf(a, b); }
+static inline float min(float a, float b) { return fminf(a, b); }
+static inline double max(double a, double b) { return fmax(a, b); }
+static inline double min(double a, double b) { return fmin(a, b); }
+
+// ============================================================================================
+// Run-time state
+// ============================================================================================
+#define TL_CPU_SMEM_MAX 232448u           // the sm_90 opt-in maximum of dynamic shared memory
+#define TL_CPU_PAGE 4096u
+// tl_smem: the dynamic shared memory plus at least one page past the maximum, for the canary
+// tail and the guard pages (pages past the launch's size are PROT_NONE during a run)
+#define TL_CPU_SMEM_ARRAY (((TL_CPU_SMEM_MAX + TL_CPU_PAGE - 1) / TL_CPU_PAGE + 1) * TL_CPU_PAGE)
+#define TL_CPU_STACK (256u * 1024u)       // each fiber's stack (plus one guard page)
+#define TL_CPU_POISON16 0x7fa5u           // unwritten shared memory: NaN as f16, bf16 and f32
+#define TL_CPU_POISON32 0x7fa57fa5u       // (a pending wgmma's accumulators hold it too)
+#define TL_CPU_CANARY 0xcb                // slack bytes around tensors, past shared memory
+
+extern "C" {
+alignas(4096) unsigned char tl_smem[TL_CPU_SMEM_ARRAY];
+void tl_cpu_entry(void **a); // the trampoline, after the kernel (cpuexec_entry)
+}
+
+struct tl_cpu_ctx {
+#if TL_CPU_ASM_SWITCH
+	void *sp;
+#else
+	ucontext_t uc;
+#endif
+};
+
+// one cp.async: copied from src when a wait_group retires its group
+struct tl_cpu_cpa {
+	unsigned char *dst;
+	const unsigned char *src;
+	unsigned long long group;
+	int pred;
+	unsigned char data[16]; // the source at issue (compared with it at completion)
+};
+
+struct tl_cpu_fiber {
+	tl_cpu_ctx ctx;
+	unsigned char *map; // guard page + stack
+	size_t maplen;
+	uint3 tidx;
+	int lin, lane, warp, wg;
+	int state;           // TL_READY, TL_RUN, TL_BLOCKED, TL_DONE
+	const char *waiting; // the collective or barrier it waits at
+	tl_cpu_cpa *cpa;     // outstanding copies, oldest first: [cpa_head, ncpa)
+	int ncpa, capcpa, cpa_head;
+	unsigned long long cpa_group; // the id of the group that is still open
+};
+enum { TL_READY, TL_RUN, TL_BLOCKED, TL_DONE };
+
+// a warp collective in progress: the lanes' operands, the result per lane
+struct tl_cpu_warp {
+	int arrived, expected;
+	const char *kind;
+	uint64_t v[32], out[32];
+	int b[32], c[32];
+	const void *p[32];
+	void *q[32];
+	const void *r[32];
+};
+
+struct tl_cpu_wgop; // one wgmma.mma_async in flight
+struct tl_cpu_wg {
+	int arrived, expected;
+	const char *kind;
+	int fenced; // a wgmma.fence was executed in this block (PTX: before the first wgmma)
+	int n, tb, bf;
+	tl_u64 da[128], db[128];
+	float *d[128];
+	int waitn;
+	tl_cpu_wgop *ops; // in flight, oldest first (singly linked)
+	tl_cpu_wgop *last;
+	unsigned long long group; // the id of the open group
+};
+
+struct tl_cpu_tensor {
+	const char *name;
+	unsigned char *map, *data; // the mapping (guard, slack, data, slack, guard) and the tensor
+	size_t maplen, n;
+};
+
+struct tl_cpu_static {
+	unsigned char *p;
+	size_t n;
+	unsigned addr; // its shared-memory address (after the dynamic maximum)
+	char name[64];
+};
+
+static tl_cpu_fiber *tl_cpu_cur;  // the running fiber
+#define threadIdx (tl_cpu_cur->tidx)
+static uint3 blockIdx;
+static dim3 blockDim, gridDim;
+
+static tl_cpu_fiber *tl_cpu_fib;  // the block's threads
+static tl_cpu_fiber **tl_cpu_fibp; // &tl_cpu_fib[i]
+static int tl_cpu_nthreads, tl_cpu_ndone;
+static tl_cpu_fiber **tl_cpu_readyq; // ring of ready fibers
+static int tl_cpu_rq_head, tl_cpu_rq_n;
+static tl_cpu_ctx tl_cpu_sched;   // the scheduler's context
+static tl_cpu_warp *tl_cpu_warps;
+static tl_cpu_wg *tl_cpu_wgs;
+static int tl_cpu_nwarps, tl_cpu_nwgs;
+static int tl_cpu_bar_arrived;
+static tl_cpu_fiber **tl_cpu_bar_wait;
+static void **tl_cpu_args;
+static size_t tl_cpu_smem_bytes;  // the launch's dynamic shared memory
+static size_t tl_cpu_smem_prot;   // bytes of tl_smem accessible during the run (page multiple)
+static tl_cpu_tensor *tl_cpu_tensors;
+static int tl_cpu_ntensors;
+static tl_cpu_static *tl_cpu_statics;
+static int tl_cpu_nstatics;
+static int tl_cpu_running;        // inside a block (thread coordinates mean something)
+static float tl_cpu_h2f_tab[65536];
+
+// ============================================================================================
+// Errors
+// ============================================================================================
+static void tl_cpu_where(char *s, size_t n)
+{
+	if (tl_cpu_running && tl_cpu_cur)
+		snprintf(s, n, " (thread (%u,%u,%u) of block (%u,%u,%u))", tl_cpu_cur->tidx.x, tl_cpu_cur->tidx.y,
+			 tl_cpu_cur->tidx.z, blockIdx.x, blockIdx.y, blockIdx.z);
+	else if (tl_cpu_running)
+		snprintf(s, n, " (block (%u,%u,%u))", blockIdx.x, blockIdx.y, blockIdx.z);
+	else
+		s[0] = 0;
+}
+
+// a run-time error found by the emulation: one line on stderr, exit 3
+__attribute__((noreturn, format(printf, 1, 2))) static void tl_cpu_fail(const char *fmt, ...)
+{
+	char msg[1536], where[128];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	tl_cpu_where(where, sizeof where);
+	fprintf(stderr, "tilec-cpu: error: %s%s\n", msg, where);
+	fflush(stderr);
+	_exit(3);
+}
+
+// the harness itself failed (not the kernel): exit 1
+__attribute__((noreturn, format(printf, 1, 2))) static void tl_cpu_fatal(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "tilec-cpu: fatal: %s\n", msg);
+	fflush(stderr);
+	_exit(1);
+}
+
+static void *tl_cpu_alloc(size_t n)
+{
+	void *p = calloc(1, n ? n : 1);
+
+	if (!p)
+		tl_cpu_fatal("out of memory (%zu bytes)", n);
+	return p;
+}
+
+// ============================================================================================
+// Fibers: context switch
+// ============================================================================================
+#if TL_CPU_ASM_SWITCH
+// void tl_cpu_swap(void **save_sp, void *new_sp): push the callee-saved registers (System V:
+// rbx, rbp, r12-r15) and the mxcsr / x87 control word, save rsp, load the other stack, pop
+asm(".text\n"
+    ".p2align 4\n"
+    ".globl tl_cpu_swap\n"
+    ".type tl_cpu_swap,@function\n"
+    "tl_cpu_swap:\n"
+    "\tpushq %rbp\n"
+    "\tpushq %rbx\n"
+    "\tpushq %r12\n"
+    "\tpushq %r13\n"
+    "\tpushq %r14\n"
+    "\tpushq %r15\n"
+    "\tsubq $16, %rsp\n"
+    "\tstmxcsr 8(%rsp)\n"
+    "\tfnstcw 12(%rsp)\n"
+    "\tmovq %rsp, (%rdi)\n"
+    "\tmovq %rsi, %rsp\n"
+    "\tldmxcsr 8(%rsp)\n"
+    "\tfldcw 12(%rsp)\n"
+    "\taddq $16, %rsp\n"
+    "\tpopq %r15\n"
+    "\tpopq %r14\n"
+    "\tpopq %r13\n"
+    "\tpopq %r12\n"
+    "\tpopq %rbx\n"
+    "\tpopq %rbp\n"
+    "\tret\n"
+    ".size tl_cpu_swap, .-tl_cpu_swap\n");
+extern "C" void tl_cpu_swap(void **save_sp, void *new_sp);
+
+static void tl_cpu_fiber_main(void);
+
+// a fresh context on [lo, hi): the first switch to it "returns" into tl_cpu_fiber_main with
+// rsp = hi - 8 (as after a call: rsp % 16 == 8)
+static void tl_cpu_ctx_init(tl_cpu_ctx *c, unsigned char *lo, unsigned char *hi)
+{
+	uint64_t *top = (uint64_t *)((uintptr_t)hi & ~(uintptr_t)15), *sp;
+	unsigned mxcsr;
+	unsigned short fpucw;
+
+	(void)lo;
+	__asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
+	__asm__ volatile("fnstcw %0" : "=m"(fpucw));
+	top[-1] = 0;                             // the return address of tl_cpu_fiber_main: none
+	top[-2] = (uint64_t)(uintptr_t)tl_cpu_fiber_main;
+	top[-3] = top[-4] = top[-5] = top[-6] = top[-7] = top[-8] = 0; // rbp rbx r12 r13 r14 r15
+	sp = top - 10;                           // 16 bytes: mxcsr at +8, x87 control word at +12
+	memset(sp, 0, 16);
+	memcpy((char *)sp + 8, &mxcsr, 4);
+	memcpy((char *)sp + 12, &fpucw, 2);
+	c->sp = sp;
+}
+
+static inline void tl_cpu_switch(tl_cpu_ctx *from, tl_cpu_ctx *to) { tl_cpu_swap(&from->sp, to->sp); }
+#else
+// other architectures: ucontext (swapcontext makes a system call for the signal mask)
+static void tl_cpu_fiber_main(void);
+
+static void tl_cpu_ctx_init(tl_cpu_ctx *c, unsigned char *lo, unsigned char *hi)
+{
+	if (getcontext(&c->uc))
+		tl_cpu_fatal("getcontext failed");
+	c->uc.uc_stack.ss_sp = lo;
+	c->uc.uc_stack.ss_size = (size_t)(hi - lo);
+	c->uc.uc_link = NULL;
+	makecontext(&c->uc, tl_cpu_fiber_main, 0);
+}
+
+static inline void tl_cpu_switch(tl_cpu_ctx *from, tl_cpu_ctx *to) { swapcontext(&from->uc, &to->uc); }
+#endif
+
+static inline void tl_cpu_make_ready(tl_cpu_fiber *f)
+{
+	f->state = TL_READY;
+	f->waiting = NULL;
+	tl_cpu_readyq[(tl_cpu_rq_head + tl_cpu_rq_n++) % tl_cpu_nthreads] = f;
+}
+
+static inline void tl_cpu_make_ready_front(tl_cpu_fiber *f)
+{
+	f->state = TL_READY;
+	f->waiting = NULL;
+	tl_cpu_rq_head = (tl_cpu_rq_head + tl_cpu_nthreads - 1) % tl_cpu_nthreads;
+	tl_cpu_rq_n++;
+	tl_cpu_readyq[tl_cpu_rq_head] = f;
+}
+
+// The schedule (TILEC_CPU_SCHEDULE): which ready thread runs next. Any schedule is a legal GPU
+// interleaving; they differ in which missing barriers they expose.
+//  depth (default): the threads released by a collective run next, in thread order, ahead of
+//    threads that have not caught up: warp 0 (warpgroup 0) runs as far as it can go, up to a
+//    __syncthreads, before warp 1 starts; so it reads what later warps have not written yet
+//  reverse: the same, threads and warps in reverse order (the last warp runs ahead)
+//  fifo: released threads queue behind the others (the warps advance nearly in lockstep)
+enum { TL_SCHED_DEPTH, TL_SCHED_REVERSE, TL_SCHED_FIFO };
+static int tl_cpu_sched_mode;
+
+// make the n fibers f[0], f[step], ... (all but me) ready, per the schedule
+static void tl_cpu_release(tl_cpu_fiber *const *f, int n, int step, const tl_cpu_fiber *me)
+{
+	if (tl_cpu_sched_mode == TL_SCHED_FIFO) {
+		for (int i = 0; i < n; i++)
+			if (f[i * step] != me)
+				tl_cpu_make_ready(f[i * step]);
+	} else if (tl_cpu_sched_mode == TL_SCHED_DEPTH) {
+		for (int i = n - 1; i >= 0; i--) // thread order at the front
+			if (f[i * step] != me)
+				tl_cpu_make_ready_front(f[i * step]);
+	} else {
+		for (int i = 0; i < n; i++) // reverse order at the front
+			if (f[i * step] != me)
+				tl_cpu_make_ready_front(f[i * step]);
+	}
+}
+
+static inline tl_cpu_fiber *tl_cpu_pop_ready(void)
+{
+	tl_cpu_fiber *f;
+
+	if (!tl_cpu_rq_n)
+		return NULL;
+	f = tl_cpu_readyq[tl_cpu_rq_head];
+	tl_cpu_rq_head = (tl_cpu_rq_head + 1) % tl_cpu_nthreads;
+	tl_cpu_rq_n--;
+	return f;
+}
+
+// leave the running fiber (blocked or done) for the next ready one, or for the scheduler when
+// none is ready (the block is finished, or deadlocked); returns when someone makes it ready
+static void tl_cpu_switch_away(tl_cpu_fiber *me)
+{
+	tl_cpu_fiber *next = tl_cpu_pop_ready();
+
+	if (next) {
+		next->state = TL_RUN;
+		tl_cpu_cur = next;
+		if (next != me)
+			tl_cpu_switch(&me->ctx, &next->ctx);
+	} else {
+		tl_cpu_cur = NULL;
+		tl_cpu_switch(&me->ctx, &tl_cpu_sched);
+	}
+}
+
+static void tl_cpu_block_on(const char *what)
+{
+	tl_cpu_fiber *me = tl_cpu_cur;
+
+	me->state = TL_BLOCKED;
+	me->waiting = what;
+	tl_cpu_switch_away(me);
+}
+
+static void tl_cpu_fiber_main(void)
+{
+	tl_cpu_fiber *me = tl_cpu_cur;
+
+	tl_cpu_entry(tl_cpu_args);
+	me = tl_cpu_cur;
+	me->state = TL_DONE;
+	tl_cpu_ndone++;
+	// copies still outstanding when a thread returns are dropped (nothing can read them)
+	me->ncpa = me->cpa_head = 0;
+	tl_cpu_switch_away(me);
+	tl_cpu_fatal("a finished thread was resumed");
+}
+
+// ============================================================================================
+// Barriers and collectives
+// ============================================================================================
+// __syncthreads (PTX 9.7.13.1 bar.sync 0 with all threads of the CTA): every thread of the block
+// must arrive; a thread that returned while others wait is a barrier divergence (reported when
+// nothing can run any more, with what every thread waits at)
+static void __syncthreads(void)
+{
+	tl_cpu_fiber *me = tl_cpu_cur;
+
+	tl_cpu_bar_wait[tl_cpu_bar_arrived++] = me;
+	if (tl_cpu_bar_arrived < tl_cpu_nthreads) {
+		tl_cpu_block_on("__syncthreads");
+		return;
+	}
+	tl_cpu_bar_arrived = 0;
+	// in thread order (arrival order is the schedule's)
+	for (int i = 0; i < tl_cpu_nthreads; i++)
+		tl_cpu_bar_wait[i] = &tl_cpu_fib[i];
+	tl_cpu_release(tl_cpu_bar_wait, tl_cpu_nthreads, 1, me);
+}
+
+static void __threadfence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+static void __threadfence_block(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+
+static void tl_cpu_ranges(char *s, size_t n, const unsigned char *set, int count)
+{
+	size_t len = 0;
+	int first = 1;
+
+	s[0] = 0;
+	for (int i = 0; i < count; i++) {
+		int j = i;
+
+		if (!set[i])
+			continue;
+		while (j + 1 < count && set[j + 1])
+			j++;
+		if (len < n)
+			len += (size_t)snprintf(s + len, n - len, j > i ? "%s%d-%d" : "%s%d", first ? "" : ",", i, j);
+		first = 0;
+		i = j;
+	}
+}
+
+// a warp (or warpgroup) collective: lanes of the warp post their operands in w before calling;
+// the last to arrive runs op for everyone, then the others resume and read their results.
+// kind: what the lanes execute; every lane of the warp must execute the same kind
+static void tl_cpu_warp_kind_mismatch(const char *group, int id, const char *kind, const char *other)
+{
+	tl_cpu_fail("%s divergence in %s %d: lane %d executes %s while other lanes wait at %s (PTX: every "
+		    "thread of the %s must execute the same instruction)",
+		    group, group, id, strcmp(group, "warp") ? tl_cpu_cur->lin % 128 : tl_cpu_cur->lane, kind, other,
+		    group);
+}
+
+template <class OP> static void tl_cpu_warp_collective(tl_cpu_warp *w, const char *kind, OP op)
+{
+	tl_cpu_fiber *me = tl_cpu_cur;
+	int base = me->warp * 32;
+
+	if (w->arrived == 0)
+		w->kind = kind;
+	else if (w->kind != kind && strcmp(w->kind, kind))
+		tl_cpu_warp_kind_mismatch("warp", me->warp, kind, w->kind);
+	if (++w->arrived < w->expected) {
+		tl_cpu_block_on(kind);
+		return;
+	}
+	op();
+	w->arrived = 0;
+	tl_cpu_release(tl_cpu_fibp + base, w->expected, 1, me);
+}
+
+static void tl_cpu_full_warp(const char *what)
+{
+	tl_cpu_fiber *me = tl_cpu_cur;
+
+	if (tl_cpu_warps[me->warp].expected != 32)
+		tl_cpu_fail("%s in warp %d, which has only %d threads (the block has %d; PTX: all 32 threads of the "
+			    "warp must execute it)",
+			    what, me->warp, tl_cpu_warps[me->warp].expected, tl_cpu_nthreads);
+}
+
+static void tl_cpu_check_mask(unsigned mask, const char *what)
+{
+	if (mask != 0xffffffffu)
+		tl_cpu_fail("%s with member mask 0x%08x: the CPU emulation supports the full mask only", what, mask);
+}
+
+// __syncwarp (bar.warp.sync): the lanes of the warp that exist
+static void __syncwarp(unsigned mask = 0xffffffffu)
+{
+	tl_cpu_check_mask(mask, "__syncwarp");
+	tl_cpu_warp_collective(&tl_cpu_warps[tl_cpu_cur->warp], "__syncwarp", [] {});
+}
+
+// shfl.sync (PTX 9.7.9.6) with the operand c that CUDA's sm_30_intrinsics.hpp passes:
+// idx/down/bfly c = ((32 - width) << 8) | 0x1f, up c = (32 - width) << 8
+enum { TL_SHFL_UP, TL_SHFL_DOWN, TL_SHFL_BFLY, TL_SHFL_IDX };
+
+static uint64_t tl_cpu_shfl(int mode, const char *name, unsigned mask, uint64_t v, int b, int width)
+{
+	tl_cpu_fiber *me = tl_cpu_cur;
+	tl_cpu_warp *w = &tl_cpu_warps[me->warp];
+	int l = me->lane, c;
+
+	tl_cpu_check_mask(mask, name);
+	if (width < 1 || width > 32 || (width & (width - 1)))
+		tl_cpu_fail("%s with width %d (a power of 2 up to 32)", name, width);
+	c = ((32 - width) << 8) | (mode == TL_SHFL_UP ? 0 : 0x1f);
+	w->v[l] = v;
+	w->b[l] = b;
+	w->c[l] = c;
+	tl_cpu_warp_collective(w, name, [w, mode, name] {
+		for (int t = 0; t < w->expected; t++) {
+			int bval = w->b[t] & 31, cval = w->c[t] & 31, segmask = (w->c[t] >> 8) & 31;
+			int maxlane = (t & segmask) | (cval & ~segmask), minlane = t & segmask, j, p;
+
+			switch (mode) {
+			case TL_SHFL_UP: j = t - bval; p = j >= maxlane; break;
+			case TL_SHFL_DOWN: j = t + bval; p = j <= maxlane; break;
+			case TL_SHFL_BFLY: j = t ^ bval; p = j <= maxlane; break;
+			default: j = minlane | (bval & ~segmask); p = j <= maxlane; break;
+			}
+			if (!p)
+				j = t;
+			if (j >= w->expected)
+				tl_cpu_fail("%s: lane %d reads lane %d, which does not exist (the warp has %d threads)", name,
+					    t, j, w->expected);
+			w->out[t] = w->v[j];
+		}
+	});
+	return w->out[l];
+}
+
+template <class T> static inline uint64_t tl_cpu_bits(T v)
+{
+	static_assert(sizeof(T) == 4 || sizeof(T) == 8, "shuffles move 4- or 8-byte values");
+	uint64_t u = 0;
+
+	memcpy(&u, &v, sizeof v);
+	return u;
+}
+
+template <class T> static inline T tl_cpu_unbits(uint64_t u)
+{
+	T v;
+
+	memcpy(&v, &u, sizeof v);
+	return v;
+}
+
+template <class T> static inline T __shfl_sync(unsigned mask, T var, int srcLane, int width = 32)
+{
+	return tl_cpu_unbits<T>(tl_cpu_shfl(TL_SHFL_IDX, "__shfl_sync", mask, tl_cpu_bits(var), srcLane, width));
+}
+template <class T> static inline T __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = 32)
+{
+	return tl_cpu_unbits<T>(tl_cpu_shfl(TL_SHFL_UP, "__shfl_up_sync", mask, tl_cpu_bits(var), (int)delta, width));
+}
+template <class T> static inline T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = 32)
+{
+	return tl_cpu_unbits<T>(
+		tl_cpu_shfl(TL_SHFL_DOWN, "__shfl_down_sync", mask, tl_cpu_bits(var), (int)delta, width));
+}
+template <class T> static inline T __shfl_xor_sync(unsigned mask, T var, int laneMask, int width = 32)
+{
+	return tl_cpu_unbits<T>(tl_cpu_shfl(TL_SHFL_BFLY, "__shfl_xor_sync", mask, tl_cpu_bits(var), laneMask, width));
+}
+
+// ============================================================================================
+// Shared memory
+// ============================================================================================
+// the dynamic shared memory is shared address 0 (a 1024-aligned base: the 128B swizzle of
+// wgmma applies to absolute address bits 4-9); static __shared__ arrays follow the maximum
+static int tl_cpu_in_dyn(const void *p, size_t n)
+{
+	const unsigned char *c = (const unsigned char *)p;
+
+	return c >= tl_smem && c <= tl_smem + tl_cpu_smem_bytes && n <= (size_t)(tl_smem + tl_cpu_smem_bytes - c);
+}
+
+static tl_cpu_static *tl_cpu_static_of(const void *p)
+{
+	const unsigned char *c = (const unsigned char *)p;
+
+	for (int i = 0; i < tl_cpu_nstatics; i++)
+		if (c >= tl_cpu_statics[i].p && c < tl_cpu_statics[i].p + tl_cpu_statics[i].n)
+			return &tl_cpu_statics[i];
+	return NULL;
+}
+
+// __cvta_generic_to_shared (PTX 9.7.9.20 cvta.to.shared): the offset of p in the block's shared
+// memory; an error if p is not in shared memory
+static size_t __cvta_generic_to_shared(const void *p)
+{
+	const unsigned char *c = (const unsigned char *)p;
+	tl_cpu_static *s;
+
+	if (c >= tl_smem && c <= tl_smem + tl_cpu_smem_bytes)
+		return (size_t)(c - tl_smem);
+	if ((s = tl_cpu_static_of(p)))
+		return s->addr + (size_t)(c - s->p);
+	if (c >= tl_smem && c < tl_smem + sizeof tl_smem)
+		tl_cpu_fail("__cvta_generic_to_shared of dynamic shared memory byte %zu, past the launch's %zu bytes",
+			    (size_t)(c - tl_smem), tl_cpu_smem_bytes);
+	tl_cpu_fail("__cvta_generic_to_shared of %p, which is not in shared memory", p);
+}
+
+// the generic pointer of n bytes at shared address a; an error (with what) if they are not in
+// the launch's shared memory
+static unsigned char *tl_cpu_shared_ptr(unsigned long long a, size_t n, const char *what)
+{
+	if (a + n <= tl_cpu_smem_bytes)
+		return tl_smem + a;
+	for (int i = 0; i < tl_cpu_nstatics; i++)
+		if (a >= tl_cpu_statics[i].addr && a + n <= tl_cpu_statics[i].addr + tl_cpu_statics[i].n)
+			return tl_cpu_statics[i].p + (a - tl_cpu_statics[i].addr);
+	tl_cpu_fail("%s reads shared memory bytes [%llu, %llu), outside the launch's %zu bytes of dynamic shared "
+		    "memory and every static __shared__ array",
+		    what, a, a + n, tl_cpu_smem_bytes);
+}
+
+// p .. p+n must be shared memory (dynamic or static) and p aligned to align
+static void tl_cpu_check_shared(const void *p, size_t n, size_t align, const char *what)
+{
+	const unsigned char *c = (const unsigned char *)p;
+	tl_cpu_static *s;
+
+	if ((uintptr_t)p % align)
+		tl_cpu_fail("%s: shared address %p is not %zu-byte aligned", what, p, align);
+	if (tl_cpu_in_dyn(p, n))
+		return;
+	if ((s = tl_cpu_static_of(p)) && n <= (size_t)(s->p + s->n - c))
+		return;
+	if (c >= tl_smem && c < tl_smem + sizeof tl_smem)
+		tl_cpu_fail("%s: shared memory bytes [%zu, %zu) are past the launch's %zu bytes of dynamic shared memory",
+			    what, (size_t)(c - tl_smem), (size_t)(c - tl_smem) + n, tl_cpu_smem_bytes);
+	tl_cpu_fail("%s: address %p is not in shared memory", what, p);
+}
+
+static inline tl_u32 tl_smem_u32(const void *p) { return (tl_u32)__cvta_generic_to_shared(p); }
+
+// ============================================================================================
+// Conversions (PTX 9.7.9.21 cvt: .rn = round to nearest, ties to even; subnormals kept)
+// ============================================================================================
+// f16 -> f32 is exact; an f16 NaN gives the canonical f32 NaN 0x7fffffff, as cuda_fp16.hpp's
+// host version of cvt.f32.f16 does (checked on an H200: test/gpu/cpu_emul.sh)
+static float tl_cpu_h2f_calc(tl_half_t h)
+{
+	unsigned sign = (unsigned)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, u;
+
+	if (e == 0x1f)
+		u = m ? 0x7fffffffu : sign | 0x7f800000u;
+	else if (e)
+		u = sign | ((e + 112) << 23) | (m << 13);
+	else if (!m)
+		u = sign;
+	else { // subnormal: m * 2^-24
+		int sh = 0;
+
+		while (!(m & 0x400)) {
+			m <<= 1;
+			sh++;
+		}
+		u = sign | ((unsigned)(113 - sh) << 23) | ((m & 0x3ff) << 13);
+	}
+	return __uint_as_float(u);
+}
+
+static inline float tl_h2f(tl_half_t h) { return tl_cpu_h2f_tab[h]; }
+
+// f32 -> f16, cvt.rn.f16.f32: overflow to inf, subnormal results rounded, NaN -> 0x7fff
+static inline tl_half_t tl_f2h(float f)
+{
+	unsigned u = __float_as_uint(f), sign = (u >> 16) & 0x8000, a = u & 0x7fffffff, r, rem;
+
+	if (a > 0x7f800000u)
+		return 0x7fff;
+	if (a >= 0x477ff000u) // >= 65520 (and inf): rounds to inf
+		return (tl_half_t)(sign | 0x7c00);
+	if (a >= 0x38800000u) { // normal f16 (>= 2^-14)
+		a -= 0x38000000u;
+		r = a >> 13;
+		rem = a & 0x1fff;
+		if (rem > 0x1000 || (rem == 0x1000 && (r & 1)))
+			r++;
+		return (tl_half_t)(sign | r);
+	}
+	if (a < 0x33000001u) // <= 2^-25: the tie at 2^-25 goes to the even 0
+		return (tl_half_t)sign;
+	{
+		unsigned e = a >> 23, m = (a & 0x7fffff) | 0x800000, sh = 126 - e, half = 1u << (sh - 1);
+
+		r = m >> sh;
+		rem = m & ((1u << sh) - 1);
+		if (rem > half || (rem == half && (r & 1)))
+			r++;
+		return (tl_half_t)(sign | r);
+	}
+}
+
+static inline float tl_bf2f(tl_bf16_t h) { return __uint_as_float(((tl_u32)h) << 16); }
+
+// f32 -> bf16, cvt.rn.bf16.f32: NaN -> 0x7fff (as cuda_bf16.hpp's host version)
+static inline tl_bf16_t tl_f2bf(float f)
+{
+	unsigned u = __float_as_uint(f);
+
+	if ((u & 0x7fffffffu) > 0x7f800000u)
+		return 0x7fff;
+	return (tl_bf16_t)((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
+}
+
+// cvt.rn.f16x2.f32 d, a, b: a (hi) in the upper half, b (lo) in the lower
+static inline tl_u32 tl_pack_h2(float lo, float hi) { return (tl_u32)tl_f2h(lo) | ((tl_u32)tl_f2h(hi) << 16); }
+static inline tl_u32 tl_pack_bf2(float lo, float hi) { return (tl_u32)tl_f2bf(lo) | ((tl_u32)tl_f2bf(hi) << 16); }
+
+// ---- warp reductions (as tilec_cuda.h: xor shuffles) ------------------------------------------
+static inline float tl_warp_sum(float v, int width)
+{
+	for (int o = width / 2; o > 0; o /= 2)
+		v += __shfl_xor_sync(0xffffffffu, v, o);
+	return v;
+}
+
+static inline float tl_warp_max(float v, int width)
+{
+	for (int o = width / 2; o > 0; o /= 2)
+		v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+	return v;
+}
+
+// ============================================================================================
+// cp.async (PTX 9.7.9.25.3: cp.async, cp.async.commit_group, cp.async.wait_group)
+// ============================================================================================
+// A copy joins the thread's open (uncommitted) group; commit_group closes it (an empty group is
+// a group); wait_group N completes every committed group but the N most recent, in commit order.
+// Copies not yet committed are not completed by a wait (PTX: wait_group waits for committed
+// groups only). Emulation, chosen to catch what hardware may do with a wrong program:
+//  - at issue the source is read (an out-of-bounds source faults here, in the issuing thread)
+//    and the destination is overwritten with the poison: reading it before the wait ("reading
+//    from the destination ... before the asynchronous operation completes exhibits undefined
+//    behavior", 9.7.9.25.1) sees garbage, also for a stage that held older data;
+//  - at completion the destination is written; an error if the source changed since the
+//    issue or the destination was written by someone else in between (both undefined);
+//  - zfill with pred false (src-size 0): 16 zero bytes, the source is never dereferenced;
+//  - copies still outstanding when the thread returns are dropped.
+static void tl_cpu_poison(void *p, size_t n)
+{
+	unsigned char *c = (unsigned char *)p;
+
+	for (size_t i = 0; i < n; i++)
+		c[i] = ((uintptr_t)(c + i) & 1) ? (unsigned char)(TL_CPU_POISON16 >> 8) : (unsigned char)TL_CPU_POISON16;
+}
+
+static int tl_cpu_is_poison(const void *p, size_t n)
+{
+	const unsigned char *c = (const unsigned char *)p;
+
+	for (size_t i = 0; i < n; i++)
+		if (c[i] != (((uintptr_t)(c + i) & 1) ? (unsigned char)(TL_CPU_POISON16 >> 8) : (unsigned char)TL_CPU_POISON16))
+			return 0;
+	return 1;
+}
+
+static void tl_cpu_cp_async(void *smem, const void *gmem, bool pred)
+{
+	tl_cpu_fiber *me = tl_cpu_cur;
+	tl_cpu_cpa *c;
+
+	tl_cpu_check_shared(smem, 16, 16, "cp.async destination");
+	if (pred && (uintptr_t)gmem % 16)
+		tl_cpu_fail("cp.async: global source %p is not 16-byte aligned", gmem);
+	if (me->ncpa == me->capcpa) {
+		if (me->cpa_head > 0) { // compact the queue
+			memmove(me->cpa, me->cpa + me->cpa_head, (size_t)(me->ncpa - me->cpa_head) * sizeof *me->cpa);
+			me->ncpa -= me->cpa_head;
+			me->cpa_head = 0;
+		}
+		if (me->ncpa == me->capcpa) {
+			me->capcpa = me->capcpa ? me->capcpa * 2 : 64;
+			me->cpa = (tl_cpu_cpa *)realloc(me->cpa, (size_t)me->capcpa * sizeof *me->cpa);
+			if (!me->cpa)
+				tl_cpu_fatal("out of memory");
+		}
+	}
+	c = &me->cpa[me->ncpa++];
+	c->dst = (unsigned char *)smem;
+	c->src = (const unsigned char *)gmem;
+	c->group = me->cpa_group;
+	c->pred = pred;
+	if (pred)
+		memcpy(c->data, gmem, 16);
+	else
+		memset(c->data, 0, 16);
+	tl_cpu_poison(smem, 16);
+}
+
+static inline void tl_cp_async16(void *smem, const void *gmem) { tl_cpu_cp_async(smem, gmem, true); }
+static inline void tl_cp_async16_zfill(void *smem, const void *gmem, bool pred) { tl_cpu_cp_async(smem, gmem, pred); }
+static inline void tl_cp_async_commit() { tl_cpu_cur->cpa_group++; }
+
+static void tl_cpu_cp_async_wait(int n)
+{
+	tl_cpu_fiber *me = tl_cpu_cur;
+
+	while (me->cpa_head < me->ncpa && me->cpa[me->cpa_head].group + (unsigned long long)n < me->cpa_group) {
+		tl_cpu_cpa *c = &me->cpa[me->cpa_head++];
+
+		if (!tl_cpu_is_poison(c->dst, 16))
+			tl_cpu_fail("shared memory bytes [%zu, %zu), the destination of a pending cp.async, were written before "
+				    "the cp.async.wait_group that completes it",
+				    (size_t)__cvta_generic_to_shared(c->dst), (size_t)__cvta_generic_to_shared(c->dst) + 16);
+		if (c->pred && memcmp(c->data, c->src, 16))
+			tl_cpu_fail("the global source %p of a pending cp.async changed before the cp.async.wait_group that "
+				    "completes it",
+				    (const void *)c->src);
+		memcpy(c->dst, c->data, 16);
+	}
+	if (me->cpa_head == me->ncpa)
+		me->cpa_head = me->ncpa = 0;
+}
+
+template <int N> static inline void tl_cp_async_wait()
+{
+	static_assert(N >= 0, "cp.async.wait_group N: N >= 0");
+	tl_cpu_cp_async_wait(N);
+}
+
+// ============================================================================================
+// ldmatrix (PTX 9.7.14.5.15: ldmatrix.sync.aligned.m8n8.x4{.trans}.shared.b16)
+// ============================================================================================
+// Lane i gives the address of row i % 8 of matrix i / 8 (16 bytes, 16-byte aligned). Register
+// m of lane t holds elements (t / 4, 2 (t % 4)) and (t / 4, 2 (t % 4) + 1) of matrix m, the lower
+// column in the lower half (Figure 104); with .trans the matrix is read column-major: elements
+// (2 (t % 4), t / 4) and (2 (t % 4) + 1, t / 4) of the stored matrix.
+static void tl_cpu_ldmatrix(tl_u32 *r, const void *smem, int trans)
+{
+	tl_cpu_fiber *me = tl_cpu_cur;
+	tl_cpu_warp *w = &tl_cpu_warps[me->warp];
+	const char *name = trans ? "ldmatrix.x4.trans" : "ldmatrix.x4";
+
+	tl_cpu_full_warp(name);
+	tl_cpu_check_shared(smem, 16, 16, name);
+	w->p[me->lane] = smem;
+	w->q[me->lane] = r;
+	tl_cpu_warp_collective(w, name, [w, trans] {
+		unsigned short m[4][8][8];
+
+		for (int l = 0; l < 32; l++)
+			memcpy(m[l / 8][l % 8], w->p[l], 16);
+		for (int t = 0; t < 32; t++) {
+			tl_u32 *d = (tl_u32 *)w->q[t];
+
+			for (int k = 0; k < 4; k++) {
+				int row = t / 4, col = 2 * (t % 4);
+
+				d[k] = trans ? (tl_u32)m[k][col][row] | ((tl_u32)m[k][col + 1][row] << 16)
+					     : (tl_u32)m[k][row][col] | ((tl_u32)m[k][row][col + 1] << 16);
+			}
+		}
+	});
+}
+
+static inline void tl_ldmatrix_x4(tl_u32 *r, const void *smem) { tl_cpu_ldmatrix(r, smem, 0); }
+static inline void tl_ldmatrix_x4_trans(tl_u32 *r, const void *smem) { tl_cpu_ldmatrix(r, smem, 1); }
+
+// ============================================================================================
+// mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32 (PTX 9.7.14.5.8, Figures 79,
+// 81, 83): groupID g = lane >> 2, t = lane % 4.
+//   A 16x16: a_i (register i / 2, half i % 2): row g for i in {0,1,4,5} else g + 8,
+//            col 2t + (i & 1) (+ 8 for i >= 4)
+//   B 16x8:  b_i: row (k) 2t + (i & 1) (+ 8 for i >= 2), col (n) g
+//   C/D 16x8: c_i: row g (+ 8 for i >= 2), col 2t + (i & 1)
+// D = A B + C: each element's dot product is computed in double and rounded to f32 once; the
+// hardware's accumulation order and intermediate precision are unspecified (PTX: "at least
+// single precision"), so gemm results are compared with a tolerance.
+// ============================================================================================
+// the collective's work, for the 32 lanes at once (the hot spot of a gemm run: O2, and the
+// 8 columns of a row accumulate side by side; each element still sums C, then k = 0..15)
+template <int BF> static inline double tl_cpu_lo(tl_u32 r) { return BF ? tl_bf2f((tl_bf16_t)r) : tl_cpu_h2f_tab[r & 0xffff]; }
+template <int BF> static inline double tl_cpu_hi(tl_u32 r) { return BF ? tl_bf2f((tl_bf16_t)(r >> 16)) : tl_cpu_h2f_tab[r >> 16]; }
+
+template <int BF> __attribute__((optimize("O2"))) static void tl_cpu_mma_compute(tl_cpu_warp *w)
+{
+	double A[16][16], B[16][8], C[16][8];
+
+	for (int l = 0; l < 32; l++) { // the fragments, as in the table above
+		const tl_u32 *ra = (const tl_u32 *)w->p[l], *rb = (const tl_u32 *)w->r[l];
+		const float *rc = (const float *)w->q[l];
+		int g = l >> 2, t2 = 2 * (l & 3);
+
+		A[g][t2] = tl_cpu_lo<BF>(ra[0]), A[g][t2 + 1] = tl_cpu_hi<BF>(ra[0]);
+		A[g + 8][t2] = tl_cpu_lo<BF>(ra[1]), A[g + 8][t2 + 1] = tl_cpu_hi<BF>(ra[1]);
+		A[g][t2 + 8] = tl_cpu_lo<BF>(ra[2]), A[g][t2 + 9] = tl_cpu_hi<BF>(ra[2]);
+		A[g + 8][t2 + 8] = tl_cpu_lo<BF>(ra[3]), A[g + 8][t2 + 9] = tl_cpu_hi<BF>(ra[3]);
+		B[t2][g] = tl_cpu_lo<BF>(rb[0]), B[t2 + 1][g] = tl_cpu_hi<BF>(rb[0]);
+		B[t2 + 8][g] = tl_cpu_lo<BF>(rb[1]), B[t2 + 9][g] = tl_cpu_hi<BF>(rb[1]);
+		C[g][t2] = rc[0], C[g][t2 + 1] = rc[1], C[g + 8][t2] = rc[2], C[g + 8][t2 + 1] = rc[3];
+	}
+	for (int row = 0; row < 16; row++) {
+		double c[8];
+
+		for (int col = 0; col < 8; col++)
+			c[col] = C[row][col];
+#pragma GCC unroll 16
+		for (int k = 0; k < 16; k++) {
+			double a = A[row][k];
+
+#pragma GCC unroll 8
+			for (int col = 0; col < 8; col++)
+				c[col] += a * B[k][col];
+		}
+		for (int col = 0; col < 8; col++)
+			C[row][col] = c[col];
+	}
+	for (int l = 0; l < 32; l++) {
+		float *rc = (float *)w->q[l];
+		int g = l >> 2, t2 = 2 * (l & 3);
+
+		rc[0] = (float)C[g][t2], rc[1] = (float)C[g][t2 + 1];
+		rc[2] = (float)C[g + 8][t2], rc[3] = (float)C[g + 8][t2 + 1];
+	}
+}
+
+static void tl_cpu_mma16816(float *c, const tl_u32 *a, const tl_u32 *b, int bf)
+{
+	tl_cpu_fiber *me = tl_cpu_cur;
+	tl_cpu_warp *w = &tl_cpu_warps[me->warp];
+	const char *name = bf ? "mma.sync.m16n8k16.bf16" : "mma.sync.m16n8k16.f16";
+
+	tl_cpu_full_warp(name);
+	w->p[me->lane] = a;
+	w->r[me->lane] = b;
+	w->q[me->lane] = c;
+	tl_cpu_warp_collective(w, name, [w, bf] { bf ? tl_cpu_mma_compute<1>(w) : tl_cpu_mma_compute<0>(w); });
+}
+
+static inline void tl_mma_f16_16816(float *c, const tl_u32 *a, const tl_u32 *b) { tl_cpu_mma16816(c, a, b, 0); }
+static inline void tl_mma_bf16_16816(float *c, const tl_u32 *a, const tl_u32 *b) { tl_cpu_mma16816(c, a, b, 1); }
+
+// ============================================================================================
+// sm_90a wgmma (PTX 9.7.15)
+// ============================================================================================
+// Shared-memory matrix descriptor (9.7.15.5.1.2.2 "Matrix Descriptor Format"), the bit packing
+// of tilec_cuda.h: bits 0-13 start address >> 4, 16-29 leading byte offset >> 4, 32-45 stride
+// byte offset >> 4, 49-51 base offset, 62-63 swizzle (0 none, 1 128B, 2 64B, 3 32B), each field
+// matrix-descriptor-encode(x) = (x & 0x3ffff) >> 4. The hardware drops the low 4 bits and the
+// bits past 18: a start address, LBO or SBO that loses bits there is reported here.
+static inline tl_u64 tl_wgmma_desc(const void *p, int lbo, int sbo, int type)
+{
+	tl_u64 a = tl_smem_u32(p);
+
+	if ((a & 15) || a >= (1u << 18))
+		tl_cpu_fail("tl_wgmma_desc: start address %llu is not a 16-byte aligned shared address below 2^18", a);
+	if ((lbo & 15) || lbo < 0 || lbo >= (1 << 18) || (sbo & 15) || sbo < 0 || sbo >= (1 << 18))
+		tl_cpu_fail("tl_wgmma_desc: LBO %d / SBO %d are not multiples of 16 below 2^18", lbo, sbo);
+	if (type < 0 || type > 3)
+		tl_cpu_fail("tl_wgmma_desc: layout type %d", type);
+	return ((a & 0x3ffff) >> 4) | ((tl_u64)((lbo >> 4) & 0x3fff) << 16) | ((tl_u64)((sbo >> 4) & 0x3fff) << 32) |
+	       ((tl_u64)type << 62);
+}
+
+// the generic <-> async proxy fence: the emulation has one memory, so there is nothing to order
+static inline void tl_fence_proxy_async(void) {}
+static inline void tl_fence_operand(float &r) { (void)r; }
+
+struct tl_cpu_wgop {
+	tl_cpu_wgop *next;
+	int n, tb, bf;
+	tl_u64 da, db;
+	unsigned long long group;
+	float *d[128];
+	unsigned short a[64 * 16];  // A[m][k] as read at issue
+	unsigned short b[256 * 16]; // B[n][k] as read at issue
+	float *saved;               // [128][n/2] the accumulators at issue; NULL when they are the
+	                            // result of an older wgmma still in flight (chained)
+};
+
+// The byte address of element (mn, k) of an operand of 16-bit elements (T = 8 per 16 bytes) in
+// the PTX canonical layouts (9.7.15.5.1.2.1.3), in CuTe notation over (MN, K) in units of elements:
+//   K-major,  no swizzle: ((8,m),(T,2k)):((1T,SBO),(1,LBO))
+//   K-major,  32/64/128B: ((8,m),(T,2k)):((cT,SBO),(1,T))    c = 2, 4, 8 (LBO unused: "assumed 1")
+//   MN-major, no swizzle: ((T,1,m),(8,k)):((1,T,SBO),(1T,LBO))
+//   MN-major, 32/64/128B: ((T,c,m),(8,k)):((1,T,LBO),(cT,SBO))
+// followed by Swizzle<s,4,3> (s = 1, 2, 3 for 32, 64, 128B) on the absolute shared byte address:
+// bits [4, 4+s) ^= bits [7, 7+s). A core matrix is 8 rows of 16 bytes.
+static unsigned long long tl_cpu_gmma_addr(tl_u64 desc, int mn, int k, int mn_major)
+{
+	unsigned long long start = (desc & 0x3fff) << 4, lbo = ((desc >> 16) & 0x3fff) << 4,
+			   sbo = ((desc >> 32) & 0x3fff) << 4, off, a;
+	int mode = (int)(desc >> 62), s = mode == 1 ? 3 : mode == 2 ? 2 : mode == 3 ? 1 : 0;
+	unsigned long long width = 16ull << s; // bytes of one swizzled row (no swizzle: 16)
+
+	if (!mn_major) {
+		if (!s)
+			off = (unsigned long long)(mn % 8) * 16 + (unsigned long long)(mn / 8) * sbo +
+			      (unsigned long long)(k % 8) * 2 + (unsigned long long)(k / 8) * lbo;
+		else
+			off = (unsigned long long)(mn % 8) * width + (unsigned long long)(mn / 8) * sbo +
+			      (unsigned long long)k * 2;
+	} else {
+		if (!s)
+			off = (unsigned long long)(mn % 8) * 2 + (unsigned long long)(mn / 8) * sbo +
+			      (unsigned long long)(k % 8) * 16 + (unsigned long long)(k / 8) * lbo;
+		else {
+			unsigned long long e = width / 2; // elements of one swizzled row
+
+			off = (unsigned long long)mn % e * 2 + (unsigned long long)mn / e * lbo +
+			      (unsigned long long)(k % 8) * width + (unsigned long long)(k / 8) * sbo;
+		}
+	}
+	a = start + off;
+	if (s)
+		a ^= ((a >> 7) & ((1ull << s) - 1)) << 4;
+	return a;
+}
+
+static void tl_cpu_gmma_read(tl_u64 desc, int rows, int mn_major, unsigned short *out, const char *what)
+{
+	if ((desc >> 49) & 7)
+		tl_cpu_fail("wgmma %s descriptor 0x%016llx has a nonzero base offset, which the CPU emulation does not "
+			    "implement",
+			    what, desc);
+	for (int mn = 0; mn < rows; mn++)
+		for (int k = 0; k < 16; k++)
+			memcpy(&out[mn * 16 + k], tl_cpu_shared_ptr(tl_cpu_gmma_addr(desc, mn, k, mn_major), 2, what), 2);
+}
+
+// complete op: D = A B + D per thread fragment (9.7.15.5.1.1.1, Figure 149, the f32
+// accumulator of m64nNk16): thread t of the warpgroup, warp w = t / 32, lane l:
+//   d[i]: row 16 w + l / 4 + 8 ((i / 2) % 2), col 8 (i / 4) + 2 (l % 4) + (i % 2)
+// each element's dot product in double, rounded to f32 once (accumulation order and precision
+// of the hardware unspecified: PTX "at least single precision")
+__attribute__((optimize("O2"))) static void tl_cpu_wgmma_perform(tl_cpu_wgop *op)
+{
+	static unsigned short a2[64 * 16], b2[256 * 16];
+	static double A[64][16], B[16][256], D[64][256];
+	int n = op->n, nr = n / 2;
+
+	tl_cpu_gmma_read(op->da, 64, 0, a2, "operand A");
+	tl_cpu_gmma_read(op->db, n, op->tb, b2, "operand B");
+	for (int which = 0; which < 2; which++) {
+		const unsigned short *now = which ? b2 : a2, *then = which ? op->b : op->a;
+		int rows = which ? n : 64;
+
+		for (int i = 0; i < rows * 16; i++)
+			if (now[i] != then[i])
+				tl_cpu_fail("shared memory read by a wgmma.mma_async (m64n%dk16, descriptors A 0x%016llx B "
+					    "0x%016llx) changed between the wgmma and the wgmma.wait_group that completed it: "
+					    "%s element (%s %d, k %d) at shared byte %llu was 0x%04x, is 0x%04x%s",
+					    n, op->da, op->db, which ? "B" : "A", which ? "n" : "m", i / 16, i % 16,
+					    tl_cpu_gmma_addr(which ? op->db : op->da, i / 16, i % 16, which ? op->tb : 0), then[i],
+					    now[i],
+					    then[i] == TL_CPU_POISON16 ? " (the poison of shared memory not written yet, or "
+									 "of a cp.async in flight, when the wgmma was issued: "
+									 "a missing wait_group or barrier?)"
+								       : "");
+	}
+	for (int m = 0; m < 64; m++)
+		for (int k = 0; k < 16; k++)
+			A[m][k] = op->bf ? tl_bf2f(op->a[m * 16 + k]) : tl_h2f(op->a[m * 16 + k]);
+	for (int j = 0; j < n; j++)
+		for (int k = 0; k < 16; k++)
+			B[k][j] = op->bf ? tl_bf2f(op->b[j * 16 + k]) : tl_h2f(op->b[j * 16 + k]);
+	// D starts from the accumulators (saved at issue, or the chained ones now), then k = 0..15
+	for (int t = 0; t < 128; t++) {
+		float *d = op->d[t];
+		const float *base = op->saved ? op->saved + (size_t)t * nr : d;
+		int w = t / 32, l = t % 32;
+
+		if (op->saved)
+			for (int i = 0; i < nr; i++)
+				if (__float_as_uint(d[i]) != TL_CPU_POISON32)
+					tl_cpu_fail("accumulator register %d of thread %d (of the warpgroup) of a pending "
+						    "wgmma.mma_async was written before the wgmma.wait_group that completes it",
+						    i, t);
+		for (int i = 0; i < nr; i++)
+			D[16 * w + l / 4 + 8 * ((i / 2) % 2)][8 * (i / 4) + 2 * (l % 4) + (i % 2)] = base[i];
+	}
+	for (int m = 0; m < 64; m++)
+		for (int k = 0; k < 16; k++) {
+			double a = A[m][k];
+
+			for (int j = 0; j < n; j++)
+				D[m][j] += a * B[k][j];
+		}
+	for (int t = 0; t < 128; t++) {
+		float *d = op->d[t];
+		int w = t / 32, l = t % 32;
+
+		for (int i = 0; i < nr; i++)
+			d[i] = (float)D[16 * w + l / 4 + 8 * ((i / 2) % 2)][8 * (i / 4) + 2 * (l % 4) + (i % 2)];
+	}
+}
+
+static void tl_cpu_wg_collective_end(tl_cpu_wg *g, tl_cpu_fiber *me)
+{
+	int base = me->wg * 128;
+
+	g->arrived = 0;
+	tl_cpu_release(tl_cpu_fibp + base, 128, 1, me);
+}
+
+// arrive at a warpgroup collective; 1 for the last thread to arrive (which then performs it and
+// calls tl_cpu_wg_collective_end), 0 for the others after the collective completed
+static int tl_cpu_wg_arrive(const char *kind)
+{
+	tl_cpu_fiber *me = tl_cpu_cur;
+	tl_cpu_wg *g;
+
+	if (me->wg >= tl_cpu_nwgs || tl_cpu_wgs[me->wg].expected != 128)
+		tl_cpu_fail("%s in warpgroup %d, which does not have 128 threads (the block has %d; PTX 9.7.15.1: a "
+			    "warpgroup is 4 contiguous warps)",
+			    kind, me->wg, tl_cpu_nthreads);
+	g = &tl_cpu_wgs[me->wg];
+	if (g->arrived == 0)
+		g->kind = kind;
+	else if (g->kind != kind && strcmp(g->kind, kind))
+		tl_cpu_warp_kind_mismatch("warpgroup", me->wg, kind, g->kind);
+	if (++g->arrived < 128) {
+		tl_cpu_block_on(kind);
+		return 0;
+	}
+	return 1;
+}
+
+// wgmma.fence.sync.aligned (9.7.15.7.1): orders register accesses; here it only records that
+// the warpgroup fenced (required before its first wgmma.mma_async)
+static void tl_wgmma_fence(void)
+{
+	tl_cpu_fiber *me = tl_cpu_cur;
+
+	if (tl_cpu_wg_arrive("wgmma.fence")) {
+		tl_cpu_wgs[me->wg].fenced = 1;
+		tl_cpu_wg_collective_end(&tl_cpu_wgs[me->wg], me);
+	}
+}
+
+// wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16} d, da, db, 1, 1, 1, 0, TB (9.7.15.5.2):
+// issued into the warpgroup's open group, performed by the wait_group that retires the group.
+// Operands are read at issue and again at completion (an error if shared memory changed in
+// between). The accumulators are saved at issue and overwritten with the poison, so a thread
+// that reads them before the wait sees garbage, as it may on hardware; the wait checks they
+// still hold the poison (writing them in flight is undefined too) and adds A B to the saved
+// values. A wgmma whose accumulators belong to an older wgmma still in flight (the k-loop's
+// chain on one accumulator) accumulates onto that one's result, in issue order.
+static void tl_cpu_wgmma(int n, int tb, int bf, float *d, tl_u64 da, tl_u64 db)
+{
+	tl_cpu_fiber *me = tl_cpu_cur;
+	tl_cpu_wg *g = &tl_cpu_wgs[me->wg]; // me->wg < tl_cpu_nwgs always (the last may be partial)
+	int t = me->lin % 128;
+	const char *kind = bf ? "wgmma.mma_async.bf16" : "wgmma.mma_async.f16";
+
+	if (g->arrived == 0) {
+		g->n = n;
+		g->tb = tb;
+	} else if (g->kind == kind && (g->n != n || g->tb != tb))
+		tl_cpu_fail("warpgroup divergence: wgmma m64n%dk16 (tnspB %d) while other threads of the warpgroup "
+			    "execute m64n%dk16 (tnspB %d)",
+			    n, tb, g->n, g->tb);
+	g->da[t] = da;
+	g->db[t] = db;
+	g->d[t] = d;
+	if (!tl_cpu_wg_arrive(kind))
+		return;
+	if (!g->fenced)
+		tl_cpu_fail("wgmma.mma_async before any wgmma.fence of the warpgroup (PTX 9.7.15.7.1: a wgmma.fence "
+			    "must precede the first wgmma.mma_async)");
+	for (int i = 1; i < 128; i++)
+		if (g->da[i] != g->da[0] || g->db[i] != g->db[0])
+			tl_cpu_fail("wgmma.mma_async: thread %d of the warpgroup has descriptors A 0x%016llx B 0x%016llx, "
+				    "thread 0 has A 0x%016llx B 0x%016llx (PTX: the contents of a matrix descriptor must "
+				    "be the same across all the warps in the warpgroup)",
+				    i, g->da[i], g->db[i], g->da[0], g->db[0]);
+	{
+		tl_cpu_wgop *op = (tl_cpu_wgop *)tl_cpu_alloc(sizeof *op);
+		int chained = 0, nr = n / 2;
+
+		op->n = n;
+		op->tb = tb;
+		op->bf = bf;
+		op->da = g->da[0];
+		op->db = g->db[0];
+		op->group = g->group;
+		memcpy(op->d, g->d, sizeof op->d);
+		tl_cpu_gmma_read(op->da, 64, 0, op->a, "operand A");
+		tl_cpu_gmma_read(op->db, n, tb, op->b, "operand B");
+		for (tl_cpu_wgop *o = g->ops; o && !chained; o = o->next)
+			for (int i = 0; i < 128 && !chained; i++)
+				chained = op->d[i] < o->d[i] + o->n / 2 && o->d[i] < op->d[i] + nr;
+		if (!chained) {
+			op->saved = (float *)tl_cpu_alloc(sizeof(float) * 128 * (size_t)nr);
+			for (int i = 0; i < 128; i++) {
+				memcpy(op->saved + (size_t)i * nr, op->d[i], sizeof(float) * (size_t)nr);
+				for (int j = 0; j < nr; j++)
+					op->d[i][j] = __uint_as_float(TL_CPU_POISON32);
+			}
+		}
+		if (g->last)
+			g->last->next = op;
+		else
+			g->ops = op;
+		g->last = op;
+	}
+	tl_cpu_wg_collective_end(g, me);
+}
+
+// wgmma.commit_group (9.7.15.7.2): the open group is closed (an empty group is a group)
+static void tl_wgmma_commit(void)
+{
+	tl_cpu_fiber *me = tl_cpu_cur;
+
+	if (tl_cpu_wg_arrive("wgmma.commit_group")) {
+		tl_cpu_wgs[me->wg].group++;
+		tl_cpu_wg_collective_end(&tl_cpu_wgs[me->wg], me);
+	}
+}
+
+// wgmma.wait_group N (9.7.15.7.3): every committed group but the N most recent completes, in
+// order; wgmmas not yet committed stay in flight
+static void tl_cpu_wgmma_wait(int n)
+{
+	tl_cpu_fiber *me = tl_cpu_cur;
+	tl_cpu_wg *g;
+
+	if (!tl_cpu_wg_arrive(n ? "wgmma.wait_group 1" : "wgmma.wait_group 0"))
+		return;
+	g = &tl_cpu_wgs[me->wg];
+	while (g->ops && g->ops->group + (unsigned long long)n < g->group) {
+		tl_cpu_wgop *op = g->ops;
+
+		tl_cpu_wgmma_perform(op);
+		g->ops = op->next;
+		if (!g->ops)
+			g->last = NULL;
+		free(op->saved);
+		free(op);
+	}
+	tl_cpu_wg_collective_end(g, me);
+}
+
+static inline void tl_wgmma_wait0(void) { tl_cpu_wgmma_wait(0); }
+static inline void tl_wgmma_wait1(void) { tl_cpu_wgmma_wait(1); }
+
+// d[0 .. N/2): this thread's f32 accumulators; da, db: descriptors of A (K-major) and B
+// (TB = 1: N-major, TB = 0: K-major); d += A * B (scale-d = 1, imm-scale-a/b = 1, tnspA = 0)
+template <int N, int TB> static inline void tl_wgmma_f16(float *d, tl_u64 da, tl_u64 db)
+{
+	static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma m64nNk16: N is 8, 16, ..., 256");
+	static_assert(TB == 0 || TB == 1, "wgmma: tnspB is 0 or 1");
+	tl_cpu_wgmma(N, TB, 0, d, da, db);
+}
+
+template <int N, int TB> static inline void tl_wgmma_bf16(float *d, tl_u64 da, tl_u64 db)
+{
+	static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma m64nNk16: N is 8, 16, ..., 256");
+	static_assert(TB == 0 || TB == 1, "wgmma: tnspB is 0 or 1");
+	tl_cpu_wgmma(N, TB, 1, d, da, db);
+}
+
+// ============================================================================================
+// Memory checks: guarded tensors, the segmentation-fault handler, static shared arrays
+// ============================================================================================
+static unsigned char *tl_cpu_stack_lo(const tl_cpu_fiber *f) { return f->map + TL_CPU_PAGE; }
+
+static void tl_cpu_sigwrite(const char *s) { (void)!write(2, s, strlen(s)); }
+
+static void tl_cpu_on_fault(int sig, siginfo_t *si, void *uc)
+{
+	char msg[1024], where[160];
+	unsigned char *a = (unsigned char *)si->si_addr;
+	int i;
+
+	(void)uc;
+	tl_cpu_where(where, sizeof where);
+	if (sig == SIGFPE) {
+		snprintf(msg, sizeof msg, "tilec-cpu: error: arithmetic exception (integer division by zero or "
+					  "overflow; SIGFPE)%s\n",
+			 where);
+		goto out;
+	}
+	for (i = 0; i < tl_cpu_ntensors; i++) {
+		tl_cpu_tensor *t = &tl_cpu_tensors[i];
+
+		if (a >= t->map && a < t->map + t->maplen) {
+			if (a < t->data)
+				snprintf(msg, sizeof msg,
+					 "tilec-cpu: error: out-of-bounds access to tensor '%s' at byte offset -%zu, before "
+					 "its start (it has %zu bytes)%s\n",
+					 t->name, (size_t)(t->data - a), t->n, where);
+			else
+				snprintf(msg, sizeof msg,
+					 "tilec-cpu: error: out-of-bounds access to tensor '%s' at byte offset %zu past its "
+					 "end (it has %zu bytes)%s\n",
+					 t->name, (size_t)(a - t->data), t->n, where);
+			goto out;
+		}
+	}
+	if (a >= tl_smem && a < tl_smem + sizeof tl_smem) {
+		snprintf(msg, sizeof msg,
+			 "tilec-cpu: error: out-of-bounds access to shared memory at byte offset %zu (the launch has "
+			 "%zu bytes of dynamic shared memory)%s\n",
+			 (size_t)(a - tl_smem), tl_cpu_smem_bytes, where);
+		goto out;
+	}
+	for (i = 0; tl_cpu_fib && i < tl_cpu_nthreads; i++) {
+		tl_cpu_fiber *f = &tl_cpu_fib[i];
+
+		if (f->map && a >= f->map - 65536 && a < tl_cpu_stack_lo(f)) {
+			snprintf(msg, sizeof msg,
+				 "tilec-cpu: error: stack overflow in thread (%u,%u,%u) (its stack has %u bytes)%s\n",
+				 f->tidx.x, f->tidx.y, f->tidx.z, TL_CPU_STACK, where);
+			goto out;
+		}
+	}
+	if (sig == SIGSEGV && si->si_code == SI_KERNEL)
+		snprintf(msg, sizeof msg,
+			 "tilec-cpu: error: general protection fault (a misaligned vector access, or a wild pointer)%s\n",
+			 where);
+	else
+		snprintf(msg, sizeof msg,
+			 "tilec-cpu: error: invalid memory access at address %p (%s), outside every tensor and shared "
+			 "memory%s\n",
+			 (void *)a, sig == SIGBUS ? "SIGBUS" : "SIGSEGV", where);
+out:
+	tl_cpu_sigwrite(msg);
+	_exit(3);
+}
+
+static unsigned char tl_cpu_altstack[1 << 16]; // not function-local: see tl_cpu_find_statics
+
+static void tl_cpu_install_handlers(void)
+{
+	stack_t ss;
+	struct sigaction sa;
+
+	ss.ss_sp = tl_cpu_altstack;
+	ss.ss_size = sizeof tl_cpu_altstack;
+	ss.ss_flags = 0;
+	if (sigaltstack(&ss, NULL))
+		tl_cpu_fatal("sigaltstack: %s", strerror(errno));
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = tl_cpu_on_fault;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+	sigaction(SIGFPE, &sa, NULL);
+}
+
+// a tensor of n bytes: [guard page][canary slack][data: 256-byte aligned start, its end as close
+// to the next guard page as that allows][canary slack][guard page]
+static void tl_cpu_tensor_alloc(tl_cpu_tensor *t, const char *name, const void *init, size_t n)
+{
+	size_t r = (n + 255) & ~(size_t)255, body = (r + TL_CPU_PAGE - 1) / TL_CPU_PAGE * TL_CPU_PAGE;
+	unsigned char *m;
+
+	if (!body)
+		body = TL_CPU_PAGE;
+	t->maplen = body + 2 * TL_CPU_PAGE;
+	m = (unsigned char *)mmap(NULL, t->maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		tl_cpu_fatal("cannot map %zu bytes for tensor '%s': %s", t->maplen, name, strerror(errno));
+	if (mprotect(m, TL_CPU_PAGE, PROT_NONE) || mprotect(m + TL_CPU_PAGE + body, TL_CPU_PAGE, PROT_NONE))
+		tl_cpu_fatal("mprotect: %s", strerror(errno));
+	t->map = m;
+	t->name = name;
+	t->n = n;
+	t->data = m + TL_CPU_PAGE + body - r;
+	memset(m + TL_CPU_PAGE, TL_CPU_CANARY, body);
+	memcpy(t->data, init, n);
+}
+
+static void tl_cpu_tensor_check(const tl_cpu_tensor *t)
+{
+	const unsigned char *lo = t->map + TL_CPU_PAGE, *hi = t->map + t->maplen - TL_CPU_PAGE;
+
+	for (const unsigned char *p = t->data + t->n; p < hi; p++)
+		if (*p != TL_CPU_CANARY)
+			tl_cpu_fail("write past the end of tensor '%s' (byte offset %zu; it has %zu bytes)", t->name,
+				    (size_t)(p - t->data), t->n);
+	for (const unsigned char *p = t->data; p-- > lo;)
+		if (*p != TL_CPU_CANARY)
+			tl_cpu_fail("write before the start of tensor '%s' (byte offset -%zu; it has %zu bytes)", t->name,
+				    (size_t)(t->data - p), t->n);
+}
+
+// static __shared__ arrays are function-local statics of the kernel: found in the executable's
+// symbol table (C++ local statics: _ZZ<function>E<name>), so that they are poisoned before every
+// block and have shared addresses (after the dynamic maximum). Without a symbol table (a
+// stripped build) they are neither poisoned nor accepted as shared memory.
+static void tl_cpu_find_statics(void)
+{
+#if defined(__linux__) && defined(__LP64__)
+	int fd = open("/proc/self/exe", O_RDONLY);
+	struct stat st;
+	unsigned char *f;
+	const Elf64_Ehdr *eh;
+	const Elf64_Shdr *sh;
+	intptr_t bias = 0;
+	int have_bias = 0, cap = 0;
+	unsigned addr = TL_CPU_SMEM_MAX;
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+		close(fd);
+		return;
+	}
+	f = (unsigned char *)mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (f == MAP_FAILED)
+		return;
+	eh = (const Elf64_Ehdr *)f;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_shoff + (size_t)eh->e_shnum * sizeof(Elf64_Shdr) > (size_t)st.st_size)
+		goto done;
+	sh = (const Elf64_Shdr *)(f + eh->e_shoff);
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < eh->e_shnum; i++) {
+			const Elf64_Sym *sym;
+			const char *str;
+			size_t nsym;
+
+			if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum ||
+			    sh[i].sh_offset + sh[i].sh_size > (size_t)st.st_size ||
+			    sh[sh[i].sh_link].sh_offset + sh[sh[i].sh_link].sh_size > (size_t)st.st_size)
+				continue;
+			sym = (const Elf64_Sym *)(f + sh[i].sh_offset);
+			nsym = sh[i].sh_size / sizeof(Elf64_Sym);
+			str = (const char *)(f + sh[sh[i].sh_link].sh_offset);
+			for (size_t j = 0; j < nsym; j++) {
+				const char *nm;
+
+				if (sym[j].st_name >= sh[sh[i].sh_link].sh_size)
+					continue;
+				nm = str + sym[j].st_name;
+				if (pass == 0) {
+					if (!strcmp(nm, "tl_smem") && ELF64_ST_TYPE(sym[j].st_info) == STT_OBJECT) {
+						bias = (intptr_t)tl_smem - (intptr_t)sym[j].st_value;
+						have_bias = 1;
+					}
+					continue;
+				}
+				if (!have_bias || ELF64_ST_TYPE(sym[j].st_info) != STT_OBJECT || !sym[j].st_size ||
+				    strncmp(nm, "_ZZ", 3) || strstr(nm, "tl_cpu_") || sym[j].st_shndx == SHN_UNDEF ||
+				    sym[j].st_shndx >= eh->e_shnum)
+					continue;
+				if (tl_cpu_nstatics == cap) {
+					cap = cap ? 2 * cap : 16;
+					tl_cpu_statics = (tl_cpu_static *)realloc(tl_cpu_statics, (size_t)cap * sizeof *tl_cpu_statics);
+					if (!tl_cpu_statics)
+						tl_cpu_fatal("out of memory");
+				}
+				{
+					tl_cpu_static *s = &tl_cpu_statics[tl_cpu_nstatics++];
+					const char *e = strrchr(nm, 'E'); // _ZZ4gemmE7tl_red0 -> tl_red0
+					char *endp;
+					long len = e ? strtol(e + 1, &endp, 10) : 0;
+
+					s->p = (unsigned char *)(sym[j].st_value + bias);
+					s->n = sym[j].st_size;
+					addr = (addr + 15) & ~15u;
+					s->addr = addr;
+					addr += (unsigned)s->n;
+					if (e && len > 0 && len < (long)sizeof s->name && (long)strlen(endp) >= len)
+						snprintf(s->name, sizeof s->name, "%.*s", (int)len, endp);
+					else
+						snprintf(s->name, sizeof s->name, "%.63s", nm);
+				}
+			}
+		}
+done:
+	munmap(f, (size_t)st.st_size);
+#endif
+}
+
+// ============================================================================================
+// The run: job file, blocks, output
+// ============================================================================================
+static void tl_cpu_run_block(void)
+{
+	int T = tl_cpu_nthreads;
+
+	// shared memory: poison, canary tail past the launch's size (up to the protected pages)
+	tl_cpu_poison(tl_smem, tl_cpu_smem_bytes);
+	memset(tl_smem + tl_cpu_smem_bytes, TL_CPU_CANARY, tl_cpu_smem_prot - tl_cpu_smem_bytes);
+	for (int i = 0; i < tl_cpu_nstatics; i++)
+		tl_cpu_poison(tl_cpu_statics[i].p, tl_cpu_statics[i].n);
+	for (int w = 0; w < tl_cpu_nwarps; w++) {
+		tl_cpu_warps[w].arrived = 0;
+		tl_cpu_warps[w].expected = T - 32 * w < 32 ? T - 32 * w : 32;
+	}
+	for (int g = 0; g < tl_cpu_nwgs; g++) {
+		tl_cpu_wg *wg = &tl_cpu_wgs[g];
+
+		while (wg->ops) { // wgmmas of the previous block never waited for: dropped
+			tl_cpu_wgop *o = wg->ops;
+
+			wg->ops = o->next;
+			free(o->saved);
+			free(o);
+		}
+		wg->last = NULL;
+		wg->arrived = 0;
+		wg->fenced = 0;
+		wg->group = 0;
+		wg->expected = T - 128 * g < 128 ? T - 128 * g : 128;
+	}
+	tl_cpu_bar_arrived = 0;
+	tl_cpu_ndone = 0;
+	tl_cpu_rq_head = tl_cpu_rq_n = 0;
+	for (int i = 0; i < T; i++) {
+		tl_cpu_fiber *f = &tl_cpu_fib[i];
+
+		f->ncpa = f->cpa_head = 0;
+		f->cpa_group = 0;
+		tl_cpu_ctx_init(&f->ctx, tl_cpu_stack_lo(f), f->map + f->maplen);
+	}
+	for (int i = 0; i < T; i++)
+		tl_cpu_make_ready(&tl_cpu_fib[tl_cpu_sched_mode == TL_SCHED_REVERSE ? T - 1 - i : i]);
+	tl_cpu_running = 1;
+	{
+		tl_cpu_fiber *f = tl_cpu_pop_ready();
+
+		f->state = TL_RUN;
+		tl_cpu_cur = f;
+		tl_cpu_switch(&tl_cpu_sched, &f->ctx);
+	}
+	// nothing is ready any more: every thread returned, or the block is stuck
+	tl_cpu_cur = NULL;
+	if (tl_cpu_ndone != T) {
+		char msg[1200];
+		size_t len = 0;
+		int nbar = 0, ndone = 0, nkinds = 0;
+		const char *kinds[8];
+		unsigned char *set = (unsigned char *)tl_cpu_alloc((size_t)T);
+
+		for (int i = 0; i < T; i++) {
+			const char *k = tl_cpu_fib[i].state == TL_DONE ? "returned" : tl_cpu_fib[i].waiting;
+			int j;
+
+			if (!k)
+				k = "?";
+			nbar += k == tl_cpu_fib[i].waiting && !strcmp(k, "__syncthreads");
+			ndone += tl_cpu_fib[i].state == TL_DONE;
+			for (j = 0; j < nkinds && strcmp(kinds[j], k); j++)
+				;
+			if (j == nkinds && nkinds < 8)
+				kinds[nkinds++] = k;
+		}
+		len += (size_t)snprintf(msg, sizeof msg, "%s: ", nbar && ndone ? "barrier divergence" : "deadlock");
+		for (int j = 0; j < nkinds; j++) {
+			char r[600];
+
+			for (int i = 0; i < T; i++) {
+				const char *k = tl_cpu_fib[i].state == TL_DONE ? "returned" : tl_cpu_fib[i].waiting;
+
+				set[i] = k ? !strcmp(k, kinds[j]) : !strcmp(kinds[j], "?");
+			}
+			tl_cpu_ranges(r, sizeof r, set, T);
+			if (len < sizeof msg)
+				len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%s %s%s", j ? ", " : "threads ", r,
+							strcmp(kinds[j], "returned") ? "wait at " : "", kinds[j]);
+		}
+		free(set);
+		tl_cpu_fail("%s", msg);
+	}
+	for (size_t i = tl_cpu_smem_bytes; i < tl_cpu_smem_prot; i++)
+		if (tl_smem[i] != TL_CPU_CANARY)
+			tl_cpu_fail("write past the end of dynamic shared memory (byte offset %zu; the launch has %zu bytes)", i,
+				    tl_cpu_smem_bytes);
+	tl_cpu_running = 0;
+}
+
+static __attribute__((noreturn)) void tl_cpu_badjob(const char *path, const char *what)
+{
+	fprintf(stderr, "tilec-cpu: bad job file %s: %s\n", path, what);
+	exit(2);
+}
+
+static uint32_t tl_cpu_get32(const unsigned char *p) { return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
+static uint64_t tl_cpu_get64(const unsigned char *p) { return tl_cpu_get32(p) | (uint64_t)tl_cpu_get32(p + 4) << 32; }
+
+int main(int argc, char **argv)
+{
+	unsigned char *job = NULL, *p, *end;
+	size_t len = 0, cap = 0;
+	unsigned nargs, grid[3], block[3], T;
+	unsigned long long smem;
+	FILE *f;
+	int *kind;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s JOBFILE OUTFILE (cpu/cpuexec.h)\n", argv[0]);
+		return 2;
+	}
+	if (!(f = fopen(argv[1], "rb")))
+		tl_cpu_badjob(argv[1], strerror(errno));
+	for (;;) {
+		size_t r;
+
+		if (len == cap) {
+			cap = cap ? 2 * cap : 1 << 16;
+			if (!(job = (unsigned char *)realloc(job, cap)))
+				tl_cpu_fatal("out of memory");
+		}
+		if (!(r = fread(job + len, 1, cap - len, f)))
+			break;
+		len += r;
+	}
+	if (ferror(f))
+		tl_cpu_badjob(argv[1], "read error");
+	fclose(f);
+	end = job + len;
+	if (len < 48 || memcmp(job, "TLCPUJ1", 8))
+		tl_cpu_badjob(argv[1], "no TLCPUJ1 header");
+	nargs = tl_cpu_get32(job + 8);
+	for (int i = 0; i < 3; i++) {
+		grid[i] = tl_cpu_get32(job + 12 + 4 * i);
+		block[i] = tl_cpu_get32(job + 24 + 4 * i);
+	}
+	if (tl_cpu_get32(job + 36))
+		tl_cpu_badjob(argv[1], "the reserved word after the block is not 0");
+	smem = tl_cpu_get64(job + 40);
+	if (nargs > 4096)
+		tl_cpu_badjob(argv[1], "more than 4096 arguments");
+	if (!grid[0] || !grid[1] || !grid[2] || grid[0] > 0x7fffffffu || grid[1] > 65535 || grid[2] > 65535)
+		tl_cpu_badjob(argv[1], "grid dimensions out of range (x 1..2^31-1, y and z 1..65535)");
+	if (!block[0] || !block[1] || !block[2] || block[0] > 1024 || block[1] > 1024 || block[2] > 64 ||
+	    (unsigned long long)block[0] * block[1] * block[2] > 1024)
+		tl_cpu_badjob(argv[1], "block dimensions out of range (x, y <= 1024, z <= 64, at most 1024 threads)");
+	if (smem > TL_CPU_SMEM_MAX)
+		tl_cpu_badjob(argv[1], "more dynamic shared memory than the sm_90 maximum of 232448 bytes");
+	tl_cpu_args = (void **)tl_cpu_alloc(sizeof(void *) * (nargs + 1));
+	tl_cpu_tensors = (tl_cpu_tensor *)tl_cpu_alloc(sizeof(tl_cpu_tensor) * (nargs + 1));
+	kind = (int *)tl_cpu_alloc(sizeof(int) * (nargs + 1));
+	p = job + 48;
+	tl_cpu_install_handlers();
+	for (unsigned i = 0; i < nargs; i++) {
+		unsigned nl;
+		unsigned long long nb;
+		char *name;
+
+		if (end - p < 16)
+			tl_cpu_badjob(argv[1], "truncated argument header");
+		kind[i] = (int)tl_cpu_get32(p);
+		nl = tl_cpu_get32(p + 4);
+		nb = tl_cpu_get64(p + 8);
+		p += 16;
+		if (kind[i] != 0 && kind[i] != 1)
+			tl_cpu_badjob(argv[1], "argument kind is neither 0 (tensor) nor 1 (value)");
+		if (nl > 4096 || nl > (size_t)(end - p))
+			tl_cpu_badjob(argv[1], "argument name too long or truncated");
+		name = (char *)tl_cpu_alloc(nl + 1);
+		memcpy(name, p, nl);
+		for (unsigned j = 0; j < nl; j++)
+			if ((unsigned char)name[j] < 32 || (unsigned char)name[j] > 126)
+				tl_cpu_badjob(argv[1], "argument name with a control or non-ASCII character");
+		p += nl;
+		if (nb > (unsigned long long)(end - p))
+			tl_cpu_badjob(argv[1], "argument data truncated");
+		if (kind[i] == 1) {
+			if (nb == 0 || nb > 16)
+				tl_cpu_badjob(argv[1], "a value argument has 1 to 16 bytes");
+			tl_cpu_args[i] = tl_cpu_alloc(16); // 16-byte aligned (malloc), zero padded
+			memcpy(tl_cpu_args[i], p, nb);
+		} else {
+			tl_cpu_tensor *t = &tl_cpu_tensors[tl_cpu_ntensors++];
+
+			tl_cpu_tensor_alloc(t, name, p, (size_t)nb);
+			tl_cpu_args[i] = t->data;
+		}
+		p += nb;
+	}
+	if (p != end)
+		tl_cpu_badjob(argv[1], "bytes after the last argument");
+
+	for (int i = 0; i < 65536; i++)
+		tl_cpu_h2f_tab[i] = tl_cpu_h2f_calc((tl_half_t)i);
+	tl_cpu_find_statics();
+	gridDim = dim3(grid[0], grid[1], grid[2]);
+	blockDim = dim3(block[0], block[1], block[2]);
+	T = block[0] * block[1] * block[2];
+	tl_cpu_nthreads = (int)T;
+	tl_cpu_smem_bytes = (size_t)smem;
+	tl_cpu_smem_prot = (tl_cpu_smem_bytes + TL_CPU_PAGE - 1) / TL_CPU_PAGE * TL_CPU_PAGE;
+	if (tl_cpu_smem_prot < sizeof tl_smem &&
+	    mprotect(tl_smem + tl_cpu_smem_prot, sizeof tl_smem - tl_cpu_smem_prot, PROT_NONE))
+		tl_cpu_fatal("mprotect of shared memory: %s", strerror(errno));
+	{
+		const char *sc = getenv("TILEC_CPU_SCHEDULE");
+
+		if (!sc || !*sc || !strcmp(sc, "depth"))
+			tl_cpu_sched_mode = TL_SCHED_DEPTH;
+		else if (!strcmp(sc, "reverse"))
+			tl_cpu_sched_mode = TL_SCHED_REVERSE;
+		else if (!strcmp(sc, "fifo"))
+			tl_cpu_sched_mode = TL_SCHED_FIFO;
+		else
+			tl_cpu_fatal("TILEC_CPU_SCHEDULE=%s: depth, reverse or fifo", sc);
+	}
+	tl_cpu_fib = (tl_cpu_fiber *)tl_cpu_alloc(sizeof(tl_cpu_fiber) * T);
+	tl_cpu_fibp = (tl_cpu_fiber **)tl_cpu_alloc(sizeof(tl_cpu_fiber *) * T);
+	for (unsigned i = 0; i < T; i++)
+		tl_cpu_fibp[i] = &tl_cpu_fib[i];
+	tl_cpu_readyq = (tl_cpu_fiber **)tl_cpu_alloc(sizeof(tl_cpu_fiber *) * T);
+	tl_cpu_bar_wait = (tl_cpu_fiber **)tl_cpu_alloc(sizeof(tl_cpu_fiber *) * T);
+	tl_cpu_nwarps = (int)(T + 31) / 32;
+	tl_cpu_nwgs = (int)(T + 127) / 128;
+	tl_cpu_warps = (tl_cpu_warp *)tl_cpu_alloc(sizeof(tl_cpu_warp) * (size_t)tl_cpu_nwarps);
+	tl_cpu_wgs = (tl_cpu_wg *)tl_cpu_alloc(sizeof(tl_cpu_wg) * (size_t)tl_cpu_nwgs);
+	for (unsigned i = 0; i < T; i++) {
+		tl_cpu_fiber *fb = &tl_cpu_fib[i];
+
+		fb->maplen = TL_CPU_STACK + TL_CPU_PAGE;
+		fb->map = (unsigned char *)mmap(NULL, fb->maplen, PROT_READ | PROT_WRITE,
+						MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE
+#ifdef MAP_STACK
+							| MAP_STACK
+#endif
+						,
+						-1, 0);
+		if (fb->map == MAP_FAILED)
+			tl_cpu_fatal("cannot map a fiber stack: %s", strerror(errno));
+		if (mprotect(fb->map, TL_CPU_PAGE, PROT_NONE))
+			tl_cpu_fatal("mprotect: %s", strerror(errno));
+		fb->lin = (int)i;
+		fb->tidx.x = i % block[0];
+		fb->tidx.y = i / block[0] % block[1];
+		fb->tidx.z = i / (block[0] * block[1]);
+		fb->lane = (int)(i % 32);
+		fb->warp = (int)(i / 32);
+		fb->wg = (int)(i / 128);
+	}
+	for (unsigned z = 0; z < grid[2]; z++)
+		for (unsigned y = 0; y < grid[1]; y++)
+			for (unsigned x = 0; x < grid[0]; x++) {
+				blockIdx.x = x;
+				blockIdx.y = y;
+				blockIdx.z = z;
+				tl_cpu_run_block();
+			}
+	for (int i = 0; i < tl_cpu_ntensors; i++)
+		tl_cpu_tensor_check(&tl_cpu_tensors[i]);
+	if (!(f = fopen(argv[2], "wb")))
+		tl_cpu_fatal("cannot write %s: %s", argv[2], strerror(errno));
+	for (int i = 0; i < tl_cpu_ntensors; i++)
+		if (fwrite(tl_cpu_tensors[i].data, 1, tl_cpu_tensors[i].n, f) != tl_cpu_tensors[i].n)
+			tl_cpu_fatal("cannot write %s: %s", argv[2], strerror(errno));
+	if (fclose(f))
+		tl_cpu_fatal("cannot write %s: %s", argv[2], strerror(errno));
+	return 0;
+}
+
+// the helpers every target shares (integer floor division, fp8 conversions)
+#define TL_DEVICE static inline
+#include "tilec_portable.h"
+
+#endif // TILEC_CPU_H

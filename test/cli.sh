@@ -164,5 +164,26 @@ if [ "$TILEC" = build/tilec ]; then
 	fi
 fi
 
+# tilec run: the CPU check of a program (docs/cpu.md)
+"$TILEC" run --help >"$tmp/out" 2>&1; check "run --help" 0 $?
+has "run --help text" "$tmp/out" "usage: tilec run [options] file.tile"
+"$TILEC" run >"$tmp/out" 2>&1; check "run without a file" 2 $?
+has "run without a file says so" "$tmp/out" "no input file"
+"$TILEC" run --bogus samples/copy.tile >"$tmp/out" 2>&1; check "run --bogus" 2 $?
+"$TILEC" run --seed=-1 samples/copy.tile >"$tmp/out" 2>&1; check "run --seed=-1" 2 $?
+"$TILEC" run --sizes=M= samples/copy.tile >"$tmp/out" 2>&1; check "run --sizes=M=" 2 $?
+"$TILEC" run --arch=gfx90a samples/copy.tile >"$tmp/out" 2>&1; check "run --arch=gfx90a" 2 $?
+"$TILEC" run "$tmp/none.tile" >"$tmp/out" 2>&1; check "run on a missing file" 3 $?
+"$TILEC" run test/err/sem_typo.tile >"$tmp/out" 2>&1; check "run on a bad program" 3 $?
+has "run on a bad program: its diagnostics" "$tmp/out" "error:"
+"$TILEC" run --sizes "M=33,N=40;M=1,N=1" --seed 5 samples/copy.tile >"$tmp/out" 2>&1; check "run copy" 0 $?
+has "run copy: both sets" "$tmp/out" "tilec run: 2 runs, all agree"
+has "run copy: the sizes" "$tmp/out" "copy2d [M=33,N=40] seed 5: agree"
+printf 'kernel k(A: f32[N]) grid(1) threads(32) {\n  assume(N %% 64 == 0);\n  for i in parallel(32) { A[i] = 1.0; }\n}\n' >"$tmp/a.tile"
+"$TILEC" run --sizes N=3 "$tmp/a.tile" >"$tmp/out" 2>&1; check "run with a size the assume refuses" 3 $?
+has "run: the assume that does not hold" "$tmp/out" "does not hold"
+"$TILEC" run "$tmp/a.tile" >"$tmp/out" 2>&1; check "run moves the default size to the assume" 0 $?
+has "run: N=192 from the default 211" "$tmp/out" "k [N=192]"
+
 echo "cli.sh: $n checks, $fail failed"
 [ $fail -eq 0 ]

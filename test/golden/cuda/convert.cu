@@ -30,6 +30,10 @@ convert2d(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, int M, int N)
 				x[s + 5] = (tl_half_t)(r.z >> 16);
 				x[s + 6] = (tl_half_t)(r.w >> 0);
 				x[s + 7] = (tl_half_t)(r.w >> 16);
+			} else {
+				#pragma unroll
+				for (int tl_k = 0; tl_k < 8; tl_k++)
+					x[s + tl_k] = (tl_half_t)0;
 			}
 		}
 		#pragma unroll
@@ -61,6 +65,10 @@ convert2d(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, int M, int N)
 			const int c1 = ((s % 8) + ((tid % 8) * 8));
 			if ((((int)blockIdx.y * 64) + c0) < M && (((int)blockIdx.x * 64) + c1) < N) {
 				x[s] = *(&A[((long long)(((int)blockIdx.y * 64) + c0) * N + (long long)(((int)blockIdx.x * 64) + c1))]);
+			} else {
+				#pragma unroll
+				for (int tl_k = 0; tl_k < 1; tl_k++)
+					x[s + tl_k] = (tl_half_t)0;
 			}
 		}
 		#pragma unroll

@@ -29,6 +29,10 @@ elementwise(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__r
 				a[s + 5] = (tl_half_t)(r.z >> 16);
 				a[s + 6] = (tl_half_t)(r.w >> 0);
 				a[s + 7] = (tl_half_t)(r.w >> 16);
+			} else {
+				#pragma unroll
+				for (int tl_k = 0; tl_k < 8; tl_k++)
+					a[s + tl_k] = (tl_half_t)0;
 			}
 		}
 		#pragma unroll
@@ -45,6 +49,10 @@ elementwise(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__r
 				b[s + 5] = (tl_half_t)(r.z >> 16);
 				b[s + 6] = (tl_half_t)(r.w >> 0);
 				b[s + 7] = (tl_half_t)(r.w >> 16);
+			} else {
+				#pragma unroll
+				for (int tl_k = 0; tl_k < 8; tl_k++)
+					b[s + tl_k] = (tl_half_t)0;
 			}
 		}
 		#pragma unroll
@@ -69,6 +77,10 @@ elementwise(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__r
 			const int c1 = ((s % 8) + ((tid % 8) * 8));
 			if ((((int)blockIdx.y * 64) + c0) < M && (((int)blockIdx.x * 64) + c1) < N) {
 				a[s] = *(&A[((long long)(((int)blockIdx.y * 64) + c0) * N + (long long)(((int)blockIdx.x * 64) + c1))]);
+			} else {
+				#pragma unroll
+				for (int tl_k = 0; tl_k < 1; tl_k++)
+					a[s + tl_k] = (tl_half_t)0;
 			}
 		}
 		#pragma unroll
@@ -77,6 +89,10 @@ elementwise(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__r
 			const int c1 = ((s % 8) + ((tid % 8) * 8));
 			if ((((int)blockIdx.y * 64) + c0) < M && (((int)blockIdx.x * 64) + c1) < N) {
 				b[s] = *(&B[((long long)(((int)blockIdx.y * 64) + c0) * N + (long long)(((int)blockIdx.x * 64) + c1))]);
+			} else {
+				#pragma unroll
+				for (int tl_k = 0; tl_k < 1; tl_k++)
+					b[s + tl_k] = (tl_half_t)0;
 			}
 		}
 		#pragma unroll

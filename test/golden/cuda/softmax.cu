@@ -23,6 +23,10 @@ softmax(float *__restrict__ X, float *__restrict__ Y, int M)
 			x[s + 1] = __uint_as_float(r.y);
 			x[s + 2] = __uint_as_float(r.z);
 			x[s + 3] = __uint_as_float(r.w);
+		} else {
+			#pragma unroll
+			for (int tl_k = 0; tl_k < 4; tl_k++)
+				x[s + tl_k] = (float)0;
 		}
 	}
 	{ // reduce max x -> m dim 1: 32 slots into 8, shuffles xor 0x1f, warps xor 0x7

@@ -1,0 +1,825 @@
+/*
+ * run.c: tilec_run (runtime/tilec_run.h), the differential check of a tile
+ * program on the CPU: the reference interpreter (interp.c) against the
+ * emitted CUDA C built for the CPU (cpuexec.c), on the same random inputs.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile.h"
+#include "cpuexec.h"
+#include "interp.h"
+#include "lower.h"
+#include "tilec.h"
+#include "tilec_run.h"
+
+enum { MAXSET = 64, MAXVAL = 64 };
+
+typedef struct NameVal {
+	char name[64];
+	int is_float;
+	long long i;
+	double f;
+} NameVal;
+
+typedef struct SizeSet {
+	int n;
+	NameVal v[MAXVAL];
+} SizeSet;
+
+void
+tilec_run_options_init(tilec_run_options *o)
+{
+	memset(o, 0, sizeof *o);
+}
+
+void
+tilec_run_result_free(tilec_run_result *r)
+{
+	if (!r)
+		return;
+	free(r->report);
+	free(r->diagnostics);
+	r->report = r->diagnostics = NULL;
+}
+
+static char *
+dupstr(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *t = malloc(n);
+
+	if (t)
+		memcpy(t, s, n);
+	return t;
+}
+
+/* "M=1000,N=3;M=1" into sets; -1 with a message in e */
+static int
+parse_sizes(const char *s, SizeSet *sets, int *nsets, Err *e)
+{
+	const char *p = s;
+
+	*nsets = 0;
+	if (!s || !*s) {
+		sets[0].n = 0;
+		*nsets = 1;
+		return 0;
+	}
+	while (*p) {
+		SizeSet *S;
+		const char *end = strchr(p, ';');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char set[2048], *tok, *save = NULL;
+
+		if (*nsets == MAXSET)
+			return err_set(e, "--sizes: more than %d sets", MAXSET);
+		if (len >= sizeof set)
+			return err_set(e, "--sizes: a set is too long");
+		memcpy(set, p, len);
+		set[len] = 0;
+		S = &sets[(*nsets)++];
+		S->n = 0;
+		for (tok = strtok_r(set, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			char *eq = strchr(tok, '='), *endp;
+			NameVal *v;
+			size_t nl;
+
+			while (*tok == ' ')
+				tok++;
+			if (!*tok)
+				continue;
+			if (!eq || eq == tok)
+				return err_set(e, "--sizes: '%s' is not NAME=VALUE", tok);
+			nl = (size_t)(eq - tok);
+			if (nl >= sizeof v->name)
+				return err_set(e, "--sizes: name '%.*s' is too long", (int)nl, tok);
+			if (S->n == MAXVAL)
+				return err_set(e, "--sizes: more than %d values in a set", MAXVAL);
+			v = &S->v[S->n++];
+			memcpy(v->name, tok, nl);
+			v->name[nl] = 0;
+			v->is_float = strpbrk(eq + 1, ".eE") && !strpbrk(eq + 1, "xX");
+			if (v->is_float)
+				v->f = strtod(eq + 1, &endp);
+			else
+				v->i = strtoll(eq + 1, &endp, 0);
+			if (endp == eq + 1 || *endp)
+				return err_set(e, "--sizes: '%s' is not a number", eq + 1);
+		}
+		p += len;
+		if (*p == ';') {
+			p++;
+			if (!*p) { /* a trailing ';': an empty set (the defaults) last */
+				if (*nsets == MAXSET)
+					return err_set(e, "--sizes: more than %d sets", MAXSET);
+				sets[(*nsets)++].n = 0;
+			}
+		}
+	}
+	return 0;
+}
+
+static const NameVal *
+lookup(const SizeSet *S, const char *name)
+{
+	int i;
+
+	for (i = 0; i < S->n; i++)
+		if (!strcmp(S->v[i].name, name))
+			return &S->v[i];
+	return NULL;
+}
+
+/* ---- random data ----------------------------------------------------------------- */
+
+static uint64_t
+rnd(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+static uint64_t
+hashstr(const char *s, uint64_t h)
+{
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
+	return h;
+}
+
+/* uniform in [-1, 1) with 24 random bits */
+static double
+urand(uint64_t *s)
+{
+	return (double)(int64_t)(rnd(s) >> 40) / (double)(1 << 23) - 1.0;
+}
+
+static void
+fill_random(DType t, void *data, int64_t n, uint64_t seed)
+{
+	int64_t i;
+	int w = dtype_bytes(t);
+
+	for (i = 0; i < n; i++) {
+		unsigned char *p = (unsigned char *)data + i * w;
+		double v;
+
+		switch (t) {
+		case DT_BOOL: v = (double)(rnd(&seed) >> 63); break;
+		case DT_I8: v = (double)((int)(rnd(&seed) >> 59) - 16); break;
+		case DT_U8: v = (double)(rnd(&seed) >> 59); break;
+		case DT_I32: v = (double)((int)(rnd(&seed) >> 53) - 1024); break;
+		case DT_INT: v = (double)((int)(rnd(&seed) >> 53) - 1024); break;
+		default: v = urand(&seed); break;
+		}
+		num_store(t, p, v);
+	}
+}
+
+/* ---- sizes that satisfy the assumes ---------------------------------------------- */
+
+typedef struct Binding {
+	const IrKernel *k;
+	int64_t *sizes;     /* per k->sizes */
+	double *scalars;    /* per param */
+} Binding;
+
+static int
+bindvar(void *ctx, const IrVar *v, int64_t *out)
+{
+	const Binding *b = ctx;
+	int i;
+
+	for (i = 0; i < b->k->nsize; i++)
+		if (b->k->sizes[i] == v) {
+			*out = b->sizes[i];
+			return 0;
+		}
+	for (i = 0; i < b->k->nparam; i++)
+		if (!b->k->params[i].is_tensor && b->k->params[i].var == v) {
+			*out = (int64_t)b->scalars[i];
+			return 0;
+		}
+	return -1;
+}
+
+/* the first assume that does not hold (or cannot be evaluated), or -1 */
+static int
+failing_assume(const Binding *b)
+{
+	int i;
+	int64_t v;
+
+	for (i = 0; i < b->k->nassume; i++)
+		if (ir_eval_int(b->k->assumes[i], bindvar, (void *)b, &v) || !v)
+			return i;
+	return -1;
+}
+
+/* does e mention size symbol s? */
+static int
+mentions(const IrExpr *e, const IrVar *s)
+{
+	int i;
+
+	switch (e->kind) {
+	case IE_VAR: return e->u.var == s;
+	case IE_UNARY: return mentions(e->u.un.a, s);
+	case IE_BINARY: return mentions(e->u.bin.a, s) || mentions(e->u.bin.b, s);
+	case IE_SELECT: return mentions(e->u.sel.c, s) || mentions(e->u.sel.a, s) || mentions(e->u.sel.b, s);
+	case IE_CAST: return mentions(e->u.cast.a, s);
+	case IE_CALL:
+		for (i = 0; i < e->u.call.n; i++)
+			if (mentions(e->u.call.args[i], s))
+				return 1;
+		return 0;
+	case IE_LOAD:
+		for (i = 0; i < e->u.load.n; i++)
+			if (mentions(e->u.load.idx[i], s))
+				return 1;
+		return 0;
+	default: return 0;
+	}
+}
+
+/*
+ * Move the sizes not given by the user to the nearest values (from their
+ * defaults) for which every assume holds: each failing assume moves one of
+ * its free symbols outward from its default, +1, -1, +2, -2, ...
+ */
+static int
+satisfy_assumes(Binding *b, const int *given, Err *e)
+{
+	int steps = 0, a, i;
+
+	while ((a = failing_assume(b)) >= 0) {
+		const IrExpr *c = b->k->assumes[a];
+		int moved = 0;
+
+		for (i = 0; i < b->k->nsize && !moved; i++) {
+			int64_t d = b->sizes[i], r;
+
+			if (given[i] || !mentions(c, b->k->sizes[i]))
+				continue;
+			for (r = 1; r <= 8192; r++) {
+				int64_t cand[2] = {d + r, d - r};
+				int j;
+
+				for (j = 0; j < 2 && !moved; j++) {
+					int64_t v;
+
+					if (cand[j] < 1)
+						continue;
+					b->sizes[i] = cand[j];
+					if (!ir_eval_int(c, bindvar, b, &v) && v)
+						moved = 1;
+				}
+				if (moved)
+					break;
+			}
+			if (!moved)
+				b->sizes[i] = d;
+		}
+		if (!moved || ++steps > 64) {
+			int free = 0;
+
+			for (i = 0; i < b->k->nsize; i++)
+				free |= !given[i] && mentions(c, b->k->sizes[i]);
+			if (!free) {
+				Buf t;
+
+				buf_init(&t);
+				for (i = 0; i < b->k->nsize; i++)
+					if (mentions(c, b->k->sizes[i]))
+						buf_printf(&t, "%s%s=%lld", t.len ? ", " : "", b->k->sizes[i]->name,
+							   (long long)b->sizes[i]);
+				err_set(e, "the assume at %s:%d:%d does not hold for %s", c->loc.file, c->loc.line,
+					c->loc.col, t.len ? buf_str(&t) : "these values");
+				buf_free(&t);
+				return -1;
+			}
+			return err_set(e, "no sizes near the defaults satisfy the assume at %s:%d:%d; give them "
+				       "with --sizes", c->loc.file, c->loc.line, c->loc.col);
+		}
+	}
+	return 0;
+}
+
+/* ---- comparison ------------------------------------------------------------------ */
+
+/* relative tolerance per element and normwise (of the tensor's largest |value|) */
+static void
+tolerance(DType t, double *rel, double *norm)
+{
+	switch (t) {
+	case DT_F64: *rel = 1e-12, *norm = 1e-12; break;
+	case DT_F32: *rel = 1e-5, *norm = 2e-5; break;
+	case DT_F16: *rel = 2.0 / 1024, *norm = 2e-3; break;
+	case DT_BF16: *rel = 2.0 / 128, *norm = 1.6e-2; break;
+	case DT_FP8E4M3: *rel = 2.0 / 8, *norm = 0.125; break;
+	case DT_FP8E5M2: *rel = 2.0 / 4, *norm = 0.25; break;
+	default: *rel = 0, *norm = 0; break;
+	}
+}
+
+static void
+coords(Buf *b, const IrBuffer *B, const int64_t *dims, int64_t idx)
+{
+	int64_t c[IR_MAXDIM];
+	int d;
+
+	for (d = B->ndim - 1; d >= 0; d--) {
+		c[d] = idx % dims[d];
+		idx /= dims[d];
+	}
+	buf_putc(b, '[');
+	for (d = 0; d < B->ndim; d++)
+		buf_printf(b, "%s%lld", d ? ", " : "", (long long)c[d]);
+	buf_putc(b, ']');
+}
+
+/*
+ * Compare tensor B: ref (interpreter, with flags) against got (CPU run). 0
+ * when they agree; appends a line to rep when they do not or when verbose.
+ */
+static int
+compare(Buf *rep, const IrBuffer *B, const int64_t *dims, int64_t n, const void *ref,
+	const unsigned char *flags, const void *got, int verbose)
+{
+	int w = dtype_bytes(B->dtype), isf = dtype_is_float(B->dtype);
+	int64_t i, ndiff = 0, nundef = 0, ninexact = 0, first = -1, worst = -1;
+	double rel, norm, maxref = 0, maxd = 0;
+
+	tolerance(B->dtype, &rel, &norm);
+	if (isf)
+		for (i = 0; i < n; i++)
+			if (!(flags[i] & INTERP_UNDEF)) {
+				double v = fabs(num_load(B->dtype, (const char *)ref + i * w));
+
+				if (isfinite(v) && v > maxref)
+					maxref = v;
+			}
+	for (i = 0; i < n; i++) {
+		const char *r = (const char *)ref + i * w, *g = (const char *)got + i * w;
+		int bad;
+
+		if (flags[i] & INTERP_UNDEF) {
+			nundef++;
+			continue;
+		}
+		if (!memcmp(r, g, (size_t)w))
+			continue;
+		if (isf) {
+			double a = num_load(B->dtype, r), c = num_load(B->dtype, g), d = fabs(a - c);
+
+			if (isnan(a) && isnan(c))
+				continue;
+			if (flags[i] & INTERP_INEXACT) {
+				ninexact++;
+				bad = !(d <= rel * fabs(a) + norm * maxref);
+			} else {
+				bad = 1;
+			}
+			if (!isnan(d) && d > maxd && bad)
+				maxd = d;
+			if (isnan(d) && bad)
+				maxd = INFINITY;
+		} else {
+			bad = 1;
+		}
+		if (bad) {
+			if (first < 0)
+				first = i;
+			if (worst < 0 || !isf)
+				worst = i;
+			else {
+				double dw = fabs(num_load(B->dtype, (const char *)ref + worst * w) -
+						 num_load(B->dtype, (const char *)got + worst * w));
+				double di = fabs(num_load(B->dtype, r) - num_load(B->dtype, g));
+
+				if (di > dw || isnan(di))
+					worst = i;
+			}
+			ndiff++;
+		}
+	}
+	if (!ndiff && !verbose)
+		return 0;
+	buf_printf(rep, "  %s %s[", B->name, dtype_name(B->dtype));
+	for (i = 0; i < B->ndim; i++)
+		buf_printf(rep, "%s%lld", i ? ", " : "", (long long)dims[i]);
+	buf_printf(rep, "]: %lld elements, %lld differ", (long long)n, (long long)ndiff);
+	if (nundef)
+		buf_printf(rep, ", %lld undefined (not compared)", (long long)nundef);
+	if (ninexact)
+		buf_printf(rep, ", %lld within tolerance", (long long)ninexact);
+	if (ndiff) {
+		int64_t at = isf ? worst : first;
+
+		buf_puts(rep, "; first at ");
+		coords(rep, B, dims, first);
+		buf_printf(rep, ": %.9g (reference) vs %.9g (emitted)",
+			   num_load(B->dtype, (const char *)ref + first * w),
+			   num_load(B->dtype, (const char *)got + first * w));
+		if (isf && at != first) {
+			buf_puts(rep, "; largest at ");
+			coords(rep, B, dims, at);
+			buf_printf(rep, ": %.9g vs %.9g", num_load(B->dtype, (const char *)ref + at * w),
+				   num_load(B->dtype, (const char *)got + at * w));
+		}
+		if (isf)
+			buf_printf(rep, " (tolerance %.3g |ref| + %.3g x %.6g where inexact)", rel, norm, maxref);
+	}
+	buf_putc(rep, '\n');
+	return ndiff ? 1 : 0;
+}
+
+/* ---- one kernel ------------------------------------------------------------------ */
+
+/* the dynamic shared memory of kernel name in the emitted text, or -1 */
+static long long
+smem_of(const char *cuda, const char *name)
+{
+	char tag[300];
+	const char *p;
+	long long threads, bytes;
+
+	snprintf(tag, sizeof tag, "// kernel %s: ", name);
+	for (p = strstr(cuda, tag); p; p = strstr(p + 1, tag))
+		if ((p == cuda || p[-1] == '\n') &&
+		    sscanf(p + strlen(tag), "%lld threads, %lld bytes", &threads, &bytes) == 2)
+			return bytes;
+	return -1;
+}
+
+typedef struct Run {
+	const tilec_run_options *o;
+	Buf *rep;
+	int runs, differ, errors;
+} Run;
+
+static void
+sizes_text(Buf *b, const IrKernel *k, const int64_t *sizes, const double *scalars)
+{
+	int i, n = 0;
+
+	for (i = 0; i < k->nsize; i++)
+		buf_printf(b, "%s%s=%lld", n++ ? "," : "", k->sizes[i]->name, (long long)sizes[i]);
+	for (i = 0; i < k->nparam; i++)
+		if (!k->params[i].is_tensor)
+			buf_printf(b, "%s%s=%.9g", n++ ? "," : "", k->params[i].name, scalars[i]);
+}
+
+/* run kernel k (its CPU build x) on one size set */
+static void
+run_set(Run *R, const IrKernel *k, const CpuExe *x, long long smem, const SizeSet *S, uint64_t seed)
+{
+	int64_t sizes[64], grid[3], dims[IR_MAXDIM];
+	double scalars[128];
+	int given[64];
+	void *ref[128] = {0}, *got[128] = {0};
+	unsigned char *flags[128] = {0};
+	InterpTensor it[128];
+	CpuArg args[192];
+	unsigned char vals[192][8];
+	InterpArgs ia;
+	CpuLaunch l;
+	Binding b;
+	Buf msg;
+	Err e = {0};
+	int i, d, na = 0, bad = 0, st;
+	static const int64_t defaults[] = {211, 197, 223, 181, 227, 193, 229, 191, 233, 179};
+
+	buf_init(&msg);
+	if (k->nsize > 64 || k->nparam > 128) {
+		buf_printf(R->rep, "%s: too many parameters for tilec run\n", k->name);
+		R->errors++;
+		return;
+	}
+	for (i = 0; i < S->n; i++) {
+		int found = !strcmp(S->v[i].name, "*"), j;
+
+		for (j = 0; j < k->nsize; j++)
+			found |= !strcmp(k->sizes[j]->name, S->v[i].name);
+		for (j = 0; j < k->nparam; j++)
+			found |= !k->params[j].is_tensor && !strcmp(k->params[j].name, S->v[i].name);
+		if (!found) {
+			buf_printf(R->rep, "%s: --sizes names '%s', which is not a size or scalar of the kernel\n",
+				   k->name, S->v[i].name);
+			R->errors++;
+			return;
+		}
+	}
+	for (i = 0; i < k->nsize; i++) {
+		const NameVal *v = lookup(S, k->sizes[i]->name), *all = lookup(S, "*");
+
+		given[i] = v != NULL;
+		sizes[i] = v ? (v->is_float ? (int64_t)v->f : v->i)
+			   : all ? (all->is_float ? (int64_t)all->f : all->i) : defaults[i % countof(defaults)];
+	}
+	for (i = 0; i < k->nparam; i++) {
+		const IrParam *P = &k->params[i];
+		const NameVal *v = P->is_tensor ? NULL : lookup(S, P->name);
+		uint64_t s = hashstr(P->name, seed ^ 0x9e3779b97f4a7c15ULL);
+
+		scalars[i] = 0;
+		if (P->is_tensor)
+			continue;
+		if (v)
+			scalars[i] = v->is_float ? v->f : (double)v->i;
+		else if (dtype_is_float(P->dtype))
+			scalars[i] = 0.5 + (urand(&s) + 1) / 2; /* in [0.5, 1.5) */
+		else if (P->dtype == DT_BOOL)
+			scalars[i] = 1;
+		else
+			scalars[i] = 3;
+		if (dtype_is_float(P->dtype)) {
+			/* the value the kernel gets, in its type */
+			unsigned char tmp[8];
+
+			num_store(P->dtype, tmp, scalars[i]);
+			scalars[i] = num_load(P->dtype, tmp);
+		}
+	}
+	b.k = k, b.sizes = sizes, b.scalars = scalars;
+	if (satisfy_assumes(&b, given, &e)) {
+		buf_printf(R->rep, "%s: %s\n", k->name, e.msg);
+		R->errors++;
+		return;
+	}
+	buf_printf(R->rep, "%s [", k->name);
+	sizes_text(R->rep, k, sizes, scalars);
+	buf_printf(R->rep, "] seed %llu: ", (unsigned long long)seed);
+	R->runs++;
+
+	/* arguments */
+	ia.sizes = sizes;
+	ia.tensors = it;
+	ia.scalars = scalars;
+	memset(it, 0, sizeof it);
+	for (i = 0; i < k->nparam; i++) {
+		const IrParam *P = &k->params[i];
+		const IrBuffer *B;
+		int64_t n = 1;
+		size_t bytes;
+
+		if (!P->is_tensor) {
+			memset(vals[na], 0, 8);
+			num_store(P->dtype, vals[na], scalars[i]);
+			args[na].name = P->name;
+			args[na].kind = CPUARG_VAL;
+			args[na].data = vals[na];
+			args[na].bytes = (size_t)dtype_bytes(P->dtype);
+			na++;
+			continue;
+		}
+		B = &k->bufs[P->buf];
+		for (d = 0; d < B->ndim; d++) {
+			int64_t v = B->dims[d].sym ? sizes[0] : B->dims[d].c;
+			int j;
+
+			for (j = 0; j < k->nsize; j++)
+				if (B->dims[d].sym == k->sizes[j])
+					v = sizes[j];
+			if (v < 0 || ck_mul(n, v, &n) || n > ((int64_t)1 << 32)) {
+				buf_printf(R->rep, "error: tensor %s is too large for a CPU run\n", P->name);
+				goto error;
+			}
+		}
+		bytes = (size_t)n * (size_t)dtype_bytes(B->dtype);
+		ref[i] = malloc(bytes ? bytes : 1);
+		got[i] = malloc(bytes ? bytes : 1);
+		flags[i] = calloc((size_t)n + 1, 1);
+		if (!ref[i] || !got[i] || !flags[i]) {
+			buf_puts(R->rep, "error: out of memory\n");
+			goto error;
+		}
+		fill_random(B->dtype, ref[i], n, hashstr(P->name, seed));
+		memcpy(got[i], ref[i], bytes);
+		it[i].data = ref[i];
+		it[i].n = n;
+		it[i].flags = flags[i];
+		args[na].name = P->name;
+		args[na].kind = CPUARG_PTR;
+		args[na].data = got[i];
+		args[na].bytes = bytes;
+		na++;
+	}
+	for (i = 0; i < k->nsize; i++) {
+		int32_t v = (int32_t)sizes[i];
+
+		if (sizes[i] > INT32_MAX || sizes[i] < INT32_MIN) {
+			buf_printf(R->rep, "error: size %s = %lld does not fit the kernel's int\n", k->sizes[i]->name,
+				   (long long)sizes[i]);
+			goto error;
+		}
+		memcpy(vals[na], &v, 4);
+		args[na].name = k->sizes[i]->name;
+		args[na].kind = CPUARG_VAL;
+		args[na].data = vals[na];
+		args[na].bytes = 4;
+		na++;
+	}
+	if (interp_grid(k, &ia, grid, &e)) {
+		buf_printf(R->rep, "error: %s\n", e.msg);
+		goto error;
+	}
+	for (d = 0; d < 3; d++)
+		if (grid[d] < 0 || grid[d] > 65535 * 16) {
+			buf_printf(R->rep, "error: grid dimension %d is %lld, too many blocks for a CPU run\n", d,
+				   (long long)grid[d]);
+			goto error;
+		}
+
+	/* the reference */
+	st = interp_kernel(k, &ia, NULL, &e);
+	if (st != INTERP_OK) {
+		buf_printf(R->rep, "error: the reference interpreter: %s\n", e.msg);
+		goto error;
+	}
+
+	/* the emitted code */
+	for (d = 0; d < 3; d++) {
+		l.grid[d] = (unsigned)grid[d];
+		l.block[d] = d ? 1 : (unsigned)k->threads;
+	}
+	l.smem = (size_t)smem;
+	st = cpuexec_run(x, args, na, &l, R->o->timeout_s > 0 ? R->o->timeout_s : 300, &msg, &e);
+	if (st) {
+		buf_printf(R->rep, "DIFFER: the emitted code's CPU run: %s\n", e.msg);
+		R->differ++;
+		goto done;
+	}
+	{
+		Buf lines;
+
+		buf_init(&lines);
+		for (i = 0; i < k->nparam; i++) {
+			const IrBuffer *B;
+
+			if (!k->params[i].is_tensor)
+				continue;
+			B = &k->bufs[k->params[i].buf];
+			for (d = 0; d < B->ndim; d++) {
+				int j;
+
+				dims[d] = B->dims[d].c;
+				for (j = 0; j < k->nsize; j++)
+					if (B->dims[d].sym == k->sizes[j])
+						dims[d] = sizes[j];
+			}
+			bad |= compare(&lines, B, dims, it[i].n, ref[i], flags[i], got[i], R->o->verbose);
+		}
+		buf_puts(R->rep, bad ? "DIFFER\n" : "agree\n");
+		buf_puts(R->rep, buf_str(&lines));
+		buf_free(&lines);
+		if (bad)
+			R->differ++;
+	}
+	goto done;
+error:
+	R->errors++;
+done:
+	for (i = 0; i < k->nparam; i++) {
+		free(ref[i]);
+		free(got[i]);
+		free(flags[i]);
+	}
+	buf_free(&msg);
+}
+
+tilec_run_status
+tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_result *res)
+{
+	SizeSet *sets = NULL;
+	tilec_run_options o0;
+	const tilec_run_options *o = opts;
+	tilec_options co;
+	tilec_result cr;
+	Arena arena;
+	Diags d;
+	Buf rep, diags;
+	IrProgram *prog;
+	IrKernel *k;
+	Err e = {0};
+	Run R;
+	int nsets = 0, si, found = 0;
+	tilec_run_status st = TILEC_RUN_AGREE;
+
+	if (!res)
+		return TILEC_RUN_USAGE;
+	memset(res, 0, sizeof *res);
+	if (!o) {
+		tilec_run_options_init(&o0);
+		o = &o0;
+	}
+	buf_init(&rep);
+	buf_init(&diags);
+	if (o->arch && (strncmp(o->arch, "sm_", 3) || !tilec_arch_valid(TILEC_TARGET_CUDA, o->arch))) {
+		buf_printf(&diags, "tilec: error: tilec run: unknown cuda arch '%s'\n", o->arch);
+		st = TILEC_RUN_USAGE;
+		goto out;
+	}
+	sets = malloc(sizeof *sets * MAXSET);
+	if (!sets) {
+		buf_puts(&diags, "tilec: error: out of memory\n");
+		st = TILEC_RUN_ERROR;
+		goto out;
+	}
+	if (parse_sizes(o->sizes, sets, &nsets, &e)) {
+		buf_printf(&diags, "tilec: error: %s\n", e.msg);
+		st = TILEC_RUN_USAGE;
+		goto out;
+	}
+
+	/* the emitted CUDA C */
+	tilec_options_init(&co);
+	co.target = TILEC_TARGET_CUDA;
+	co.arch = o->arch ? o->arch : "sm_80";
+	co.defines = o->defines;
+	co.ndefines = o->ndefines;
+	co.filename = o->filename;
+	co.dump = TILEC_DUMP_CUDA;
+	if (tilec_compile(src, len, &co, &cr) != TILEC_OK) {
+		buf_puts(&diags, cr.diagnostics);
+		tilec_result_free(&cr);
+		st = TILEC_RUN_ERROR;
+		goto out;
+	}
+
+	/* the IR for the interpreter */
+	arena_init(&arena);
+	diags_init(&d, &arena);
+	prog = compile_front(&arena, &d, src, len, &co);
+	if (!prog) {
+		diag_format(&d, &diags, src, len, 0);
+		tilec_result_free(&cr);
+		arena_free(&arena);
+		st = TILEC_RUN_ERROR;
+		goto out;
+	}
+	memset(&R, 0, sizeof R);
+	R.o = o;
+	R.rep = &rep;
+	for (k = prog->kernels; k; k = k->next) {
+		CpuExe x;
+		Buf entry, log;
+		const char *kname;
+		long long smem;
+
+		if (o->kernel && strcmp(o->kernel, k->name))
+			continue;
+		found = 1;
+		kname = emit_cname(&arena, k->name);
+		smem = smem_of(o->cuda_override ? o->cuda_override : cr.output, k->name);
+		if (smem < 0) {
+			buf_printf(&rep, "%s: error: no launch contract in the emitted code\n", k->name);
+			R.errors++;
+			continue;
+		}
+		buf_init(&entry);
+		buf_init(&log);
+		cpuexec_entry(&entry, k, kname);
+		if (cpuexec_build(&x, o->cuda_override ? o->cuda_override : cr.output, buf_str(&entry), o->cxx,
+				  o->tmpdir, o->keep, &log, &e)) {
+			buf_printf(&rep, "%s: error: %s\n%.4000s", k->name, e.msg, buf_str(&log));
+			R.errors++;
+		} else {
+			if (o->keep)
+				buf_printf(&rep, "%s: built in %s\n", k->name, x.dir);
+			for (si = 0; si < nsets; si++)
+				run_set(&R, k, &x, smem, &sets[si], o->seed);
+		}
+		cpuexec_free(&x);
+		buf_free(&entry);
+		buf_free(&log);
+	}
+	if (!found) {
+		buf_printf(&diags, "tilec: error: tilec run: no kernel '%s' in the program\n", o->kernel);
+		st = TILEC_RUN_USAGE;
+	} else {
+		st = R.differ ? TILEC_RUN_DIFFER : R.errors ? TILEC_RUN_ERROR : TILEC_RUN_AGREE;
+	}
+	res->runs = R.runs;
+	res->differ = R.differ;
+	tilec_result_free(&cr);
+	arena_free(&arena);
+out:
+	free(sets);
+	res->status = st;
+	res->report = buf_take(&rep);
+	res->diagnostics = buf_take(&diags);
+	if (!res->report)
+		res->report = dupstr("");
+	if (!res->diagnostics)
+		res->diagnostics = dupstr("");
+	return st;
+}

@@ -1,0 +1,199 @@
+/*
+ * run_cli.c: `tilec run FILE.tile [options]`, the differential CPU check of a
+ * program (runtime/tilec_run.h, docs/cpu.md). Exit 0 when every output of
+ * every run agrees, 1 when one differs (a tilec bug), 2 on a usage error,
+ * 3 when the program does not compile, has no meaning for the sizes, or
+ * could not be built or run.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "tilec_run.h"
+
+static const char usage_text[] =
+	"usage: tilec run [options] file.tile\n"
+	"Run a tile program on the CPU two ways on the same random inputs, the reference\n"
+	"interpreter and the CUDA C tilec emits (built with a C++ compiler against the CPU\n"
+	"emulation tilec_cpu.h), and compare every output.\n"
+	"\n"
+	"options:\n"
+	"      --sizes=LIST       size symbols and scalars, NAME=VALUE,...; sets separated by ';'\n"
+	"                         run one after another (default: ragged sizes such as 211, 197)\n"
+	"      --seed=S           seed of the random inputs (default 1)\n"
+	"      --arch=A           arch of the emitted code: sm_80 (default), sm_90, sm_90a\n"
+	"  -D, --define=NAME=VAL  set the constant NAME to VAL\n"
+	"      --kernel=NAME      run only this kernel\n"
+	"      --cxx=CXX          the C++ compiler (default $TILEC_CXX, $CXX, else c++)\n"
+	"      --keep             keep the build directory\n"
+	"      --timeout=S        seconds per CPU run (default 300)\n"
+	"      --cuda=FILE        run the CUDA C in FILE instead of what tilec emits (its kernels\n"
+	"                         must have the program's signatures): to check hand-edited code\n"
+	"  -v, --verbose          report every output, not only those that differ\n"
+	"  -h, --help             show this help and exit\n"
+	"\n"
+	"Exit status: 0 all agree, 1 an output differs or the emitted code failed at run time,\n"
+	"2 a usage error, 3 the program does not compile or cannot run for these sizes.\n";
+
+static char *
+readall(const char *path, size_t *len)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	char *s = NULL, *t;
+	size_t n = 0, cap = 0, r;
+
+	if (!f)
+		return NULL;
+	for (;;) {
+		if (cap - n < 65536) {
+			cap = cap ? cap * 2 : 65536;
+			t = realloc(s, cap + 1);
+			if (!t) {
+				free(s);
+				if (f != stdin)
+					fclose(f);
+				errno = ENOMEM;
+				return NULL;
+			}
+			s = t;
+		}
+		r = fread(s + n, 1, cap - n, f);
+		n += r;
+		if (r == 0)
+			break;
+	}
+	if (ferror(f)) {
+		free(s);
+		s = NULL;
+	} else {
+		s[n] = 0;
+		*len = n;
+	}
+	if (f != stdin)
+		fclose(f);
+	return s;
+}
+
+static int
+bad_usage(const char *fmt, const char *arg)
+{
+	fputs("tilec run: error: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs("\ntry 'tilec run --help'\n", stderr);
+	return 2;
+}
+
+int
+run_main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"sizes", required_argument, NULL, 's'}, {"seed", required_argument, NULL, 'S'},
+		{"arch", required_argument, NULL, 'a'},  {"define", required_argument, NULL, 'D'},
+		{"kernel", required_argument, NULL, 'k'}, {"cxx", required_argument, NULL, 'c'},
+		{"keep", no_argument, NULL, 'K'},         {"timeout", required_argument, NULL, 't'},
+		{"verbose", no_argument, NULL, 'v'},      {"help", no_argument, NULL, 'h'},
+		{"cuda", required_argument, NULL, 'u'},
+		{NULL, 0, NULL, 0},
+	};
+	tilec_run_options o;
+	tilec_run_result r;
+	const char **defs;
+	char *src, *end, *cuda = NULL;
+	const char *cudafile = NULL;
+	size_t len = 0;
+	int c, ndefs = 0, rc;
+
+	tilec_run_options_init(&o);
+	o.seed = 1;
+	defs = calloc((size_t)argc + 1, sizeof *defs);
+	if (!defs) {
+		fputs("tilec run: error: out of memory\n", stderr);
+		return 3;
+	}
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":D:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's': o.sizes = optarg; break;
+		case 'S':
+			errno = 0;
+			o.seed = strtoull(optarg, &end, 0);
+			if (!*optarg || *end || errno || optarg[0] == '-') {
+				free(defs);
+				return bad_usage("--seed: '%s' is not a non-negative integer", optarg);
+			}
+			break;
+		case 'a': o.arch = optarg; break;
+		case 'D': defs[ndefs++] = optarg; break;
+		case 'k': o.kernel = optarg; break;
+		case 'c': o.cxx = optarg; break;
+		case 'K': o.keep = 1; break;
+		case 't':
+			o.timeout_s = (int)strtol(optarg, &end, 10);
+			if (!*optarg || *end || o.timeout_s <= 0 || o.timeout_s > 86400) {
+				free(defs);
+				return bad_usage("--timeout: '%s' is not a number of seconds (1 to 86400)", optarg);
+			}
+			break;
+		case 'v': o.verbose = 1; break;
+		case 'u': cudafile = optarg; break;
+		case 'h':
+			fputs(usage_text, stdout);
+			free(defs);
+			return 0;
+		case ':':
+			free(defs);
+			return bad_usage("option '%s' needs a value", argv[optind - 1]);
+		default:
+			free(defs);
+			return bad_usage("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1) {
+		free(defs);
+		return bad_usage("%s", optind >= argc ? "no input file" : "more than one input file");
+	}
+	o.defines = defs;
+	o.ndefines = ndefs;
+	o.filename = argv[optind];
+	src = readall(argv[optind], &len);
+	if (!src) {
+		fprintf(stderr, "tilec run: error: cannot read %s: %s\n", argv[optind], strerror(errno));
+		free(defs);
+		return 3;
+	}
+	if (cudafile) {
+		size_t cl;
+
+		if (!(cuda = readall(cudafile, &cl))) {
+			fprintf(stderr, "tilec run: error: cannot read %s: %s\n", cudafile, strerror(errno));
+			free(src);
+			free(defs);
+			return 3;
+		}
+		o.cuda_override = cuda;
+	}
+	tilec_run(src, len, &o, &r);
+	fputs(r.diagnostics, stderr);
+	fputs(r.report, stdout);
+	switch (r.status) {
+	case TILEC_RUN_AGREE:
+		printf("tilec run: %d run%s, all agree\n", r.runs, r.runs == 1 ? "" : "s");
+		rc = 0;
+		break;
+	case TILEC_RUN_DIFFER:
+		printf("tilec run: %d of %d run%s DIFFER\n", r.differ, r.runs, r.runs == 1 ? "" : "s");
+		rc = 1;
+		break;
+	case TILEC_RUN_USAGE: rc = 2; break;
+	default: rc = 3; break;
+	}
+	tilec_run_result_free(&r);
+	free(cuda);
+	free(src);
+	free(defs);
+	return rc;
+}

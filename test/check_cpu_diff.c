@@ -1,0 +1,238 @@
+/*
+ * check_cpu_diff.c: the differential CPU check (docs/cpu.md) over every
+ * sample and every complete kernel under test/ (test/cpu/, test/layout/,
+ * test/control/): each runs through tilec_run at tiny, prime and ragged
+ * sizes and must agree with the reference interpreter. A program tilec
+ * refuses to lower (an error with its reason) is not run; the table below
+ * lists each expected refusal with the reason's text, so a new refusal or
+ * a vanished one fails too. The sanitizer build runs the test/cpu/ kernels
+ * and the samples (the CPU executables are built without sanitizers either
+ * way; the harness and the interpreter are what it checks).
+ */
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests.h"
+#include "tilec_run.h"
+
+#define countof(a) (sizeof(a) / sizeof((a)[0]))
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SAN_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SAN_BUILD 1
+#endif
+#endif
+
+/* size sets every program runs at: tiny (all sizes 1), small primes, the ragged defaults */
+static const char generic_sizes[] = "*=1;*=37;";
+
+static const struct {
+	const char *file;   /* a path, or a prefix of one */
+	const char *sizes;  /* NULL: generic_sizes */
+	const char *arch;   /* NULL: sm_80 */
+	const char *defines;/* one -D, or NULL */
+	const char *refused;/* NULL: must agree; else tilec refuses it with this text */
+} special[] = {
+	{"samples/gemm_sm90.tile", "M=1,N=1,K=1;M=200,N=203,K=205;M=256,N=384,K=512", "sm_90a", NULL, NULL},
+	{"samples/gemm.tile", "M=1,N=1,K=1;M=200,N=203,K=205;M=256,N=384,K=512", NULL, NULL, NULL},
+	{"samples/gemm_bf16.tile", "M=1,N=1,K=64;M=200,N=203,K=192", NULL, NULL, NULL},
+	{"samples/softmax.tile", "M=1;M=37;M=1003", NULL, NULL, NULL},
+	/* the regression kernels at the sizes where their bug shows (test/cpu/regress.sh runs
+	 * them against an older tilec's code: each differs at 704d333) */
+	{"test/cpu/cdiv_operand.tile", "*=1;*=37;N=7000;", NULL, NULL, NULL},
+	{"test/cpu/column_slice.tile", "*=1;N=300,G=16;N=37,G=8;", NULL, NULL, NULL},
+	{"test/cpu/fp8_convert.tile", "*=1;N=512;", NULL, NULL, NULL},
+	{"test/cpu/floor_div.tile", "*=1;N=256;", NULL, NULL, NULL},
+	{"test/cpu/constants.tile", "*=1;N=256;", NULL, NULL, NULL},
+	{"test/cpu/parallel_guard.tile", "*=1;M=128,N=128;M=37,N=200;", NULL, NULL, NULL},
+	/* valid loop layouts that are not onto threads x slots, or have no closed-form
+	 * inverse: refused at emission (the [fidelity] issue lowers them with a padding guard) */
+	{"test/layout/odd_extents.tile", NULL, NULL, NULL, "not onto the output shape"},
+	{"test/layout/ragged.tile", NULL, NULL, NULL, "not onto the output shape"},
+	{"test/layout/tiny_frag.tile", NULL, NULL, NULL, "no closed-form inverse"},
+};
+
+/* the extra runs: a sample for another arch */
+static const struct {
+	const char *file, *arch, *sizes;
+} extra[] = {
+	{"samples/gemm.tile", "sm_90a", "M=1,N=1,K=1;M=200,N=203,K=205;M=128,N=256,K=64"},
+	{"samples/gemm_bf16.tile", "sm_90a", "M=200,N=203,K=192;M=128,N=128,K=64"},
+	{"samples/copy.tile", "sm_90a", NULL},
+	{"test/cpu/pipeline_let.tile", "sm_90a", NULL},
+};
+
+static glob_t files;
+
+static void
+collect_files(void)
+{
+	static const char *const pats[] = {"test/cpu/*.tile", "samples/*.tile", "test/layout/*.tile",
+					   "test/control/*.tile"};
+	size_t i;
+	int fl = 0;
+
+	for (i = 0; i < countof(pats); i++) {
+#ifdef SAN_BUILD
+		if (i >= 2)
+			break;
+#endif
+		glob(pats[i], fl, NULL, &files);
+		fl = GLOB_APPEND;
+	}
+}
+
+static void
+run_one(const char *path, const char *arch, const char *sizes, const char *define, const char *refused)
+{
+	tilec_run_options o;
+	tilec_run_result r;
+	const char *defs[1];
+	char *src;
+	size_t len;
+
+	src = test_readfile(path, &len);
+	ck_assert_msg(src != NULL, "cannot read %s", path);
+	tilec_run_options_init(&o);
+	o.filename = path;
+	o.arch = arch;
+	o.sizes = sizes ? sizes : generic_sizes;
+	o.seed = 1;
+	o.timeout_s = 120;
+	if (define) {
+		defs[0] = define;
+		o.defines = defs;
+		o.ndefines = 1;
+	}
+	tilec_run(src, len, &o, &r);
+	if (refused) {
+		ck_assert_msg(r.status == TILEC_RUN_ERROR && strstr(r.diagnostics, refused),
+			      "%s: expected a refusal with '%s', got status %d:\n%s%s", path, refused, r.status,
+			      r.diagnostics, r.report);
+	} else {
+		ck_assert_msg(r.status == TILEC_RUN_AGREE, "%s (%s): status %d, %d of %d runs differ:\n%s%s", path,
+			      arch ? arch : "sm_80", r.status, r.differ, r.runs, r.diagnostics, r.report);
+		ck_assert_int_gt(r.runs, 0);
+	}
+	tilec_run_result_free(&r);
+	free(src);
+}
+
+START_TEST(program)
+{
+	const char *path = files.gl_pathv[_i];
+	size_t i;
+
+	for (i = 0; i < countof(special); i++)
+		if (!strcmp(special[i].file, path)) {
+			run_one(path, special[i].arch, special[i].sizes, special[i].defines, special[i].refused);
+			return;
+		}
+	run_one(path, NULL, NULL, NULL, NULL);
+}
+END_TEST
+
+START_TEST(extra_arch)
+{
+	run_one(extra[_i].file, extra[_i].arch, extra[_i].sizes, NULL, NULL);
+}
+END_TEST
+
+/* the check itself: wrong code is reported, not passed. The emitted code is replaced by
+ * hand-written CUDA C (cuda_override) that is wrong in one way each. */
+#define SCALE_SRC \
+	"kernel k(A: f32[N], B: f32[N]) grid(cdiv(N, 128)) threads(128) {\n" \
+	"  for i in parallel(128) { B[bx * 128 + i] = A[bx * 128 + i] * 2.0; }\n}\n"
+#define SCALE_HEAD \
+	"#include \"tilec_cuda.h\"\n// kernel k: 128 threads, 0 bytes of dynamic shared memory\n" \
+	"extern \"C\" __global__ void k(float *A, float *B, int N)\n{\n\tconst int i = blockIdx.x * 128 + threadIdx.x;\n"
+
+static const struct {
+	const char *cuda, *expect;   /* the wrong kernel, a text of the report */
+} wrong[] = {
+	/* right: agrees (the control) */
+	{SCALE_HEAD "\tif (i < N) B[i] = A[i] * 2.0f;\n}\n", NULL},
+	/* a wrong value in the last element */
+	{SCALE_HEAD "\tif (i < N) B[i] = i == N - 1 ? 0.0f : A[i] * 2.0f;\n}\n", "1 differ; first at [299]"},
+	/* 1 ulp off: exact elements are compared bit for bit */
+	{SCALE_HEAD "\tif (i < N) B[i] = nextafterf(A[i] * 2.0f, 10.0f);\n}\n", "300 differ"},
+	/* no guard: a write past the end of B */
+	{SCALE_HEAD "\tB[i] = A[i] * 2.0f;\n}\n", "tensor 'A'"},
+	/* writes an input */
+	{SCALE_HEAD "\tif (i < N) { B[i] = A[i] * 2.0f; A[i] = 0.0f; }\n}\n", "A f32[300]"},
+	/* a barrier that half the threads skip */
+	{SCALE_HEAD "\tif (threadIdx.x < 64) __syncthreads();\n\tif (i < N) B[i] = A[i] * 2.0f;\n}\n", "barrier"},
+};
+
+START_TEST(detects)
+{
+	tilec_run_options o;
+	tilec_run_result r;
+
+	tilec_run_options_init(&o);
+	o.sizes = "N=300";
+	o.cuda_override = wrong[_i].cuda;
+	o.timeout_s = 60;
+	tilec_run(SCALE_SRC, strlen(SCALE_SRC), &o, &r);
+	if (!wrong[_i].expect) {
+		ck_assert_msg(r.status == TILEC_RUN_AGREE, "%s%s", r.diagnostics, r.report);
+	} else {
+		ck_assert_msg(r.status == TILEC_RUN_DIFFER, "status %d:\n%s%s", r.status, r.diagnostics, r.report);
+		ck_assert_msg(strstr(r.report, wrong[_i].expect) != NULL, "no '%s' in\n%s", wrong[_i].expect,
+			      r.report);
+	}
+	tilec_run_result_free(&r);
+}
+END_TEST
+
+START_TEST(usage)
+{
+	static const char src[] = "kernel k(A: f32[N]) grid(1) threads(32) { for i in parallel(32) { A[i] = 1.0; } }\n";
+	tilec_run_options o;
+	tilec_run_result r;
+
+	tilec_run_options_init(&o);
+	o.sizes = "N=";
+	ck_assert_int_eq(tilec_run(src, strlen(src), &o, &r), TILEC_RUN_USAGE);
+	ck_assert_ptr_nonnull(strstr(r.diagnostics, "not a number"));
+	tilec_run_result_free(&r);
+	o.sizes = "Q=3";
+	ck_assert_int_eq(tilec_run(src, strlen(src), &o, &r), TILEC_RUN_ERROR);
+	ck_assert_ptr_nonnull(strstr(r.report, "not a size or scalar"));
+	tilec_run_result_free(&r);
+	o.sizes = NULL;
+	o.arch = "gfx90a";
+	ck_assert_int_eq(tilec_run(src, strlen(src), &o, &r), TILEC_RUN_USAGE);
+	tilec_run_result_free(&r);
+	o.arch = NULL;
+	o.kernel = "nope";
+	ck_assert_int_eq(tilec_run(src, strlen(src), &o, &r), TILEC_RUN_USAGE);
+	tilec_run_result_free(&r);
+	ck_assert_int_eq(tilec_run("kernel", 6, NULL, &r), TILEC_RUN_ERROR);
+	ck_assert_ptr_nonnull(strstr(r.diagnostics, "error"));
+	tilec_run_result_free(&r);
+	ck_assert_int_eq(tilec_run(src, strlen(src), NULL, NULL), TILEC_RUN_USAGE);
+}
+END_TEST
+
+Suite *
+suite_cpu_diff(void)
+{
+	Suite *s = suite_create("cpu_diff");
+	TCase *tc = tcase_create("core");
+
+	collect_files();
+	tcase_set_timeout(tc, 1800);
+	tcase_add_loop_test(tc, program, 0, (int)files.gl_pathc);
+#ifndef SAN_BUILD
+	tcase_add_loop_test(tc, extra_arch, 0, countof(extra));
+#endif
+	tcase_add_loop_test(tc, detects, 0, countof(wrong));
+	tcase_add_test(tc, usage);
+	suite_add_tcase(s, tc);
+	return s;
+}
