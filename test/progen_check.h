@@ -14,6 +14,7 @@
 #define PROGEN_CHECK_H
 
 #include <errno.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,38 @@ reason(const char *diag, char *out, size_t n)
 	out[k] = 0;
 	if (k > 110)
 		strcpy(out + 107, "...");
+}
+
+/* the first disagreement of a tilec_run report: the run's DIFFER line (its message) or the
+ * first tensor line after it, numbers blanked */
+static void
+differ_reason(const char *rep, char *out, size_t n)
+{
+	const char *p = strstr(rep, "DIFFER"), *q;
+	char tmp[400];
+
+	if (!p) {
+		reason(rep, out, n);
+		return;
+	}
+	p += 6;
+	if (*p == ':') {
+		p++;
+	} else {
+		/* "DIFFER\n  C f16[89, 149]: 13261 elements, 10973 differ, ...; first at ..." */
+		p = strchr(p, '\n');
+		p = p ? p + 1 : "";
+		while (*p == ' ')
+			p++;
+		q = strchr(p, ':');
+		if (q && q - p < 40 && strchr(p, ' ') && strchr(p, ' ') < q)
+			p = strchr(p, ' ') + 1; /* drop the tensor name, keep its type */
+	}
+	while (*p == ' ')
+		p++;
+	q = strstr(p, "; first at");
+	snprintf(tmp, sizeof tmp, "error: %.*s", (int)(q && q - p < 300 ? q - p : (ptrdiff_t)strcspn(p, "\n")), p);
+	reason(tmp, out, n);
 }
 
 typedef struct Result {
@@ -122,15 +155,20 @@ check_one(const char *src, const char *sizes, const char *arch, Result *r, Buf *
 			r->cls = C_AGREE;
 		} else if (st == TILEC_RUN_DIFFER) {
 			r->cls = C_DIFFER;
-			reason(rr.report, r->why, sizeof r->why);
+			differ_reason(rr.report, r->why, sizeof r->why);
 		} else {
-			/* the interpreter's refusal names the program's meaning; anything else is an error */
-			const char *t = rr.report;
+			/* the interpreter's refusal says the program has no meaning (a generator bug);
+			 * anything else (the emitted code did not build, ...) is an error */
+			const char *t = strstr(rr.report, "the reference interpreter: ");
 
-			r->cls = strstr(t, "no meaning") || strstr(t, "interp") ? C_NOMEANING : C_ERROR;
-			reason(*rr.diagnostics ? rr.diagnostics : t, r->why, sizeof r->why);
-			if (!strstr(r->why, "error") && !*r->why)
-				snprintf(r->why, sizeof r->why, "%.150s", t);
+			if (t) {
+				r->cls = C_NOMEANING;
+				t += strlen("the reference interpreter: ");
+				snprintf(r->why, sizeof r->why, "%.*s", (int)strcspn(t, "\n"), t);
+			} else {
+				r->cls = C_ERROR;
+				reason(strstr(rr.report, "error: ") ? rr.report : rr.diagnostics, r->why, sizeof r->why);
+			}
 		}
 		tilec_run_result_free(&rr);
 	}

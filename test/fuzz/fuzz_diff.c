@@ -13,7 +13,7 @@
  * run). Without tilec_run a program that emits counts as "emitted".
  * Every differing or crashing program is written to DIR/<seed>.tile with its
  * report in DIR/<seed>.txt; generator bugs (sema, no-meaning) to
- * DIR/gen-<seed>.tile/.txt. Exit status 1 when any program differs or crashes.
+ * DIR/gen-<seed>.tile/.txt, errors (the emitted code did not build) to DIR/err-<seed>.*. Exit status 1 when any program differs or crashes.
  *
  *   fuzz_diff [-t SECONDS] [-s FIRST_SEED] [-n COUNT] [-f FEATURES] [-o DIR] [-j JOBS] [-v] [-q]
  */
@@ -138,8 +138,8 @@ main(int argc, char **argv)
 		runs += r.runs;
 		if (r.cls == C_REFUSED || r.cls == C_ERROR)
 			count_reason(rs, &nrs, (int)countof(rs), r.why, seed);
-		if (r.cls == C_DIFFER || r.cls == C_CRASH || r.cls == C_SEMA || r.cls == C_NOMEANING) {
-			const char *pre = r.cls == C_SEMA || r.cls == C_NOMEANING ? "gen-" : "";
+		if (r.cls == C_DIFFER || r.cls == C_CRASH || r.cls == C_SEMA || r.cls == C_NOMEANING || r.cls == C_ERROR) {
+			const char *pre = r.cls == C_SEMA || r.cls == C_NOMEANING ? "gen-" : r.cls == C_ERROR ? "err-" : "";
 
 			if (r.cls == C_DIFFER || r.cls == C_CRASH)
 				count_reason(gr, &ngr, (int)countof(gr), r.why, seed);
