@@ -1051,6 +1051,12 @@ gflt(G *g, int depth, int exact)
 	case 3: case 4:
 		a = fclamp(g, gexp(g, CF, depth - 1, exact), 100);
 		b = fclamp(g, gexp(g, CF, depth - 1, exact), 100);
+		/* an inexact value times a large exact one amplifies its rounding past any
+		 * tolerance after a cancellation: keep the exact factor small */
+		if (a.inex && !b.inex)
+			b = fclamp(g, b, 4);
+		if (b.inex && !a.inex)
+			a = fclamp(g, a, 4);
 		t = fjoin(g, &a, &b);
 		return mkev(fmt(g, "(%s * %s)", a.s, b.s), t, a.inex | b.inex, a.mag * b.mag);
 	case 5:

@@ -48,7 +48,7 @@ def signature(rc, out):
     if m:
         s = m.group(1)
     else:
-        m = re.search(r"DIFFER\n\s*\S+ (\S+): .*?differ", out)
+        m = re.search(r"DIFFER\n\s*\S+ (\w+)\[", out)
         s = "tensor " + (m.group(1) if m else "?")
         s = re.sub(r"\[.*", "", s)
     s = re.sub(r"\(block [^)]*\)", "", s)
