@@ -730,6 +730,15 @@ ten_read(G *g, const Ten *T)
 	return s;
 }
 
+/* a buffer's bound, within its type */
+static double
+bmag(const Bf *B)
+{
+	double lim = B->t == DT_I8 ? 128 : B->t == DT_U8 ? 255 : B->t == DT_I32 ? 2147483648.0 : 1e30;
+
+	return B->mag < lim ? B->mag : lim;
+}
+
 static void
 leaves(G *g, Leaves *L, int exact)
 {
@@ -769,9 +778,9 @@ leaves(G *g, Leaves *L, int exact)
 				if (exact && g->b[i].inex)
 					continue;
 				if ((s = buf_read_index(g, i)))
-					addleaf(L, mkev(s, g->b[i].t, g->b[i].inex, g->b[i].mag));
+					addleaf(L, mkev(s, g->b[i].t, g->b[i].inex, bmag(&g->b[i])));
 				if ((s = buf_read_index(g, i)))
-					addleaf(L, mkev(s, g->b[i].t, g->b[i].inex, g->b[i].mag));
+					addleaf(L, mkev(s, g->b[i].t, g->b[i].inex, bmag(&g->b[i])));
 			}
 			for (i = 0; i < g->nt; i++) {
 				char *s = ten_read(g, &g->t[i]);
@@ -791,6 +800,7 @@ ired(G *g, Ev e, double lim)
 {
 	if (e.mag <= lim)
 		return e;
+	e = widen(g, e); /* a constant operand takes a narrow type, which it must fit */
 	if (!has(g, PG_INT)) {
 		int L = lim >= 1000 ? 1000 : lim >= 100 ? 100 : 8;
 
@@ -2082,7 +2092,7 @@ kloop_open(G *g, int gemm_style)
 			 K->tiletxt);
 	else
 		snprintf(ext, sizeof ext, "%lld", (long long)((K->csize + K->tile - 1) / K->tile));
-	if (has(g, PG_PIPE) && (gemm_style || pct(g, 60) || !has(g, PG_LOOP)))
+	if (has(g, PG_PIPE) && ((gemm_style && pct(g, 80)) || pct(g, 60) || !has(g, PG_LOOP)))
 		line(g, "for %s in pipeline(%s, stages = %d) {", ko, ext, 1 + rn(g, 4));
 	else
 		line(g, "for %s in range(%s) {", ko, ext);
@@ -2200,6 +2210,109 @@ op_kloop(G *g)
 	return 0;
 }
 
+/* ---- combinations ------------------------------------------------------------------------- */
+
+/* softmax-like: reduce max -> subtract (broadcast) -> exp -> reduce sum -> divide */
+static int
+op_softmax(G *g)
+{
+	int cand[MAXB], nc = 0, i, d, keep, mi, si;
+	Bf *X;
+	Nest N;
+	const char *r[2];
+
+	if (!has(g, PG_REDUCE))
+		return -1;
+	for (i = 0; i < g->nb; i++)
+		if (g->b[i].def && !g->b[i].gemm && g->b[i].n == 2 && isflt(g->b[i].t) && bf_ntile(g, &g->b[i]) == 2)
+			cand[nc++] = i;
+	if (!nc)
+		return -1;
+	X = &g->b[cand[rn(g, nc)]];
+	d = pct(g, 70) ? 1 : 0;
+	keep = X->ax[1 - d];
+	mi = new_buf(g, pct(g, 70) ? DT_F32 : X->t, has(g, PG_SHARED) && X->shared && pct(g, 50), 1, &keep);
+	si = new_buf(g, DT_F32, has(g, PG_SHARED) && X->shared && pct(g, 50), 1, &keep);
+	if (mi < 0 || si < 0)
+		return -1;
+	line(g, "reduce(%s, %s, op = max, dim = %d);", X->name, g->b[mi].name, d);
+	nest_open(g, &N, 0, 2, X->ax);
+	N.tb[N.ntb++] = (int)(X - g->b);
+	r[0] = N.var[0], r[1] = N.var[1];
+	if (has(g, PG_MATH))
+		line(g, "%s[%s, %s] = exp(%s[%s, %s] - %s[%s]);", X->name, r[0], r[1], X->name, r[0], r[1],
+		     g->b[mi].name, r[1 - d]);
+	else
+		line(g, "%s[%s, %s] = %s[%s, %s] - %s[%s];", X->name, r[0], r[1], X->name, r[0], r[1], g->b[mi].name,
+		     r[1 - d]);
+	nest_close(g, &N);
+	line(g, "reduce(%s, %s, op = sum, dim = %d);", X->name, g->b[si].name, d);
+	nest_open(g, &N, 0, 2, X->ax);
+	N.tb[N.ntb++] = (int)(X - g->b);
+	if (has(g, PG_MATH)) /* the row's largest element contributes exp(0) = 1: the sum is >= 1 */
+		line(g, "%s[%s, %s] /= %s[%s];", X->name, N.var[0], N.var[1], g->b[si].name, N.var[1 - d]);
+	else
+		line(g, "%s[%s, %s] /= abs(%s[%s]) + 1.0;", X->name, N.var[0], N.var[1], g->b[si].name,
+		     N.var[1 - d]);
+	nest_close(g, &N);
+	g->b[mi].def = g->b[si].def = 1;
+	g->b[mi].inex = X->inex, g->b[mi].mag = X->mag;
+	g->b[si].inex = 1, g->b[si].mag = X->mag * 300;
+	X->inex = 1, X->mag = has(g, PG_MATH) ? 1 : X->mag * 2;
+	return 0;
+}
+
+/* a transpose through shared memory: a tile in, read back transposed into a new buffer */
+static int
+op_transpose(G *g)
+{
+	int cand[MAXT], nc = 0, i, d, si, ri, sa[2], ra[2], span[3], fixed[3] = {0};
+	Ten *T;
+	Nest N;
+
+	if (!has(g, PG_SHARED))
+		return -1;
+	for (i = 0; i < g->nt; i++) {
+		int ta[3];
+
+		if ((g->t[i].role == R_IN || (g->t[i].role == R_INOUT && !g->t[i].written)) && ten_in_scope(g, &g->t[i]) &&
+		    ten_tileaxes(g, &g->t[i], ta) >= 2)
+			cand[nc++] = i;
+	}
+	if (!nc)
+		return -1;
+	T = &g->t[cand[rn(g, nc)]];
+	{
+		int ta[3], n = ten_tileaxes(g, T, ta);
+
+		sa[0] = ta[n - 2], sa[1] = ta[n - 1];
+	}
+	ra[0] = sa[1], ra[1] = sa[0];
+	si = new_buf(g, T->t, 1, 2, sa);
+	ri = new_buf(g, pct(g, 60) ? T->t : rand_like(g, T->t), pct(g, 20), 2, ra);
+	if (si < 0 || ri < 0 || !g->b[si].shared)
+		return -1;
+	if (!ten_spans(g, T, &g->b[si], span))
+		return -1;
+	for (d = 0; d < T->n; d++)
+		if (!span[d] && tileof(g, T->d[d].ax) > 1)
+			fixed[d] = rn(g, tileof(g, T->d[d].ax));
+	if (pct(g, 40))
+		line(g, "annotate_layout(%s, padded);", g->b[si].name);
+	line(g, "copy(%s, %s);", ten_region(g, T, span, fixed), g->b[si].name);
+	nest_open(g, &N, 0, 2, ra);
+	N.tb[N.ntb++] = ri;
+	if (isflt(g->b[ri].t) == isflt(T->t))
+		line(g, "%s[%s, %s] = %s[%s, %s];", g->b[ri].name, N.var[0], N.var[1], g->b[si].name, N.var[1], N.var[0]);
+	else
+		line(g, "%s[%s, %s] = %s;", g->b[ri].name, N.var[0], N.var[1],
+		     fmt(g, isflt(g->b[ri].t) ? "f32(%s[%s, %s])" : "%s[%s, %s]", g->b[si].name, N.var[1], N.var[0]));
+	nest_close(g, &N);
+	g->b[si].def = 1, g->b[si].mag = inmag(T->t);
+	g->b[ri].inex = 0, g->b[ri].mag = inmag(T->t);
+	return 0;
+}
+
 /* ---- random statements ------------------------------------------------------------------- */
 
 /* an output tensor that may get its writer here: an in-place tensor only outside loops and ifs
@@ -2245,6 +2358,8 @@ op_one(G *g)
 			r = op_loop(g);
 		else if (k < 90 && g->kax >= 0 && !g->kopen && g->depth < 2)
 			r = op_kloop(g);
+		else if (k < 92 && pct(g, 50))
+			r = pct(g, 50) ? op_softmax(g) : op_transpose(g);
 		else if (k < 95 && any_unwritten(g) && !g->in_if) {
 			int i;
 
@@ -2747,6 +2862,36 @@ body_gemm(G *g, GemmGeo *q)
 	g->b[acc].inex = 1;
 	g->b[acc].mag = 64.0 * 64 * 4;
 	g->b[acc].gemm = 0;
+	/* the classic epilogue: scale, bias, relu */
+	if (pct(g, 50)) {
+		int bias = -1, i, c, bv = -1;
+		Nest N;
+		const char *bx;
+
+		for (i = 0; i < g->nt; i++)
+			if (!strcmp(g->t[i].name, "Bias"))
+				bias = i;
+		c = new_buf(g, pct(g, 50) ? DT_F32 : g->t[q->ta].t, 0, 2, acc_ax);
+		if (bias >= 0 && !has(g, PG_GLOBAL)) {
+			bv = new_buf(g, g->t[bias].t, has(g, PG_SHARED) && pct(g, 50), 1, &q->an);
+			ten_spans(g, &g->t[bias], &g->b[bv], span);
+			line(g, "copy(%s, %s);", ten_region(g, &g->t[bias], span, fixed), g->b[bv].name);
+		}
+		if (c >= 0) {
+			nest_open(g, &N, 0, 2, acc_ax);
+			N.tb[N.ntb++] = c;
+			if (bias < 0)
+				bx = "0.5";
+			else if (bv >= 0)
+				bx = fmt(g, "f32(%s[%s])", g->b[bv].name, N.var[1]);
+			else
+				bx = fmt(g, "f32(%s[%s])", g->t[bias].name, oplus(g, g->ax[q->an].origin, N.var[1]));
+			line(g, "%s[%s, %s] = max(%s[%s, %s] * %s + %s, 0.0);", g->b[c].name, N.var[0], N.var[1],
+			     g->b[acc].name, N.var[0], N.var[1], g->has_alpha ? g->alpha_name : "1.5", bx);
+			nest_close(g, &N);
+			g->b[c].inex = 1, g->b[c].mag = g->b[acc].mag * 4 + 8;
+		}
+	}
 	/* epilogue */
 	gen_ops(g, 1 + rn(g, g->maxops));
 }
