@@ -139,6 +139,7 @@ typedef struct G {
 	int nameidx;
 	int in_if;
 	int64_t smem;                /* bytes of shared buffers declared */
+	DType fit;                   /* DT_NONE, or the output type the values stored now must suit */
 } G;
 
 /* ---- random numbers: splitmix64 ---------------------------------------------------------- */
@@ -245,6 +246,42 @@ static int
 isnarrowint(DType t)
 {
 	return t == DT_I8 || t == DT_U8;
+}
+
+/*
+ * Inexact values carry where they were rounded: bit 1 computed (f32), 2 rounded to f16, 4 to
+ * bf16, 8 to fp8_e4m3, 16 to fp8_e5m2. An output compares within the tolerance of its own
+ * type, so an inexact value may reach an output only if it was never rounded to a narrower
+ * type than the output's (f16(gemm) stored into an f32 tensor is 1 f16 ulp off, beyond f32's).
+ */
+static unsigned
+tbit(DType t)
+{
+	switch (t) {
+	case DT_F16: return 2;
+	case DT_BF16: return 4;
+	case DT_FP8E4M3: return 8;
+	case DT_FP8E5M2: return 16;
+	default: return 1;
+	}
+}
+
+/* inexact flags after a rounding to t */
+static int
+inex_to(int inex, DType t)
+{
+	return inex ? inex | (int)tbit(t) : 0;
+}
+
+/* may a value with these flags be stored into an output of type t? */
+static int
+inex_fits(int inex, DType t)
+{
+	if (!inex)
+		return 1;
+	if (!isflt(t))
+		return 0;
+	return !((unsigned)inex & ~(2 * tbit(t) - 1));
 }
 
 static double
@@ -1129,7 +1166,8 @@ gflt(G *g, int depth, int exact)
 		a = fclamp(g, gexp(g, CF, depth - 1, exact), 1000);
 		if (to == DT_F32)
 			return mkev(fmt(g, "f32(%s)", a.s), DT_F32, a.inex, a.mag);
-		return mkev(fmt(g, "%s(%s)", castname(to), a.s), to, a.inex, to == DT_FP8E4M3 && a.mag > 448 ? 448 : a.mag);
+		return mkev(fmt(g, "%s(%s)", castname(to), a.s), to, inex_to(a.inex, to),
+			    to == DT_FP8E4M3 && a.mag > 448 ? 448 : a.mag);
 	}
 	default:
 		a = ired(g, gexp(g, CI, depth - 1, 1), 1 << 16);
@@ -1190,8 +1228,12 @@ gexp(G *g, int c, int depth, int exact)
 static Ev
 gvalue(G *g, DType t)
 {
-	int c = isflt(t) ? CF : CI;
+	int c = isflt(t) ? CF : CI, tries = 0;
 	Ev e = gexp(g, c, 1 + rn(g, g->maxdepth), 0);
+
+	/* a value on its way to an output: rounded no narrower than the output's type */
+	while (g->fit != DT_NONE && !inex_fits(inex_to(e.inex, t), g->fit) && tries++ < 6)
+		e = gexp(g, c, 1 + rn(g, g->maxdepth), tries > 3);
 
 	if (c == CF)
 		e = fclamp(g, e, t == DT_F16 ? 30000 : 10000);
@@ -1365,6 +1407,7 @@ store_buf(G *g, int bi, int compound, Ev v)
 			B->mag = v.mag, B->inex = v.inex;
 		}
 	}
+	B->inex = inex_to(B->inex, B->t);
 	if (isflt(B->t) && B->mag > 1e6)
 		B->mag = 1e6; /* (integers keep their bound: it decides where they must be reduced) */
 	if (!isflt(B->t) && B->t != DT_INT) {
@@ -1431,7 +1474,11 @@ nest_body(G *g)
 	for (k = 0; k < nt; k++) {
 		if (order[k] < 0) {
 			Ten *T = &g->t[N->tt];
-			Ev v = gvalue(g, T->t);
+			Ev v;
+
+			g->fit = T->t;
+			v = gvalue(g, T->t);
+			g->fit = DT_NONE;
 
 			if (!isflt(T->t) && v.mag > 2147483647.0)
 				v = ired(g, v, 1 << 30);
@@ -1784,7 +1831,7 @@ write_tensor(G *g, int ti)
 		return -1;
 	for (i = 0; i < g->nb; i++)
 		if (g->b[i].def && bf_ntile(g, &g->b[i]) && ten_spans(g, T, &g->b[i], span) &&
-		    (isflt(T->t) || !isflt(g->b[i].t))) {
+		    (isflt(T->t) || !isflt(g->b[i].t)) && inex_fits(g->b[i].inex, T->t)) {
 			int ta[3], nta = ten_tileaxes(g, T, ta), ba[3], nba = bf_tileaxes(g, &g->b[i], ba);
 
 			if (nta == nba || (has(g, PG_SLICE) && pct(g, 30)))
@@ -1805,8 +1852,12 @@ write_tensor(G *g, int ti)
 			return -1;
 		nest_open(g, &N, has(g, PG_LOOP) && bf_elems(g, &g->b[nb]) <= 128 && pct(g, 10), n, ax);
 		N.tb[N.ntb++] = nb;
+		g->fit = T->t;
 		nest_body(g);
+		g->fit = DT_NONE;
 		nest_close(g, &N);
+		if (!inex_fits(g->b[nb].inex, T->t))
+			return -1; /* (a compound store kept an old inexact value: another writer follows) */
 		cand[nc++] = nb;
 	}
 	bi = cand[rn(g, nc)];
@@ -1847,7 +1898,7 @@ op_copybb(G *g)
 	S = &g->b[si];
 	line(g, "copy(%s, %s);", S->name, g->b[di].name);
 	g->b[di].def = 1;
-	g->b[di].inex = S->inex;
+	g->b[di].inex = inex_to(S->inex, g->b[di].t);
 	g->b[di].mag = S->mag;
 	if (!isflt(g->b[di].t) && isflt(S->t)) {
 		/* a float -> integer copy: only of exact values in range */
@@ -2001,6 +2052,7 @@ op_reduce(G *g)
 			D->inex = 1;
 		if (!isflt(D->t) && (isflt(S->t) && (S->inex || op == 0)))
 			D->inex = 1; /* an integer of an inexact value: it must not be used (treated as inexact) */
+		D->inex = inex_to(D->inex, D->t);
 		D->def = 1;
 	}
 	return 0;
@@ -2194,7 +2246,7 @@ op_kloop(G *g)
 				line(g, "%s[%s] += %s;", B->name, buf_str(&ix), v.s);
 				buf_free(&ix);
 				B->mag += v.mag * 16;
-				B->inex |= v.inex;
+				B->inex = inex_to(B->inex | v.inex, B->t);
 				N.wrote[N.tb[k]] = 1;
 			}
 		}
@@ -2256,9 +2308,9 @@ op_softmax(G *g)
 		     N.var[1 - d]);
 	nest_close(g, &N);
 	g->b[mi].def = g->b[si].def = 1;
-	g->b[mi].inex = X->inex, g->b[mi].mag = X->mag;
-	g->b[si].inex = 1, g->b[si].mag = X->mag * 300;
-	X->inex = 1, X->mag = has(g, PG_MATH) ? 1 : X->mag * 2;
+	g->b[mi].inex = inex_to(X->inex, g->b[mi].t), g->b[mi].mag = X->mag;
+	g->b[si].inex = inex_to(1 | X->inex, g->b[si].t), g->b[si].mag = X->mag * 300;
+	X->inex = inex_to(1 | X->inex | g->b[mi].inex, X->t), X->mag = has(g, PG_MATH) ? 1 : X->mag * 2;
 	return 0;
 }
 
@@ -2889,7 +2941,7 @@ body_gemm(G *g, GemmGeo *q)
 			line(g, "%s[%s, %s] = max(%s[%s, %s] * %s + %s, 0.0);", g->b[c].name, N.var[0], N.var[1],
 			     g->b[acc].name, N.var[0], N.var[1], g->has_alpha ? g->alpha_name : "1.5", bx);
 			nest_close(g, &N);
-			g->b[c].inex = 1, g->b[c].mag = g->b[acc].mag * 4 + 8;
+			g->b[c].inex = inex_to(1, g->b[c].t), g->b[c].mag = g->b[acc].mag * 4 + 8;
 		}
 	}
 	/* epilogue */
@@ -3002,6 +3054,7 @@ progen(uint64_t seed, const ProgenOptions *o, Buf *out, Err *e)
 	g->maxops = o && o->max_ops > 0 ? o->max_ops : 6;
 	g->maxdepth = o && o->max_depth > 0 ? o->max_depth : 4;
 	g->kax = -1;
+	g->fit = DT_NONE;
 	buf_init(&g->body);
 	buf_init(&g->decl);
 	buf_init(&g->cbuf);
