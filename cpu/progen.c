@@ -1211,9 +1211,13 @@ static Ev
 gexp(G *g, int c, int depth, int exact)
 {
 	if (c == CB) {
-		if (depth <= 0)
-			depth = 1;
-		return gbool(g, depth);
+		Ev e = gbool(g, depth <= 0 ? 1 : depth);
+
+		/* a condition sema would fold lets a select fold to a constant, which must then fit
+		 * wherever it goes (a u8 store): keep conditions unknown (bx < 0 is false) */
+		if (konst(e.s))
+			e.s = fmt(g, "(%s != (bx < 0))", e.s);
+		return e;
 	}
 	if (c == CI && !has(g, PG_INT) && pct(g, 60))
 		return leaf(g, c, 1);
