@@ -1397,9 +1397,10 @@ store_buf(G *g, int bi, int compound, Ev v)
 		}
 		if (!isflt(B->t))
 			v = ired(g, v, 1 << 16);
-		if (isnarrowint(B->t)) /* x op= v computes in x's type unless v is wider */
-			v = mkev(fmt(g, "i32(%s)", v.s), DT_I32, v.inex, v.mag);
-		line(g, "%s[%s] %s %s;", B->name, buf_str(&ix), cops[o], v.s);
+		if (isnarrowint(B->t)) /* x op= v computes in x's type (a constant, even i32(9), is weak) */
+			line(g, "%s[%s] = i32(%s[%s]) %c %s;", B->name, buf_str(&ix), B->name, buf_str(&ix), cops[o][0], v.s);
+		else
+			line(g, "%s[%s] %s %s;", B->name, buf_str(&ix), cops[o], v.s);
 		B->mag = o == 0 || o == 1 ? B->mag + v.mag : o == 2 ? B->mag * (v.mag > 1 ? v.mag : 1) : B->mag;
 		B->inex |= v.inex;
 	} else {
@@ -2246,8 +2247,9 @@ op_kloop(G *g)
 				else
 					v = fclamp(g, v, 1000);
 				if (isnarrowint(B->t))
-					v = mkev(fmt(g, "i32(%s)", v.s), DT_I32, v.inex, v.mag);
-				line(g, "%s[%s] += %s;", B->name, buf_str(&ix), v.s);
+					line(g, "%s[%s] = i32(%s[%s]) + %s;", B->name, buf_str(&ix), B->name, buf_str(&ix), v.s);
+				else
+					line(g, "%s[%s] += %s;", B->name, buf_str(&ix), v.s);
 				buf_free(&ix);
 				B->mag += v.mag * 16;
 				B->inex = inex_to(B->inex | v.inex, B->t);

@@ -115,7 +115,9 @@ walk(Walk *w, const IrStmt *s, int stages)
 			touchexpr(w, s->u.let.value);
 			break;
 		case S_PARALLEL:
-			walk(w, s->u.par.body, stages);
+			/* the statements of a nest run interleaved across threads: what the body
+			 * touches lives for the whole nest (one lifetime, as for a loop) */
+			loop(w, s->u.par.body, stages);
 			break;
 		case S_FOR:
 			loop(w, s->u.loop.body, stages);
