@@ -273,13 +273,26 @@ START_TEST(bad_options)
 END_TEST
 
 /*
- * The fixed seeds of `make test` (tilec_run, or emission before cpu/run.c): chosen to be
- * diverse (tile, kacc and gemm kinds; 1-3 dims; all element types) and to emit. A seed that
- * shows a tilec bug nobody has fixed yet is kept out of the list (see the note below it).
+ * The fixed seeds of `make test`: 40 of the seeds 1..300 that agree, chosen to cover every
+ * feature at least twice (tile, kacc and gemm kinds; 1-3 dims and grids; every element type;
+ * pipelines of 1-4 stages, range loops, element loops outside parallel(), ifs, reduces incl.
+ * clear = false, gemm incl. trans_b, softmax-like and transpose combinations, assumes, sm_90a
+ * for seeds = 3 mod 4). Each runs its generator's three size sets (about 55 s in all on 2
+ * shared cores). A change to cpu/progen.c changes what a seed generates: then pick the list
+ * again from `build/fuzz_diff -n 300 -s 1 -v` (the seeds that agree).
+ *
+ * Seeds of 1..300 kept out because they show tilec bugs not fixed yet (the progen branch's
+ * report has each reduced): 31 95 116 184 190 210 229 246 278 283 289 (gemm(..., clear =
+ * true) is lowered as an accumulation: emit_cuda never reads u.gemm.clear), 288 (pipeline():
+ * the body after the loads is emitted without shared-memory hazard barriers: a local ->
+ * shared copy then the gemm), 18 62 (stmt_synced tracks hazards per buffer, but smem_plan lets
+ * buffers of disjoint lifetimes share bytes: no barrier where one hands the bytes to the
+ * other), 63 79 141 (see the report).
  */
 static const unsigned long long fixed_seeds[] = {
-	2, 3, 5, 6, 9, 12, 14, 16, 21, 22, 25, 27, 29, 30, 33, 34, 35, 36, 40, 41,
-	43, 44, 46, 47, 49, 50, 52, 53, 55, 58,
+	2, 6, 13, 19, 27, 29, 48, 54, 57, 71, 73, 87, 93, 96,
+	97, 115, 119, 120, 124, 140, 145, 155, 157, 160, 163, 171, 174, 186,
+	188, 212, 219, 226, 230, 232, 236, 237, 242, 254, 261, 270,
 };
 
 START_TEST(diff_fixed)
