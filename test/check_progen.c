@@ -285,9 +285,10 @@ END_TEST
  * report has each reduced): 31 95 116 184 190 210 229 246 278 283 289 (gemm(..., clear =
  * true) is lowered as an accumulation: emit_cuda never reads u.gemm.clear), 288 (pipeline():
  * the body after the loads is emitted without shared-memory hazard barriers: a local ->
- * shared copy then the gemm), 18 62 (stmt_synced tracks hazards per buffer, but smem_plan lets
- * buffers of disjoint lifetimes share bytes: no barrier where one hands the bytes to the
- * other), 63 79 141 (see the report).
+ * shared copy then the gemm), 18 62 63 79 (stmt_synced tracks hazards per buffer, but
+ * smem_plan lets buffers of disjoint lifetimes share bytes: no barrier where one hands the
+ * bytes to the other), 141 (a store to shared memory outside parallel() runs in every thread:
+ * t[s, q] = f32(s) - t[s, q] is applied once per thread).
  */
 static const unsigned long long fixed_seeds[] = {
 	2, 6, 13, 19, 27, 29, 48, 54, 57, 71, 73, 87, 93, 96,
