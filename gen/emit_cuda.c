@@ -158,13 +158,13 @@ atomic(const char *s)
 	if (!*s)
 		return 0;
 	if (s[0] == '(') {
-		/* the '(' closes only at the end: one group */
+		/* one group when the first '(' closes at the last character */
 		for (p = s; *p; p++) {
 			depth += *p == '(' ? 1 : *p == ')' ? -1 : 0;
-			if (depth == 0 && p[1])
+			if (depth == 0)
 				break;
 		}
-		if (depth == 0 && !p[1])
+		if (*p && !p[1])
 			return 1;
 		if (!strncmp(s, "(int)", 5) || !strncmp(s, "(long long)", 11))
 			return atomic(s + (s[1] == 'i' ? 5 : 11));
