@@ -234,6 +234,7 @@ struct tl_cpu_static {
 	size_t n;
 	unsigned addr; // its shared-memory address (after the dynamic maximum)
 	char name[64];
+	char fn[64];   // the mangled name of the function it belongs to
 };
 
 static tl_cpu_fiber *tl_cpu_cur;  // the running fiber
@@ -1581,6 +1582,7 @@ static void tl_cpu_find_statics(void)
 						snprintf(s->name, sizeof s->name, "%.*s", (int)len, endp);
 					else
 						snprintf(s->name, sizeof s->name, "%.63s", nm);
+					snprintf(s->fn, sizeof s->fn, "%.*s", e && e - nm - 3 < 63 ? (int)(e - nm - 3) : 63, nm + 3);
 				}
 			}
 		}
@@ -1794,11 +1796,19 @@ int main(int argc, char **argv)
 		tl_cpu_h2f_tab[i] = tl_cpu_h2f_calc((tl_half_t)i);
 	tl_cpu_find_statics();
 #ifdef TL_CPU_HIP
-	{ // AMD: dynamic and static LDS share the workgroup's 64 KiB
+	{ // AMD: dynamic and static LDS share the workgroup's 64 KiB (the static arrays of the
+	  // function that has the most: the executable may hold several kernels of a program)
 		size_t st = 0;
 
-		for (int i = 0; i < tl_cpu_nstatics; i++)
-			st += tl_cpu_statics[i].n;
+		for (int i = 0; i < tl_cpu_nstatics; i++) {
+			size_t f = 0;
+
+			for (int j = 0; j < tl_cpu_nstatics; j++)
+				if (!strcmp(tl_cpu_statics[i].fn, tl_cpu_statics[j].fn))
+					f += tl_cpu_statics[j].n;
+			if (f > st)
+				st = f;
+		}
 		if ((size_t)smem + st > TL_CPU_SMEM_MAX)
 			tl_cpu_fail("the launch's %llu bytes of dynamic LDS and the kernel's %zu bytes of static __shared__ "
 				    "arrays exceed " TL_CPU_SMEM_WHAT,

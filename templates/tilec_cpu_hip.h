@@ -298,7 +298,8 @@ template <int BF> __attribute__((optimize("O2"))) static void tl_cpu_wmma_comput
 		for (int k = 0; k < 16; k++) {
 			if (a[k] != a2[k] || b[k] != b2[k])
 				tl_cpu_fail("%s: lanes %d and %d hold different %s elements (k %d: 0x%04x and 0x%04x); RDNA3 "
-					    "ISA 7.9: both half-waves hold the same A and B",
+					    "ISA 7.9: both half-waves hold the same A and B (a wrong operand fragment, or LDS "
+					    "written by another wave while this one read its operands: a missing barrier)",
 					    name, l, l + 16, a[k] != a2[k] ? "A" : "B", k, a[k] != a2[k] ? a[k] : b[k],
 					    a[k] != a2[k] ? a2[k] : b2[k]);
 			A[l][k] = tl_cpu_hip_in<BF>(a[k]);
