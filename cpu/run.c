@@ -730,8 +730,10 @@ tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_
 	}
 	if (o->arch && (strncmp(o->arch, o->target == TILEC_TARGET_HIP ? "gfx" : "sm_", 3) ||
 			!tilec_arch_valid(o->target, o->arch))) {
-		buf_printf(&diags, "tilec: error: tilec run: unknown %s arch '%s'\n",
-			   o->target == TILEC_TARGET_HIP ? "hip" : "cuda", o->arch);
+		buf_printf(&diags, "tilec: error: tilec run: unknown %s arch '%s'%s\n",
+			   o->target == TILEC_TARGET_HIP ? "hip" : "cuda", o->arch,
+			   o->target != TILEC_TARGET_HIP && tilec_arch_valid(TILEC_TARGET_HIP, o->arch)
+				   ? " (HIP: --target=hip)" : "");
 		st = TILEC_RUN_USAGE;
 		goto out;
 	}

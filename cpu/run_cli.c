@@ -108,7 +108,7 @@ run_main(int argc, char **argv)
 	char *src, *end, *cuda = NULL;
 	const char *cudafile = NULL;
 	size_t len = 0;
-	int c, ndefs = 0, rc, target_given = 0;
+	int c, ndefs = 0, rc;
 
 	tilec_run_options_init(&o);
 	o.seed = 1;
@@ -132,7 +132,6 @@ run_main(int argc, char **argv)
 			break;
 		case 'a': o.arch = optarg; break;
 		case 'T':
-			target_given = 1;
 			if (!strcmp(optarg, "cuda"))
 				o.target = TILEC_TARGET_CUDA;
 			else if (!strcmp(optarg, "hip"))
@@ -171,9 +170,6 @@ run_main(int argc, char **argv)
 		free(defs);
 		return bad_usage("%s", optind >= argc ? "no input file" : "more than one input file");
 	}
-	/* as for tilec: a gfx arch without --target means hip */
-	if (!target_given && o.arch && !strncmp(o.arch, "gfx", 3))
-		o.target = TILEC_TARGET_HIP;
 	o.defines = defs;
 	o.ndefines = ndefs;
 	o.filename = argv[optind];

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cpuexec.h"
+#include "layout.h"
 #include "lower.h"
 #include "tests.h"
 #include "tilec.h"
@@ -469,6 +470,52 @@ START_TEST(clang_compiles)
 }
 END_TEST
 
+/* the cross-check: the tables of cpu_hip_ref.h (from the AMD documents) against the fragments
+ * tilec's planner uses (gen/mma.c mfma_fragment / wmma_fragment, which test/check_mma.c holds to
+ * its own transcription of the ISA tables): the same lane and element for every matrix entry */
+START_TEST(planner_tables)
+{
+	Arena A;
+	Err err = {0};
+
+	arena_init(&A);
+	for (int op = MMA_A; op <= MMA_C; op++) {
+		Fragment *F = mfma_fragment(&A, (MmaOperand)op, &err), *G = wmma_fragment(&A, (MmaOperand)op, &err);
+
+		ck_assert_msg(F && G, "%s", err.msg);
+		for (int r = 0; r < 16; r++)
+			for (int c = 0; c < 16; c++) {
+				int64_t x[3] = {r, c, 0}, y[2];
+				int lane, el, l1;
+
+				if (op == MMA_A)
+					ref_mfma_a(r, c, &lane, &el);
+				else if (op == MMA_B)
+					ref_mfma_b(r, c, &lane, &el);
+				else
+					ref_mfma_d(r, c, &lane, &el);
+				ck_assert_int_eq(layout_eval(F, x, y, &err), 0);
+				ck_assert_msg(y[1] == lane && y[0] == el, "mfma op %d (%d,%d): planner lane %lld elem %lld, ISA %d %d",
+					      op, r, c, (long long)y[1], (long long)y[0], lane, el);
+				for (int rep = 0; rep < (op == MMA_C ? 1 : 2); rep++) {
+					x[2] = rep;
+					if (op == MMA_A)
+						ref_wmma_a(r, c, &lane, &l1, &el);
+					else if (op == MMA_B)
+						ref_wmma_b(r, c, &lane, &l1, &el);
+					else
+						ref_wmma_d(r, c, &lane, &el);
+					ck_assert_int_eq(layout_eval(G, x, y, &err), 0);
+					ck_assert_msg(y[1] == (rep ? l1 : lane) && y[0] == el,
+						      "wmma op %d (%d,%d) replica %d: planner lane %lld elem %lld, ISA %d %d", op, r,
+						      c, rep, (long long)y[1], (long long)y[0], rep ? l1 : lane, el);
+				}
+			}
+	}
+	arena_free(&A);
+}
+END_TEST
+
 /* ---- programs through tilec_run -------------------------------------------------------------- */
 
 static const char *const archs[] = {"gfx90a", "gfx942", "gfx1100"};
@@ -648,6 +695,7 @@ suite_cpu_hip(void)
 	tcase_add_loop_test(u, copy_errors, 0, 6);
 	tcase_add_loop_test(u, errors, 0, 8);
 	tcase_add_loop_test(u, clang_compiles, 0, 2);
+	tcase_add_test(u, planner_tables);
 	suite_add_tcase(s, u);
 	tcase_set_timeout(p, 600);
 	tcase_add_loop_test(p, program, 0, (int)(countof(programs) * 3));
