@@ -723,8 +723,17 @@ tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_
 	}
 	buf_init(&rep);
 	buf_init(&diags);
-	if (o->arch && (strncmp(o->arch, "sm_", 3) || !tilec_arch_valid(TILEC_TARGET_CUDA, o->arch))) {
-		buf_printf(&diags, "tilec: error: tilec run: unknown cuda arch '%s'\n", o->arch);
+	if (o->target != TILEC_TARGET_CUDA && o->target != TILEC_TARGET_HIP) {
+		buf_printf(&diags, "tilec: error: tilec run: unknown target %d\n", o->target);
+		st = TILEC_RUN_USAGE;
+		goto out;
+	}
+	if (o->arch && (strncmp(o->arch, o->target == TILEC_TARGET_HIP ? "gfx" : "sm_", 3) ||
+			!tilec_arch_valid(o->target, o->arch))) {
+		buf_printf(&diags, "tilec: error: tilec run: unknown %s arch '%s'%s\n",
+			   o->target == TILEC_TARGET_HIP ? "hip" : "cuda", o->arch,
+			   o->target != TILEC_TARGET_HIP && tilec_arch_valid(TILEC_TARGET_HIP, o->arch)
+				   ? " (HIP: --target=hip)" : "");
 		st = TILEC_RUN_USAGE;
 		goto out;
 	}
@@ -742,8 +751,8 @@ tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_
 
 	/* the emitted CUDA C */
 	tilec_options_init(&co);
-	co.target = TILEC_TARGET_CUDA;
-	co.arch = o->arch ? o->arch : "sm_80";
+	co.target = o->target; /* TILEC_DUMP_CUDA below: HIP C for the hip target */
+	co.arch = o->arch ? o->arch : o->target == TILEC_TARGET_HIP ? "gfx942" : "sm_80";
 	co.defines = o->defines;
 	co.ndefines = o->ndefines;
 	co.filename = o->filename;
@@ -788,8 +797,9 @@ tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_
 		buf_init(&entry);
 		buf_init(&log);
 		cpuexec_entry(&entry, k, kname);
-		if (cpuexec_build(&x, o->cuda_override ? o->cuda_override : cr.output, buf_str(&entry), o->cxx,
-				  o->tmpdir, o->keep, &log, &e)) {
+		if (cpuexec_build_target(&x, o->target == TILEC_TARGET_HIP, co.arch,
+					 o->cuda_override ? o->cuda_override : cr.output, buf_str(&entry), o->cxx,
+					 o->tmpdir, o->keep, &log, &e)) {
 			buf_printf(&rep, "%s: error: %s\n%.4000s", k->name, e.msg, buf_str(&log));
 			R.errors++;
 		} else {
