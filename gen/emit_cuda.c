@@ -3024,6 +3024,20 @@ sh_stmts(const Em *e, const IrStmt *s, unsigned char *rd, unsigned char *wr, int
 	}
 }
 
+/* do shared buffers a and b share bytes (the same buffer, or overlapping lifetimes' bytes
+ * the planner gave both)? */
+static int
+sh_alias(const Em *e, int a, int b)
+{
+	const SmemBuf *x, *y;
+
+	if (a == b)
+		return 1;
+	if (!(x = smem_find(&e->sp, a)) || !(y = smem_find(&e->sp, b)))
+		return 0;
+	return x->offset < y->offset + y->bytes && y->offset < x->offset + x->bytes;
+}
+
 /* did the text emitted so far end with a barrier? */
 static int
 ends_with_barrier(const Em *e)
@@ -3057,8 +3071,16 @@ stmt_synced(Em *e, Buf *chk, const IrStmt *s)
 	rd = anewn(e->a, unsigned char, e->k->nbuf + 1);
 	wr = anewn(e->a, unsigned char, e->k->nbuf + 1);
 	sh_stmts(e, s, rd, wr, 1);
-	for (b = 0; b < e->k->nbuf; b++)
-		need |= (wr[b] && (e->shrd[b] || e->shwr[b])) || (rd[b] && e->shwr[b]);
+	for (b = 0; b < e->k->nbuf && !need; b++) {
+		int c;
+
+		if (!rd[b] && !wr[b])
+			continue;
+		/* buffers the planner placed on overlapping bytes are one for hazards */
+		for (c = 0; c < e->k->nbuf && !need; c++)
+			if ((e->shrd[c] || e->shwr[c]) && sh_alias(e, b, c))
+				need = (wr[b] && (e->shrd[c] || e->shwr[c])) || (rd[b] && e->shwr[c]);
+	}
 	if (need) {
 		line(e, "__syncthreads();");
 		sh_clear(e);

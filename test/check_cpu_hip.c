@@ -39,13 +39,6 @@
 
 #define countof(a) (sizeof(a) / sizeof((a)[0]))
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SAN_BUILD 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SAN_BUILD 1
-#endif
-#endif
 
 static unsigned rng_state = 4242;
 
@@ -577,25 +570,9 @@ run_program(const char *path, const char *arch, const char *sizes)
 	free(src);
 }
 
-#ifdef SAN_BUILD
-/* A bug of the emitter, not of the CPU run: gen/emit_cuda.c atomic() reads one byte past the
- * string literal "(k + 8)" (the second address of a gfx1100 tl_ld_u16x16 operand read, from
- * amdload), so ASan stops tilec while it emits these programs for gfx1100. Skipped in the
- * sanitizer build until gen/ is fixed; the normal build runs them. */
-static const char *const san_gfx1100_skip[] = {"samples/gemm.tile", "samples/gemm_bf16.tile",
-					       "test/cpu/pipeline_let.tile", "test/cpu/war_loop.tile"};
-#endif
-
 START_TEST(program)
 {
 	const char *path = programs[_i / 3], *sizes = generic_sizes;
-
-#ifdef SAN_BUILD
-	if (_i % 3 == 2)
-		for (size_t i = 0; i < countof(san_gfx1100_skip); i++)
-			if (!strcmp(path, san_gfx1100_skip[i]))
-				return;
-#endif
 
 	for (size_t i = 0; i < countof(special); i++)
 		if (!strcmp(special[i].file, path))
