@@ -542,7 +542,9 @@ static const char *const programs[] = {
 	"samples/gemm_bf16.tile",     "test/cpu/cdiv_operand.tile",    "test/cpu/column_slice.tile",
 	"test/cpu/constants.tile",    "test/cpu/floor_div.tile",       "test/cpu/fp8_convert.tile",
 	"test/cpu/guard_grid.tile",   "test/cpu/parallel_guard.tile",  "test/cpu/pipeline_let.tile",
-	"test/cpu/serial_local.tile", "test/cpu/war_loop.tile",
+	"test/cpu/serial_local.tile", "test/cpu/war_loop.tile",	       "test/cpu/smem_reuse.tile",
+	/* an mma.sync placeholder layout resolved under a wave of 64 (its warps are of 32) */
+	"test/control/placeholder_mma.tile",
 };
 
 static void
