@@ -42,45 +42,6 @@ static const char usage_text[] =
 	"Exit status: 0 all agree, 1 an output differs or the emitted code failed at run time,\n"
 	"2 a usage error, 3 the program does not compile or cannot run for these sizes.\n";
 
-static char *
-readall(const char *path, size_t *len)
-{
-	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-	char *s = NULL, *t;
-	size_t n = 0, cap = 0, r;
-
-	if (!f)
-		return NULL;
-	for (;;) {
-		if (cap - n < 65536) {
-			cap = cap ? cap * 2 : 65536;
-			t = realloc(s, cap + 1);
-			if (!t) {
-				free(s);
-				if (f != stdin)
-					fclose(f);
-				errno = ENOMEM;
-				return NULL;
-			}
-			s = t;
-		}
-		r = fread(s + n, 1, cap - n, f);
-		n += r;
-		if (r == 0)
-			break;
-	}
-	if (ferror(f)) {
-		free(s);
-		s = NULL;
-	} else {
-		s[n] = 0;
-		*len = n;
-	}
-	if (f != stdin)
-		fclose(f);
-	return s;
-}
-
 static int
 bad_usage(const char *fmt, const char *arg)
 {
@@ -173,7 +134,7 @@ run_main(int argc, char **argv)
 	o.defines = defs;
 	o.ndefines = ndefs;
 	o.filename = argv[optind];
-	src = readall(argv[optind], &len);
+	src = cli_readall(argv[optind], &len);
 	if (!src) {
 		fprintf(stderr, "tilec run: error: cannot read %s: %s\n", argv[optind], strerror(errno));
 		free(defs);
@@ -182,7 +143,7 @@ run_main(int argc, char **argv)
 	if (cudafile) {
 		size_t cl;
 
-		if (!(cuda = readall(cudafile, &cl))) {
+		if (!(cuda = cli_readall(cudafile, &cl))) {
 			fprintf(stderr, "tilec run: error: cannot read %s: %s\n", cudafile, strerror(errno));
 			free(src);
 			free(defs);
