@@ -356,7 +356,7 @@ compare(Buf *rep, const IrBuffer *B, const int64_t *dims, int64_t n, const void 
 {
 	int w = dtype_bytes(B->dtype), isf = dtype_is_float(B->dtype);
 	int64_t i, ndiff = 0, nundef = 0, ninexact = 0, first = -1, worst = -1;
-	double rel, norm, maxref = 0, maxd = 0;
+	double rel, norm, maxref = 0, maxd = 0, maxok = 0;
 
 	tolerance(B->dtype, &rel, &norm);
 	if (isf)
@@ -385,6 +385,8 @@ compare(Buf *rep, const IrBuffer *B, const int64_t *dims, int64_t n, const void 
 			if (flags[i] & INTERP_INEXACT) {
 				ninexact++;
 				bad = !(d <= rel * fabs(a) + norm * maxref);
+				if (!bad && d > maxok)
+					maxok = d;
 			} else {
 				bad = 1;
 			}
@@ -420,7 +422,8 @@ compare(Buf *rep, const IrBuffer *B, const int64_t *dims, int64_t n, const void 
 	if (nundef)
 		buf_printf(rep, ", %lld undefined (not compared)", (long long)nundef);
 	if (ninexact)
-		buf_printf(rep, ", %lld within tolerance", (long long)ninexact);
+		buf_printf(rep, ", %lld differ within the tolerance (largest |difference| %.3g, %.2g of the largest |value|)",
+			   (long long)ninexact, maxok, maxref > 0 ? maxok / maxref : 0.0);
 	if (ndiff) {
 		int64_t at = isf ? worst : first;
 
