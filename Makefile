@@ -3,6 +3,7 @@
 #   make test       Check suites, normal build and ASan/UBSan build
 #   make demo       the CUDA C of samples/gemm.tile, and its CPU run against the interpreter
 #   make fuzz       libFuzzer on the front end (FUZZ_SECONDS, default 60)
+#   make fuzz-diff  random tile programs through tilec_run (FUZZ_SECONDS, FUZZ_SEED; build/fuzz-diff/)
 #   make bench      front-end / algebra speed benchmarks (not timed tests)
 #   UPDATE_GOLDEN=1 make test   rewrite golden files (review with git diff)
 
@@ -14,6 +15,7 @@ SAN      ?=
 LEMON    ?= lemon
 RE2C     ?= re2c
 FUZZ_SECONDS ?= 60
+FUZZ_SEED ?= 1
 
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CSTD     := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
@@ -24,6 +26,11 @@ CFLAGS   := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-san
 LDSAN    := -fsanitize=address,undefined
 endif
 CPPFLAGS := -Igen -Icpu -Iruntime -I$(GS)
+# tilec_run (cpu/run.c) arrives with the interpreter and the CPU header; until then the
+# differential tests stop after emission
+ifneq ($(wildcard cpu/run.c),)
+CPPFLAGS += -DTILEC_HAVE_RUN=1
+endif
 GENWARN  := -Wno-unused-variable -Wno-unused-parameter -Wno-missing-prototypes -Wno-unused-but-set-variable
 LDLIBS   := -ldl -lm -lpthread
 
@@ -151,6 +158,12 @@ fuzz: deps
 	build/fuzz/fuzz_frontend -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=10 \
 	  build/fuzz/corpus samples test/err
 
+# ---- differential fuzzing: random programs (cpu/progen.c), interpreter vs emitted code ----
+$(O)/fuzz_diff: test/fuzz/fuzz_diff.c test/progen_check.h $(O)/libtilec.a $(HDRS)
+	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(CPPFLAGS) $(LDSAN) -o $@ test/fuzz/fuzz_diff.c $(O)/libtilec.a $(LDLIBS)
+fuzz-diff: deps $(O)/tilec $(O)/fuzz_diff
+	$(O)/fuzz_diff -t $(FUZZ_SECONDS) -s $(FUZZ_SEED) -o build/fuzz-diff
+
 # ---- benchmarks ------------------------------------------------------------
 bench: all
 	@for b in test/bench/*.sh; do [ -x $$b ] && TILEC=build/tilec $$b; done; true
@@ -175,4 +188,4 @@ install: all
 clean:
 	rm -rf build/obj build/san build/fuzz build/src build/tilec build/libtilec.a build/check_tilec
 
-.PHONY: host_jit all deps test test-run golden demo fuzz bench install clean
+.PHONY: host_jit all deps test test-run golden demo fuzz fuzz-diff bench install clean

@@ -493,7 +493,7 @@ run_set(Run *R, const IrKernel *k, const CpuExe *x, long long smem, const SizeSe
 	InterpTensor it[128];
 	CpuArg args[192];
 	unsigned char vals[192][8];
-	InterpArgs ia;
+	InterpArgs ia = {0}; /* max_work 0: the default limit */
 	CpuLaunch l;
 	Binding b;
 	Buf msg;

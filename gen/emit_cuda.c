@@ -1275,6 +1275,9 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 			cs[k++] = cs[d];
 	nk = k;
 	g = regguard(e, mr, cs, nk, v);
+	/* a fragment over fewer threads than the block's: the others hold nothing */
+	if (F->nthreads < e->k->threads)
+		g = arena_printf(e->a, "%s%stid < %lld", g ? g : "", g ? " && " : "", (long long)F->nthreads);
 	if (!to_local && F->rep > 1)
 		g = arena_printf(e->a, "%s%s(%s) == 0", g ? g : "", g ? " && " : "",
 				 ixstr(e, co[nn], slotnames));
@@ -1967,6 +1970,15 @@ owned(Em *e, const IrStmt *par, const Fragment *LF, IExpr *const *pc, int64_t S,
 
 	if (!(held = heldtab(e, buf)))
 		return -1;
+	/* the check below walks the nest's coordinates: every index must be a nest variable */
+	for (d = 0; d < n; d++) {
+		for (i = 0; i < par->u.par.n; i++)
+			if (idx[d]->kind == IE_VAR && par->u.par.vars[i] == idx[d]->u.var)
+				break;
+		if (i == par->u.par.n)
+			return err_set(e->err, "local '%s': index %d in the parallel nest is not one of the nest's "
+				       "variables (not lowered yet)", e->k->bufs[buf].name, d);
+	}
 	if (store)
 		any = anewn(e->a, unsigned char, NY);
 	for (t = 0; t < LF->nthreads; t++)
@@ -2059,6 +2071,11 @@ parallel(Em *e, Buf *chk, const IrStmt *st)
 				return -1;
 		}
 	}
+	/* a loop layout over fewer threads than the block's: the others have no point */
+	if (LF->nthreads < e->k->threads) {
+		line(e, "if (tid < %lld) {", (long long)LF->nthreads);
+		e->ind++;
+	}
 	line(e, "#pragma unroll");
 	line(e, "for (int s = 0; s < %lld; s++) {", (long long)S);
 	e->ind++;
@@ -2074,6 +2091,10 @@ parallel(Em *e, Buf *chk, const IrStmt *st)
 		return -1;
 	e->ind--;
 	line(e, "}");
+	if (LF->nthreads < e->k->threads) {
+		e->ind--;
+		line(e, "}");
+	}
 	return 0;
 }
 
@@ -2698,8 +2719,13 @@ pipeline(Em *e, Buf *chk, const IrStmt *st)
 		line(e, "}");
 		line(e, "tl_cp_async_commit();");
 	} else {
+		/* a block, as above: the lets issued with the loads are declared again for the body */
+		line(e, "{");
+		e->ind++;
 		if (loads(e, chk, st->u.pipe.body))
 			goto out;
+		e->ind--;
+		line(e, "}");
 		line(e, "tl_cp_async_commit();");
 		line(e, "tl_cp_async_wait<0>();");
 		line(e, "__syncthreads();");
