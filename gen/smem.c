@@ -115,7 +115,8 @@ walk(Walk *w, const IrStmt *s, int stages)
 			touchexpr(w, s->u.let.value);
 			break;
 		case S_PARALLEL:
-			walk(w, s->u.par.body, stages);
+			/* the body's statements run interleaved across threads: one position */
+			loop(w, s->u.par.body, stages);
 			break;
 		case S_FOR:
 			loop(w, s->u.loop.body, stages);
