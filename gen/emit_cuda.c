@@ -2108,6 +2108,12 @@ store(Em *e, const IrStmt *st)
 
 	if (e->par && e->parrep && B->scope != MEM_LOCAL)
 		g = arena_printf(e->a, "%s%s(%s) == 0", g ? g : "", g ? " && " : "", e->parrep);
+	/* a statement outside parallel nests runs once for the block: every thread computes it
+	 * (locals are replicated), thread 0 alone writes shared or global memory, so that a
+	 * read-modify-write is not done by every thread (the barrier before the next reader
+	 * comes from the hazard tracking) */
+	if (!e->par && B->scope != MEM_LOCAL)
+		g = arena_printf(e->a, "%s%stid == 0", g ? g : "", g ? " && " : "");
 	/* a global element outside the tensor is not written (docs/semantics.md) */
 	buf_init(&b);
 	access(e, &b, st->u.store.buf, st->u.store.n, st->u.store.idx);
@@ -2258,6 +2264,15 @@ gemm(Em *e, const IrStmt *st)
 
 	if (plan_of(e, st, &p, e->err))
 		return -1;
+	if (st->u.gemm.clear) {
+		/* clear = true: C = A * B, the accumulator zeroed first (an in-flight wgmma group
+		 * still writes it: retire it before) */
+		if (p.instr == GEMM_WGMMA && e->wg_inflight == 2)
+			line(e, "tl_wgmma_wait0(); // clear = true: the group in flight writes %s", Cb->name);
+		line(e, "#pragma unroll");
+		line(e, "for (int s = 0; s < %lld; s++) // clear = true", (long long)e->slots[st->u.gemm.c.buf]);
+		line(e, "\t%s[s] = 0;", Cb->name);
+	}
 	if (p.instr == GEMM_WGMMA)
 		return gemm_wgmma(e, st, &p);
 	if (p.instr == GEMM_MFMA || p.instr == GEMM_WMMA)
