@@ -1736,6 +1736,8 @@ reduce(Em *e, const IrStmt *st)
 static int stmts(Em *e, Buf *chk, const IrStmt *s);
 static int stmt1(Em *e, Buf *chk, const IrStmt *s);
 static int loopbody(Em *e, Buf *chk, const IrStmt *body);
+static void sh_clear(Em *e);
+static int stmt_synced(Em *e, Buf *chk, const IrStmt *s);
 static void sh_stmts(const Em *e, const IrStmt *s, unsigned char *rd, unsigned char *wr, int one);
 
 /* does region r cover its whole buffer? */
@@ -2746,8 +2748,13 @@ pipeline(Em *e, Buf *chk, const IrStmt *st)
 		line(e, "__syncthreads();");
 	}
 	e->wg_inflight = mode;
+	/* after the barrier at the top of the iteration nothing is pending; the loads just
+	 * issued fill another stage than the one the body reads. The rest of the body is
+	 * statements like any others: hazards between them get barriers */
+	if (e->shrd)
+		sh_clear(e);
 	for (b = st->u.pipe.body; b; b = b->next)
-		if (!isload(e, b) && stmt1(e, chk, b))
+		if (!isload(e, b) && stmt_synced(e, chk, b))
 			goto out;
 	if (S == 1)
 		line(e, "__syncthreads();");
@@ -2757,6 +2764,8 @@ pipeline(Em *e, Buf *chk, const IrStmt *st)
 		line(e, "tl_wgmma_wait0();");
 	line(e, "tl_cp_async_wait<0>();");
 	line(e, "__syncthreads();");
+	if (e->shrd)
+		sh_clear(e);
 	r = 0;
 out:
 	e->in_pipe = 0;
