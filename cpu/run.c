@@ -383,8 +383,19 @@ compare(Buf *rep, const IrBuffer *B, const int64_t *dims, int64_t n, const void 
 			if (isnan(a) && isnan(c))
 				continue;
 			if (flags[i] & INTERP_INEXACT) {
+				double r2 = rel, n2 = norm, r3, n3;
+
+				/* rounded into a coarser type on the way: that type's tolerance */
+				if (flags[i] & INTERP_VIA8) {
+					tolerance(DT_BF16, &r3, &n3);
+					r2 = fmax(r2, r3), n2 = fmax(n2, n3);
+				}
+				if (flags[i] & INTERP_VIA16) {
+					tolerance(DT_F16, &r3, &n3);
+					r2 = fmax(r2, r3), n2 = fmax(n2, n3);
+				}
 				ninexact++;
-				bad = !(d <= rel * fabs(a) + norm * maxref);
+				bad = !(d <= r2 * fabs(a) + n2 * maxref);
 				if (!bad && d > maxok)
 					maxok = d;
 			} else {

@@ -43,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <type_traits>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -630,12 +631,19 @@ static uint64_t tl_cpu_shfl(int mode, const char *name, unsigned mask, uint64_t 
 	return w->out[l];
 }
 
+// shuffles move 4- and 8-byte values; a narrower integer (bool, char, short) goes through the
+// int overload, as CUDA's overload resolution promotes it
 template <class T> static inline uint64_t tl_cpu_bits(T v)
 {
-	static_assert(sizeof(T) == 4 || sizeof(T) == 8, "shuffles move 4- or 8-byte values");
 	uint64_t u = 0;
 
-	memcpy(&u, &v, sizeof v);
+	if constexpr (sizeof(T) < 4) {
+		static_assert(std::is_integral<T>::value, "a shuffle of a narrow non-integer type");
+		u = (uint32_t)(int)v;
+	} else {
+		static_assert(sizeof(T) == 4 || sizeof(T) == 8, "shuffles move 4- or 8-byte values");
+		memcpy(&u, &v, sizeof v);
+	}
 	return u;
 }
 
@@ -643,7 +651,10 @@ template <class T> static inline T tl_cpu_unbits(uint64_t u)
 {
 	T v;
 
-	memcpy(&v, &u, sizeof v);
+	if constexpr (sizeof(T) < 4)
+		v = (T)(int)(uint32_t)u;
+	else
+		memcpy(&v, &u, sizeof v);
 	return v;
 }
 
