@@ -15,6 +15,7 @@
 
 #include "cpuexec.h"
 #include "lower.h"
+#include "target.h"
 
 void
 cpuexec_entry(Buf *out, const IrKernel *k, const char *kname)
@@ -112,16 +113,32 @@ int
 cpuexec_build(CpuExe *x, const char *cuda_src, const char *entry, const char *cxx, const char *tmp,
 	      int keep, Buf *log, Err *e)
 {
-	const char *hdr = tilec_template("tilec_cpu.h");
+	return cpuexec_build_target(x, 0, NULL, cuda_src, entry, cxx, tmp, keep, log, e);
+}
+
+int
+cpuexec_build_target(CpuExe *x, int hip, const char *arch, const char *cuda_src, const char *entry,
+		     const char *cxx, const char *tmp, int keep, Buf *log, Err *e)
+{
+	const char *hdr = tilec_template("tilec_cpu.h"), *hiphdr = tilec_template("tilec_cpu_hip.h");
 	static const char shim[] = "// the CPU run: tilec_cuda.h is tilec_cpu.h\n#include \"tilec_cpu.h\"\n";
-	char path[700], inc[600];
+	char path[700], inc[600], wave[32];
 	Buf src;
 	int rc, to;
 
 	memset(x, 0, sizeof *x);
 	x->keep = keep;
-	if (!hdr)
-		return err_set(e, "internal error: templates/tilec_cpu.h is not embedded");
+	if (!hdr || (hip && !hiphdr))
+		return err_set(e, "internal error: templates/tilec_cpu.h or tilec_cpu_hip.h is not embedded");
+	wave[0] = 0;
+	if (hip) {
+		Err te = {0};
+		const Target *t = target_lookup(TGT_HIP, arch ? arch : target_default_arch(TGT_HIP), &te);
+
+		if (!t)
+			return err_set(e, "%s", te.msg);
+		snprintf(wave, sizeof wave, "-DTL_CPU_WAVE=%d", t->warp_size);
+	}
 	if (!tmp || !*tmp)
 		tmp = getenv("TMPDIR");
 	if (!tmp || !*tmp)
@@ -141,8 +158,9 @@ cpuexec_build(CpuExe *x, const char *cuda_src, const char *entry, const char *cx
 	snprintf(path, sizeof path, "%s/tilec_cpu.h", x->dir);
 	if (writefile(path, hdr, strlen(hdr), e))
 		return -1;
-	snprintf(path, sizeof path, "%s/tilec_cuda.h", x->dir);
-	if (writefile(path, shim, sizeof shim - 1, e))
+	/* the header the emitted code includes: tilec_cuda.h (a shim), or tilec_hip.h */
+	snprintf(path, sizeof path, "%s/%s", x->dir, hip ? "tilec_hip.h" : "tilec_cuda.h");
+	if (hip ? writefile(path, hiphdr, strlen(hiphdr), e) : writefile(path, shim, sizeof shim - 1, e))
 		return -1;
 	buf_init(&src);
 	buf_puts(&src, cuda_src);
@@ -162,8 +180,12 @@ cpuexec_build(CpuExe *x, const char *cuda_src, const char *entry, const char *cx
 		 * compiler may assume an index computation never overflows) */
 		char *argv[] = {(char *)cxx, "-std=c++17", "-O1", "-g0", "-w", "-fno-strict-aliasing",
 				"-fno-fast-math", "-ffp-contract=off", "-fwrapv", "-DTILEC_CPU=1", inc, "-o", x->exe,
-				path, "-lm", NULL};
+				path, "-lm", NULL, NULL};
 
+		if (hip) { /* the wave size before the source */
+			memmove(argv + 11, argv + 10, sizeof argv[0] * 5);
+			argv[10] = wave;
+		}
 		rc = runcmd(argv, 600, log, &to, e);
 	}
 	if (rc < 0)
@@ -273,8 +295,8 @@ cpuexec_run(const CpuExe *x, CpuArg *args, int nargs, const CpuLaunch *l, int ti
 void
 cpuexec_free(CpuExe *x)
 {
-	static const char *const files[] = {"tilec_cpu.h", "tilec_cuda.h", "kernel.cpp", "kernel", "job.bin",
-					    "out.bin"};
+	static const char *const files[] = {"tilec_cpu.h", "tilec_cuda.h", "tilec_hip.h", "kernel.cpp", "kernel",
+					    "job.bin", "out.bin"};
 	char path[700];
 	size_t i;
 

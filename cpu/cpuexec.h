@@ -1,7 +1,9 @@
 /*
  * cpuexec.h: the emitted CUDA C compiled and run on the CPU. The kernel text
  * is compiled as C++ with templates/tilec_cpu.h standing in for tilec_cuda.h
- * (CUDA built-ins, every device helper, threads of a block as fibers); a
+ * (CUDA built-ins, every device helper, threads of a block as fibers), or,
+ * for emitted HIP C, templates/tilec_cpu_hip.h standing in for tilec_hip.h
+ * (the same runtime with wavefronts of 64 or 32 lanes, the AMD helpers); a
  * trampoline tl_cpu_entry(void **args) calls the kernel with its arguments.
  * The executable reads a job file (the launch and the arguments), runs every
  * block, and writes the tensors back; tensors live between guard pages, so an
@@ -61,6 +63,16 @@ void cpuexec_entry(Buf *out, const IrKernel *k, const char *kname);
  */
 int cpuexec_build(CpuExe *x, const char *cuda_src, const char *entry, const char *cxx,
 		  const char *tmp, int keep, Buf *log, Err *e);
+
+/*
+ * The same for the code of a target: hip = 0, the CUDA C of cpuexec_build
+ * (arch ignored); hip = 1, HIP C for arch gfx90a, gfx942 or gfx1100 (NULL:
+ * gfx942), compiled against templates/tilec_cpu_hip.h, written as
+ * tilec_hip.h beside tilec_cpu.h, with -DTL_CPU_WAVE= the arch's wavefront
+ * (64, or 32 on gfx1100). 0, or -1 (e: also an unknown arch).
+ */
+int cpuexec_build_target(CpuExe *x, int hip, const char *arch, const char *src, const char *entry,
+			 const char *cxx, const char *tmp, int keep, Buf *log, Err *e);
 
 /*
  * Run the executable on args with launch l; tensor data are replaced by the

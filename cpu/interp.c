@@ -88,7 +88,7 @@ blocktext(Buf *b, const Run *R, int64_t id)
 int
 irun_block_race(Run *R, const BufRt *B, int64_t lin, Loc loc)
 {
-	uint32_t w = B->cell[lin] >> 2;
+	uint32_t w = B->cell[lin] >> 4;
 	Buf b;
 
 	if (!w || (int64_t)w - 1 == R->blkid)
@@ -498,7 +498,7 @@ loop(Run *R, const IrStmt *s, const IrVar *var, const IrExpr *lo, const IrExpr *
 		return irun_fail(R, INTERP_ERROR, s->loc, "the loop over '%s' passes 2^63", var->name);
 	for (i = 0; i < n.c.i; i++) {
 		R->vars[var->id].c.i = l.c.i + i;
-		R->vars[var->id].fl = (l.fl | n.fl) & INTERP_INEXACT;
+		R->vars[var->id].fl = (l.fl | n.fl) & INTERP_FLAGS & ~INTERP_UNDEF;
 		if (exec_list(R, s->kind == S_FOR ? s->u.loop.body : s->u.pipe.body))
 			return -1;
 	}
@@ -819,7 +819,7 @@ interp_kernel(const IrKernel *k, const InterpArgs *args, InterpStats *stats, Err
 		if (B->scope != MEM_GLOBAL || !B->tensor->flags)
 			continue;
 		for (i = 0; i < B->n; i++)
-			B->tensor->flags[i] = B->cell ? (unsigned char)(B->cell[i] & 3) : 0;
+			B->tensor->flags[i] = B->cell ? (unsigned char)(B->cell[i] & INTERP_FLAGS) : 0;
 	}
 out:
 	if (stats)

@@ -26,7 +26,16 @@
 #include "numeric.h"
 #include "tl.h"
 
-enum { INTERP_UNDEF = 1, INTERP_INEXACT = 2 };
+enum {
+	INTERP_UNDEF = 1,
+	INTERP_INEXACT = 2,
+	/* an inexact value was rounded into f16 (11 significant bits) / into bf16 or fp8 (8 or
+	 * fewer) on its way: its uncertainty is that type's, whatever the tensor's type (a check
+	 * widens its tolerance to it) */
+	INTERP_VIA16 = 4,
+	INTERP_VIA8 = 8,
+	INTERP_FLAGS = 15  /* every flag bit */
+};
 
 /*
  * Tensors are dense and row-major. An element is stored in its type's

@@ -61,6 +61,19 @@ int_to_narrow(DType t, int64_t i)
 	return num_round(t, i < 0 ? -d : d);
 }
 
+/* the flags of a value of flags fl rounded into type t: an inexact one keeps t's coarseness */
+unsigned
+iexp_via(DType t, unsigned fl)
+{
+	if (!(fl & INTERP_INEXACT))
+		return fl;
+	if (t == DT_F16)
+		return fl | INTERP_VIA16;
+	if (t == DT_BF16 || t == DT_FP8E4M3 || t == DT_FP8E5M2)
+		return fl | INTERP_VIA8;
+	return fl;
+}
+
 Val
 iexp_conv(Val v, DType from, DType to)
 {
@@ -94,6 +107,7 @@ iexp_conv(Val v, DType from, DType to)
 			r.c.f = (float)f;
 		} else {
 			r.c.f = num_round(to, f);
+			r.fl = iexp_via(to, r.fl);
 		}
 		return r;
 	}
@@ -149,7 +163,7 @@ iexp_gload(const BufRt *B, int64_t lin)
 	const unsigned char *p = B->data + lin * B->esz;
 	Val r;
 
-	r.fl = B->cell ? B->cell[lin] & 3 : 0;
+	r.fl = B->cell ? B->cell[lin] & INTERP_FLAGS : 0;
 	switch (B->t) {
 	case DT_BOOL: r.c.i = *p != 0; break;
 	case DT_I8: r.c.i = *(const int8_t *)p; break;
@@ -192,7 +206,7 @@ iexp_gstore(Run *R, BufRt *B, int64_t lin, Val v)
 	case DT_INT: memcpy(p, &v.c.i, 8); break;
 	default: num_store(B->t, p, v.c.f); break;
 	}
-	B->cell[lin] = (uint32_t)(R->blkid + 1) << 2 | (v.fl & 3);
+	B->cell[lin] = (uint32_t)(R->blkid + 1) << 4 | (iexp_via(B->t, v.fl) & INTERP_FLAGS);
 }
 
 int

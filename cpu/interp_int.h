@@ -18,7 +18,7 @@ typedef union Cell {
 
 typedef struct Val {
 	Cell c;
-	unsigned fl; /* INTERP_UNDEF | INTERP_INEXACT */
+	unsigned fl; /* INTERP_UNDEF | INTERP_INEXACT | INTERP_VIA16 | INTERP_VIA8 */
 } Val;
 
 /* a buffer during the run */
@@ -121,6 +121,8 @@ int irun_block_race(Run *R, const BufRt *B, int64_t lin, Loc loc);
 Val iexp_eval(Run *R, const IrExpr *x);
 /* convert v of type from to type to (a cast; from == to rounds to the type) */
 Val iexp_conv(Val v, DType from, DType to);
+/* the flags of a value rounded into type t (INTERP_VIA16 / INTERP_VIA8 when inexact) */
+unsigned iexp_via(DType t, unsigned fl);
 /* the element of a global tensor (flags from its cell) / store one (v of type B->t) */
 Val iexp_gload(const BufRt *B, int64_t lin);
 void iexp_gstore(Run *R, BufRt *B, int64_t lin, Val v);

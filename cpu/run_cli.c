@@ -12,19 +12,23 @@
 #include <string.h>
 
 #include "cli.h"
+#include "tilec.h"
 #include "tilec_run.h"
 
 static const char usage_text[] =
 	"usage: tilec run [options] file.tile\n"
 	"Run a tile program on the CPU two ways on the same random inputs, the reference\n"
-	"interpreter and the CUDA C tilec emits (built with a C++ compiler against the CPU\n"
-	"emulation tilec_cpu.h), and compare every output.\n"
+	"interpreter and the CUDA C (or HIP C) tilec emits, built with a C++ compiler against\n"
+	"the CPU emulation tilec_cpu.h (tilec_cpu_hip.h), and compare every output.\n"
 	"\n"
 	"options:\n"
 	"      --sizes=LIST       size symbols and scalars, NAME=VALUE,...; sets separated by ';'\n"
 	"                         run one after another (default: ragged sizes such as 211, 197)\n"
 	"      --seed=S           seed of the random inputs (default 1)\n"
-	"      --arch=A           arch of the emitted code: sm_80 (default), sm_90, sm_90a\n"
+	"      --target=T         cuda (default) or hip: run the emitted HIP C against the CPU\n"
+	"                         stand-in of tilec_hip.h (wavefronts of 64 or 32 lanes)\n"
+	"      --arch=A           arch of the emitted code: sm_80 (default), sm_90, sm_90a;\n"
+	"                         for hip gfx90a, gfx942 (default), gfx1100\n"
 	"  -D, --define=NAME=VAL  set the constant NAME to VAL\n"
 	"      --kernel=NAME      run only this kernel\n"
 	"      --cxx=CXX          the C++ compiler (default $TILEC_CXX, $CXX, else c++)\n"
@@ -37,45 +41,6 @@ static const char usage_text[] =
 	"\n"
 	"Exit status: 0 all agree, 1 an output differs or the emitted code failed at run time,\n"
 	"2 a usage error, 3 the program does not compile or cannot run for these sizes.\n";
-
-static char *
-readall(const char *path, size_t *len)
-{
-	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-	char *s = NULL, *t;
-	size_t n = 0, cap = 0, r;
-
-	if (!f)
-		return NULL;
-	for (;;) {
-		if (cap - n < 65536) {
-			cap = cap ? cap * 2 : 65536;
-			t = realloc(s, cap + 1);
-			if (!t) {
-				free(s);
-				if (f != stdin)
-					fclose(f);
-				errno = ENOMEM;
-				return NULL;
-			}
-			s = t;
-		}
-		r = fread(s + n, 1, cap - n, f);
-		n += r;
-		if (r == 0)
-			break;
-	}
-	if (ferror(f)) {
-		free(s);
-		s = NULL;
-	} else {
-		s[n] = 0;
-		*len = n;
-	}
-	if (f != stdin)
-		fclose(f);
-	return s;
-}
 
 static int
 bad_usage(const char *fmt, const char *arg)
@@ -95,7 +60,7 @@ run_main(int argc, char **argv)
 		{"kernel", required_argument, NULL, 'k'}, {"cxx", required_argument, NULL, 'c'},
 		{"keep", no_argument, NULL, 'K'},         {"timeout", required_argument, NULL, 't'},
 		{"verbose", no_argument, NULL, 'v'},      {"help", no_argument, NULL, 'h'},
-		{"cuda", required_argument, NULL, 'u'},
+		{"cuda", required_argument, NULL, 'u'},  {"target", required_argument, NULL, 'T'},
 		{NULL, 0, NULL, 0},
 	};
 	tilec_run_options o;
@@ -127,6 +92,16 @@ run_main(int argc, char **argv)
 			}
 			break;
 		case 'a': o.arch = optarg; break;
+		case 'T':
+			if (!strcmp(optarg, "cuda"))
+				o.target = TILEC_TARGET_CUDA;
+			else if (!strcmp(optarg, "hip"))
+				o.target = TILEC_TARGET_HIP;
+			else {
+				free(defs);
+				return bad_usage("--target: '%s' is neither cuda nor hip", optarg);
+			}
+			break;
 		case 'D': defs[ndefs++] = optarg; break;
 		case 'k': o.kernel = optarg; break;
 		case 'c': o.cxx = optarg; break;
@@ -159,7 +134,7 @@ run_main(int argc, char **argv)
 	o.defines = defs;
 	o.ndefines = ndefs;
 	o.filename = argv[optind];
-	src = readall(argv[optind], &len);
+	src = cli_readall(argv[optind], &len);
 	if (!src) {
 		fprintf(stderr, "tilec run: error: cannot read %s: %s\n", argv[optind], strerror(errno));
 		free(defs);
@@ -168,7 +143,7 @@ run_main(int argc, char **argv)
 	if (cudafile) {
 		size_t cl;
 
-		if (!(cuda = readall(cudafile, &cl))) {
+		if (!(cuda = cli_readall(cudafile, &cl))) {
 			fprintf(stderr, "tilec run: error: cannot read %s: %s\n", cudafile, strerror(errno));
 			free(src);
 			free(defs);

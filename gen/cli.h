@@ -12,6 +12,10 @@ int cute_main(int argc, char **argv);   /* cute_cli.c: tilec cute OP ARG... | --
 int layout_main(int argc, char **argv); /* layout_cli.c: tilec layout show NAME ... */
 int run_main(int argc, char **argv);    /* cpu/run_cli.c: tilec run FILE.tile (CPU check) */
 
+/* driver.c: a whole file (or standard input for "-"), NUL-terminated; NULL with errno */
+#include <stddef.h>
+char *cli_readall(const char *path, size_t *len);
+
 /* layout_cli.c: the same, writing to buffers (for tests) */
 struct Buf;
 int layout_cli_run(int argc, char **argv, struct Buf *out, struct Buf *err);

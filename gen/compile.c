@@ -198,6 +198,28 @@ finish(tilec_result *res, Diags *d, Buf *out, Buf *log, const char *src, size_t 
 	return st;
 }
 
+/* the -D texts of o as SemaDefines (each bad one reported in d); NULL when there are none */
+static SemaDefine *
+parse_defines(Arena *arena, Diags *d, const tilec_options *o, int *ndefs)
+{
+	SemaDefine *defs;
+	Loc nowhere = {"tilec", 0, 0};
+	char msg[256];
+	int i;
+
+	*ndefs = 0;
+	if (o->ndefines <= 0 || !o->defines)
+		return NULL;
+	defs = anewn(arena, SemaDefine, o->ndefines);
+	for (i = 0; i < o->ndefines; i++) {
+		if (parsedef(arena, o->defines[i], &defs[*ndefs], msg, sizeof msg))
+			diag(d, nowhere, "-D %s: %s", o->defines[i] ? o->defines[i] : "(null)", msg);
+		else
+			(*ndefs)++;
+	}
+	return defs;
+}
+
 /* the pipeline; out-of-memory longjmps out of it to tilec_compile */
 static tilec_status
 pipeline(Arena *arena, Diags *d, Buf *out, Buf *log, const char *src, size_t len,
@@ -208,9 +230,8 @@ pipeline(Arena *arena, Diags *d, Buf *out, Buf *log, const char *src, size_t len
 	IrProgram *prog;
 	const Target *tgt;
 	const char *file = o->filename ? o->filename : "<input>";
-	char msg[256];
 	Err e = {0};
-	int i, ndefs = 0;
+	int ndefs = 0;
 	Loc nowhere = {"tilec", 0, 0};
 	tilec_status st = TILEC_OK;
 
@@ -236,14 +257,8 @@ pipeline(Arena *arena, Diags *d, Buf *out, Buf *log, const char *src, size_t len
 	if (o->ndefines < 0 || (o->ndefines > 0 && !o->defines)) {
 		diag(d, nowhere, "bad define list");
 		st = TILEC_USAGE;
-	} else if (o->ndefines > 0) {
-		defs = anewn(arena, SemaDefine, o->ndefines);
-		for (i = 0; i < o->ndefines; i++) {
-			if (parsedef(arena, o->defines[i], &defs[ndefs], msg, sizeof msg))
-				diag(d, nowhere, "-D %s: %s", o->defines[i] ? o->defines[i] : "(null)", msg);
-			else
-				ndefs++;
-		}
+	} else {
+		defs = parse_defines(arena, d, o, &ndefs);
 	}
 	if (d->nerr)
 		return st;
@@ -343,19 +358,11 @@ compile_front(Arena *arena, Diags *d, const char *src, size_t len, const tilec_o
 	Loc nowhere = {"tilec", 0, 0};
 	IrProgram *prog;
 	Node *top;
-	char msg[256];
 	Err e = {0};
-	int i, ndefs = 0;
+	int ndefs = 0;
 
-	if (o->ndefines > 0 && o->defines) {
-		defs = anewn(arena, SemaDefine, o->ndefines);
-		for (i = 0; i < o->ndefines; i++) {
-			if (parsedef(arena, o->defines[i], &defs[ndefs], msg, sizeof msg))
-				diag(d, nowhere, "-D %s: %s", o->defines[i] ? o->defines[i] : "(null)", msg);
-			else
-				ndefs++;
-		}
-	}
+	if (o->ndefines > 0 && o->defines)
+		defs = parse_defines(arena, d, o, &ndefs);
 	if (d->nerr)
 		return NULL;
 	top = parse_program(arena, d, src ? src : "", len, file);

@@ -55,9 +55,9 @@ usage_error(const char *fmt, const char *arg)
 	return 2;
 }
 
-/* read a whole file (or stdin for "-"); NULL with errno on failure */
-static char *
-readall(const char *path, size_t *len)
+/* read a whole file (or stdin for "-"); NULL with errno on failure (cli.h) */
+char *
+cli_readall(const char *path, size_t *len)
 {
 	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
 	char *s = NULL, *t;
@@ -398,7 +398,7 @@ driver_main(int argc, char **argv)
 	o.ndefines = ndef;
 	o.filename = strcmp(path, "-") ? path : "<stdin>";
 	o.caret = isatty(2);
-	src = readall(path, &len);
+	src = cli_readall(path, &len);
 	if (!src) {
 		fprintf(stderr, "tilec: error: cannot read %s: %s\n", path, strerror(errno));
 		free(defs);

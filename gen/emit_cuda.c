@@ -158,13 +158,13 @@ atomic(const char *s)
 	if (!*s)
 		return 0;
 	if (s[0] == '(') {
-		/* the '(' closes only at the end: one group */
+		/* one group when the first '(' closes at the last character */
 		for (p = s; *p; p++) {
 			depth += *p == '(' ? 1 : *p == ')' ? -1 : 0;
-			if (depth == 0 && p[1])
+			if (depth == 0)
 				break;
 		}
-		if (depth == 0 && !p[1])
+		if (*p && !p[1])
 			return 1;
 		if (!strncmp(s, "(int)", 5) || !strncmp(s, "(long long)", 11))
 			return atomic(s + (s[1] == 'i' ? 5 : 11));
@@ -1736,6 +1736,8 @@ reduce(Em *e, const IrStmt *st)
 static int stmts(Em *e, Buf *chk, const IrStmt *s);
 static int stmt1(Em *e, Buf *chk, const IrStmt *s);
 static int loopbody(Em *e, Buf *chk, const IrStmt *body);
+static void sh_clear(Em *e);
+static int stmt_synced(Em *e, Buf *chk, const IrStmt *s);
 static void sh_stmts(const Em *e, const IrStmt *s, unsigned char *rd, unsigned char *wr, int one);
 
 /* does region r cover its whole buffer? */
@@ -2108,6 +2110,12 @@ store(Em *e, const IrStmt *st)
 
 	if (e->par && e->parrep && B->scope != MEM_LOCAL)
 		g = arena_printf(e->a, "%s%s(%s) == 0", g ? g : "", g ? " && " : "", e->parrep);
+	/* a statement outside parallel nests runs once for the block: every thread computes it
+	 * (locals are replicated), thread 0 alone writes shared or global memory, so that a
+	 * read-modify-write is not done by every thread (the barrier before the next reader
+	 * comes from the hazard tracking) */
+	if (!e->par && B->scope != MEM_LOCAL)
+		g = arena_printf(e->a, "%s%stid == 0", g ? g : "", g ? " && " : "");
 	/* a global element outside the tensor is not written (docs/semantics.md) */
 	buf_init(&b);
 	access(e, &b, st->u.store.buf, st->u.store.n, st->u.store.idx);
@@ -2258,6 +2266,15 @@ gemm(Em *e, const IrStmt *st)
 
 	if (plan_of(e, st, &p, e->err))
 		return -1;
+	if (st->u.gemm.clear) {
+		/* clear = true: C = A * B, the accumulator zeroed first (an in-flight wgmma group
+		 * still writes it: retire it before) */
+		if (p.instr == GEMM_WGMMA && e->wg_inflight == 2)
+			line(e, "tl_wgmma_wait0(); // clear = true: the group in flight writes %s", Cb->name);
+		line(e, "#pragma unroll");
+		line(e, "for (int s = 0; s < %lld; s++) // clear = true", (long long)e->slots[st->u.gemm.c.buf]);
+		line(e, "\t%s[s] = 0;", Cb->name);
+	}
 	if (p.instr == GEMM_WGMMA)
 		return gemm_wgmma(e, st, &p);
 	if (p.instr == GEMM_MFMA || p.instr == GEMM_WMMA)
@@ -2731,8 +2748,13 @@ pipeline(Em *e, Buf *chk, const IrStmt *st)
 		line(e, "__syncthreads();");
 	}
 	e->wg_inflight = mode;
+	/* after the barrier at the top of the iteration nothing is pending; the loads just
+	 * issued fill another stage than the one the body reads. The rest of the body is
+	 * statements like any others: hazards between them get barriers */
+	if (e->shrd)
+		sh_clear(e);
 	for (b = st->u.pipe.body; b; b = b->next)
-		if (!isload(e, b) && stmt1(e, chk, b))
+		if (!isload(e, b) && stmt_synced(e, chk, b))
 			goto out;
 	if (S == 1)
 		line(e, "__syncthreads();");
@@ -2742,6 +2764,8 @@ pipeline(Em *e, Buf *chk, const IrStmt *st)
 		line(e, "tl_wgmma_wait0();");
 	line(e, "tl_cp_async_wait<0>();");
 	line(e, "__syncthreads();");
+	if (e->shrd)
+		sh_clear(e);
 	r = 0;
 out:
 	e->in_pipe = 0;
@@ -3050,6 +3074,20 @@ sh_stmts(const Em *e, const IrStmt *s, unsigned char *rd, unsigned char *wr, int
 	}
 }
 
+/* do shared buffers a and b share bytes (the same buffer, or overlapping lifetimes' bytes
+ * the planner gave both)? */
+static int
+sh_alias(const Em *e, int a, int b)
+{
+	const SmemBuf *x, *y;
+
+	if (a == b)
+		return 1;
+	if (!(x = smem_find(&e->sp, a)) || !(y = smem_find(&e->sp, b)))
+		return 0;
+	return x->offset < y->offset + y->bytes && y->offset < x->offset + x->bytes;
+}
+
 /* did the text emitted so far end with a barrier? */
 static int
 ends_with_barrier(const Em *e)
@@ -3083,8 +3121,16 @@ stmt_synced(Em *e, Buf *chk, const IrStmt *s)
 	rd = anewn(e->a, unsigned char, e->k->nbuf + 1);
 	wr = anewn(e->a, unsigned char, e->k->nbuf + 1);
 	sh_stmts(e, s, rd, wr, 1);
-	for (b = 0; b < e->k->nbuf; b++)
-		need |= (wr[b] && (e->shrd[b] || e->shwr[b])) || (rd[b] && e->shwr[b]);
+	for (b = 0; b < e->k->nbuf && !need; b++) {
+		int c;
+
+		if (!rd[b] && !wr[b])
+			continue;
+		/* buffers the planner placed on overlapping bytes are one for hazards */
+		for (c = 0; c < e->k->nbuf && !need; c++)
+			if ((e->shrd[c] || e->shwr[c]) && sh_alias(e, b, c))
+				need = (wr[b] && (e->shrd[c] || e->shwr[c])) || (rd[b] && e->shwr[c]);
+	}
 	if (need) {
 		line(e, "__syncthreads();");
 		sh_clear(e);

@@ -546,7 +546,8 @@ static int
 mma_frag(Inf *in, MmaOperand opd, int64_t rows, int64_t cols, int64_t M, int64_t N, int elem_bits,
 	 Fragment **out, Err *e)
 {
-	int mw, nw, warps = (int)(in->T / in->t->warp_size);
+	/* mma.sync layouts are of 32-lane warps whatever the target's wave (64 on gfx9) */
+	int mw, nw, warps = (int)(in->T / 32);
 
 	if (warps < 1)
 		warps = 1;
@@ -676,19 +677,25 @@ inf_lit_layout(Inf *in, const IrStmt *s, int *skip, Err *e)
 			*skip = 1;
 			return NULL;
 		}
+		/* the mma.sync shapes only: an MFMA or WMMA name must not get an mma.sync layout */
+		if (lit->mma != MMA_M16N8K16 && lit->mma != MMA_M16N8K8 && lit->mma != MMA_M16N8K32) {
+			err_set(e, "mma_%c(%s): only the mma.sync shapes (m16n8k16, m16n8k8, m16n8k32) give a "
+				"layout yet; use require_amd_wmma_layout for an AMD register layout", lit->operand,
+				mma_name(lit->mma));
+			return NULL;
+		}
 		/* without warps = N the literal is a placeholder: the warps are the
-		 * kernel's, known after inlining (a helper gets each caller's) */
+		 * kernel's, known after inlining (a helper gets each caller's); an mma.sync warp
+		 * is 32 lanes on every target */
 		for (r = 0; r < lit->nopt; r++)
-			if (!strcmp(lit->opt[r].name, "warps") &&
-			    lit->opt[r].value * in->t->warp_size != in->T) {
+			if (!strcmp(lit->opt[r].name, "warps") && lit->opt[r].value * 32 != in->T) {
 				err_set(e, "mma_%c(..., warps = %lld) in kernel '%s' of %lld threads (%lld "
-					"warps)", lit->operand, (long long)lit->opt[r].value, in->k->name,
-					(long long)in->T, (long long)(in->T / in->t->warp_size));
+					"warps of 32)", lit->operand, (long long)lit->opt[r].value, in->k->name,
+					(long long)in->T, (long long)(in->T / 32));
 				return NULL;
 			}
 		mma_frag(in, lit->operand == 'a' ? MMA_A : lit->operand == 'b' ? MMA_B : MMA_C, shape[0],
-			 shape[1], lit->operand == 'b' ? in->t->warp_size : shape[0],
-			 lit->operand == 'a' ? in->t->warp_size : shape[1],
+			 shape[1], lit->operand == 'b' ? 32 : shape[0], lit->operand == 'a' ? 32 : shape[1],
 			 lit->operand == 'c' ? 16 : eb * 8, &L, e);
 		break;
 	case LAYOUT_CUTE:

@@ -115,8 +115,7 @@ walk(Walk *w, const IrStmt *s, int stages)
 			touchexpr(w, s->u.let.value);
 			break;
 		case S_PARALLEL:
-			/* the statements of a nest run interleaved across threads: what the body
-			 * touches lives for the whole nest (one lifetime, as for a loop) */
+			/* the body's statements run interleaved across threads: one position */
 			loop(w, s->u.par.body, stages);
 			break;
 		case S_FOR:

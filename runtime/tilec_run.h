@@ -18,7 +18,8 @@ extern "C" {
 #endif
 
 typedef struct tilec_run_options {
-	const char *arch;            /* the CUDA arch of the emitted code: sm_80 (default), sm_90, sm_90a */
+	const char *arch;            /* the arch of the emitted code: sm_80 (default), sm_90, sm_90a;
+	                              * for target hip gfx90a, gfx942 (default), gfx1100 */
 	const char *const *defines;  /* "NAME=VALUE" as for tilec_compile */
 	int ndefines;
 	/* size symbols and scalar parameters, "M=1000,N=1003,alpha=0.5"; several
@@ -38,6 +39,11 @@ typedef struct tilec_run_options {
 	/* for testing the check itself: run this CUDA C instead of what tilec emits (its
 	 * kernels must have the program's signatures); NULL: the emitted code */
 	const char *cuda_override;
+	/* the target of the emitted code: TILEC_TARGET_CUDA (0, the default) or TILEC_TARGET_HIP
+	 * (tilec.h), whose HIP C runs against the CPU stand-in of tilec_hip.h (wavefronts of
+	 * 64 lanes on gfx90a and gfx942, 32 on gfx1100); arch is then gfx90a, gfx942 (the
+	 * default) or gfx1100, and cuda_override is HIP C */
+	int target;
 } tilec_run_options;
 
 typedef enum {

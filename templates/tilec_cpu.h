@@ -22,6 +22,13 @@
 //
 // The PTX semantics each helper follows are cited at the helper (PTX ISA 8.x/9.0 section
 // numbers). This header is one translation unit's worth of code: it is included once.
+//
+// The HIP C that tilec emits runs on the same runtime: templates/tilec_cpu_hip.h (installed as
+// tilec_hip.h) defines TL_CPU_HIP and includes this file. TL_CPU_HIP leaves out the CUDA device
+// helpers (shuffles, __syncwarp, conversions, cp.async, ldmatrix, mma.sync, wgmma), which
+// tilec_cpu_hip.h replaces with the AMD ones; TL_CPU_WAVE (set by the build, cpuexec.c) is the
+// number of lanes of a warp / wavefront the collectives and the lane/warp numbering use: 32 for
+// CUDA (the default; the CUDA build is unchanged by it), 64 on gfx90a/gfx942, 32 on gfx1100.
 #pragma once
 #ifndef TILEC_CPU_H
 #define TILEC_CPU_H
@@ -36,11 +43,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <type_traits>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #if defined(__linux__)
 #include <elf.h>
+#endif
+#ifndef TL_CPU_WAVE
+#define TL_CPU_WAVE 32
+#endif
+#if TL_CPU_WAVE != 32 && TL_CPU_WAVE != 64
+#error "TL_CPU_WAVE is 32 or 64"
+#endif
+#if TL_CPU_WAVE != 32 && !defined(TL_CPU_HIP)
+#error "the CUDA emulation has warps of 32 threads (TL_CPU_WAVE 64 is for tilec_cpu_hip.h)"
 #endif
 // the context switch: hand-written for x86-64; ucontext elsewhere (or with -DTL_CPU_UCONTEXT)
 #if defined(__x86_64__) && !defined(TL_CPU_UCONTEXT)
@@ -105,7 +122,7 @@ static inline uint2 make_uint2(unsigned x, unsigned y) { return uint2{x, y}; }
 static inline int2 make_int2(int x, int y) { return int2{x, y}; }
 static inline float2 make_float2(float x, float y) { return float2{x, y}; }
 
-static const int warpSize = 32;
+static const int warpSize = TL_CPU_WAVE;
 
 // ---- bit casts and math ---------------------------------------------------------------------
 static inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
@@ -130,7 +147,13 @@ static inline double min(double a, double b) { return fmin(a, b); }
 // ============================================================================================
 // Run-time state
 // ============================================================================================
+#ifndef TL_CPU_HIP
 #define TL_CPU_SMEM_MAX 232448u           // the sm_90 opt-in maximum of dynamic shared memory
+#define TL_CPU_SMEM_WHAT "the sm_90 maximum of 232448 bytes"
+#else
+#define TL_CPU_SMEM_MAX 65536u            // LDS per workgroup on gfx90a, gfx942, gfx1100
+#define TL_CPU_SMEM_WHAT "the 65536 bytes of LDS of a workgroup"
+#endif
 #define TL_CPU_PAGE 4096u
 // tl_smem: the dynamic shared memory plus at least one page past the maximum, for the canary
 // tail and the guard pages (pages past the launch's size are PROT_NONE during a run)
@@ -180,11 +203,11 @@ enum { TL_READY, TL_RUN, TL_BLOCKED, TL_DONE };
 struct tl_cpu_warp {
 	int arrived, expected;
 	const char *kind;
-	uint64_t v[32], out[32];
-	int b[32], c[32];
-	const void *p[32];
-	void *q[32];
-	const void *r[32];
+	uint64_t v[TL_CPU_WAVE], out[TL_CPU_WAVE];
+	int b[TL_CPU_WAVE], c[TL_CPU_WAVE];
+	const void *p[TL_CPU_WAVE];
+	void *q[TL_CPU_WAVE];
+	const void *r[TL_CPU_WAVE];
 };
 
 struct tl_cpu_wgop; // one wgmma.mma_async in flight
@@ -212,6 +235,7 @@ struct tl_cpu_static {
 	size_t n;
 	unsigned addr; // its shared-memory address (after the dynamic maximum)
 	char name[64];
+	char fn[64];   // the mangled name of the function it belongs to
 };
 
 static tl_cpu_fiber *tl_cpu_cur;  // the running fiber
@@ -523,7 +547,7 @@ static void tl_cpu_warp_kind_mismatch(const char *group, int id, const char *kin
 template <class OP> static void tl_cpu_warp_collective(tl_cpu_warp *w, const char *kind, OP op)
 {
 	tl_cpu_fiber *me = tl_cpu_cur;
-	int base = me->warp * 32;
+	int base = me->warp * TL_CPU_WAVE;
 
 	if (w->arrived == 0)
 		w->kind = kind;
@@ -542,10 +566,16 @@ static void tl_cpu_full_warp(const char *what)
 {
 	tl_cpu_fiber *me = tl_cpu_cur;
 
-	if (tl_cpu_warps[me->warp].expected != 32)
-		tl_cpu_fail("%s in warp %d, which has only %d threads (the block has %d; PTX: all 32 threads of the "
-			    "warp must execute it)",
-			    what, me->warp, tl_cpu_warps[me->warp].expected, tl_cpu_nthreads);
+	if (tl_cpu_warps[me->warp].expected != TL_CPU_WAVE)
+		tl_cpu_fail("%s in warp %d, which has only %d threads (the block has %d; %s: all %d threads of the "
+			    "%s must execute it)",
+			    what, me->warp, tl_cpu_warps[me->warp].expected, tl_cpu_nthreads,
+#ifndef TL_CPU_HIP
+			    "PTX", TL_CPU_WAVE, "warp"
+#else
+			    "AMD ISA", TL_CPU_WAVE, "wavefront"
+#endif
+		);
 }
 
 static void tl_cpu_check_mask(unsigned mask, const char *what)
@@ -554,6 +584,7 @@ static void tl_cpu_check_mask(unsigned mask, const char *what)
 		tl_cpu_fail("%s with member mask 0x%08x: the CPU emulation supports the full mask only", what, mask);
 }
 
+#ifndef TL_CPU_HIP // ---- CUDA only: __syncwarp and the shuffles (tilec_cpu_hip.h has ds_bpermute)
 // __syncwarp (bar.warp.sync): the lanes of the warp that exist
 static void __syncwarp(unsigned mask = 0xffffffffu)
 {
@@ -600,12 +631,19 @@ static uint64_t tl_cpu_shfl(int mode, const char *name, unsigned mask, uint64_t 
 	return w->out[l];
 }
 
+// shuffles move 4- and 8-byte values; a narrower integer (bool, char, short) goes through the
+// int overload, as CUDA's overload resolution promotes it
 template <class T> static inline uint64_t tl_cpu_bits(T v)
 {
-	static_assert(sizeof(T) == 4 || sizeof(T) == 8, "shuffles move 4- or 8-byte values");
 	uint64_t u = 0;
 
-	memcpy(&u, &v, sizeof v);
+	if constexpr (sizeof(T) < 4) {
+		static_assert(std::is_integral<T>::value, "a shuffle of a narrow non-integer type");
+		u = (uint32_t)(int)v;
+	} else {
+		static_assert(sizeof(T) == 4 || sizeof(T) == 8, "shuffles move 4- or 8-byte values");
+		memcpy(&u, &v, sizeof v);
+	}
 	return u;
 }
 
@@ -613,7 +651,10 @@ template <class T> static inline T tl_cpu_unbits(uint64_t u)
 {
 	T v;
 
-	memcpy(&v, &u, sizeof v);
+	if constexpr (sizeof(T) < 4)
+		v = (T)(int)(uint32_t)u;
+	else
+		memcpy(&v, &u, sizeof v);
 	return v;
 }
 
@@ -634,6 +675,7 @@ template <class T> static inline T __shfl_xor_sync(unsigned mask, T var, int lan
 {
 	return tl_cpu_unbits<T>(tl_cpu_shfl(TL_SHFL_BFLY, "__shfl_xor_sync", mask, tl_cpu_bits(var), laneMask, width));
 }
+#endif // !TL_CPU_HIP
 
 // ============================================================================================
 // Shared memory
@@ -708,6 +750,38 @@ static void tl_cpu_check_shared(const void *p, size_t n, size_t align, const cha
 
 static inline tl_u32 tl_smem_u32(const void *p) { return (tl_u32)__cvta_generic_to_shared(p); }
 
+// shared memory not written yet (and a pending cp.async's destination) holds the poison
+static void tl_cpu_poison(void *p, size_t n)
+{
+	unsigned char *c = (unsigned char *)p;
+
+	for (size_t i = 0; i < n; i++)
+		c[i] = ((uintptr_t)(c + i) & 1) ? (unsigned char)(TL_CPU_POISON16 >> 8) : (unsigned char)TL_CPU_POISON16;
+}
+
+static int tl_cpu_is_poison(const void *p, size_t n)
+{
+	const unsigned char *c = (const unsigned char *)p;
+
+	for (size_t i = 0; i < n; i++)
+		if (c[i] != (((uintptr_t)(c + i) & 1) ? (unsigned char)(TL_CPU_POISON16 >> 8) : (unsigned char)TL_CPU_POISON16))
+			return 0;
+	return 1;
+}
+
+// one wgmma.mma_async in flight (below; the run drops those of a block never waited for)
+struct tl_cpu_wgop {
+	tl_cpu_wgop *next;
+	int n, tb, bf;
+	tl_u64 da, db;
+	unsigned long long group;
+	float *d[128];
+	unsigned short a[64 * 16];  // A[m][k] as read at issue
+	unsigned short b[256 * 16]; // B[n][k] as read at issue
+	float *saved;               // [128][n/2] the accumulators at issue; NULL when they are the
+	                            // result of an older wgmma still in flight (chained)
+};
+
 // ============================================================================================
 // Conversions (PTX 9.7.9.21 cvt: .rn = round to nearest, ties to even; subnormals kept)
 // ============================================================================================
@@ -735,15 +809,26 @@ static float tl_cpu_h2f_calc(tl_half_t h)
 	return __uint_as_float(u);
 }
 
+#ifndef TL_CPU_HIP // ---- CUDA only (tl_h2f, tl_f2h; tl_bf2f to the end of the wgmma section):
+// tilec_cpu_hip.h has the AMD helpers
 static inline float tl_h2f(tl_half_t h) { return tl_cpu_h2f_tab[h]; }
 
 // f32 -> f16, cvt.rn.f16.f32: overflow to inf, subnormal results rounded, NaN -> 0x7fff
+static inline tl_half_t tl_cpu_f2h_num(float f);
 static inline tl_half_t tl_f2h(float f)
+{
+	if ((__float_as_uint(f) & 0x7fffffffu) > 0x7f800000u)
+		return 0x7fff;
+	return tl_cpu_f2h_num(f);
+}
+#endif // !TL_CPU_HIP
+
+// f32 (not NaN) -> f16, round to nearest even: overflow to inf, subnormal results rounded (the
+// CUDA and the HIP tl_f2h share it; they differ in the NaN they give)
+static inline tl_half_t tl_cpu_f2h_num(float f)
 {
 	unsigned u = __float_as_uint(f), sign = (u >> 16) & 0x8000, a = u & 0x7fffffff, r, rem;
 
-	if (a > 0x7f800000u)
-		return 0x7fff;
 	if (a >= 0x477ff000u) // >= 65520 (and inf): rounds to inf
 		return (tl_half_t)(sign | 0x7c00);
 	if (a >= 0x38800000u) { // normal f16 (>= 2^-14)
@@ -767,6 +852,7 @@ static inline tl_half_t tl_f2h(float f)
 	}
 }
 
+#ifndef TL_CPU_HIP
 static inline float tl_bf2f(tl_bf16_t h) { return __uint_as_float(((tl_u32)h) << 16); }
 
 // f32 -> bf16, cvt.rn.bf16.f32: NaN -> 0x7fff (as cuda_bf16.hpp's host version)
@@ -813,24 +899,6 @@ static inline float tl_warp_max(float v, int width)
 //    issue or the destination was written by someone else in between (both undefined);
 //  - zfill with pred false (src-size 0): 16 zero bytes, the source is never dereferenced;
 //  - copies still outstanding when the thread returns are dropped.
-static void tl_cpu_poison(void *p, size_t n)
-{
-	unsigned char *c = (unsigned char *)p;
-
-	for (size_t i = 0; i < n; i++)
-		c[i] = ((uintptr_t)(c + i) & 1) ? (unsigned char)(TL_CPU_POISON16 >> 8) : (unsigned char)TL_CPU_POISON16;
-}
-
-static int tl_cpu_is_poison(const void *p, size_t n)
-{
-	const unsigned char *c = (const unsigned char *)p;
-
-	for (size_t i = 0; i < n; i++)
-		if (c[i] != (((uintptr_t)(c + i) & 1) ? (unsigned char)(TL_CPU_POISON16 >> 8) : (unsigned char)TL_CPU_POISON16))
-			return 0;
-	return 1;
-}
-
 static void tl_cpu_cp_async(void *smem, const void *gmem, bool pred)
 {
 	tl_cpu_fiber *me = tl_cpu_cur;
@@ -1032,18 +1100,6 @@ static inline tl_u64 tl_wgmma_desc(const void *p, int lbo, int sbo, int type)
 // the generic <-> async proxy fence: the emulation has one memory, so there is nothing to order
 static inline void tl_fence_proxy_async(void) {}
 static inline void tl_fence_operand(float &r) { (void)r; }
-
-struct tl_cpu_wgop {
-	tl_cpu_wgop *next;
-	int n, tb, bf;
-	tl_u64 da, db;
-	unsigned long long group;
-	float *d[128];
-	unsigned short a[64 * 16];  // A[m][k] as read at issue
-	unsigned short b[256 * 16]; // B[n][k] as read at issue
-	float *saved;               // [128][n/2] the accumulators at issue; NULL when they are the
-	                            // result of an older wgmma still in flight (chained)
-};
 
 // The byte address of element (mn, k) of an operand of 16-bit elements (T = 8 per 16 bytes) in
 // the PTX canonical layouts (9.7.15.5.1.2.1.3), in CuTe notation over (MN, K) in units of elements:
@@ -1326,6 +1382,7 @@ template <int N, int TB> static inline void tl_wgmma_bf16(float *d, tl_u64 da, t
 	static_assert(TB == 0 || TB == 1, "wgmma: tnspB is 0 or 1");
 	tl_cpu_wgmma(N, TB, 1, d, da, db);
 }
+#endif // !TL_CPU_HIP
 
 // ============================================================================================
 // Memory checks: guarded tensors, the segmentation-fault handler, static shared arrays
@@ -1536,6 +1593,7 @@ static void tl_cpu_find_statics(void)
 						snprintf(s->name, sizeof s->name, "%.*s", (int)len, endp);
 					else
 						snprintf(s->name, sizeof s->name, "%.63s", nm);
+					snprintf(s->fn, sizeof s->fn, "%.*s", e && e - nm - 3 < 63 ? (int)(e - nm - 3) : 63, nm + 3);
 				}
 			}
 		}
@@ -1558,7 +1616,7 @@ static void tl_cpu_run_block(void)
 		tl_cpu_poison(tl_cpu_statics[i].p, tl_cpu_statics[i].n);
 	for (int w = 0; w < tl_cpu_nwarps; w++) {
 		tl_cpu_warps[w].arrived = 0;
-		tl_cpu_warps[w].expected = T - 32 * w < 32 ? T - 32 * w : 32;
+		tl_cpu_warps[w].expected = T - TL_CPU_WAVE * w < TL_CPU_WAVE ? T - TL_CPU_WAVE * w : TL_CPU_WAVE;
 	}
 	for (int g = 0; g < tl_cpu_nwgs; g++) {
 		tl_cpu_wg *wg = &tl_cpu_wgs[g];
@@ -1700,7 +1758,7 @@ int main(int argc, char **argv)
 	    (unsigned long long)block[0] * block[1] * block[2] > 1024)
 		tl_cpu_badjob(argv[1], "block dimensions out of range (x, y <= 1024, z <= 64, at most 1024 threads)");
 	if (smem > TL_CPU_SMEM_MAX)
-		tl_cpu_badjob(argv[1], "more dynamic shared memory than the sm_90 maximum of 232448 bytes");
+		tl_cpu_badjob(argv[1], "more dynamic shared memory than " TL_CPU_SMEM_WHAT);
 	tl_cpu_args = (void **)tl_cpu_alloc(sizeof(void *) * (nargs + 1));
 	tl_cpu_tensors = (tl_cpu_tensor *)tl_cpu_alloc(sizeof(tl_cpu_tensor) * (nargs + 1));
 	kind = (int *)tl_cpu_alloc(sizeof(int) * (nargs + 1));
@@ -1748,6 +1806,26 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 65536; i++)
 		tl_cpu_h2f_tab[i] = tl_cpu_h2f_calc((tl_half_t)i);
 	tl_cpu_find_statics();
+#ifdef TL_CPU_HIP
+	{ // AMD: dynamic and static LDS share the workgroup's 64 KiB (the static arrays of the
+	  // function that has the most: the executable may hold several kernels of a program)
+		size_t st = 0;
+
+		for (int i = 0; i < tl_cpu_nstatics; i++) {
+			size_t f = 0;
+
+			for (int j = 0; j < tl_cpu_nstatics; j++)
+				if (!strcmp(tl_cpu_statics[i].fn, tl_cpu_statics[j].fn))
+					f += tl_cpu_statics[j].n;
+			if (f > st)
+				st = f;
+		}
+		if ((size_t)smem + st > TL_CPU_SMEM_MAX)
+			tl_cpu_fail("the launch's %llu bytes of dynamic LDS and the kernel's %zu bytes of static __shared__ "
+				    "arrays exceed " TL_CPU_SMEM_WHAT,
+				    smem, st);
+	}
+#endif
 	gridDim = dim3(grid[0], grid[1], grid[2]);
 	blockDim = dim3(block[0], block[1], block[2]);
 	T = block[0] * block[1] * block[2];
@@ -1775,7 +1853,7 @@ int main(int argc, char **argv)
 		tl_cpu_fibp[i] = &tl_cpu_fib[i];
 	tl_cpu_readyq = (tl_cpu_fiber **)tl_cpu_alloc(sizeof(tl_cpu_fiber *) * T);
 	tl_cpu_bar_wait = (tl_cpu_fiber **)tl_cpu_alloc(sizeof(tl_cpu_fiber *) * T);
-	tl_cpu_nwarps = (int)(T + 31) / 32;
+	tl_cpu_nwarps = (int)(T + TL_CPU_WAVE - 1) / TL_CPU_WAVE;
 	tl_cpu_nwgs = (int)(T + 127) / 128;
 	tl_cpu_warps = (tl_cpu_warp *)tl_cpu_alloc(sizeof(tl_cpu_warp) * (size_t)tl_cpu_nwarps);
 	tl_cpu_wgs = (tl_cpu_wg *)tl_cpu_alloc(sizeof(tl_cpu_wg) * (size_t)tl_cpu_nwgs);
@@ -1798,8 +1876,8 @@ int main(int argc, char **argv)
 		fb->tidx.x = i % block[0];
 		fb->tidx.y = i / block[0] % block[1];
 		fb->tidx.z = i / (block[0] * block[1]);
-		fb->lane = (int)(i % 32);
-		fb->warp = (int)(i / 32);
+		fb->lane = (int)(i % TL_CPU_WAVE);
+		fb->warp = (int)(i / TL_CPU_WAVE);
 		fb->wg = (int)(i / 128);
 	}
 	for (unsigned z = 0; z < grid[2]; z++)

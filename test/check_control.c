@@ -126,7 +126,7 @@ static const struct {
 	 TILEC_ERROR, "the required layout cannot be built"},
 	/* mma literal with warps that do not match the kernel */
 	{HEAD "  require_layout(x, mma_c(m16n8k16, warps = 8));\n  copy(A[0, 0], x);\n}\n", 0,
-	 TILEC_ERROR, "mma_c(..., warps = 8) in kernel 'k' of 128 threads (4 warps)"},
+	 TILEC_ERROR, "mma_c(..., warps = 8) in kernel 'k' of 128 threads (4 warps of 32)"},
 	{HEAD "  require_layout(x, mma_c(m16n8k16, warps = 4));\n  copy(A[0, 0], x);\n}\n", 0,
 	 TILEC_OK, ""},
 };

@@ -49,6 +49,7 @@ static const struct {
 	{"test/cpu/floor_div.tile", "*=1;N=256;", NULL, NULL, NULL},
 	{"test/cpu/constants.tile", "*=1;N=256;", NULL, NULL, NULL},
 	{"test/cpu/parallel_guard.tile", "*=1;M=128,N=128;M=37,N=200;", NULL, NULL, NULL},
+	{"test/cpu/inexact_via_f16.tile", "*=1;M=167,N=149,K=347;", NULL, NULL, NULL},
 	/* valid loop layouts that are not onto threads x slots, or have no closed-form
 	 * inverse: refused at emission (the [fidelity] issue lowers them with a padding guard) */
 	{"test/layout/odd_extents.tile", NULL, NULL, NULL, "not onto the output shape"},

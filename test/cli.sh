@@ -173,6 +173,12 @@ has "run without a file says so" "$tmp/out" "no input file"
 "$TILEC" run --seed=-1 samples/copy.tile >"$tmp/out" 2>&1; check "run --seed=-1" 2 $?
 "$TILEC" run --sizes=M= samples/copy.tile >"$tmp/out" 2>&1; check "run --sizes=M=" 2 $?
 "$TILEC" run --arch=gfx90a samples/copy.tile >"$tmp/out" 2>&1; check "run --arch=gfx90a" 2 $?
+has "run --arch=gfx90a names --target=hip" "$tmp/out" "--target=hip"
+"$TILEC" run --target=hip --arch=sm_80 samples/copy.tile >"$tmp/out" 2>&1; check "run --target=hip --arch=sm_80" 2 $?
+"$TILEC" run --target=amd samples/copy.tile >"$tmp/out" 2>&1; check "run --target=amd" 2 $?
+"$TILEC" run --target=hip --arch=gfx1100 --sizes "M=33,N=40" samples/copy.tile >"$tmp/out" 2>&1
+check "run --target=hip --arch=gfx1100 copy" 0 $?
+has "run --target=hip: agrees" "$tmp/out" "tilec run: 1 run, all agree"
 "$TILEC" run "$tmp/none.tile" >"$tmp/out" 2>&1; check "run on a missing file" 3 $?
 "$TILEC" run test/err/sem_typo.tile >"$tmp/out" 2>&1; check "run on a bad program" 3 $?
 has "run on a bad program: its diagnostics" "$tmp/out" "error:"
