@@ -1,8 +1,9 @@
 /*
  * compile.c: the public compile API (runtime/tilec.h) and the pipeline as
  * one straight function: check the options, parse, semantic checks with
- * helper inlining into tile IR, then the output asked for. Later passes
- * (layout inference, lowering, emission) are appended to tilec_compile.
+ * helper inlining into tile IR, then the pass list of passes.c (layout
+ * inference, the layout passes, plugins, shared-memory planning, emission)
+ * as far as the output asked for needs.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -13,11 +14,8 @@
 
 #include "ast.h"
 #include "compile.h"
-#include "convert.h"
-#include "emit_header.h"
 #include "infer.h"
 #include "ir.h"
-#include "lower.h"
 #include "passes.h"
 #include "sema.h"
 #include "tilec.h"
@@ -231,7 +229,7 @@ pipeline(Arena *arena, Diags *d, Buf *out, Buf *log, const char *src, size_t len
 	const Target *tgt;
 	const char *file = o->filename ? o->filename : "<input>";
 	Err e = {0};
-	int ndefs = 0;
+	int ndefs = 0, r;
 	Loc nowhere = {"tilec", 0, 0};
 	tilec_status st = TILEC_OK;
 
@@ -263,7 +261,7 @@ pipeline(Arena *arena, Diags *d, Buf *out, Buf *log, const char *src, size_t len
 	if (d->nerr)
 		return st;
 	if (o->print_passes) {
-		passes_pipeline(arena, d, NULL, o, out, log);
+		passes_pipeline(arena, d, NULL, o, NULL, out, log);
 		return st;
 	}
 
@@ -296,53 +294,23 @@ pipeline(Arena *arena, Diags *d, Buf *out, Buf *log, const char *src, size_t len
 		diag(d, nowhere, "unknown cost model %d", (int)o->cost_model);
 		return TILEC_USAGE;
 	}
-
-	/* 4. layout inference */
 	tgt = target_lookup(prog->target == TILEC_TARGET_HIP ? TGT_HIP : TGT_CUDA, prog->arch, &e);
 	if (!tgt) {
 		diag(d, nowhere, "%s", e.msg);
 		return TILEC_USAGE;
 	}
-	/* release/require points with uses on both sides: conversions (convert.c) */
-	if (convert_split(arena, d, prog) < 0 || d->nerr)
+
+	/* 4. the passes (passes.c): inference, the layout passes, plugins, lowering and emission;
+	 * 1: they wrote the output (code) */
+	r = passes_pipeline(arena, d, prog, o, tgt, out, log);
+	if (r || d->nerr)
 		return st;
-	if (infer_program(arena, d, prog, tgt, o->cost_model == TILEC_COST_REGISTER_COUNT
-			  ? COST_REGISTER_COUNT : COST_IO_AWARE,
-			  o->dump == TILEC_DUMP_EXPLAIN ? out : NULL) < 0 || d->nerr)
-		return st;
-	if (o->dump == TILEC_DUMP_LAYOUTS) {
+
+	/* 5. the outputs that are not code */
+	if (o->dump == TILEC_DUMP_LAYOUTS)
 		infer_dump(out, prog);
-		return st;
-	}
-
-	if (o->dump == TILEC_DUMP_EXPLAIN)
-		return st;
-
-	/* 5. the pass pipeline (passes.c): layout diagnostics after every layout pass, plugins */
-	if (passes_pipeline(arena, d, prog, o, out, log))
-		return st;
-
-	/* 6. output: CUDA C when asked (not yet the default: reduce and wgmma are
-	 * not lowered), else the IR */
-	if (o->dump == TILEC_DUMP_CUDA) {
-		/* CUDA C for the cuda target, HIP C (tilec_hip.h) for the hip target */
-		if (emit_cuda(arena, prog, out, &e))
-			diag(d, nowhere, "%s", e.msg);
-		return st;
-	}
-	/* the launcher header reads the launch contract from the CUDA C it goes with */
-	if (o->dump == TILEC_DUMP_HEADER) {
-		Buf cuda;
-
-		buf_init(&cuda);
-		if (o->target != TILEC_TARGET_CUDA)
-			diag(d, nowhere, "the launcher header is written for the cuda target only");
-		else if (emit_cuda(arena, prog, &cuda, &e) || emit_header(arena, prog, buf_str(&cuda), out, &e))
-			diag(d, nowhere, "%s", e.msg);
-		buf_free(&cuda);
-		return st;
-	}
-	ir_dump(out, prog);
+	else if (o->dump != TILEC_DUMP_EXPLAIN)
+		ir_dump(out, prog);
 	return st;
 }
 

@@ -3279,7 +3279,10 @@ kernel(Em *e)
 	Buf body, chk, *out = e->o;
 	int i, b, ret;
 
-	if (smem_plan(e->a, e->t, k, &e->sp, e->err))
+	/* the plan of the pass plan-shared-memory, or one made here (emit_cuda called alone) */
+	if (k->smem)
+		e->sp = *k->smem;
+	else if (smem_plan(e->a, e->t, k, &e->sp, e->err))
 		return -1;
 	{
 		/* emit from a copy whose buffers carry their C names */

@@ -299,6 +299,7 @@ typedef struct IrKernel {
 	IrStmt *body;
 	int nassume;
 	IrExpr **assumes;   /* the conditions of every assume(...), in source order */
+	struct SmemPlan *smem; /* the pass plan-shared-memory's plan (lower.h), or NULL */
 	struct IrKernel *next;
 	/* names of vars and buffers, for making new names unique (open addressing);
 	 * next: the first suffix to try when the name is taken again */

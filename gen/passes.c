@@ -1,17 +1,22 @@
 /*
- * passes.c: the pass manager. The IR after sema runs through a named list of
- * passes; a host hook (tilec_options.pass_hook) may edit the list and shared
- * libraries (tilec_options.plugins, `tilec --plugin=lib.so`) may add passes
- * through the C ABI of runtime/tilec_plugin.h. --print-passes lists the
- * passes, --print-before/--print-after put the IR text into the log.
+ * passes.c: the pass manager. The IR after sema runs through one named list
+ * of passes, from the IR check through layout inference and the layout passes
+ * to shared-memory planning and the emitters; a host hook
+ * (tilec_options.pass_hook) may edit the list and shared libraries
+ * (tilec_options.plugins, `tilec --plugin=lib.so`) may add passes through the
+ * C ABI of runtime/tilec_plugin.h. --print-passes lists the passes,
+ * --print-before/--print-after put what a pass sees or leaves into the log:
+ * the tile IR, the shared-memory plan, the emitted code.
  */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "convert.h"
+#include "emit_header.h"
+#include "infer.h"
+#include "lower.h"
 #include "passes.h"
-#include "target.h"
 
 /* ---- the list ---------------------------------------------------------------- */
 
@@ -54,7 +59,8 @@ tilec_pass_find(const tilec_pass_list *l, const char *name)
 }
 
 static int
-insert(tilec_pass_list *l, int index, const char *name, PassFn fn, tilec_pass_fn ext, void *arg)
+insert(tilec_pass_list *l, int index, const char *name, PassFn fn, tilec_pass_fn ext, void *arg,
+       int when, void (*show)(PassCtx *, Buf *))
 {
 	Pass *v;
 
@@ -73,6 +79,8 @@ insert(tilec_pass_list *l, int index, const char *name, PassFn fn, tilec_pass_fn
 	l->v[index].fn = fn;
 	l->v[index].ext = ext;
 	l->v[index].arg = arg;
+	l->v[index].when = when;
+	l->v[index].show = show;
 	l->n++;
 	return 0;
 }
@@ -80,13 +88,13 @@ insert(tilec_pass_list *l, int index, const char *name, PassFn fn, tilec_pass_fn
 int
 tilec_pass_insert(tilec_pass_list *l, int index, const char *name, tilec_pass_fn fn, void *arg)
 {
-	return fn ? insert(l, index, name, NULL, fn, arg) : -1;
+	return fn ? insert(l, index, name, NULL, fn, arg, PASS_ALWAYS, NULL) : -1;
 }
 
 int
 passes_insert_builtin(tilec_pass_list *l, int index, const char *name, PassFn fn)
 {
-	return fn ? insert(l, index, name, fn, NULL, NULL) : -1;
+	return fn ? insert(l, index, name, fn, NULL, NULL, PASS_ALWAYS, NULL) : -1;
 }
 
 int
@@ -111,6 +119,7 @@ tilec_pass_replace(tilec_pass_list *l, const char *name, tilec_pass_fn fn, void 
 	l->v[i].fn = NULL;
 	l->v[i].ext = fn;
 	l->v[i].arg = arg;
+	l->v[i].show = NULL;
 	return 0;
 }
 
@@ -128,16 +137,130 @@ verify_ir(PassCtx *c)
 	return -1;
 }
 
+/* release/require points with uses on both sides become conversions (convert.c) */
+static int
+split_conversions(PassCtx *c)
+{
+	return convert_split(c->a, c->d, c->prog) < 0 || c->d->nerr ? -1 : 0;
+}
+
+/* a layout for every buffer and loop (infer.c); --dump=explain writes its reasons to the output */
+static int
+infer_layouts(PassCtx *c)
+{
+	CostModelKind m = c->o->cost_model == TILEC_COST_REGISTER_COUNT ? COST_REGISTER_COUNT
+									  : COST_IO_AWARE;
+
+	return infer_program(c->a, c->d, c->prog, c->tgt, m,
+			     c->o->dump == TILEC_DUMP_EXPLAIN ? c->out : NULL) < 0 || c->d->nerr ? -1 : 0;
+}
+
+/* the lowering passes report like the emitter: "kernel 'k': why" */
+static int
+kernel_error(PassCtx *c, const IrKernel *k, const Err *e)
+{
+	Loc nowhere = {"tilec", 0, 0};
+
+	if (k)
+		diag(c->d, nowhere, "kernel '%s': %s", k->name, e->msg);
+	else
+		diag(c->d, nowhere, "%s", e->msg);
+	return -1;
+}
+
+/* a layout, a swizzle and a byte offset for every shared buffer (smem.c), kept on the kernel */
+static int
+plan_shared_memory(PassCtx *c)
+{
+	IrKernel *k;
+	Err e = {0};
+
+	for (k = c->prog->kernels; k; k = k->next) {
+		SmemPlan *sp = anew(c->a, SmemPlan);
+
+		if (smem_plan(c->a, c->tgt, k, sp, &e))
+			return kernel_error(c, k, &e);
+		k->smem = sp;
+	}
+	return 0;
+}
+
+static void
+show_smem(PassCtx *c, Buf *b)
+{
+	const IrKernel *k;
+
+	ir_dump(b, c->prog);
+	for (k = c->prog->kernels; k; k = k->next) {
+		if (!k->smem)
+			continue;
+		buf_printf(b, "// shared memory of %s\n", k->name);
+		smem_plan_dump(b, k, k->smem);
+	}
+}
+
+/* CUDA C, or HIP C for the hip target (emit_cuda.c with tilec_hip.h) */
+static int
+emit_code(PassCtx *c)
+{
+	Err e = {0};
+
+	buf_reset(&c->code);
+	if (emit_cuda(c->a, c->prog, &c->code, &e))
+		return kernel_error(c, NULL, &e);
+	c->coded = 1;
+	if (c->o->dump == TILEC_DUMP_CUDA)
+		buf_puts(c->out, buf_str(&c->code));
+	return 0;
+}
+
+static void
+show_code(PassCtx *c, Buf *b)
+{
+	buf_puts(b, c->coded ? buf_str(&c->code) : "// (no code emitted yet)\n");
+}
+
+/* the launcher header reads the launch contract from the CUDA C it goes with */
+static int
+emit_launcher(PassCtx *c)
+{
+	Err e = {0};
+
+	if (!c->coded) {
+		Loc nowhere = {"tilec", 0, 0};
+
+		diag(c->d, nowhere, "emit-header: no CUDA C was emitted before it");
+		return -1;
+	}
+	if (emit_header(c->a, c->prog, buf_str(&c->code), c->out, &e))
+		return kernel_error(c, NULL, &e);
+	return 0;
+}
+
+static void
+show_out(PassCtx *c, Buf *b)
+{
+	buf_puts(b, buf_str(c->out));
+}
+
 void
-passes_default(Arena *a, tilec_pass_list *l)
+passes_default(Arena *a, tilec_pass_list *l, int target)
 {
 	memset(l, 0, sizeof *l);
 	l->a = a;
-	passes_insert_builtin(l, l->n, "verify-ir", verify_ir);
-	/* layout passes go here, before the diagnostics; inference runs before the
-	 * list (compile.c), convert-layouts lowers its conversions (convert.c) */
-	passes_insert_builtin(l, l->n, "convert-layouts", pass_convert_layouts);
-	passes_insert_builtin(l, l->n, "layout-diagnostics", pass_layout_diagnostics);
+	insert(l, l->n, "verify-ir", verify_ir, NULL, NULL, PASS_ALWAYS, NULL);
+	insert(l, l->n, "split-conversions", split_conversions, NULL, NULL, PASS_ALWAYS, NULL);
+	insert(l, l->n, "infer-layouts", infer_layouts, NULL, NULL, PASS_ALWAYS, NULL);
+	/* layout passes go here, before the diagnostics; convert-layouts lowers the
+	 * conversions (convert.c) */
+	insert(l, l->n, "convert-layouts", pass_convert_layouts, NULL, NULL, PASS_ALWAYS, NULL);
+	insert(l, l->n, "layout-diagnostics", pass_layout_diagnostics, NULL, NULL, PASS_ALWAYS, NULL);
+	/* lowering: for the outputs that are code */
+	insert(l, l->n, "plan-shared-memory", plan_shared_memory, NULL, NULL, PASS_CODE, show_smem);
+	insert(l, l->n, target == TILEC_TARGET_HIP ? "emit-hip" : "emit-cuda", emit_code, NULL, NULL,
+	       PASS_CODE, show_code);
+	if (target != TILEC_TARGET_HIP)
+		insert(l, l->n, "emit-header", emit_launcher, NULL, NULL, PASS_HEADER, show_out);
 }
 
 /* ---- the API a host or plugin pass sees ------------------------------------------- */
@@ -267,9 +390,30 @@ api_note(tilec_ir *ir, const char *msg)
 		diag_note(c->d, nowhere, "%s", msg);
 }
 
+static const char *
+api_output(tilec_ir *ir)
+{
+	PassCtx *c = (PassCtx *)ir;
+
+	return c ? arena_strdup(c->a, buf_str(c->out)) : NULL;
+}
+
+static int
+api_set_output(tilec_ir *ir, const char *text)
+{
+	PassCtx *c = (PassCtx *)ir;
+
+	if (!c || !text)
+		return -1;
+	buf_reset(c->out);
+	buf_puts(c->out, text);
+	return c->out->oom ? -1 : 0;
+}
+
 static const tilec_ir_api the_api = {
 	TILEC_PLUGIN_API_VERSION, api_kernel_count, api_kernel_name, api_stmt_count,
 	api_buffer_count, api_buffer_name, api_buffer_scope, api_buffer_has_layout, api_dump, api_note,
+	api_output, api_set_output,
 };
 
 /* ---- plugins ---------------------------------------------------------------------- */
@@ -302,7 +446,8 @@ load_plugin(tilec_pass_list *l, Diags *d, const char *path, void **handle)
 		return -1;
 	}
 	info = get();
-	if (!info || info->api_version != TILEC_PLUGIN_API_VERSION) {
+	/* version 1 plugins see the same table without its version 2 tail */
+	if (!info || info->api_version < 1 || info->api_version > TILEC_PLUGIN_API_VERSION) {
 		diag(d, nowhere, "plugin '%s': API version %d, tilec has %d", path,
 		     info ? info->api_version : -1, TILEC_PLUGIN_API_VERSION);
 		return -1;
@@ -336,10 +481,26 @@ load_plugin(tilec_pass_list *l, Diags *d, const char *path, void **handle)
 /* ---- the pipeline ------------------------------------------------------------------- */
 
 static void
-dumpir(PassCtx *c, const char *when, const char *name)
+dumpir(PassCtx *c, const char *when, const Pass *p)
 {
-	buf_printf(c->log, "// -----// IR Dump %s %s //----- //\n", when, name);
-	ir_dump(c->log, c->prog);
+	buf_printf(c->log, "// -----// IR Dump %s %s //----- //\n", when, p->name);
+	if (p->show)
+		p->show(c, c->log);
+	else
+		ir_dump(c->log, c->prog);
+}
+
+/* does this compile's output need the pass to run? */
+static int
+needed(const PassCtx *c, const Pass *p)
+{
+	tilec_dump dk = c->o->dump;
+
+	if (p->when == PASS_CODE)
+		return dk == TILEC_DUMP_CUDA || dk == TILEC_DUMP_HEADER;
+	if (p->when == PASS_HEADER)
+		return dk == TILEC_DUMP_HEADER;
+	return 1;
 }
 
 static int
@@ -359,8 +520,10 @@ runall(PassCtx *c, const tilec_pass_list *l)
 	for (i = 0; i < l->n; i++) {
 		const Pass *p = &l->v[i];
 
+		if (!needed(c, p))
+			continue;
 		if (wants(c->o->print_before, p->name))
-			dumpir(c, "Before", p->name);
+			dumpir(c, "Before", p);
 		if (p->fn) {
 			r = p->fn(c);
 		} else {
@@ -378,19 +541,22 @@ runall(PassCtx *c, const tilec_pass_list *l)
 		if (r || c->d->nerr)
 			return -1;
 		if (wants(c->o->print_after, p->name))
-			dumpir(c, "After", p->name);
+			dumpir(c, "After", p);
+		/* the layout dumps are of inference's result, before the layout passes */
+		if ((c->o->dump == TILEC_DUMP_LAYOUTS || c->o->dump == TILEC_DUMP_EXPLAIN) &&
+		    !strcmp(p->name, "infer-layouts"))
+			return 0;
 	}
-	return 0;
+	return c->o->dump == TILEC_DUMP_CUDA || c->o->dump == TILEC_DUMP_HEADER;
 }
 
 int
-passes_pipeline(Arena *a, Diags *d, IrProgram *p, const tilec_options *o, Buf *out, Buf *log)
+passes_pipeline(Arena *a, Diags *d, IrProgram *p, const tilec_options *o, const Target *t,
+		Buf *out, Buf *log)
 {
 	Loc nowhere = {"tilec", 0, 0};
 	tilec_pass_list l;
 	PassCtx c;
-	const Target *t;
-	Err e = {0};
 	void **handles = NULL;
 	int i, r = 0;
 
@@ -401,9 +567,10 @@ passes_pipeline(Arena *a, Diags *d, IrProgram *p, const tilec_options *o, Buf *o
 	c.o = o;
 	c.out = out;
 	c.log = log;
-	t = p ? target_lookup(p->target == 1 ? TGT_HIP : TGT_CUDA, p->arch, &e) : NULL;
+	c.tgt = t;
 	c.warp_size = t ? t->warp_size : 32;
-	passes_default(a, &l);
+	buf_init(&c.code);
+	passes_default(a, &l, o->target);
 	if (o->nplugins < 0 || (o->nplugins > 0 && !o->plugins)) {
 		diag(d, nowhere, "bad plugin list");
 		return -1;
@@ -434,8 +601,17 @@ passes_pipeline(Arena *a, Diags *d, IrProgram *p, const tilec_options *o, Buf *o
 	}
 	if (!r && !p)
 		r = -1;
+	if (!r && o->dump == TILEC_DUMP_HEADER && o->target != TILEC_TARGET_CUDA) {
+		diag(d, nowhere, "the launcher header is written for the cuda target only");
+		r = -1;
+	}
+	if (!r && !t) {
+		diag(d, nowhere, "internal error: no target for the passes");
+		r = -1;
+	}
 	if (!r)
 		r = runall(&c, &l);
+	buf_free(&c.code);
 	for (i = 0; i < o->nplugins; i++)
 		if (handles[i])
 			dlclose(handles[i]);

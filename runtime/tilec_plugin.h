@@ -14,7 +14,8 @@
 extern "C" {
 #endif
 
-#define TILEC_PLUGIN_API_VERSION 1
+/* 2 added output and set_output; a version 1 plugin still loads (it does not see them) */
+#define TILEC_PLUGIN_API_VERSION 2
 
 /* the program between two passes (opaque) */
 typedef struct tilec_ir tilec_ir;
@@ -36,6 +37,10 @@ typedef struct tilec_ir_api {
 	const char *(*dump)(tilec_ir *ir);
 	/* a note in the compile's diagnostics ("tilec: note: MSG") */
 	void (*note)(tilec_ir *ir, const char *msg);
+	/* version 2: the compile's output so far (after emit-cuda / emit-hip: the code;
+	 * owned by the compile), and replacing it (0 ok, -1 on a NULL text or no memory) */
+	const char *(*output)(tilec_ir *ir);
+	int (*set_output)(tilec_ir *ir, const char *text);
 } tilec_ir_api;
 
 /* A pass: 0 on success; anything else fails the compile with msg (NUL-terminated). */
