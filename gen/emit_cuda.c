@@ -2861,8 +2861,19 @@ serial_check(Em *e, const IrStmt *s)
 	}
 }
 
+static int stmt1_lower(Em *e, Buf *chk, const IrStmt *s);
+
+/* one statement; a failure takes its place in the source (the innermost statement that failed) */
 static int
 stmt1(Em *e, Buf *chk, const IrStmt *s)
+{
+	if (stmt1_lower(e, chk, s))
+		return err_loc(e->err, s->loc);
+	return 0;
+}
+
+static int
+stmt1_lower(Em *e, Buf *chk, const IrStmt *s)
 {
 	if (serial_check(e, s))
 		return -1;
@@ -3309,25 +3320,25 @@ kernel(Em *e)
 			continue;
 		if (B->layout) {
 			if (!B->layout->is_frag)
-				return err_set(e->err, "local '%s' has a layout that is not a Fragment", B->name);
+				return err_loc(e->err, B->loc), err_set(e->err, "local '%s' has a layout that is not a Fragment", B->name);
 			e->frag[b] = B->layout;
 		} else if ((g = accgemm(k->body, b))) {
 			GemmPlan p;
 
 			if (plan_of(e, g, &p, e->err))
-				return -1;
+				return err_loc(e->err, B->loc);
 			e->frag[b] = p.acc;
 		} else {
 			for (i = 0; i < B->ndim; i++)
 				shape[i] = B->dims[i].c;
 			if (!(e->frag[b] = defaultfrag(e, shape, B->ndim)))
-				return -1;
+				return err_loc(e->err, B->loc);
 		}
 		if (e->frag[b]->nthreads > k->threads)
-			return err_set(e->err, "local '%s': its layout needs %lld threads, the kernel has %lld",
+			return err_loc(e->err, B->loc), err_set(e->err, "local '%s': its layout needs %lld threads, the kernel has %lld",
 				       B->name, (long long)e->frag[b]->nthreads, (long long)k->threads);
 		if (!(e->coord[b] = fragcoords(e, e->frag[b], &e->slots[b])))
-			return -1;
+			return err_loc(e->err, B->loc);
 	}
 
 	/* header */
@@ -3420,7 +3431,8 @@ emit_cuda(Arena *a, const IrProgram *p, Buf *out, Err *err)
 		buf_putc(out, '\n');
 		if (kernel(&e)) {
 			snprintf(msg, sizeof msg, "%s", err->msg);
-			return err_set(err, "kernel '%s': %s", k->name, msg);
+			err_set(err, "kernel '%s': %s", k->name, msg);
+			return err_loc(err, k->loc);
 		}
 	}
 	return 0;

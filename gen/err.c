@@ -22,11 +22,20 @@ err_set(Err *e, const char *fmt, ...)
 	return -1;
 }
 
+int
+err_loc(Err *e, Loc l)
+{
+	if (e && !e->loc.line && l.line)
+		e->loc = l;
+	return -1;
+}
+
 void
 err_clear(Err *e)
 {
 	if (e) {
 		e->set = 0;
+		e->loc.line = e->loc.col = 0;
 		e->msg[0] = 0;
 	}
 }

@@ -155,16 +155,17 @@ infer_layouts(PassCtx *c)
 			     c->o->dump == TILEC_DUMP_EXPLAIN ? c->out : NULL) < 0 || c->d->nerr ? -1 : 0;
 }
 
-/* the lowering passes report like the emitter: "kernel 'k': why" */
+/* the lowering passes report like the emitter, "kernel 'k': why", at the statement or buffer
+ * the error is about (Err.loc), else at the kernel */
 static int
 kernel_error(PassCtx *c, const IrKernel *k, const Err *e)
 {
 	Loc nowhere = {"tilec", 0, 0};
 
 	if (k)
-		diag(c->d, nowhere, "kernel '%s': %s", k->name, e->msg);
+		diag(c->d, e->loc.line ? e->loc : k->loc, "kernel '%s': %s", k->name, e->msg);
 	else
-		diag(c->d, nowhere, "%s", e->msg);
+		diag(c->d, e->loc.line ? e->loc : nowhere, "%s", e->msg);
 	return -1;
 }
 

@@ -4,6 +4,7 @@
  * base alignment, lifetimes over statement positions, and first-fit offsets
  * in one dynamic buffer so that buffers with disjoint lifetimes share bytes.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "lower.h"
@@ -245,16 +246,18 @@ smem_plan(Arena *a, const Target *t, const IrKernel *k, SmemPlan *out, Err *err)
 			continue;
 		sb->buf = b;
 		if (choose(a, t, k, b, w.gemm[b], w.annot[b], sb, err))
-			return -1;
+			return err_loc(err, k->bufs[b].loc);
 		sb->stages = w.stages[b] > 1 ? w.stages[b] : 1;
 		elems = 1;
 		for (i = 0; i < sb->layout->nout; i++)
 			if (ck_mul(elems, sb->layout->out_shape[i], &elems))
-				return err_set(err, "shared buffer '%s' is too large", k->bufs[b].name);
+				return err_set(err, "shared buffer '%s' is too large", k->bufs[b].name),
+				       err_loc(err, k->bufs[b].loc);
 		sb->stage_elems = elems;
 		if (ck_mul(elems, dtype_bytes(k->bufs[b].dtype), &sb->bytes) ||
 		    ck_mul(sb->bytes, sb->stages, &sb->bytes))
-			return err_set(err, "shared buffer '%s' is too large", k->bufs[b].name);
+			return err_set(err, "shared buffer '%s' is too large", k->bufs[b].name),
+			       err_loc(err, k->bufs[b].loc);
 		sb->align = sb->mode != SWZ_NONE ? swizzle_alignment(sb->mode) : 16;
 		sb->first = w.first[b];
 		sb->last = w.last[b];
@@ -281,9 +284,30 @@ smem_plan(Arena *a, const Target *t, const IrKernel *k, SmemPlan *out, Err *err)
 	}
 	out->n = n;
 	out->total = total;
-	if (total > t->smem_max)
-		return err_set(err, "kernel '%s' needs %lld bytes of shared memory; %s allows %lld", k->name,
-			       (long long)total, t->arch, (long long)t->smem_max);
+	if (total > t->smem_max) {
+		/* what takes the bytes, so the user sees what to shrink (tiles, stages) */
+		char what[256];
+		size_t at = 0;
+
+		what[0] = 0;
+		for (j = 0; j < n && at < sizeof what - 64; j++) {
+			const SmemBuf *sj = &out->bufs[j];
+			int w2;
+
+			w2 = snprintf(what + at, sizeof what - at, "%s%s %lld", j ? ", " : "",
+				      k->bufs[sj->buf].name, (long long)sj->bytes);
+			if (w2 > 0)
+				at += (size_t)w2;
+			if (sj->stages > 1 && at < sizeof what - 32) {
+				w2 = snprintf(what + at, sizeof what - at, " (%d stages)", sj->stages);
+				if (w2 > 0)
+					at += (size_t)w2;
+			}
+		}
+		return err_set(err, "needs %lld bytes of shared memory (%s); %s allows %lld: use smaller "
+			       "shared tiles or fewer pipeline stages", (long long)total, what, t->arch,
+			       (long long)t->smem_max), err_loc(err, k->loc);
+	}
 	out->needs_optin = total > t->smem_static_max;
 	return 0;
 }

@@ -82,10 +82,13 @@ const char *buf_str(const Buf *b); /* "" when empty */
 typedef struct Err {
 	int set;
 	char msg[512];
+	Loc loc;          /* the source place the error is about, when known (line 0: none) */
 } Err;
 
 int err_set(Err *e, const char *fmt, ...) TL_PRINTF(2, 3); /* returns -1 */
 void err_clear(Err *e);
+/* give e the place l unless it has one (the innermost place wins); returns -1 */
+int err_loc(Err *e, Loc l);
 
 /* checked 64-bit arithmetic; return 0 on success, -1 on overflow */
 int ck_add(int64_t a, int64_t b, int64_t *r);

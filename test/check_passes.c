@@ -352,6 +352,39 @@ START_TEST(smem_pass_same_code)
 }
 END_TEST
 
+/* a lowering error names the place it is about: the statement, the buffer or the kernel */
+static const struct {
+	const char *src, *diag;
+} located[] = {
+	/* the loop's layout has no closed-form inverse: at the loop */
+	{"kernel tf(S: f32[2], Out: f32[2, 2560]) grid(1) threads(256)\n{\n    local s: f32[2];\n"
+	 "    copy(S[0], s);\n    for i, j in parallel(2, 2560) {\n        Out[i, j] = s[i] * 2.0;\n"
+	 "    }\n}\n", "t:5:5: error: kernel 'tf': no closed-form inverse"},
+	/* a local whose layout does not cover the tile: at its declaration */
+	{"kernel oe(A: f32[480, 960], B: f32[480, 960]) grid(10, 20) threads(128)\n{\n"
+	 "    local a: f32[24, 40];\n    copy(A[by * 24, bx * 40], a);\n"
+	 "    copy(a, B[by * 24, bx * 40]);\n}\n", "t:3:11: error: kernel 'oe': not onto"},
+	/* too much shared memory: at the kernel, with what takes it */
+	{"kernel big(A: f32[N], B: f32[N]) grid(1) threads(128)\n{\n    shared s: f32[65536];\n"
+	 "    copy(A[0], s);\n    copy(s, B[0]);\n}\n",
+	 "t:1:8: error: kernel 'big': needs 262144 bytes of shared memory (s 262144); sm_80 allows"},
+};
+
+START_TEST(lowering_located)
+{
+	tilec_options o;
+	tilec_result r;
+
+	tilec_options_init(&o);
+	o.filename = "t";
+	o.dump = TILEC_DUMP_CUDA;
+	tilec_compile(located[_i].src, strlen(located[_i].src), &o, &r);
+	ck_assert_int_eq(r.status, TILEC_ERROR);
+	ck_assert_msg(strstr(r.diagnostics, located[_i].diag), "case %d: %s", _i, r.diagnostics);
+	tilec_result_free(&r);
+}
+END_TEST
+
 /* build samples/plugin_example.c into build/ and load it */
 START_TEST(plugin)
 {
@@ -415,6 +448,7 @@ suite_passes(void)
 	tcase_add_loop_test(tc, pipeline, 0, (int)(sizeof cases / sizeof cases[0]));
 	tcase_add_loop_test(tc, lowering, 0, (int)(sizeof lowcases / sizeof lowcases[0]));
 	tcase_add_test(tc, smem_pass_same_code);
+	tcase_add_loop_test(tc, lowering_located, 0, (int)(sizeof located / sizeof located[0]));
 	tcase_add_test(tc, plugin);
 	suite_add_tcase(s, tc);
 	return s;

@@ -117,7 +117,10 @@ START_TEST(too_big)
 	ck_assert_ptr_nonnull(p);
 	t = target_lookup(TGT_CUDA, "sm_80", &e);
 	ck_assert_int_eq(smem_plan(&a, t, &p->kernels[0], &sp, &e), -1);
-	ck_assert_msg(strstr(e.msg, "needs 262144 bytes of shared memory; sm_80 allows") != NULL, "%s", e.msg);
+	ck_assert_msg(strstr(e.msg, "needs 262144 bytes of shared memory (As 131072 (4 stages), Bs "
+			     "131072 (4 stages)); sm_80 allows") != NULL, "%s", e.msg);
+	ck_assert_int_eq(e.loc.line, p->kernels[0].loc.line);
+	ck_assert_int_gt(e.loc.line, 0);
 	ck_assert_int_eq(smem_plan(&a, t, NULL, &sp, &e), -1);
 	arena_free(&a);
 }

@@ -1,1 +1,1 @@
-tilec: error: kernel 'gemm_sm90': kernel 'gemm_sm90' needs 196608 bytes of shared memory; gfx1100 allows 65536
+samples/gemm_sm90.tile:6:8: error: kernel 'gemm_sm90': needs 196608 bytes of shared memory (As 65536 (4 stages), Bs 131072 (4 stages)); gfx1100 allows 65536: use smaller shared tiles or fewer pipeline stages
