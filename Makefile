@@ -25,7 +25,10 @@ ifeq ($(SAN),1)
 CFLAGS   := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDSAN    := -fsanitize=address,undefined
 endif
-CPPFLAGS := -Igen -Icpu -Iruntime -I$(GS)
+# gen/ has a folder per stage: util, front (parse, sema, inlining), ir, infer, layout, lower,
+# emit, pipeline (the compile API and the pass manager), target, cli
+GEN_DIRS := $(patsubst %/,%,$(sort $(dir $(wildcard gen/*/*.c gen/*/*.h))))
+CPPFLAGS := $(addprefix -I,$(GEN_DIRS)) -Icpu -Iruntime -I$(GS)
 # tilec_run (cpu/run.c) arrives with the interpreter and the CPU header; until then the
 # differential tests stop after emission
 ifneq ($(wildcard cpu/run.c),)
@@ -35,8 +38,8 @@ GENWARN  := -Wno-unused-variable -Wno-unused-parameter -Wno-missing-prototypes -
 LDLIBS   := -ldl -lm -lpthread
 
 # ---- sources -------------------------------------------------------------
-LIB_SRC  := $(filter-out gen/main.c,$(wildcard gen/*.c)) $(wildcard cpu/*.c) $(wildcard runtime/*.c)
-HDRS     := $(wildcard gen/*.h cpu/*.h runtime/*.h)
+LIB_SRC  := $(filter-out gen/cli/main.c,$(wildcard gen/*/*.c)) $(wildcard cpu/*.c) $(wildcard runtime/*.c)
+HDRS     := $(wildcard gen/*/*.h cpu/*.h runtime/*.h)
 LIB_OBJ  := $(LIB_SRC:%.c=$(O)/obj/%.o)
 ifneq ($(wildcard grammar/parser.y),)
 LIB_OBJ  += $(O)/obj/gs/parser.o $(O)/obj/gs/lexer.o
@@ -114,7 +117,7 @@ $(TEST_OBJ): $(GS)/suites.h
 $(O)/libtilec.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
-$(O)/tilec: $(O)/obj/gen/main.o $(O)/libtilec.a
+$(O)/tilec: $(O)/obj/gen/cli/main.o $(O)/libtilec.a
 	$(CC) $(CFLAGS) $(LDSAN) -o $@ $^ $(LDLIBS)
 $(O)/check_tilec: $(TEST_OBJ) $(O)/libtilec.a
 	$(CC) $(CFLAGS) $(LDSAN) -o $@ $^ $$(pkg-config --libs check) $(LDLIBS)

@@ -2763,7 +2763,7 @@ typedef struct GemmGeo {
 	int single;           /* K is one tile: no loop */
 } GemmGeo;
 
-/* the warp partition gemm_plan picks for mma.sync (gen/mma.c, square policy): n warps along N */
+/* the warp partition gemm_plan picks for mma.sync (gen/layout/mma.c, square policy): n warps along N */
 static int
 mma_nwarp(int64_t M, int64_t N, int W)
 {

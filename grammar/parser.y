@@ -1,6 +1,6 @@
 /*
  * parser.y: the Lemon grammar of the tile language. Actions are one call to
- * an ast_* constructor (gen/ast.c) or a parse_* helper (gen/parse.c); all
+ * an ast_* constructor (gen/front/ast.c) or a parse_* helper (gen/front/parse.c); all
  * meaning is checked later by sema. Tokens arrive by value from the re2c
  * lexer (grammar/lexer.re). The grammar must stay free of conflicts.
  */

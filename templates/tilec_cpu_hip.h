@@ -236,7 +236,7 @@ __attribute__((optimize("O2"))) static void tl_cpu_mm16(double (*A)[16], double 
 //   A (16x16, M x K): element v (0..3) of lane l is A[i = l % 16][k = 4 (l / 16) + v]
 //                     (GPR v / 2, bits 16 (v % 2)); B (K x N): B[k = 4 (l / 16) + v][j = l % 16];
 //   C, D (f32):       register v of lane l is D[i = 4 (l / 16) + v][j = l % 16].
-// Written from the document, independently of gen/mma.c's mfma_fragment.
+// Written from the document, independently of gen/layout/mma.c's mfma_fragment.
 template <int BF> __attribute__((optimize("O2"))) static void tl_cpu_mfma_compute(tl_cpu_warp *w)
 {
 	double A[16][16], B[16][16], C[16][16];
@@ -286,7 +286,7 @@ static inline void tl_mfma_bf16_16x16x16(float *c, tl_u16x4 a, tl_u16x4 b) { tl_
 //   C, D (f32, 8 registers): register r of lane l is D[i = 2 r + l / 16][j = l % 16].
 // A and B are held twice, by both half-waves; the emulation reads lanes 0-15 and reports lanes
 // 16-31 that hold something else (the documents give no meaning to such a program).
-// Written from the document, independently of gen/mma.c's wmma_fragment.
+// Written from the document, independently of gen/layout/mma.c's wmma_fragment.
 template <int BF> __attribute__((optimize("O2"))) static void tl_cpu_wmma_compute(tl_cpu_warp *w, const char *name)
 {
 	double A[16][16], B[16][16], C[16][16];

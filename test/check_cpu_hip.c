@@ -472,7 +472,7 @@ START_TEST(clang_compiles)
 END_TEST
 
 /* the cross-check: the tables of cpu_hip_ref.h (from the AMD documents) against the fragments
- * tilec's planner uses (gen/mma.c mfma_fragment / wmma_fragment, which test/check_mma.c holds to
+ * tilec's planner uses (gen/layout/mma.c mfma_fragment / wmma_fragment, which test/check_mma.c holds to
  * its own transcription of the ISA tables): the same lane and element for every matrix entry */
 START_TEST(planner_tables)
 {

@@ -2,7 +2,7 @@
  * fragment tables (mma.sync m16n8k16/k8/k32) and the AMD ISA register layouts
  * (CDNA MFMA 16x16x16 f16, RDNA3 WMMA 16x16x16 f16), the warp partition
  * policies, the block-level tiling, and goldens of the printed forms. The
- * formulas below are written from the ISA tables, not from gen/mma.c. */
+ * formulas below are written from the ISA tables, not from gen/layout/mma.c. */
 #include <stdio.h>
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /*
- * check_reduce_plan.c: reduce_plan (gen/reduce_plan.c). Each case plans a
+ * check_reduce_plan.c: reduce_plan (gen/lower/reduce_plan.c). Each case plans a
  * reduce between two fragments, then simulates on the CPU what the emitted
  * code does (per-thread partials by the plan's slot map, xor shuffles over
  * the lane bits, shared memory over the warp bits) on random integers and

@@ -1,7 +1,7 @@
 /*
  * cpu_hip_ref.h: the expected results of the AMD primitives that
  * templates/tilec_cpu_hip.h emulates, written from the AMD documents
- * independently of the emulation and of gen/mma.c: the matrix layouts in the
+ * independently of the emulation and of gen/layout/mma.c: the matrix layouts in the
  * other direction ("matrix element to register mapping" of the AMD Matrix
  * Instruction Calculator, where the emulation uses "register to matrix
  * element"), ds_bpermute as the ISA's pseudo code. Used by

@@ -1,5 +1,5 @@
 /*
- * numeric.h: element conversions, bit-exact (gen/numeric.c): the meaning of
+ * numeric.h: element conversions, bit-exact (gen/util/numeric.c): the meaning of
  * every element type's rounding (docs/semantics.md), used by the reference
  * interpreter, the CPU run harness and the emitter (constants are printed
  * rounded to their type).

@@ -1,6 +1,6 @@
 /*
  * ast.h: the syntax tree of a tile program, the tokens it is built from,
- * the lexer (grammar/lexer.re) and the parse entry point (gen/parse.c).
+ * the lexer (grammar/lexer.re) and the parse entry point (gen/front/parse.c).
  * Nodes are a cproc-style tagged union allocated in an Arena; lists are
  * `next` chains. Names are NUL-terminated arena strings.
  */
