@@ -813,6 +813,11 @@ ident(Sema *S, const Node *n)
 	if (!s) {
 		if (!strcmp(name, "bx") || !strcmp(name, "by") || !strcmp(name, "bz"))
 			return block_index(S, n, name[1] - 'x');
+		/* the float constants without a literal; -inf is the negation of inf */
+		if (!strcmp(name, "inf"))
+			return ir_float(S->a, n->loc, DT_F32, INFINITY);
+		if (!strcmp(name, "nan"))
+			return ir_float(S->a, n->loc, DT_F32, NAN);
 		if (dtype_lookup(name, (int)strlen(name)) != DT_NONE)
 			diag(S->d, n->loc, "'%s' is an element type, not a value", name);
 		else if (sema_builtin_name(name))
