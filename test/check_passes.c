@@ -364,6 +364,12 @@ static const struct {
 	{"kernel oe(A: f32[480, 960], B: f32[480, 960]) grid(10, 20) threads(128)\n{\n"
 	 "    local a: f32[24, 40];\n    copy(A[by * 24, bx * 40], a);\n"
 	 "    copy(a, B[by * 24, bx * 40]);\n}\n", "t:3:11: error: kernel 'oe': not onto"},
+	/* a gemm the mma.sync lowering does not cover: at the gemm, saying what it misses */
+	{"kernel ta(A: f16[K, M], B: f16[K, N], C: f32[M, N]) grid(1) threads(128)\n{\n"
+	 "    shared As: f16[32, 64];\n    shared Bs: f16[32, 64];\n    local acc: f32[64, 64];\n"
+	 "    clear(acc);\n    copy(A[0, 0], As);\n    copy(B[0, 0], Bs);\n"
+	 "    gemm(As, Bs, acc, trans_a = true);\n    copy(acc, C[0, 0]);\n}\n",
+	 "t:9:5: error: kernel 'ta': gemm: not lowered yet for mma.sync: trans_a (store A as M x K);"},
 	/* too much shared memory: at the kernel, with what takes it */
 	{"kernel big(A: f32[N], B: f32[N]) grid(1) threads(128)\n{\n    shared s: f32[65536];\n"
 	 "    copy(A[0], s);\n    copy(s, B[0]);\n}\n",

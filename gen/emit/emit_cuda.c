@@ -2283,9 +2283,35 @@ gemm(Em *e, const IrStmt *st)
 		return err_set(e->err, "gemm: %s emission is not implemented yet (use --arch=sm_90 or sm_80)",
 			       gemm_instr_name(p.instr));
 	if (p.trans_a || p.elem_bits != 16 || !p.a_shared || !p.b_shared ||
-	    p.rep_n % 2 || A->ndim != 2 || B->ndim != 2 || Cb->ndim != 2 || p.acc_type != DT_F32)
-		return err_set(e->err, "gemm: only f16/bf16 A[M,K] x B[K,N] or B[N,K] from shared memory into an "
-			       "f32 accumulator is lowered yet");
+	    p.rep_n % 2 || A->ndim != 2 || B->ndim != 2 || Cb->ndim != 2 || p.acc_type != DT_F32) {
+		/* say which of the conditions this gemm misses, so the user knows what to change */
+		char why[256];
+		size_t at = 0;
+		const char *miss[8];
+		int nm = 0, i;
+
+		if (p.trans_a)
+			miss[nm++] = "trans_a (store A as M x K)";
+		if (p.elem_bits != 16)
+			miss[nm++] = "operands that are not f16/bf16";
+		if (!p.a_shared || !p.b_shared)
+			miss[nm++] = "an operand in registers (stage it through shared memory)";
+		if (p.rep_n % 2)
+			miss[nm++] = "an odd number of n8 tiles per warp (make N per warp a multiple of 16)";
+		if (A->ndim != 2 || B->ndim != 2 || Cb->ndim != 2)
+			miss[nm++] = "operands that are not 2-D";
+		if (p.acc_type != DT_F32)
+			miss[nm++] = "an accumulator that is not f32";
+		why[0] = 0;
+		for (i = 0; i < nm && at < sizeof why; i++) {
+			int w = snprintf(why + at, sizeof why - at, "%s%s", i ? ", " : "", miss[i]);
+
+			if (w > 0)
+				at += (size_t)w;
+		}
+		return err_set(e->err, "gemm: not lowered yet for mma.sync: %s; lowered: f16/bf16 "
+			       "A[M,K] x B[K,N] or B[N,K] from shared memory into an f32 accumulator", why);
+	}
 	if (e->frag[st->u.gemm.c.buf] != p.acc && layout_equal(e->frag[st->u.gemm.c.buf], p.acc, NULL) != 1)
 		return err_set(e->err, "gemm: accumulator '%s' does not have the gemm plan's layout", Cb->name);
 	wm = p.M / p.m_warp;
