@@ -23,17 +23,17 @@ cpuexec_entry(Buf *out, const IrKernel *k, const char *kname)
 	int i, n = 0;
 
 	buf_puts(out, "\n// the CPU run's entry: the kernel's arguments by position\n");
-	buf_printf(out, "extern \"C\" void tl_cpu_entry(void **a)\n{\n\t%s(", kname);
+	buf_printf(out, "extern \"C\" void tl_cpu_entry(void **tl_args_)\n{\n\t%s(", kname);
 	for (i = 0; i < k->nparam; i++, n++) {
 		const IrParam *P = &k->params[i];
 
 		if (P->is_tensor)
-			buf_printf(out, "%s(%s *)a[%d]", n ? ", " : "", emit_ctype(P->dtype), n);
+			buf_printf(out, "%s(%s *)tl_args_[%d]", n ? ", " : "", emit_ctype(P->dtype), n);
 		else
-			buf_printf(out, "%s*(%s *)a[%d]", n ? ", " : "", emit_ctype(P->dtype), n);
+			buf_printf(out, "%s*(%s *)tl_args_[%d]", n ? ", " : "", emit_ctype(P->dtype), n);
 	}
 	for (i = 0; i < k->nsize; i++, n++)
-		buf_printf(out, "%s*(int *)a[%d]", n ? ", " : "", n);
+		buf_printf(out, "%s*(int *)tl_args_[%d]", n ? ", " : "", n);
 	buf_puts(out, ");\n}\n");
 }
 

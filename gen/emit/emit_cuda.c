@@ -1204,7 +1204,16 @@ vecdim(const Em *e, const Region *r, int nn, int v)
 		return 1;
 	if (nest_region_dim(r, nn - 1) != r->ndim - 1)
 		return 0;
-	return B->scope != MEM_SHARED || multiple(r->off[r->ndim - 1], v);
+	if (B->scope != MEM_SHARED)
+		return 1;
+	/* the shared layout must keep v elements together (smem.c vector_run) */
+	{
+		const SmemBuf *sb = smem_find(&e->sp, r->buf);
+
+		if (!sb || sb->run < v)
+			return 0;
+	}
+	return multiple(r->off[r->ndim - 1], v);
 }
 
 /* loop coordinates cs with the last one advanced by the scalar lane tl_k */
@@ -2314,6 +2323,16 @@ gemm(Em *e, const IrStmt *st)
 	}
 	if (e->frag[st->u.gemm.c.buf] != p.acc && layout_equal(e->frag[st->u.gemm.c.buf], p.acc, NULL) != 1)
 		return err_set(e->err, "gemm: accumulator '%s' does not have the gemm plan's layout", Cb->name);
+	/* ldmatrix reads rows of 8 elements (16 bytes) along the last dimension of each operand */
+	{
+		const SmemBuf *sa = smem_find(&e->sp, st->u.gemm.a.buf), *sbb = smem_find(&e->sp, st->u.gemm.b.buf);
+
+		if (!sa || !sbb || sa->run < 8 || sbb->run < 8)
+			return err_set(e->err, "gemm: shared operand '%s' keeps only %lld consecutive elements "
+				       "together in its layout; ldmatrix reads 8 (16 bytes) along the last "
+				       "dimension", !sa || sa->run < 8 ? A->name : B->name,
+				       (long long)(!sa || sa->run < 8 ? (sa ? sa->run : 0) : sbb->run));
+	}
 	wm = p.M / p.m_warp;
 	wn = p.N / p.n_warp;
 	buf_init(&b);
@@ -3398,7 +3417,7 @@ kernel(Em *e)
 		const SmemBuf *sb = &e->sp.bufs[i];
 		const IrBuffer *B = &k->bufs[sb->buf];
 
-		cutecomment(e, sb->layout, 0, swizzle_name(sb->mode), 16 / dtype_bytes(B->dtype));
+		cutecomment(e, sb->layout, 0, swizzle_name(sb->mode), (int)sb->run);
 		line(e, "%s *%s = (%s *)(tl_smem + %lld); // %d stage%s of %lld elements", ctype(B->dtype),
 		     B->name, ctype(B->dtype), (long long)sb->offset, sb->stages, sb->stages > 1 ? "s" : "",
 		     (long long)sb->stage_elems);

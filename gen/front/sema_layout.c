@@ -203,16 +203,37 @@ fits_scope(Sema *S, const LayoutLit *l, const IrBuffer *b)
 
 		for (i = 0; i < b->ndim; i++)
 			n *= b->dims[i].c; /* shapes are bounded by 2^40 */
+		if (l->size < 0) {
+			diag(S->d, l->loc, "cute layout: the product of its shape overflows 64 bits");
+			return 0;
+		}
 		if (l->size != n) {
 			diag(S->d, l->loc, "cute layout maps %lld elements but '%s' has %lld", (long long)l->size,
 			     b->name, (long long)n);
 			return 0;
 		}
 	}
-	if ((l->kind == LAYOUT_SWIZZLE || l->kind == LAYOUT_PADDED) && b->scope != MEM_SHARED) {
-		diag(S->d, l->loc, "a %s layout needs a shared buffer; '%s' is %s",
-		     l->kind == LAYOUT_SWIZZLE ? "swizzle" : "padded", b->name, memscope_name(b->scope));
+	if ((l->kind == LAYOUT_SWIZZLE || l->kind == LAYOUT_PADDED || l->kind == LAYOUT_LINEAR) &&
+	    b->scope != MEM_SHARED) {
+		diag(S->d, l->loc, "a %s layout needs a shared buffer; '%s' is %s (a local tile takes "
+		     "cute(\"(threads, values)\"), mma_a/mma_b/mma_c(...) or require_amd_wmma_layout)",
+		     l->kind == LAYOUT_SWIZZLE ? "swizzle" : l->kind == LAYOUT_PADDED ? "padded" : "linear",
+		     b->name, memscope_name(b->scope));
 		return 0;
+	}
+	/* a (thread, value) layout of more threads than the kernel has cannot be held */
+	if (l->kind == LAYOUT_CUTE && b->scope == MEM_LOCAL && S->k && S->k->threads > 0) {
+		CuteObj *o;
+		Err e = {0};
+		int64_t nt;
+
+		if (cute_parse(S->a, l->text, &o, &e) == 0 && o->k == CUTE_LAYOUT &&
+		    cute_rank(o->l) >= 1 && cute_size(cute_mode(o->l, 0), &nt, &e) == 0 &&
+		    nt > S->k->threads) {
+			diag(S->d, l->loc, "cute layout: its thread mode has %lld threads; kernel '%s' has "
+			     "%lld (threads(...))", (long long)nt, S->k->name, (long long)S->k->threads);
+			return 0;
+		}
 	}
 	if (l->kind == LAYOUT_MMA && b->scope != MEM_LOCAL) {
 		diag(S->d, l->loc, "an mma_%c layout needs a local buffer; '%s' is %s", l->operand,

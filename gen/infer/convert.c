@@ -362,12 +362,28 @@ split_kernel(Arena *a, Diags *d, IrKernel *k)
 	for (b = 0; b < k->nbuf; b++)
 		root[b] = b;
 	for (pp = &k->body; (s = *pp) != NULL; pp = &s->next) {
+		int req = 0;
+
 		if ((b = split_buf(k, s)) < 0)
 			continue;
 		before = 0;
-		for (p = k->body; p != s; p = p->next)
+		for (p = k->body; p != s; p = p->next) {
 			if (!p->convert && stmt_ref(p, b))
 				before = 1;
+			if ((p->kind == S_REQUIRE_LAYOUT || p->kind == S_ANNOTATE_LAYOUT) &&
+			    p->u.layout.buf == b)
+				req = 1;
+			if (p->kind == S_REQUIRE_WMMA_LAYOUT && p->u.wmma.buf == b)
+				req = 1;
+		}
+		/* a release with nothing to release would be ignored: TLX requires an explicit
+		 * source layout; here a use before it (a conversion point) is one too */
+		if (s->kind == S_RELEASE_LAYOUT && !req && !before) {
+			diag(d, s->loc, "release_layout(%s): there is no layout to release here: no "
+			     "require_layout or annotate_layout of '%s' and no use of it before this "
+			     "statement", k->bufs[b].name, k->bufs[b].name);
+			return -1;
+		}
 		if (!before || !stmts_ref(s->next, b))
 			continue;
 		nb = ir_kernel_buffer(a, k, k->bufs[root[b]].name, MEM_LOCAL, k->bufs[b].dtype,

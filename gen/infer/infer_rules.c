@@ -11,6 +11,7 @@
 #include "dumplayout.h"
 #include "gemm_plan.h"
 #include "infer_int.h"
+#include "layout_cute.h"
 
 const char *
 inf_stmt_name(const IrStmt *s)
@@ -699,14 +700,14 @@ inf_lit_layout(Inf *in, const IrStmt *s, int *skip, Err *e)
 			 lit->operand == 'c' ? 16 : eb * 8, &L, e);
 		break;
 	case LAYOUT_CUTE:
-		/* a (thread, value) layout pins a local tile; shared CuTe layouts are
-		 * left to the lowering */
-		if (B->scope != MEM_LOCAL) {
-			*skip = 1;
-			return NULL;
-		}
+		/* a (thread, value) layout pins a local tile; on a shared buffer the layout maps
+		 * coordinates to offsets (swizzled when composed), honoured by the planner */
 		if (cute_parse(in->a, lit->text, &o, e))
 			return NULL;
+		if (B->scope == MEM_SHARED) {
+			L = layout_from_cute_shared(in->a, o, shape, n, e);
+			break;
+		}
 		if (o->k != CUTE_LAYOUT) {
 			err_set(e, "a local tile needs a (thread, value) CuTe layout, not a swizzled one");
 			return NULL;

@@ -204,3 +204,115 @@ frag_to_cute(Arena *a, const Fragment *F, CuteLayout *res, Err *err)
 	free(t.v);
 	return r;
 }
+
+/* ---- a shared buffer's layout from CuTe ------------------------------------------- */
+
+/* the CuTe layout l at the 1-D index x (its leaves column-major, as cute_eval does) */
+static IExpr *
+cute_at(Arena *a, const CuteTup *shape, const CuteTup *stride, IExpr *x, int64_t *prefix,
+	IExpr *sum, Err *err)
+{
+	int i;
+
+	if (shape->n < 0) {
+		int64_t s = shape->x.v, d = stride->x.v;
+		IExpr *t;
+
+		if (stride->x.nb) {
+			err_set(err, "a shared layout needs integer strides, not a basis stride");
+			return NULL;
+		}
+		if (d < 0) {
+			err_set(err, "a shared layout needs non-negative strides, got %lld", (long long)d);
+			return NULL;
+		}
+		t = iexpr_mulc(a, iexpr_modc(a, iexpr_divc(a, x, *prefix), s), d);
+		if (ck_mul(*prefix, s, prefix)) {
+			err_set(err, "the CuTe layout's size overflows");
+			return NULL;
+		}
+		return sum ? iexpr_add(a, sum, t) : t;
+	}
+	for (i = 0; i < shape->n; i++)
+		if (!(sum = cute_at(a, shape->e[i], stride->e[i], x, prefix, sum, err)))
+			return NULL;
+	return sum ? sum : iexpr_const(a, 0);
+}
+
+Layout *
+layout_from_cute_shared(Arena *a, const CuteObj *o, const int64_t *shape, int n, Err *err)
+{
+	int64_t size, elems = 1, prefix = 1;
+	IExpr *x, *f, *outs[LAYOUT_MAXDIM];
+	Layout *L;
+	int d;
+
+	if (!a || !o || !shape || n < 1 || n > LAYOUT_MAXDIM) {
+		err_set(err, "layout_from_cute_shared: bad argument");
+		return NULL;
+	}
+	if (o->k != CUTE_LAYOUT && o->k != CUTE_COMPOSED) {
+		err_set(err, "expected a layout shape:stride or Sw<B,M,S> o shape:stride");
+		return NULL;
+	}
+	for (d = 0; d < n; d++)
+		if (ck_mul(elems, shape[d], &elems)) {
+			err_set(err, "the buffer's size overflows");
+			return NULL;
+		}
+	if (cute_size(o->k == CUTE_LAYOUT ? o->l : o->c.l, &size, err) < 0)
+		return NULL;
+	if (size != elems) {
+		err_set(err, "the CuTe layout maps %lld elements, the buffer has %lld", (long long)size,
+			(long long)elems);
+		return NULL;
+	}
+	if (o->k == CUTE_COMPOSED) {
+		/* Sw<B,M,S> o off o L maps the element's coordinate (column-major index, as CuTe
+		 * takes it) to its offset, as dump_layout prints a swizzled buffer */
+		CuteSwizzle sw = o->c.sw;
+
+		if (cute_swizzle_check(sw, err) < 0)
+			return NULL;
+		x = iexpr_var(a, n - 1);
+		for (d = n - 2; d >= 0; d--)
+			x = iexpr_add(a, iexpr_mulc(a, x, shape[d]), iexpr_var(a, d));
+		if (!(f = cute_at(a, o->c.l.shape, o->c.l.stride, x, &prefix, NULL, err)))
+			return NULL;
+		if (o->c.off)
+			f = iexpr_addc(a, f, o->c.off);
+		if (sw.b > 0) {
+			/* x ^ shift(x & (2^B - 1) << (M + max(S, 0)), S) */
+			int64_t ymask = (((int64_t)1 << sw.b) - 1) << (sw.m + (sw.s > 0 ? sw.s : 0));
+			IExpr *sel = iexpr_bin(a, IX_AND, f, iexpr_const(a, ymask));
+
+			sel = sw.s >= 0 ? iexpr_bin(a, IX_SHR, sel, iexpr_const(a, sw.s))
+					: iexpr_bin(a, IX_SHL, sel, iexpr_const(a, -sw.s));
+			f = iexpr_bin(a, IX_XOR, f, sel);
+		}
+		if (!(L = layout_new(a, shape, n, &f, 1, err)))
+			return NULL;
+	} else {
+		/* shape:stride maps an offset to the element's row-major index (TLX's reading of a
+		 * buffer layout, as assert_same_layout and dump_layout take it): its inverse */
+		Layout *F;
+		int64_t div = 1;
+
+		x = iexpr_var(a, 0);
+		if (!(f = cute_at(a, o->l.shape, o->l.stride, x, &prefix, NULL, err)))
+			return NULL;
+		for (d = n - 1; d >= 0; d--) {
+			outs[d] = iexpr_modc(a, iexpr_divc(a, f, div), shape[d]);
+			div *= shape[d];
+		}
+		if (!(F = layout_new(a, &size, 1, outs, n, err)))
+			return NULL;
+		if (layout_check_injective(F, err))
+			return NULL;
+		if (!(L = layout_inverse(a, F, 0, err)))
+			return NULL;
+	}
+	if (layout_check_injective(L, err))
+		return NULL;
+	return L;
+}

@@ -20,4 +20,13 @@ int layout_to_cute(Arena *a, const Layout *L, LayoutCuteForm form, CuteComposed 
 /* a Fragment through the canonical packing: (coords..., rep) -> thread * slots + slot */
 int frag_to_cute(Arena *a, const Fragment *F, CuteLayout *res, Err *err);
 
+/*
+ * The layout (coordinate -> offset) of a shared buffer of shape[n] from a CuTe literal, read
+ * as dump_layout prints and assert_same_layout reads one: `shape:stride` maps an offset to the
+ * element's row-major index (TLX), `Sw<B,M,S> o off o shape:stride` maps the element's
+ * coordinate (column-major index) to its offset. The sizes must match, the strides be
+ * non-negative integers, every element on its own offset. NULL with err otherwise.
+ */
+Layout *layout_from_cute_shared(Arena *a, const CuteObj *o, const int64_t *shape, int n, Err *err);
+
 #endif

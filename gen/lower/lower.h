@@ -25,6 +25,9 @@ typedef struct SmemBuf {
 	int64_t align;        /* base alignment (1024 for 128-byte swizzles, else >= 16) */
 	int64_t offset;       /* byte offset in the dynamic shared buffer */
 	int first, last;      /* lifetime: statement positions (loops extend to their whole body) */
+	int64_t run;          /* vector run: the most elements (a power of two, at most 16 bytes) that
+			       * every aligned group along the last dimension keeps on consecutive,
+			       * equally aligned offsets (in every stage): what a vector access may take */
 	const char *source;   /* where the layout came from: "inferred", "gemm", "default" */
 } SmemBuf;
 

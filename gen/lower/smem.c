@@ -204,6 +204,70 @@ choose(Arena *a, const Target *t, const IrKernel *k, int b, const IrStmt *g, con
 	return 0;
 }
 
+/*
+ * The vector run of a planned buffer (SmemBuf.run), decided exactly over its elements: v
+ * holds when for every coordinate whose last index is a multiple of v, the v elements from
+ * it are at v consecutive offsets starting at a multiple of v, and a stage is a multiple of
+ * v elements. Built-in swizzles, padding and row-major keep 16 bytes; a user layout may
+ * keep less (a Swizzle<2,1,5> keeps 2 elements).
+ */
+static int
+vector_run(Arena *a, const IrBuffer *B, SmemBuf *sb, Err *err)
+{
+	const Layout *L = sb->layout;
+	int64_t vals[IEXPR_NVARS] = {0}, x[LAYOUT_MAXDIM], o0, o, v, t, last, rows = 1;
+	int nd, d, ok;
+	IExpr *lin;
+
+	/* a layout without a linear index form gets no vector access; the layout's inputs are
+	 * the buffer's dimensions, maybe after leading unit ones (a 1-D buffer as [1, n]) */
+	sb->run = 1;
+	nd = L->nin;
+	if (nd < 1 || nd > LAYOUT_MAXDIM || L->in_shape[nd - 1] != B->dims[B->ndim - 1].c ||
+	    !(lin = layout_linear_index(a, L)))
+		return 0;
+	last = L->in_shape[nd - 1];
+	for (d = 0; d < nd - 1; d++)
+		rows *= L->in_shape[d];
+	for (v = 16 / dtype_bytes(B->dtype); v > 1; v /= 2) {
+		if (last % v || sb->stage_elems % v)
+			continue;
+		ok = 1;
+		for (o0 = 0; ok && o0 < rows * last; o0 += v) {
+			int64_t r = o0;
+
+			for (d = nd - 1; d >= 0; d--) {
+				x[d] = r % L->in_shape[d];
+				r /= L->in_shape[d];
+			}
+			for (d = 0; d < nd; d++)
+				vals[d] = x[d];
+			if (iexpr_eval(lin, vals, &o, err) < 0)
+				return -1;
+			if (o % v) {
+				ok = 0;
+				break;
+			}
+			for (t = 1; t < v; t++) {
+				int64_t ot;
+
+				vals[nd - 1] = x[nd - 1] + t;
+				if (iexpr_eval(lin, vals, &ot, err) < 0)
+					return -1;
+				if (ot != o + t) {
+					ok = 0;
+					break;
+				}
+			}
+		}
+		if (ok) {
+			sb->run = v;
+			return 0;
+		}
+	}
+	return 0;
+}
+
 static int
 overlaps(const SmemBuf *x, const SmemBuf *y)
 {
@@ -254,6 +318,8 @@ smem_plan(Arena *a, const Target *t, const IrKernel *k, SmemPlan *out, Err *err)
 				return err_set(err, "shared buffer '%s' is too large", k->bufs[b].name),
 				       err_loc(err, k->bufs[b].loc);
 		sb->stage_elems = elems;
+		if (vector_run(a, &k->bufs[b], sb, err))
+			return err_loc(err, k->bufs[b].loc);
 		if (ck_mul(elems, dtype_bytes(k->bufs[b].dtype), &sb->bytes) ||
 		    ck_mul(sb->bytes, sb->stages, &sb->bytes))
 			return err_set(err, "shared buffer '%s' is too large", k->bufs[b].name),
