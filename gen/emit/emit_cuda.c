@@ -1049,11 +1049,15 @@ vtype(int bytes)
 	return bytes == 16 ? "uint4" : bytes == 8 ? "uint2" : bytes == 4 ? "tl_u32" : "unsigned short";
 }
 
-/* the 32-bit word w of a run of values vals (text) of type t (2 or 4 bytes) */
+/* the 32-bit word w of a run of values vals (text) of type t (1, 2 or 4 bytes) */
 static void
 packword(Buf *b, DType t, char *const *vals, int w)
 {
-	if (dtype_bytes(t) == 2)
+	if (dtype_bytes(t) == 1)
+		buf_printf(b, "((tl_u32)(unsigned char)%s | ((tl_u32)(unsigned char)%s << 8) | "
+			   "((tl_u32)(unsigned char)%s << 16) | ((tl_u32)(unsigned char)%s << 24))",
+			   vals[4 * w], vals[4 * w + 1], vals[4 * w + 2], vals[4 * w + 3]);
+	else if (dtype_bytes(t) == 2)
 		buf_printf(b, "((tl_u32)%s | ((tl_u32)%s << 16))", vals[2 * w], vals[2 * w + 1]);
 	else if (t == DT_F32)
 		buf_printf(b, "__float_as_uint(%s)", vals[w]);
@@ -1068,7 +1072,9 @@ unpack(Em *e, DType t, const char *r, int words, int k)
 	static const char comp[] = "xyzw";
 	const char *wd;
 
-	wd = words == 1 ? r : arena_printf(e->a, "%s.%c", r, comp[dtype_bytes(t) == 2 ? k / 2 : k]);
+	wd = words == 1 ? r : arena_printf(e->a, "%s.%c", r, comp[k * dtype_bytes(t) / 4]);
+	if (dtype_bytes(t) == 1)
+		return arena_printf(e->a, "(%s)(unsigned char)(%s >> %d)", ctype(t), wd, k % 4 * 8);
 	if (dtype_bytes(t) == 2)
 		return arena_printf(e->a, "(%s)(%s >> %d)", ctype(t), wd, k % 2 * 16);
 	if (t == DT_F32)
@@ -1265,7 +1271,10 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 		if (!ir_is_const(lr->off[d], &c) || c || lr->ext[d] != L->dims[d].c)
 			return err_set(e->err, "copy: local '%s' must be copied whole", L->name);
 	}
-	v = eb == 2 || eb == 4 ? fragvec(F, co, S, 16 / eb) : 1;
+	/* 1-byte elements move in whole 32-bit words: at least 4 */
+	v = eb == 1 || eb == 2 || eb == 4 ? fragvec(F, co, S, 16 / eb) : 1;
+	if (eb == 1 && v < 4)
+		v = 1;
 	if (!vecdim(e, mr, L->ndim - countunit(L), v))
 		v = 1;
 	if ((vc = veccond(e, chk, mr, v)) == scalar_only)
@@ -1389,7 +1398,7 @@ tilecopy(Em *e, Buf *chk, const IrStmt *st)
 		return err_set(e->err, "copy of rank %d between memories is not lowered yet", nn);
 	R = nn == 2 ? ext[0] : 1;
 	C = ext[nn - 1];
-	v = SB->dtype == DB->dtype && (eb == 2 || eb == 4) && C % (16 / eb) == 0 ? 16 / eb : 1;
+	v = SB->dtype == DB->dtype && (eb == 1 || eb == 2 || eb == 4 || eb == 8) && C % (16 / eb) == 0 ? 16 / eb : 1;
 	if (!vecdim(e, sr, nn, v) || !vecdim(e, dr, nn, v))
 		v = 1;
 	if ((vc = veccond(e, chk, SB->scope == MEM_GLOBAL ? sr : dr, v)) == scalar_only)
@@ -3428,8 +3437,12 @@ kernel(Em *e)
 
 		if (B->scope != MEM_LOCAL)
 			continue;
-		cutecomment(e, e->frag[b], 1, "none",
-			    eb == 2 || eb == 4 ? fragvec(e->frag[b], e->coord[b], e->slots[b], 16 / eb) : 1);
+		{
+			int vv = eb == 1 || eb == 2 || eb == 4 ?
+				 fragvec(e->frag[b], e->coord[b], e->slots[b], 16 / eb) : 1;
+
+			cutecomment(e, e->frag[b], 1, "none", eb == 1 && vv < 4 ? 1 : vv);
+		}
 		line(e, "%s %s[%lld];", ctype(B->dtype), B->name, (long long)e->slots[b]);
 	}
 	ret = bodies(e, &chk, &body);
