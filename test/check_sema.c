@@ -151,7 +151,7 @@ static const struct {
 	{KH KB "annotate_layout(As, cute(\"(_8,_4):(_4,_1)\")); }",
 	 "t:3:21: error: cute layout maps 32 elements but 'As' has 2048\n"},
 	{KH KB "assert_same_layout(acc, cute(\"((_32,_2,_2),_1):((_1,_32,_0),_0)\")); }",
-	 "t:3:25: error: cute layout maps 128 elements but 'acc' has 4096\n"},
+	 "t:3:25: error: cute layout maps 64 elements but 'acc' has 4096\n"},
 	{KH KB "local a: f16[48, 24]; require_layout(a, mma_a(m16n8k16)); }",
 	 "t:3:41: error: mma_a(m16n8k16) needs a 2-D buffer whose shape is a multiple of [16, 16]; 'a' is local f16[48, 24]\n"},
 	{KH KB "local q: f32[64]; require_layout(q, mma_c(mfma16x16x16)); }",

@@ -193,12 +193,26 @@ layoutlit(Sema *S, const Node *n)
 	return NULL;
 }
 
+/* the product of the shape's leaves whose stride is not 0 (sizes of a checked literal fit) */
+static int64_t
+nonzero_size(const CuteTup *shape, const CuteTup *stride)
+{
+	int64_t n = 1;
+	int i;
+
+	if (shape->n < 0)
+		return stride->x.v == 0 && stride->x.nb == 0 ? 1 : shape->x.v;
+	for (i = 0; i < shape->n; i++)
+		n *= nonzero_size(shape->e[i], stride->e[i]);
+	return n;
+}
+
 /* does the layout fit the buffer's scope (and a CuTe layout its size)? */
 static int
 fits_scope(Sema *S, const LayoutLit *l, const IrBuffer *b)
 {
 	if (l->kind == LAYOUT_CUTE && b->scope != MEM_GLOBAL) {
-		int64_t n = 1;
+		int64_t n = 1, size = l->size;
 		int i;
 
 		for (i = 0; i < b->ndim; i++)
@@ -207,8 +221,16 @@ fits_scope(Sema *S, const LayoutLit *l, const IrBuffer *b)
 			diag(S->d, l->loc, "cute layout: the product of its shape overflows 64 bits");
 			return 0;
 		}
-		if (l->size != n) {
-			diag(S->d, l->loc, "cute layout maps %lld elements but '%s' has %lld", (long long)l->size,
+		/* a (thread, value) layout's stride-0 modes replicate: they map no new element */
+		if (b->scope == MEM_LOCAL) {
+			CuteObj *o;
+			Err e = {0};
+
+			if (cute_parse(S->a, l->text, &o, &e) == 0 && o->k == CUTE_LAYOUT)
+				size = nonzero_size(o->l.shape, o->l.stride);
+		}
+		if (size != n) {
+			diag(S->d, l->loc, "cute layout maps %lld elements but '%s' has %lld", (long long)size,
 			     b->name, (long long)n);
 			return 0;
 		}
