@@ -33,6 +33,8 @@ CPPFLAGS += -DTILEC_HAVE_RUN=1
 endif
 GENWARN  := -Wno-unused-variable -Wno-unused-parameter -Wno-missing-prototypes -Wno-unused-but-set-variable
 LDLIBS   := -ldl -lm -lpthread
+# every object is position-independent, so one set makes libtilec.a and libtilec.so
+PIC      := -fPIC
 
 # ---- sources -------------------------------------------------------------
 LIB_SRC  := $(filter-out gen/main.c,$(wildcard gen/*.c)) $(wildcard cpu/*.c) $(wildcard runtime/*.c)
@@ -47,7 +49,7 @@ LIB_OBJ  += $(O)/obj/gs/templates.o
 TEST_SRC := $(wildcard test/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(O)/obj/%.o)
 
-all: deps $(O)/tilec $(O)/libtilec.a
+all: deps $(O)/tilec $(O)/libtilec.a $(O)/libtilec.so
 
 # ---- dependencies: install what is missing on a fresh Debian machine -------
 DEPS_STAMP := build/.deps
@@ -105,15 +107,19 @@ $(GS)/suites.h: $(wildcard test/check_*.c) | $(GS)
 $(O)/obj/test/%.o: CHECKFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
 $(O)/obj/%.o: %.c $(HDRS) $(GEN_HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(CPPFLAGS) $(CHECKFLAGS) -c -o $@ $<
+	$(CC) $(CSTD) $(CFLAGS) $(PIC) $(WARN) $(CPPFLAGS) $(CHECKFLAGS) -c -o $@ $<
 $(O)/obj/gs/%.o: $(GS)/%.c $(HDRS) $(GEN_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(GENWARN) $(CPPFLAGS) -c -o $@ $<
+	$(CC) $(CSTD) $(CFLAGS) $(PIC) $(WARN) $(GENWARN) $(CPPFLAGS) -c -o $@ $<
 $(TEST_OBJ): $(GS)/suites.h
 
 $(O)/libtilec.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
+# the shared library (for Python's ctypes and other FFIs): the same objects, public
+# symbols tilec_* only
+$(O)/libtilec.so: $(LIB_OBJ)
+	$(CC) -shared $(CFLAGS) $(LDSAN) -Wl,--version-script=runtime/libtilec.map -o $@ $^ $(LDLIBS)
 $(O)/tilec: $(O)/obj/gen/main.o $(O)/libtilec.a
 	$(CC) $(CFLAGS) $(LDSAN) -o $@ $^ $(LDLIBS)
 $(O)/check_tilec: $(TEST_OBJ) $(O)/libtilec.a
