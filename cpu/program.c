@@ -148,6 +148,11 @@ tilec_program_compile(const char *src, size_t len, const tilec_options *opts, ti
 		tilec_program_free(p);
 		return st;
 	}
+	/* the IR keeps pointers to the arch and the file name: copies that live with it */
+	if (o.arch)
+		o.arch = arena_strdup(&p->arena, o.arch);
+	if (o.filename)
+		o.filename = arena_strdup(&p->arena, o.filename);
 	diags_init(&d, &p->arena);
 	p->ir = compile_front(&p->arena, &d, p->src, len, &o);
 	if (!p->ir) {

@@ -17,9 +17,9 @@ extern "C" {
 
 /*
  * tilec_compile returns TILEC_OK (compiled; output is set), TILEC_ERR_COMPILE
- * (an error in the source or in a -D value the program rejects; see
- * diagnostics), TILEC_ERR_ARG (the API was called with bad arguments or
- * options: unknown target or arch, malformed -D) or TILEC_ERR_NOMEM.
+ * (an error in the source or in a -D value, malformed or rejected by the
+ * program; see diagnostics), TILEC_ERR_ARG (the API was called with bad
+ * arguments or options: NULL, unknown target or arch) or TILEC_ERR_NOMEM.
  */
 
 struct tilec_pass_list; /* tilec_plugin.h */
