@@ -16,6 +16,8 @@ LEMON    ?= lemon
 RE2C     ?= re2c
 FUZZ_SECONDS ?= 60
 FUZZ_SEED ?= 1
+# Debian's Python, where python3-numpy installs (python/ tests, make demo)
+PYTHON   ?= $(shell [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3)
 
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CSTD     := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
@@ -63,6 +65,9 @@ $(DEPS_STAMP):
 	pkg-config --exists check 2>/dev/null || missing="$$missing check"; \
 	[ -f /usr/include/hip/hiprtc.h ] || missing="$$missing libamdhip64-dev"; \
 	command -v g++ >/dev/null || missing="$$missing g++"; \
+	command -v cmake >/dev/null || missing="$$missing cmake"; \
+	$(PYTHON) -c 'import numpy' 2>/dev/null || missing="$$missing python3-numpy"; \
+	$(PYTHON) -c 'import setuptools' 2>/dev/null || missing="$$missing python3-setuptools"; \
 	command -v clang-19 >/dev/null && command -v ld.lld-19 >/dev/null && command -v llvm-objdump-19 >/dev/null \
 	  || missing="$$missing clang-19 lld-19 llvm-19"; \
 	if [ -n "$$missing" ]; then \
@@ -132,10 +137,46 @@ test: deps
 	$(MAKE) --no-print-directory O=build test-run
 	$(MAKE) --no-print-directory O=build/san SAN=1 all build/san/check_tilec
 	$(MAKE) --no-print-directory O=build/san SAN=1 test-run
-test-run:
+test-run: $(O)/api_cxx
 	@echo "== check_tilec ($(O))"
 	CK_DEFAULT_TIMEOUT=120 TILEC=$(O)/tilec ASAN_OPTIONS=detect_leaks=1 $(O)/check_tilec
 	@if [ -x test/cli.sh ]; then TILEC=$(O)/tilec test/cli.sh; fi
+	@echo "== every public header in one C++ file ($(O)/api_cxx)"
+	ASAN_OPTIONS=detect_leaks=1 $(O)/api_cxx
+	@if [ "$(SAN)" != 1 ]; then $(MAKE) --no-print-directory O=$(O) test-python test-cmake; fi
+
+# every public header in one C++ file, with the strictest warnings (C: test/check_api.c)
+PUBLIC_HDRS := $(filter-out runtime/tileglue.h runtime/rt.h,$(wildcard runtime/tilec*.h))
+$(O)/api_cxx: test/api_cxx.cpp $(PUBLIC_HDRS) $(O)/libtilec.a
+	$(CXX) -std=c++11 -O1 -g -Wall -Wextra -Werror -pedantic $(LDSAN) -Iruntime -o $@ test/api_cxx.cpp $(O)/libtilec.a $(LDLIBS)
+
+# the Python package against build/libtilec.so, from the tree (no install, no network)
+test-python: $(O)/libtilec.so
+	@echo "== python/tests (NumPy, the CPU target)"
+	PYTHONPATH=python TILEC_LIBRARY=$(O)/libtilec.so PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m unittest discover -s python/tests
+
+# the CMake sample against a staged install (find_package(tilec), tilec_add_kernel)
+CMAKE_STAGE := $(CURDIR)/build/cmake-stage
+test-cmake: $(O)/tilec $(O)/libtilec.a $(O)/libtilec.so
+	@echo "== samples/cmake against make install DESTDIR=build/cmake-stage PREFIX=/usr"
+	@rm -rf build/cmake-stage build/cmake-sample
+	@$(MAKE) --no-print-directory install DESTDIR=$(CMAKE_STAGE) PREFIX=/usr >build/cmake-install.log
+	cmake -S samples/cmake -B build/cmake-sample -DCMAKE_PREFIX_PATH=$(CMAKE_STAGE)/usr >build/cmake-configure.log \
+	  || { cat build/cmake-configure.log; exit 1; }
+	@grep -E "tilec|CUDA" build/cmake-configure.log
+	cmake --build build/cmake-sample -j2 >build/cmake-build.log || { cat build/cmake-build.log; exit 1; }
+	test -s build/cmake-sample/tilec/gemm.cu && test -s build/cmake-sample/tilec/gemm.h
+	build/cmake-sample/cpu_check samples/gemm.tile
+	@if [ -x build/cmake-sample/gemm_gpu ]; then \
+	  if ! /sbin/ldconfig -p | grep -q 'libcuda\.so\.1 '; then echo "gemm_gpu: built with nvcc; no NVIDIA driver here, not run"; \
+	  else build/cmake-sample/gemm_gpu; rc=$$?; \
+	    if [ $$rc = 77 ]; then echo "gemm_gpu: built; no GPU here (exit 77)"; else exit $$rc; fi; fi; fi
+	@echo "== samples/cmake without CUDA (-DTILEC_SAMPLE_NO_CUDA=ON): the kernel generated, not compiled"
+	@rm -rf build/cmake-sample-nocuda
+	cmake -S samples/cmake -B build/cmake-sample-nocuda -DCMAKE_PREFIX_PATH=$(CMAKE_STAGE)/usr \
+	  -DTILEC_SAMPLE_NO_CUDA=ON >build/cmake-configure.log || { cat build/cmake-configure.log; exit 1; }
+	cmake --build build/cmake-sample-nocuda -j2 >build/cmake-build.log || { cat build/cmake-build.log; exit 1; }
+	test -s build/cmake-sample-nocuda/tilec/gemm.cu && grep -q 'tilec_launch_gemm' build/cmake-sample-nocuda/tilec/gemm.h
 
 golden:
 	UPDATE_GOLDEN=1 $(MAKE) --no-print-directory O=build all build/check_tilec test-run
@@ -183,15 +224,19 @@ build/host_jit: samples/host_jit.c build/libtilec.a runtime/tilec_tile.h
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
 	install -m 755 build/tilec $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 build/libtilec.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 644 runtime/tilec*.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 build/libtilec.a build/libtilec.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 $(PUBLIC_HDRS) $(DESTDIR)$(PREFIX)/include/
 	install -m 644 templates/tilec_cuda.h templates/tilec_portable.h $(DESTDIR)$(PREFIX)/include/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e "s|@VERSION@|$$(build/tilec --version | sed 's/^tilec //')|" \
-	  tilec.pc.in >build/tilec.pc
-	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	v=$$(build/tilec --version | sed 's/^tilec //'); \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e "s|@VERSION@|$$v|" tilec.pc.in >build/tilec.pc; \
+	sed -e "s|@VERSION@|$$v|" cmake/tilecConfig.cmake.in >build/tilecConfig.cmake; \
+	sed -e "s|@VERSION@|$$v|" cmake/tilecConfigVersion.cmake.in >build/tilecConfigVersion.cmake
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/lib/cmake/tilec
 	install -m 644 build/tilec.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	install -m 644 build/tilecConfig.cmake build/tilecConfigVersion.cmake $(DESTDIR)$(PREFIX)/lib/cmake/tilec/
 
 clean:
-	rm -rf build/obj build/san build/fuzz build/src build/tilec build/libtilec.a build/check_tilec
+	rm -rf build/obj build/san build/fuzz build/src build/tilec build/libtilec.a build/libtilec.so \
+	  build/check_tilec build/api_cxx build/cmake-stage build/cmake-sample build/cmake-sample-nocuda
 
-.PHONY: host_jit all deps test test-run golden demo fuzz fuzz-diff bench install clean
+.PHONY: host_jit all deps test test-run test-python test-cmake golden demo fuzz fuzz-diff bench install clean
