@@ -1,7 +1,7 @@
 # tilec: tile-language kernel generator.
 #   make            build/tilec and build/libtilec.a (installs missing Debian packages as root)
 #   make test       Check suites, normal build and ASan/UBSan build
-#   make demo       the CUDA C of samples/gemm.tile, and its CPU run against the interpreter
+#   make demo       gemm.tile: its CUDA C (build/demo/), CuTe layouts, CPU run checked, Python, GPU run if any
 #   make fuzz       libFuzzer on the front end (FUZZ_SECONDS, default 60)
 #   make fuzz-diff  random tile programs through tilec_run (FUZZ_SECONDS, FUZZ_SEED; build/fuzz-diff/)
 #   make bench      front-end / algebra speed benchmarks (not timed tests)
@@ -154,6 +154,7 @@ $(O)/api_cxx: test/api_cxx.cpp $(PUBLIC_HDRS) $(O)/libtilec.a
 test-python: $(O)/libtilec.so
 	@echo "== python/tests (NumPy, the CPU target)"
 	PYTHONPATH=python TILEC_LIBRARY=$(O)/libtilec.so PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m unittest discover -s python/tests
+	PYTHONPATH=python TILEC_LIBRARY=$(O)/libtilec.so PYTHONDONTWRITEBYTECODE=1 $(PYTHON) python/examples/quickstart_gemm.py
 
 # the CMake sample against a staged install (find_package(tilec), tilec_add_kernel)
 CMAKE_STAGE := $(CURDIR)/build/cmake-stage
@@ -181,12 +182,25 @@ test-cmake: $(O)/tilec $(O)/libtilec.a $(O)/libtilec.so
 golden:
 	UPDATE_GOLDEN=1 $(MAKE) --no-print-directory O=build all build/check_tilec test-run
 
-# the gemm sample: its CUDA C (the first lines), then run on the CPU both ways and compared
-demo: all
-	@echo "== tilec --dump=cuda samples/gemm.tile (first 60 lines)"
-	@$(O)/tilec --dump=cuda samples/gemm.tile | head -60
-	@echo "== tilec run samples/gemm.tile: the reference interpreter against the emitted CUDA C on the CPU"
+# the gemm sample: its CUDA C and launcher header written to build/demo/, the inferred layouts
+# in CuTe notation, a run on the CPU target checked against the reference interpreter, and a
+# GPU run (samples/host_jit.c: JIT, launch, check against a CPU reference) when a driver is there
+demo: all build/host_jit
+	@mkdir -p build/demo
+	@$(O)/tilec samples/gemm.tile -o build/demo/gemm.cu --header build/demo/gemm.h
+	@echo "== the CUDA C of samples/gemm.tile: build/demo/gemm.cu ($$(wc -l <build/demo/gemm.cu) lines), its launchers: build/demo/gemm.h"
+	@echo "   (tilec samples/gemm.tile -o build/demo/gemm.cu --header build/demo/gemm.h; the kernel's first lines:)"
+	@sed -n '/^extern "C"/,$$p' build/demo/gemm.cu | head -25
+	@echo "   ..."
+	@echo "== the inferred layouts in CuTe notation (tilec --dump=layouts samples/gemm.tile; docs/cute.md)"
+	@$(O)/tilec --dump=layouts samples/gemm.tile | awk '/^  [a-z]/ { what = $$0 } /cute:/ { sub(/^ +/, "", what); sub(/^ +cute: /, ""); printf "  %-28s %s\n", what, $$0 }'
+	@echo "== on the CPU target: the emitted CUDA C built with c++ against tilec_cpu.h, checked against the reference interpreter"
 	$(O)/tilec run samples/gemm.tile --sizes "M=200,N=203,K=205;M=256,N=384,K=512" -v
+	@echo "== the same from Python (python/examples/quickstart_gemm.py, the package in python/)"
+	@PYTHONPATH=python TILEC_LIBRARY=$(O)/libtilec.so PYTHONDONTWRITEBYTECODE=1 $(PYTHON) python/examples/quickstart_gemm.py
+	@echo "== on the GPU (NVRTC JIT + launch + check; skipped without an NVIDIA driver)"
+	@build/host_jit samples/gemm.tile; rc=$$?; \
+	  if [ $$rc = 77 ]; then echo "   no NVIDIA GPU here: not run"; elif [ $$rc != 0 ]; then exit $$rc; fi
 
 # ---- fuzzing (clang + libFuzzer from Debian) ------------------------------
 # Debian's clang-14 with its libFuzzer/sanitizer runtime (libclang-rt-14-dev); clang-19 from the
