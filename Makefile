@@ -68,6 +68,7 @@ $(DEPS_STAMP):
 	command -v cmake >/dev/null || missing="$$missing cmake"; \
 	$(PYTHON) -c 'import numpy' 2>/dev/null || missing="$$missing python3-numpy"; \
 	$(PYTHON) -c 'import setuptools' 2>/dev/null || missing="$$missing python3-setuptools"; \
+	$(PYTHON) -c 'import ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
 	command -v clang-19 >/dev/null && command -v ld.lld-19 >/dev/null && command -v llvm-objdump-19 >/dev/null \
 	  || missing="$$missing clang-19 lld-19 llvm-19"; \
 	if [ -n "$$missing" ]; then \
@@ -150,11 +151,17 @@ PUBLIC_HDRS := $(filter-out runtime/tileglue.h runtime/rt.h,$(wildcard runtime/t
 $(O)/api_cxx: test/api_cxx.cpp $(PUBLIC_HDRS) $(O)/libtilec.a
 	$(CXX) -std=c++11 -O1 -g -Wall -Wextra -Werror -pedantic $(LDSAN) -Iruntime -o $@ test/api_cxx.cpp $(O)/libtilec.a $(LDLIBS)
 
-# the Python package against build/libtilec.so, from the tree (no install, no network)
+# the Python package as a user installs it: pip install ./python into a venv in build/ (no
+# network: --no-build-isolation --no-index, setuptools and NumPy from Debian), its libtilec.so
+# copied from $(O); the tests and the quick start then import the installed package
 test-python: $(O)/libtilec.so
-	@echo "== python/tests (NumPy, the CPU target)"
-	PYTHONPATH=python TILEC_LIBRARY=$(O)/libtilec.so PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m unittest discover -s python/tests
-	PYTHONPATH=python TILEC_LIBRARY=$(O)/libtilec.so PYTHONDONTWRITEBYTECODE=1 $(PYTHON) python/examples/quickstart_gemm.py
+	@echo "== python/: pip install ./python into build/pyvenv, then python/tests (NumPy, the CPU target)"
+	@rm -rf build/pyvenv python/build
+	$(PYTHON) -m venv --system-site-packages build/pyvenv
+	TILEC_LIBRARY=$(CURDIR)/$(O)/libtilec.so build/pyvenv/bin/pip install -q --no-build-isolation --no-index ./python
+	cd build && PYTHONDONTWRITEBYTECODE=1 pyvenv/bin/python -c 'import tilec; print("tilec", tilec.version(), "from", tilec.library())'
+	cd build && PYTHONDONTWRITEBYTECODE=1 pyvenv/bin/python -m unittest discover -s ../python/tests
+	cd build && PYTHONDONTWRITEBYTECODE=1 pyvenv/bin/python ../python/examples/quickstart_gemm.py
 
 # the CMake sample against a staged install (find_package(tilec), tilec_add_kernel)
 CMAKE_STAGE := $(CURDIR)/build/cmake-stage
@@ -251,6 +258,6 @@ install: all
 
 clean:
 	rm -rf build/obj build/san build/fuzz build/src build/tilec build/libtilec.a build/libtilec.so \
-	  build/check_tilec build/api_cxx build/cmake-stage build/cmake-sample build/cmake-sample-nocuda
+	  build/check_tilec build/api_cxx build/pyvenv python/build build/cmake-stage build/cmake-sample build/cmake-sample-nocuda
 
 .PHONY: host_jit all deps test test-run test-python test-cmake golden demo fuzz fuzz-diff bench install clean
