@@ -220,7 +220,7 @@ START_TEST(hip_clang19)
 	writefile(hipf, hip, strlen(hip));
 	snprintf(cmd, sizeof cmd,
 		 "clang-19 -x hip --cuda-device-only -nogpuinc -nogpulib --no-gpu-bundle-output "
-		 "--offload-arch=%s -O3 -Werror -Wno-unused-command-line-argument -o '%s' '%s' > '%s/log' 2>&1",
+		 "--offload-arch=%s -O3 -Wall -Wextra -Werror -Wno-unused-command-line-argument -o '%s' '%s' > '%s/log' 2>&1",
 		 objects[_i].arch, co, hipf, tmpdir);
 	if (system(cmd) != 0) {
 		snprintf(cmd, sizeof cmd, "%s/log", tmpdir);
