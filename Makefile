@@ -1,5 +1,5 @@
 # tilec: tile-language kernel generator.
-#   make            build/tilec and build/libtilec.a (installs missing Debian packages as root)
+#   make            build/tilec, build/libtilec.a and build/libtilec.so (installs missing Debian packages as root)
 #   make test       Check suites, normal build and ASan/UBSan build
 #   make demo       gemm.tile: its CUDA C (build/demo/), CuTe layouts, CPU run checked, Python, GPU run if any
 #   make fuzz       libFuzzer on the front end (FUZZ_SECONDS, default 60)
@@ -56,7 +56,8 @@ all: deps $(O)/tilec $(O)/libtilec.a $(O)/libtilec.so
 # ---- dependencies: install what is missing on a fresh Debian machine -------
 DEPS_STAMP := build/.deps
 deps: $(DEPS_STAMP)
-$(DEPS_STAMP):
+# re-checked when the Makefile changes (a new dependency reaches existing clones too)
+$(DEPS_STAMP): Makefile
 	@mkdir -p build
 	@missing=""; \
 	command -v $(LEMON) >/dev/null || missing="$$missing lemon"; \
