@@ -1,7 +1,7 @@
 # tilec: tile-language kernel generator.
-#   make            build/tilec and build/libtilec.a (installs missing Debian packages as root)
+#   make            build/tilec, build/libtilec.a and build/libtilec.so (installs missing Debian packages as root)
 #   make test       Check suites, normal build and ASan/UBSan build
-#   make demo       the CUDA C of samples/gemm.tile, and its CPU run against the interpreter
+#   make demo       gemm.tile: its CUDA C (build/demo/), CuTe layouts, CPU run checked, Python, GPU run if any
 #   make fuzz       libFuzzer on the front end (FUZZ_SECONDS, default 60)
 #   make fuzz-diff  random tile programs through tilec_run (FUZZ_SECONDS, FUZZ_SEED; build/fuzz-diff/)
 #   make bench      front-end / algebra speed benchmarks (not timed tests)
@@ -16,6 +16,8 @@ LEMON    ?= lemon
 RE2C     ?= re2c
 FUZZ_SECONDS ?= 60
 FUZZ_SEED ?= 1
+# Debian's Python, where python3-numpy installs (python/ tests, make demo)
+PYTHON   ?= $(shell [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3)
 
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CSTD     := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
@@ -36,6 +38,8 @@ CPPFLAGS += -DTILEC_HAVE_RUN=1
 endif
 GENWARN  := -Wno-unused-variable -Wno-unused-parameter -Wno-missing-prototypes -Wno-unused-but-set-variable
 LDLIBS   := -ldl -lm -lpthread
+# every object is position-independent, so one set makes libtilec.a and libtilec.so
+PIC      := -fPIC
 
 # ---- sources -------------------------------------------------------------
 LIB_SRC  := $(filter-out gen/cli/main.c,$(wildcard gen/*/*.c)) $(wildcard cpu/*.c) $(wildcard runtime/*.c)
@@ -50,12 +54,13 @@ LIB_OBJ  += $(O)/obj/gs/templates.o
 TEST_SRC := $(wildcard test/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(O)/obj/%.o)
 
-all: deps $(O)/tilec $(O)/libtilec.a
+all: deps $(O)/tilec $(O)/libtilec.a $(O)/libtilec.so
 
 # ---- dependencies: install what is missing on a fresh Debian machine -------
 DEPS_STAMP := build/.deps
 deps: $(DEPS_STAMP)
-$(DEPS_STAMP):
+# re-checked when the Makefile changes (a new dependency reaches existing clones too)
+$(DEPS_STAMP): Makefile
 	@mkdir -p build
 	@missing=""; \
 	command -v $(LEMON) >/dev/null || missing="$$missing lemon"; \
@@ -64,6 +69,10 @@ $(DEPS_STAMP):
 	pkg-config --exists check 2>/dev/null || missing="$$missing check"; \
 	[ -f /usr/include/hip/hiprtc.h ] || missing="$$missing libamdhip64-dev"; \
 	command -v g++ >/dev/null || missing="$$missing g++"; \
+	command -v cmake >/dev/null || missing="$$missing cmake"; \
+	$(PYTHON) -c 'import numpy' 2>/dev/null || missing="$$missing python3-numpy"; \
+	$(PYTHON) -c 'import setuptools' 2>/dev/null || missing="$$missing python3-setuptools"; \
+	$(PYTHON) -c 'import ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
 	command -v clang-19 >/dev/null && command -v ld.lld-19 >/dev/null && command -v llvm-objdump-19 >/dev/null \
 	  || missing="$$missing clang-19 lld-19 llvm-19"; \
 	if [ -n "$$missing" ]; then \
@@ -108,15 +117,19 @@ $(GS)/suites.h: $(wildcard test/check_*.c) | $(GS)
 $(O)/obj/test/%.o: CHECKFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
 $(O)/obj/%.o: %.c $(HDRS) $(GEN_HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(CPPFLAGS) $(CHECKFLAGS) -c -o $@ $<
+	$(CC) $(CSTD) $(CFLAGS) $(PIC) $(WARN) $(CPPFLAGS) $(CHECKFLAGS) -c -o $@ $<
 $(O)/obj/gs/%.o: $(GS)/%.c $(HDRS) $(GEN_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(GENWARN) $(CPPFLAGS) -c -o $@ $<
+	$(CC) $(CSTD) $(CFLAGS) $(PIC) $(WARN) $(GENWARN) $(CPPFLAGS) -c -o $@ $<
 $(TEST_OBJ): $(GS)/suites.h
 
 $(O)/libtilec.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
+# the shared library (for Python's ctypes and other FFIs): the same objects, public
+# symbols tilec_* only
+$(O)/libtilec.so: $(LIB_OBJ)
+	$(CC) -shared $(CFLAGS) $(LDSAN) -Wl,--version-script=runtime/libtilec.map -o $@ $^ $(LDLIBS)
 $(O)/tilec: $(O)/obj/gen/cli/main.o $(O)/libtilec.a
 	$(CC) $(CFLAGS) $(LDSAN) -o $@ $^ $(LDLIBS)
 $(O)/check_tilec: $(TEST_OBJ) $(O)/libtilec.a
@@ -129,20 +142,76 @@ test: deps
 	$(MAKE) --no-print-directory O=build test-run
 	$(MAKE) --no-print-directory O=build/san SAN=1 all build/san/check_tilec
 	$(MAKE) --no-print-directory O=build/san SAN=1 test-run
-test-run:
+test-run: $(O)/api_cxx
 	@echo "== check_tilec ($(O))"
 	CK_DEFAULT_TIMEOUT=120 TILEC=$(O)/tilec ASAN_OPTIONS=detect_leaks=1 $(O)/check_tilec
 	@if [ -x test/cli.sh ]; then TILEC=$(O)/tilec test/cli.sh; fi
+	@echo "== every public header in one C++ file ($(O)/api_cxx)"
+	ASAN_OPTIONS=detect_leaks=1 $(O)/api_cxx
+	@if [ "$(SAN)" != 1 ]; then $(MAKE) --no-print-directory O=$(O) test-python test-cmake; fi
+
+# every public header in one C++ file, with the strictest warnings (C: test/check_api.c)
+PUBLIC_HDRS := $(filter-out runtime/tileglue.h runtime/rt.h,$(wildcard runtime/tilec*.h))
+$(O)/api_cxx: test/api_cxx.cpp $(PUBLIC_HDRS) $(O)/libtilec.a
+	$(CXX) -std=c++11 -O1 -g -Wall -Wextra -Werror -pedantic $(LDSAN) -Iruntime -o $@ test/api_cxx.cpp $(O)/libtilec.a $(LDLIBS)
+
+# the Python package as a user installs it: pip install ./python into a venv in build/ (no
+# network: --no-build-isolation --no-index, setuptools and NumPy from Debian), its libtilec.so
+# copied from $(O); the tests and the quick start then import the installed package
+test-python: $(O)/libtilec.so
+	@echo "== python/: pip install ./python into build/pyvenv, then python/tests (NumPy, the CPU target)"
+	@rm -rf build/pyvenv python/build
+	$(PYTHON) -m venv --system-site-packages build/pyvenv
+	TILEC_LIBRARY=$(CURDIR)/$(O)/libtilec.so build/pyvenv/bin/pip install -q --no-build-isolation --no-index ./python
+	cd build && PYTHONDONTWRITEBYTECODE=1 pyvenv/bin/python -c 'import tilec; print("tilec", tilec.version(), "from", tilec.library())'
+	cd build && PYTHONDONTWRITEBYTECODE=1 pyvenv/bin/python -m unittest discover -s ../python/tests
+	cd build && PYTHONDONTWRITEBYTECODE=1 pyvenv/bin/python ../python/examples/quickstart_gemm.py
+
+# the CMake sample against a staged install (find_package(tilec), tilec_add_kernel)
+CMAKE_STAGE := $(CURDIR)/build/cmake-stage
+test-cmake: $(O)/tilec $(O)/libtilec.a $(O)/libtilec.so
+	@echo "== samples/cmake against make install DESTDIR=build/cmake-stage PREFIX=/usr"
+	@rm -rf build/cmake-stage build/cmake-sample
+	@$(MAKE) --no-print-directory install DESTDIR=$(CMAKE_STAGE) PREFIX=/usr >build/cmake-install.log
+	cmake -S samples/cmake -B build/cmake-sample -DCMAKE_PREFIX_PATH=$(CMAKE_STAGE)/usr >build/cmake-configure.log \
+	  || { cat build/cmake-configure.log; exit 1; }
+	@grep -E "tilec|CUDA" build/cmake-configure.log
+	cmake --build build/cmake-sample -j2 >build/cmake-build.log || { cat build/cmake-build.log; exit 1; }
+	test -s build/cmake-sample/tilec/gemm.cu && test -s build/cmake-sample/tilec/gemm.h
+	build/cmake-sample/cpu_check samples/gemm.tile
+	@if [ -x build/cmake-sample/gemm_gpu ]; then \
+	  if ! /sbin/ldconfig -p | grep -q 'libcuda\.so\.1 '; then echo "gemm_gpu: built with nvcc; no NVIDIA driver here, not run"; \
+	  else build/cmake-sample/gemm_gpu; rc=$$?; \
+	    if [ $$rc = 77 ]; then echo "gemm_gpu: built; no GPU here (exit 77)"; else exit $$rc; fi; fi; fi
+	@echo "== samples/cmake without CUDA (-DTILEC_SAMPLE_NO_CUDA=ON): the kernel generated, not compiled"
+	@rm -rf build/cmake-sample-nocuda
+	cmake -S samples/cmake -B build/cmake-sample-nocuda -DCMAKE_PREFIX_PATH=$(CMAKE_STAGE)/usr \
+	  -DTILEC_SAMPLE_NO_CUDA=ON >build/cmake-configure.log || { cat build/cmake-configure.log; exit 1; }
+	cmake --build build/cmake-sample-nocuda -j2 >build/cmake-build.log || { cat build/cmake-build.log; exit 1; }
+	test -s build/cmake-sample-nocuda/tilec/gemm.cu && grep -q 'tilec_launch_gemm' build/cmake-sample-nocuda/tilec/gemm.h
 
 golden:
 	UPDATE_GOLDEN=1 $(MAKE) --no-print-directory O=build all build/check_tilec test-run
 
-# the gemm sample: its CUDA C (the first lines), then run on the CPU both ways and compared
-demo: all
-	@echo "== tilec --dump=cuda samples/gemm.tile (first 60 lines)"
-	@$(O)/tilec --dump=cuda samples/gemm.tile | head -60
-	@echo "== tilec run samples/gemm.tile: the reference interpreter against the emitted CUDA C on the CPU"
+# the gemm sample: its CUDA C and launcher header written to build/demo/, the inferred layouts
+# in CuTe notation, a run on the CPU target checked against the reference interpreter, and a
+# GPU run (samples/host_jit.c: JIT, launch, check against a CPU reference) when a driver is there
+demo: all build/host_jit
+	@mkdir -p build/demo
+	@$(O)/tilec samples/gemm.tile -o build/demo/gemm.cu --header build/demo/gemm.h
+	@echo "== the CUDA C of samples/gemm.tile: build/demo/gemm.cu ($$(wc -l <build/demo/gemm.cu) lines), its launchers: build/demo/gemm.h"
+	@echo "   (tilec samples/gemm.tile -o build/demo/gemm.cu --header build/demo/gemm.h; the kernel's first lines:)"
+	@sed -n '/^extern "C"/,$$p' build/demo/gemm.cu | head -25
+	@echo "   ..."
+	@echo "== the inferred layouts in CuTe notation (tilec --dump=layouts samples/gemm.tile; docs/cute.md)"
+	@$(O)/tilec --dump=layouts samples/gemm.tile | awk '/^  [a-z]/ { what = $$0 } /cute:/ { sub(/^ +/, "", what); sub(/^ +cute: /, ""); printf "  %-28s %s\n", what, $$0 }'
+	@echo "== on the CPU target: the emitted CUDA C built with c++ against tilec_cpu.h, checked against the reference interpreter"
 	$(O)/tilec run samples/gemm.tile --sizes "M=200,N=203,K=205;M=256,N=384,K=512" -v
+	@echo "== the same from Python (python/examples/quickstart_gemm.py, the package in python/)"
+	@PYTHONPATH=python TILEC_LIBRARY=$(O)/libtilec.so PYTHONDONTWRITEBYTECODE=1 $(PYTHON) python/examples/quickstart_gemm.py
+	@echo "== on the GPU (NVRTC JIT + launch + check; skipped without an NVIDIA driver)"
+	@build/host_jit samples/gemm.tile; rc=$$?; \
+	  if [ $$rc = 77 ]; then echo "   no NVIDIA GPU here: not run"; elif [ $$rc != 0 ]; then exit $$rc; fi
 
 # ---- fuzzing (clang + libFuzzer from Debian) ------------------------------
 # Debian's clang-14 with its libFuzzer/sanitizer runtime (libclang-rt-14-dev); clang-19 from the
@@ -180,15 +249,19 @@ build/host_jit: samples/host_jit.c build/libtilec.a runtime/tilec_tile.h
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
 	install -m 755 build/tilec $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 build/libtilec.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 644 runtime/tilec*.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 build/libtilec.a build/libtilec.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 $(PUBLIC_HDRS) $(DESTDIR)$(PREFIX)/include/
 	install -m 644 templates/tilec_cuda.h templates/tilec_portable.h $(DESTDIR)$(PREFIX)/include/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e "s|@VERSION@|$$(build/tilec --version | sed 's/^tilec //')|" \
-	  tilec.pc.in >build/tilec.pc
-	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	v=$$(build/tilec --version | sed 's/^tilec //'); \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e "s|@VERSION@|$$v|" tilec.pc.in >build/tilec.pc; \
+	sed -e "s|@VERSION@|$$v|" cmake/tilecConfig.cmake.in >build/tilecConfig.cmake; \
+	sed -e "s|@VERSION@|$$v|" cmake/tilecConfigVersion.cmake.in >build/tilecConfigVersion.cmake
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/lib/cmake/tilec
 	install -m 644 build/tilec.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	install -m 644 build/tilecConfig.cmake build/tilecConfigVersion.cmake $(DESTDIR)$(PREFIX)/lib/cmake/tilec/
 
 clean:
-	rm -rf build/obj build/san build/fuzz build/src build/tilec build/libtilec.a build/check_tilec
+	rm -rf build/obj build/san build/fuzz build/src build/tilec build/libtilec.a build/libtilec.so \
+	  build/check_tilec build/api_cxx build/pyvenv python/build build/cmake-stage build/cmake-sample build/cmake-sample-nocuda
 
-.PHONY: host_jit all deps test test-run golden demo fuzz fuzz-diff bench install clean
+.PHONY: host_jit all deps test test-run test-python test-cmake golden demo fuzz fuzz-diff bench install clean

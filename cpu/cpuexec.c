@@ -37,6 +37,21 @@ cpuexec_entry(Buf *out, const IrKernel *k, const char *kname)
 	buf_puts(out, ");\n}\n");
 }
 
+long long
+cpuexec_smem_of(const char *src, const char *name)
+{
+	char tag[300];
+	const char *p;
+	long long threads, bytes;
+
+	snprintf(tag, sizeof tag, "// kernel %s: ", name);
+	for (p = strstr(src, tag); p; p = strstr(p + 1, tag))
+		if ((p == src || p[-1] == '\n') &&
+		    sscanf(p + strlen(tag), "%lld threads, %lld bytes", &threads, &bytes) == 2)
+			return bytes;
+	return -1;
+}
+
 static int
 writefile(const char *path, const char *s, size_t n, Err *e)
 {

@@ -85,4 +85,8 @@ int cpuexec_run(const CpuExe *x, CpuArg *args, int nargs, const CpuLaunch *l, in
 
 void cpuexec_free(CpuExe *x);
 
+/* the dynamic shared memory bytes of kernel name (its tile name) from the launch
+ * contract comment of the emitted text ("// kernel NAME: T threads, B bytes"), or -1 */
+long long cpuexec_smem_of(const char *src, const char *name);
+
 #endif

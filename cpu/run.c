@@ -32,7 +32,8 @@ typedef struct SizeSet {
 void
 tilec_run_options_init(tilec_run_options *o)
 {
-	memset(o, 0, sizeof *o);
+	if (o)
+		memset(o, 0, sizeof *o);
 }
 
 void
@@ -458,22 +459,6 @@ compare(Buf *rep, const IrBuffer *B, const int64_t *dims, int64_t n, const void 
 
 /* ---- one kernel ------------------------------------------------------------------ */
 
-/* the dynamic shared memory of kernel name in the emitted text, or -1 */
-static long long
-smem_of(const char *cuda, const char *name)
-{
-	char tag[300];
-	const char *p;
-	long long threads, bytes;
-
-	snprintf(tag, sizeof tag, "// kernel %s: ", name);
-	for (p = strstr(cuda, tag); p; p = strstr(p + 1, tag))
-		if ((p == cuda || p[-1] == '\n') &&
-		    sscanf(p + strlen(tag), "%lld threads, %lld bytes", &threads, &bytes) == 2)
-			return bytes;
-	return -1;
-}
-
 typedef struct Run {
 	const tilec_run_options *o;
 	Buf *rep;
@@ -710,7 +695,7 @@ done:
 	buf_free(&msg);
 }
 
-tilec_run_status
+tilec_status
 tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_result *res)
 {
 	SizeSet *sets = NULL;
@@ -726,10 +711,10 @@ tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_
 	Err e = {0};
 	Run R;
 	int nsets = 0, si, found = 0;
-	tilec_run_status st = TILEC_RUN_AGREE;
+	tilec_status st = TILEC_OK;
 
 	if (!res)
-		return TILEC_RUN_USAGE;
+		return TILEC_ERR_ARG;
 	memset(res, 0, sizeof *res);
 	if (!o) {
 		tilec_run_options_init(&o0);
@@ -739,7 +724,7 @@ tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_
 	buf_init(&diags);
 	if (o->target != TILEC_TARGET_CUDA && o->target != TILEC_TARGET_HIP) {
 		buf_printf(&diags, "tilec: error: tilec run: unknown target %d\n", o->target);
-		st = TILEC_RUN_USAGE;
+		st = TILEC_ERR_ARG;
 		goto out;
 	}
 	if (o->arch && (strncmp(o->arch, o->target == TILEC_TARGET_HIP ? "gfx" : "sm_", 3) ||
@@ -748,18 +733,18 @@ tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_
 			   o->target == TILEC_TARGET_HIP ? "hip" : "cuda", o->arch,
 			   o->target != TILEC_TARGET_HIP && tilec_arch_valid(TILEC_TARGET_HIP, o->arch)
 				   ? " (HIP: --target=hip)" : "");
-		st = TILEC_RUN_USAGE;
+		st = TILEC_ERR_ARG;
 		goto out;
 	}
 	sets = malloc(sizeof *sets * MAXSET);
 	if (!sets) {
 		buf_puts(&diags, "tilec: error: out of memory\n");
-		st = TILEC_RUN_ERROR;
+		st = TILEC_ERR_COMPILE;
 		goto out;
 	}
 	if (parse_sizes(o->sizes, sets, &nsets, &e)) {
 		buf_printf(&diags, "tilec: error: %s\n", e.msg);
-		st = TILEC_RUN_USAGE;
+		st = TILEC_ERR_ARG;
 		goto out;
 	}
 
@@ -774,7 +759,7 @@ tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_
 	if (tilec_compile(src, len, &co, &cr) != TILEC_OK) {
 		buf_puts(&diags, cr.diagnostics);
 		tilec_result_free(&cr);
-		st = TILEC_RUN_ERROR;
+		st = TILEC_ERR_COMPILE;
 		goto out;
 	}
 
@@ -786,7 +771,7 @@ tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_
 		diag_format(&d, &diags, src, len, 0);
 		tilec_result_free(&cr);
 		arena_free(&arena);
-		st = TILEC_RUN_ERROR;
+		st = TILEC_ERR_COMPILE;
 		goto out;
 	}
 	memset(&R, 0, sizeof R);
@@ -802,7 +787,7 @@ tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_
 			continue;
 		found = 1;
 		kname = emit_cname(&arena, k->name);
-		smem = smem_of(o->cuda_override ? o->cuda_override : cr.output, k->name);
+		smem = cpuexec_smem_of(o->cuda_override ? o->cuda_override : cr.output, k->name);
 		if (smem < 0) {
 			buf_printf(&rep, "%s: error: no launch contract in the emitted code\n", k->name);
 			R.errors++;
@@ -828,9 +813,9 @@ tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_
 	}
 	if (!found) {
 		buf_printf(&diags, "tilec: error: tilec run: no kernel '%s' in the program\n", o->kernel);
-		st = TILEC_RUN_USAGE;
+		st = TILEC_ERR_ARG;
 	} else {
-		st = R.differ ? TILEC_RUN_DIFFER : R.errors ? TILEC_RUN_ERROR : TILEC_RUN_AGREE;
+		st = R.differ ? TILEC_ERR_DIFFER : R.errors ? TILEC_ERR_COMPILE : TILEC_OK;
 	}
 	res->runs = R.runs;
 	res->differ = R.differ;

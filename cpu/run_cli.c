@@ -155,15 +155,15 @@ run_main(int argc, char **argv)
 	fputs(r.diagnostics, stderr);
 	fputs(r.report, stdout);
 	switch (r.status) {
-	case TILEC_RUN_AGREE:
+	case TILEC_OK:
 		printf("tilec run: %d run%s, all agree\n", r.runs, r.runs == 1 ? "" : "s");
 		rc = 0;
 		break;
-	case TILEC_RUN_DIFFER:
+	case TILEC_ERR_DIFFER:
 		printf("tilec run: %d of %d run%s DIFFER\n", r.differ, r.runs, r.runs == 1 ? "" : "s");
 		rc = 1;
 		break;
-	case TILEC_RUN_USAGE: rc = 2; break;
+	case TILEC_ERR_ARG: rc = 2; break;
 	default: rc = 3; break;
 	}
 	tilec_run_result_free(&r);

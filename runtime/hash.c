@@ -269,6 +269,8 @@ tilec_status_str(int st)
 	case TILEC_ERR_NOMEM: return "TILEC_ERR_NOMEM";
 	case TILEC_ERR_IO: return "TILEC_ERR_IO";
 	case TILEC_ERR_CRASH: return "TILEC_ERR_CRASH";
+	case TILEC_ERR_DIFFER: return "TILEC_ERR_DIFFER";
+	case TILEC_ERR_RUN: return "TILEC_ERR_RUN";
 	}
 	return "TILEC_ERR_UNKNOWN";
 }

@@ -54,7 +54,7 @@ envor(const char *v, const char *env)
 	return e && *e ? e : NULL;
 }
 
-int
+tilec_status
 tilec_jit_create(tilec_jit **out, const tilec_jit_options *opt, char **err)
 {
 	static const tilec_jit_options defaults;
@@ -117,7 +117,7 @@ tilec_jit_destroy(tilec_jit *j)
 	free(j);
 }
 
-int
+tilec_status
 tilec_jit_stats_get(const tilec_jit *j, tilec_jit_stats *st)
 {
 	if (!j || !st)
@@ -139,7 +139,7 @@ tilec_jit_cache_dir(const tilec_jit *j)
 	return j ? cache_dir(j->cache) : NULL;
 }
 
-int
+tilec_status
 tilec_nvrtc_version(tilec_jit *j, int *major, int *minor, char **err)
 {
 	Nvrtc *nv;
@@ -315,14 +315,14 @@ compile(tilec_jit *j, int lang, const char *src, const char *arch, const char *c
 	return r;
 }
 
-int
+tilec_status
 tilec_jit_compile_cuda(tilec_jit *j, const char *src, const char *arch, const char *const *opts,
                        int nopts, tilec_module **out, char **err)
 {
 	return compile(j, LANG_CUDA, src, arch, opts, nopts, NULL, 0, out, err);
 }
 
-int
+tilec_status
 tilec_jit_compile_cuda_ex(tilec_jit *j, const char *src, const char *arch,
                           const char *const *opts, int nopts, const tilec_header *hdrs, int nhdrs,
                           tilec_module **out, char **err)
@@ -330,7 +330,7 @@ tilec_jit_compile_cuda_ex(tilec_jit *j, const char *src, const char *arch,
 	return compile(j, LANG_CUDA, src, arch, opts, nopts, hdrs, nhdrs, out, err);
 }
 
-int
+tilec_status
 tilec_jit_compile_hip_ex(tilec_jit *j, const char *src, const char *arch,
                          const char *const *opts, int nopts, const tilec_header *hdrs, int nhdrs,
                          tilec_module **out, char **err)
@@ -338,14 +338,14 @@ tilec_jit_compile_hip_ex(tilec_jit *j, const char *src, const char *arch,
 	return compile(j, LANG_HIP, src, arch, opts, nopts, hdrs, nhdrs, out, err);
 }
 
-int
+tilec_status
 tilec_jit_compile_hip(tilec_jit *j, const char *src, const char *arch, const char *const *opts,
                       int nopts, tilec_module **out, char **err)
 {
 	return compile(j, LANG_HIP, src, arch, opts, nopts, NULL, 0, out, err);
 }
 
-int
+tilec_status
 tilec_jit_compile_cuda_file(tilec_jit *j, const char *path, const char *arch,
                             const char *const *opts, int nopts, tilec_module **out, char **err)
 {
@@ -508,7 +508,7 @@ load_locked(tilec_module *m, char **err)
 	return cuda_load(m->cu, m->ctx, &m->b, &m->mod, err);
 }
 
-int
+tilec_status
 tilec_module_load(tilec_module *m, char **err)
 {
 	int r;
@@ -525,7 +525,7 @@ tilec_module_load(tilec_module *m, char **err)
 	return r;
 }
 
-int
+tilec_status
 tilec_module_kernel(tilec_module *m, const char *name, void **fn, char **err)
 {
 	Fn *f;
@@ -556,7 +556,7 @@ tilec_module_kernel(tilec_module *m, const char *name, void **fn, char **err)
 	return r;
 }
 
-int
+tilec_status
 tilec_launch(tilec_module *m, const char *name, const unsigned grid[3], const unsigned block[3],
              unsigned shmem, void *stream, const tilec_arg *args, int nargs, char **err)
 {
@@ -588,7 +588,7 @@ devop(tilec_jit *j, int op, void *a, const void *b, size_t n, char **err)
 	return cuda_mem(cu, ctx, op, a, b, n, err);
 }
 
-int
+tilec_status
 tilec_dev_alloc(tilec_jit *j, void **dptr, size_t bytes, char **err)
 {
 	if (!dptr || !bytes)
@@ -596,7 +596,7 @@ tilec_dev_alloc(tilec_jit *j, void **dptr, size_t bytes, char **err)
 	return devop(j, MEM_ALLOC, dptr, NULL, bytes, err);
 }
 
-int
+tilec_status
 tilec_dev_free(tilec_jit *j, void *dptr, char **err)
 {
 	if (!dptr)
@@ -604,7 +604,7 @@ tilec_dev_free(tilec_jit *j, void *dptr, char **err)
 	return devop(j, MEM_FREE, dptr, NULL, 0, err);
 }
 
-int
+tilec_status
 tilec_dev_upload(tilec_jit *j, void *dptr, const void *host, size_t bytes, char **err)
 {
 	if (!dptr || !host)
@@ -612,7 +612,7 @@ tilec_dev_upload(tilec_jit *j, void *dptr, const void *host, size_t bytes, char 
 	return devop(j, MEM_HTOD, dptr, host, bytes, err);
 }
 
-int
+tilec_status
 tilec_dev_download(tilec_jit *j, void *host, const void *dptr, size_t bytes, char **err)
 {
 	if (!dptr || !host)
@@ -620,13 +620,13 @@ tilec_dev_download(tilec_jit *j, void *host, const void *dptr, size_t bytes, cha
 	return devop(j, MEM_DTOH, host, dptr, bytes, err);
 }
 
-int
+tilec_status
 tilec_dev_sync(tilec_jit *j, char **err)
 {
 	return devop(j, MEM_SYNC, NULL, NULL, 0, err);
 }
 
-int
+tilec_status
 tilec_dev_arch(tilec_jit *j, char *buf, size_t bufsz, char **err)
 {
 	Cuda *cu;

@@ -241,14 +241,14 @@ tilefile(tilec_jit *j, const char *src, size_t len, const char *path,
 	return rc;
 }
 
-int
+tilec_status
 tilec_jit_compile_tile(tilec_jit *j, const char *src, size_t len, const struct tilec_options *opt,
                        const char *arch, tilec_module **out, char **err)
 {
 	return tilefile(j, src, len, NULL, opt, arch, out, err);
 }
 
-int
+tilec_status
 tilec_jit_compile_tile_file(tilec_jit *j, const char *path, const struct tilec_options *opt,
                             const char *arch, tilec_module **out, char **err)
 {
@@ -289,7 +289,7 @@ tilec_jit_compile_tile_file(tilec_jit *j, const char *path, const struct tilec_o
 	return rc;
 }
 
-int
+tilec_status
 tilec_module_launch_info(const tilec_module *m, const char *name, unsigned *threads,
                          size_t *smem_bytes)
 {

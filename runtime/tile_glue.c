@@ -45,7 +45,7 @@ rt_tile_to_cuda(const char *src, size_t len, const struct tilec_options *opt,
 		o.arch = arch && tilec_arch_valid(TILEC_TARGET_CUDA, arch) ? arch : "sm_80";
 	memset(&r, 0, sizeof r);
 	st = tilec_compile(src, len, &o, &r);
-	if (st == TILEC_NOMEM) {
+	if (st == TILEC_ERR_NOMEM) {
 		tilec_result_free(&r);
 		return -1;
 	}

@@ -9,16 +9,18 @@
 
 #include <stddef.h>
 
+#include "tilec_status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef enum {
-	TILEC_OK = 0,     /* compiled; output is set */
-	TILEC_ERROR = 1,  /* an error in the source or the options; see diagnostics */
-	TILEC_USAGE = 2,  /* the API was called with bad arguments */
-	TILEC_NOMEM = 3,  /* out of memory */
-} tilec_status;
+/*
+ * tilec_compile returns TILEC_OK (compiled; output is set), TILEC_ERR_COMPILE
+ * (an error in the source or in a -D value, malformed or rejected by the
+ * program; see diagnostics), TILEC_ERR_ARG (the API was called with bad
+ * arguments or options: NULL, unknown target or arch) or TILEC_ERR_NOMEM.
+ */
 
 struct tilec_pass_list; /* tilec_plugin.h */
 
@@ -71,7 +73,7 @@ typedef struct tilec_result {
 	char *log;          /* IR dumps between passes, dump_layout text; "" when none; never NULL */
 } tilec_result;
 
-/* Fill opts with the defaults (cuda, no defines, no dump). */
+/* Fill opts with the defaults (cuda, no defines, no dump). NULL is ignored. */
 void tilec_options_init(tilec_options *opts);
 
 /*
@@ -81,21 +83,20 @@ void tilec_options_init(tilec_options *opts);
  */
 tilec_status tilec_compile(const char *src, size_t len, const tilec_options *opts,
 			   tilec_result *res);
+/* Free the strings of res (not res itself) and set them to NULL; NULL is fine. */
 void tilec_result_free(tilec_result *res);
-
-/* "ok", "error", "usage", "nomem" */
-const char *tilec_status_name(tilec_status s);
 
 /* 1 if arch is valid for target (cuda: sm_80, sm_90, sm_90a; hip: gfx90a, gfx942, gfx1100) */
 int tilec_arch_valid(tilec_target target, const char *arch);
 
 /*
  * Check one -D text: NAME=VALUE with NAME an identifier and VALUE a decimal
- * or 0x integer (optionally negative) or a float. Returns 0 if good, else -1
- * with a message in msg.
+ * or 0x integer (optionally negative) or a float. Returns TILEC_OK if good, else
+ * TILEC_ERR_ARG with a message in msg.
  */
-int tilec_define_check(const char *def, char *msg, size_t msgsz);
+tilec_status tilec_define_check(const char *def, char *msg, size_t msgsz);
 
+/* the version of libtilec, "0.1.0"; never NULL */
 const char *tilec_version(void);
 
 #ifdef __cplusplus

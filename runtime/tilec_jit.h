@@ -11,28 +11,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tilec_status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /*
- * Status codes. Every function returns one; 0 is success. Functions that take
- * `char **err` store a malloc'd message there on failure (the caller frees
- * it); err may be NULL. On success *err is left unchanged.
+ * Every function that can fail returns a tilec_status (tilec_status.h):
+ * TILEC_OK, or a negative TILEC_ERR_*. Functions that take `char **err`
+ * store a malloc'd message there on failure (the caller frees it); err may be
+ * NULL. On success *err is left unchanged.
  */
-enum {
-	TILEC_OK = 0,
-	TILEC_ERR_ARG = -1,     /* bad argument: NULL, malformed arch string, ... */
-	TILEC_ERR_NOLIB = -2,   /* libnvrtc / libcuda / libamdhip64 not found or incomplete */
-	TILEC_ERR_COMPILE = -3, /* the source did not compile: see tilec_module_log() */
-	TILEC_ERR_ARCH = -4,    /* the compiler cannot target this architecture */
-	TILEC_ERR_DRIVER = -5,  /* a CUDA driver call failed */
-	TILEC_ERR_NOTFOUND = -6,/* no kernel of that name in the module */
-	TILEC_ERR_NOMEM = -7,   /* out of memory */
-	TILEC_ERR_IO = -8,      /* file or pipe error */
-	TILEC_ERR_CRASH = -9,   /* the compiler crashed or hung (in its child process) */
-};
-const char *tilec_status_str(int status); /* "TILEC_ERR_ARG", ...; never NULL */
 
 /* ---- a runtime instance -------------------------------------------------- */
 
@@ -68,9 +58,12 @@ typedef struct tilec_jit_stats {
 	uint64_t tile_hits;    /* tile compiles whose CUDA C came from the jit's DSL -> CUDA memo */
 } tilec_jit_stats;
 
-int tilec_jit_create(tilec_jit **out, const tilec_jit_options *opt, char **err);
+/* A new runtime instance in *out (opt NULL: the defaults). The libraries are
+ * loaded on first use, so this fails only on bad options or memory. */
+tilec_status tilec_jit_create(tilec_jit **out, const tilec_jit_options *opt, char **err);
 void tilec_jit_destroy(tilec_jit *j); /* modules must be freed first; NULL is fine */
-int tilec_jit_stats_get(const tilec_jit *j, tilec_jit_stats *st);
+/* copy the cache statistics into *st */
+tilec_status tilec_jit_stats_get(const tilec_jit *j, tilec_jit_stats *st);
 /* the cache directory in use, or NULL when the disk cache is off */
 const char *tilec_jit_cache_dir(const tilec_jit *j);
 
@@ -86,7 +79,7 @@ const char *tilec_jit_cache_dir(const tilec_jit *j);
  * module without a binary whose log and source explain the error (free it).
  * On any other error *out is NULL.
  */
-int tilec_jit_compile_cuda(tilec_jit *j, const char *cuda_src, const char *arch,
+tilec_status tilec_jit_compile_cuda(tilec_jit *j, const char *cuda_src, const char *arch,
                            const char *const *extra_opts, int nopts,
                            tilec_module **out, char **err);
 /*
@@ -99,13 +92,13 @@ typedef struct tilec_header {
 	const char *source;
 } tilec_header;
 
-int tilec_jit_compile_cuda_ex(tilec_jit *j, const char *cuda_src, const char *arch,
+tilec_status tilec_jit_compile_cuda_ex(tilec_jit *j, const char *cuda_src, const char *arch,
                               const char *const *extra_opts, int nopts,
                               const tilec_header *headers, int nheaders,
                               tilec_module **out, char **err);
 
 /* the same, reading the source from a file */
-int tilec_jit_compile_cuda_file(tilec_jit *j, const char *path, const char *arch,
+tilec_status tilec_jit_compile_cuda_file(tilec_jit *j, const char *path, const char *arch,
                                 const char *const *extra_opts, int nopts,
                                 tilec_module **out, char **err);
 
@@ -116,10 +109,10 @@ int tilec_jit_compile_cuda_file(tilec_jit *j, const char *path, const char *arch
  * (gfx942 and gfx1100 with ROCm 5.2) give TILEC_ERR_ARCH without compiling.
  * *out as for tilec_jit_compile_cuda.
  */
-int tilec_jit_compile_hip(tilec_jit *j, const char *hip_src, const char *arch,
+tilec_status tilec_jit_compile_hip(tilec_jit *j, const char *hip_src, const char *arch,
                           const char *const *extra_opts, int nopts,
                           tilec_module **out, char **err);
-int tilec_jit_compile_hip_ex(tilec_jit *j, const char *hip_src, const char *arch,
+tilec_status tilec_jit_compile_hip_ex(tilec_jit *j, const char *hip_src, const char *arch,
                              const char *const *extra_opts, int nopts,
                              const tilec_header *headers, int nheaders,
                              tilec_module **out, char **err);
@@ -149,14 +142,14 @@ const char *tilec_module_key(const tilec_module *m);
  * libcuda.so.1; without it: TILEC_ERR_NOLIB, "libcuda.so.1 not found (no
  * NVIDIA driver)". Loading twice is a no-op. HIP modules give TILEC_ERR_ARG.
  */
-int tilec_module_load(tilec_module *m, char **err);
+tilec_status tilec_module_load(tilec_module *m, char **err);
 
 /*
  * Look kernel `name` up in a module (loading it first if needed) and return
  * its CUfunction, for callers that launch with the driver API themselves.
  * TILEC_ERR_NOTFOUND if the module has no such kernel.
  */
-int tilec_module_kernel(tilec_module *m, const char *name, void **cufunction, char **err);
+tilec_status tilec_module_kernel(tilec_module *m, const char *name, void **cufunction, char **err);
 
 /* a kernel argument: build them with the helpers below */
 enum { TILEC_ARG_PTR = 1, TILEC_ARG_I32, TILEC_ARG_I64, TILEC_ARG_F32, TILEC_ARG_F16 };
@@ -232,21 +225,23 @@ tilec_arg_f16(uint16_t bits)
  * CUstream, NULL for the default stream). shmem bytes of dynamic shared
  * memory; above 48 KiB the kernel's limit is raised first. At most 64 args.
  */
-int tilec_launch(tilec_module *m, const char *name, const unsigned grid[3],
+tilec_status tilec_launch(tilec_module *m, const char *name, const unsigned grid[3],
                  const unsigned block[3], unsigned shmem, void *stream,
                  const tilec_arg *args, int nargs, char **err);
 
-/* small device-memory helpers for host programs and GPU tests (need libcuda) */
-int tilec_dev_alloc(tilec_jit *j, void **dptr, size_t bytes, char **err);
-int tilec_dev_free(tilec_jit *j, void *dptr, char **err);
-int tilec_dev_upload(tilec_jit *j, void *dptr, const void *host, size_t bytes, char **err);
-int tilec_dev_download(tilec_jit *j, void *host, const void *dptr, size_t bytes, char **err);
-int tilec_dev_sync(tilec_jit *j, char **err);
+/* small device-memory helpers for host programs and GPU tests (need libcuda):
+ * cuMemAlloc / cuMemFree / cuMemcpyHtoD / cuMemcpyDtoH / cuCtxSynchronize in the
+ * primary context of the jit's device */
+tilec_status tilec_dev_alloc(tilec_jit *j, void **dptr, size_t bytes, char **err);
+tilec_status tilec_dev_free(tilec_jit *j, void *dptr, char **err);
+tilec_status tilec_dev_upload(tilec_jit *j, void *dptr, const void *host, size_t bytes, char **err);
+tilec_status tilec_dev_download(tilec_jit *j, void *host, const void *dptr, size_t bytes, char **err);
+tilec_status tilec_dev_sync(tilec_jit *j, char **err);
 /* "sm_90a" for the jit's device (sm_9x gets the "a" suffix); needs libcuda */
-int tilec_dev_arch(tilec_jit *j, char *buf, size_t bufsz, char **err);
+tilec_status tilec_dev_arch(tilec_jit *j, char *buf, size_t bufsz, char **err);
 
 /* versions of the libraries found ("13.0"); TILEC_ERR_NOLIB if absent */
-int tilec_nvrtc_version(tilec_jit *j, int *major, int *minor, char **err);
+tilec_status tilec_nvrtc_version(tilec_jit *j, int *major, int *minor, char **err);
 
 #ifdef __cplusplus
 }

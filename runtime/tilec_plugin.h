@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+#include "tilec_status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -43,7 +45,7 @@ typedef struct tilec_ir_api {
 	int (*set_output)(tilec_ir *ir, const char *text);
 } tilec_ir_api;
 
-/* A pass: 0 on success; anything else fails the compile with msg (NUL-terminated). */
+/* A pass: TILEC_OK (0) on success; anything else fails the compile with msg (NUL-terminated). */
 typedef int (*tilec_pass_fn)(tilec_ir *ir, const tilec_ir_api *api, void *arg, char *msg,
 			     size_t msgsz);
 
@@ -69,14 +71,19 @@ typedef const tilec_plugin_info *(*tilec_plugin_get_info_fn)(void);
 /* The pass list a host hook sees before a compile (tilec_options.pass_hook). */
 typedef struct tilec_pass_list tilec_pass_list;
 
+/* the number of passes in the list */
 int tilec_pass_count(const tilec_pass_list *l);
 const char *tilec_pass_name(const tilec_pass_list *l, int i);  /* NULL when out of range */
 int tilec_pass_find(const tilec_pass_list *l, const char *name); /* index, or -1 */
-/* insert before index (0..count); 0 ok, -1 on a bad index, name or duplicate */
-int tilec_pass_insert(tilec_pass_list *l, int index, const char *name, tilec_pass_fn fn,
-		      void *arg);
-int tilec_pass_remove(tilec_pass_list *l, const char *name);   /* 0 ok, -1 none */
-int tilec_pass_replace(tilec_pass_list *l, const char *name, tilec_pass_fn fn, void *arg);
+/* insert a pass before index (0..count): TILEC_OK, or TILEC_ERR_ARG on a bad index,
+ * name or function, or a name already in the list */
+tilec_status tilec_pass_insert(tilec_pass_list *l, int index, const char *name, tilec_pass_fn fn,
+			       void *arg);
+/* remove pass name: TILEC_OK, or TILEC_ERR_ARG when there is no such pass */
+tilec_status tilec_pass_remove(tilec_pass_list *l, const char *name);
+/* run fn (with arg) in place of pass name: TILEC_OK, or TILEC_ERR_ARG when there is
+ * no such pass or fn is NULL */
+tilec_status tilec_pass_replace(tilec_pass_list *l, const char *name, tilec_pass_fn fn, void *arg);
 
 #ifdef __cplusplus
 }

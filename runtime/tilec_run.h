@@ -13,6 +13,8 @@
 
 #include <stddef.h>
 
+#include "tilec_status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -46,27 +48,30 @@ typedef struct tilec_run_options {
 	int target;
 } tilec_run_options;
 
-typedef enum {
-	TILEC_RUN_AGREE = 0,   /* every output matches */
-	TILEC_RUN_DIFFER = 1,  /* an output differs, or the CPU run of the emitted code failed
-	                        * (out-of-bounds access, barrier divergence, ...): a tilec bug */
-	TILEC_RUN_ERROR = 2,   /* the program did not compile, has no meaning for the sizes
-	                        * (the interpreter says why), or could not be built or run */
-	TILEC_RUN_USAGE = 3,   /* bad options */
-} tilec_run_status;
-
+/*
+ * tilec_run's statuses (tilec_status.h; the old names TILEC_RUN_* are macros for them):
+ *   TILEC_OK          every output matches (TILEC_RUN_AGREE)
+ *   TILEC_ERR_DIFFER  an output differs, or the CPU run of the emitted code failed
+ *                     (out-of-bounds access, barrier divergence, ...): a tilec bug
+ *   TILEC_ERR_COMPILE the program did not compile, has no meaning for the sizes (the
+ *                     interpreter says why), or could not be built or run
+ *   TILEC_ERR_ARG     bad options
+ */
 typedef struct tilec_run_result {
-	tilec_run_status status;
+	tilec_status status;
 	int runs;              /* kernel x size-set runs compared */
 	int differ;            /* of them, how many disagreed */
 	char *report;          /* one line per run and per output (see docs/cpu.md); never NULL */
 	char *diagnostics;     /* compile errors, "file:line:col: error: ..."; never NULL */
 } tilec_run_result;
 
+/* Fill o with the defaults (sm_80, seed 0, every kernel, default sizes). */
 void tilec_run_options_init(tilec_run_options *o);
 
-/* Run src[0..len) (a tile program) per the options. res must not be NULL. */
-tilec_run_status tilec_run(const char *src, size_t len, const tilec_run_options *o, tilec_run_result *res);
+/* Run src[0..len) (a tile program) per the options (NULL: the defaults). res must not
+ * be NULL; free it with tilec_run_result_free. Returns res->status. */
+tilec_status tilec_run(const char *src, size_t len, const tilec_run_options *o, tilec_run_result *res);
+/* Free the strings of res (not res itself); NULL is fine. */
 void tilec_run_result_free(tilec_run_result *res);
 
 #ifdef __cplusplus

@@ -26,12 +26,12 @@ struct tilec_options; /* tilec.h; NULL gives the defaults */
  * error: ..." diagnostics, tilec_module_source the tile source) or an NVRTC
  * error (the NVRTC log and the generated CUDA C); other errors: *out is NULL.
  */
-int tilec_jit_compile_tile(tilec_jit *j, const char *src, size_t len,
+tilec_status tilec_jit_compile_tile(tilec_jit *j, const char *src, size_t len,
                            const struct tilec_options *opt, const char *arch,
                            tilec_module **out, char **err);
 /* the same, reading the tile source from path (also the diagnostics' file name
  * unless opt->filename is set) */
-int tilec_jit_compile_tile_file(tilec_jit *j, const char *path,
+tilec_status tilec_jit_compile_tile_file(tilec_jit *j, const char *path,
                                 const struct tilec_options *opt, const char *arch,
                                 tilec_module **out, char **err);
 
@@ -42,7 +42,7 @@ int tilec_module_from_tile(const tilec_module *m);
  * The launch contract of kernel `name` from the generated CUDA C: threads per
  * block and dynamic shared memory bytes. TILEC_ERR_NOTFOUND if no such kernel.
  */
-int tilec_module_launch_info(const tilec_module *m, const char *name, unsigned *threads,
+tilec_status tilec_module_launch_info(const tilec_module *m, const char *name, unsigned *threads,
                              size_t *smem_bytes);
 
 #ifdef __cplusplus

@@ -437,7 +437,7 @@ START_TEST(api_args)
 	ck_assert(tilec_arch_valid(TILEC_TARGET_CUDA, "sm_90a"));
 	ck_assert(!tilec_arch_valid(TILEC_TARGET_CUDA, "gfx942"));
 	ck_assert(!tilec_arch_valid(TILEC_TARGET_HIP, NULL));
-	ck_assert_str_eq(tilec_status_name(TILEC_ERROR), "error");
+	ck_assert_str_eq(tilec_status_str(TILEC_ERR_COMPILE), "TILEC_ERR_COMPILE");
 	ck_assert_str_eq(tilec_version(), TL_VERSION);
 }
 END_TEST

@@ -35,6 +35,16 @@ has "--help lists --dump" "$tmp/out" "--dump=KIND"
 has "--version text" "$tmp/out" "tilec "
 "$TILEC" -V >/dev/null 2>&1; check "-V" 0 $?
 
+# every subcommand answers --help (and -h) wherever it comes, with its usage on stdout
+for args in "run" "run samples/gemm.tile" "cute" "cute composition" "cute size (4,2):(1,4)" "cute --batch" \
+	"layout" "layout list" "layout show" "layout show mma16" "layout bench"; do
+	for h in --help -h; do
+		# shellcheck disable=SC2086
+		"$TILEC" $args $h >"$tmp/out" 2>"$tmp/err"; check "$args $h" 0 $?
+		has "$args $h text" "$tmp/out" "usage: tilec ${args%% *}"
+	done
+done
+
 # usage errors: exit 2 with a message on stderr
 for args in "--bogus samples/gemm.tile" "-q samples/gemm.tile" "" "--target=ptx samples/gemm.tile" \
 	"--arch=sm_75 samples/gemm.tile" "--target=hip --arch=sm_90 samples/gemm.tile" \

@@ -319,14 +319,16 @@ cute_main(int argc, char **argv)
 	Arena a;
 	Buf out;
 	Err err = {0};
-	int rc;
+	int rc, k;
 
+	/* -h / --help anywhere: tilec cute --help, tilec cute composition --help, ... */
+	for (k = 1; k < argc; k++)
+		if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
+			usage(stdout);
+			return 0;
+		}
 	if (argc == 2 && !strcmp(argv[1], "--batch"))
 		return batch();
-	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		usage(stdout);
-		return 0;
-	}
 	if (argc < 3 || argc > 4) {
 		usage(stderr);
 		return 2;

@@ -155,7 +155,7 @@ writeheader(const char *src, size_t len, const tilec_options *opt, const char *p
 	o.print_before = o.print_after = NULL;
 	tilec_compile(src, len, &o, &r);
 	fputs(r.diagnostics, stderr);
-	rc = r.status == TILEC_OK ? 0 : r.status == TILEC_USAGE ? 2 : 1;
+	rc = r.status == TILEC_OK ? 0 : r.status == TILEC_ERR_ARG ? 2 : 1;
 	if (rc == 0) {
 		f = fopen(path, "wb");
 		bad = !f;
@@ -377,7 +377,7 @@ driver_main(int argc, char **argv)
 		tilec_compile("", 0, &o, &r);
 		fputs(r.diagnostics, stderr);
 		fputs(r.output, stdout);
-		rc = r.status == TILEC_OK ? 0 : r.status == TILEC_USAGE ? 2 : 1;
+		rc = r.status == TILEC_OK ? 0 : r.status == TILEC_ERR_ARG ? 2 : 1;
 		tilec_result_free(&r);
 		free(defs);
 		free(plugins);
@@ -415,7 +415,7 @@ driver_main(int argc, char **argv)
 	tilec_compile(src, len, &o, &r);
 	fputs(r.log, stderr);
 	fputs(r.diagnostics, stderr);
-	rc = r.status == TILEC_OK ? 0 : r.status == TILEC_USAGE ? 2 : 1;
+	rc = r.status == TILEC_OK ? 0 : r.status == TILEC_ERR_ARG ? 2 : 1;
 	if (rc == 0 && out) {
 		FILE *f = fopen(out, "wb");
 		int bad = !f;

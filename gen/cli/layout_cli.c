@@ -478,16 +478,18 @@ layout_cli_run(int argc, char **argv, Buf *out, Buf *errout)
 	int k, usage_err;
 
 	memset(&o, 0, sizeof o);
+	/* -h / --help anywhere (tilec layout show --help, tilec layout list -h, ...) */
+	for (k = 1; k < argc; k++)
+		if (!strcmp(argv[k], "-h") || !strcmp(argv[k], "--help")) {
+			buf_puts(out, usage);
+			return 0;
+		}
 	if (argc >= 2 && !strcmp(argv[1], "list")) {
 		buf_puts(out, "swizzle padded linear f64 smem mma wgmma mfma wmma\n");
 		return 0;
 	}
 	if (argc >= 2 && !strcmp(argv[1], "bench"))
 		return bench(argc >= 3 ? atoi(argv[2]) : 15, out, errout);
-	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		buf_puts(out, usage);
-		return 0;
-	}
 	if (argc < 3 || strcmp(argv[1], "show")) {
 		buf_puts(errout, usage);
 		return 2;

@@ -2101,6 +2101,17 @@ parallel(Em *e, Buf *chk, const IrStmt *st)
 	e->ind++;
 	for (i = 0; i < n; i++)
 		line(e, "const int %s = %s;", vname(e, st->u.par.vars[i]), ixstr(e, pc[i], slotnames));
+	/* the body reads most points through the fragment's slot s, not through the
+	 * coordinates: marked used, so that nvcc (#177-D) and clang -Wall stay quiet */
+	if (n > 0) {
+		Buf u;
+
+		buf_init(&u);
+		for (i = 0; i < n; i++)
+			buf_printf(&u, "%s(void)%s", i ? ", " : "", vname(e, st->u.par.vars[i]));
+		line(e, "%s;", buf_str(&u));
+		buf_free(&u);
+	}
 	e->par = st, e->parpc = pc, e->parS = S;
 	/* a replicated loop layout runs each point in LF->rep threads: only replica 0 writes
 	 * shared or global memory (a read-modify-write by every replica would race) */

@@ -26,18 +26,6 @@ tilec_version(void)
 	return TL_VERSION;
 }
 
-const char *
-tilec_status_name(tilec_status s)
-{
-	switch (s) {
-	case TILEC_OK: return "ok";
-	case TILEC_ERROR: return "error";
-	case TILEC_USAGE: return "usage";
-	case TILEC_NOMEM: return "nomem";
-	}
-	return "unknown";
-}
-
 void
 tilec_options_init(tilec_options *o)
 {
@@ -126,7 +114,7 @@ parsedef(Arena *a, const char *def, SemaDefine *out, char *msg, size_t msgsz)
 	return 0;
 }
 
-int
+tilec_status
 tilec_define_check(const char *def, char *msg, size_t msgsz)
 {
 	SemaDefine d;
@@ -136,7 +124,7 @@ tilec_define_check(const char *def, char *msg, size_t msgsz)
 		msg = tmp;
 		msgsz = sizeof tmp;
 	}
-	return parsedef(NULL, def, &d, msg, msgsz);
+	return parsedef(NULL, def, &d, msg, msgsz) ? TILEC_ERR_ARG : TILEC_OK;
 }
 
 /* the log of a compile that logged nothing: callers that free the result's
@@ -177,7 +165,7 @@ finish(tilec_result *res, Diags *d, Buf *out, Buf *log, const char *src, size_t 
 	diag_format(d, &db, src, len, caret);
 	res->nerrors = d->nerr;
 	if (d->nerr && st == TILEC_OK)
-		st = TILEC_ERROR;
+		st = TILEC_ERR_COMPILE;
 	res->diagnostics = db.oom ? NULL : buf_take(&db);
 	res->output = st == TILEC_OK && !out->oom ? buf_take(out) : NULL;
 	res->log = log->oom ? NULL : log->len ? buf_take(log) : nolog;
@@ -190,7 +178,7 @@ finish(tilec_result *res, Diags *d, Buf *out, Buf *log, const char *src, size_t 
 		res->log = nolog;
 	if (!res->diagnostics || !res->output || !res->log || db.oom || out->oom || log->oom) {
 		tilec_result_free(res);
-		st = TILEC_NOMEM;
+		st = TILEC_ERR_NOMEM;
 	}
 	res->status = st;
 	return st;
@@ -236,25 +224,25 @@ pipeline(Arena *arena, Diags *d, Buf *out, Buf *log, const char *src, size_t len
 	/* 1. options */
 	if (!src && len) {
 		diag(d, nowhere, "no source text");
-		st = TILEC_USAGE;
+		st = TILEC_ERR_ARG;
 	}
 	if (o->target != TILEC_TARGET_CUDA && o->target != TILEC_TARGET_HIP) {
 		diag(d, nowhere, "unknown target %d", (int)o->target);
-		st = TILEC_USAGE;
+		st = TILEC_ERR_ARG;
 	} else if (o->arch && !tilec_arch_valid(o->target, o->arch)) {
 		diag(d, nowhere, "unknown %s arch '%s'", o->target == TILEC_TARGET_CUDA ? "cuda" : "hip",
 		     o->arch);
-		st = TILEC_USAGE;
+		st = TILEC_ERR_ARG;
 	}
 	if (o->dump != TILEC_DUMP_NONE && o->dump != TILEC_DUMP_AST && o->dump != TILEC_DUMP_IR
 	    && o->dump != TILEC_DUMP_LAYOUTS && o->dump != TILEC_DUMP_EXPLAIN
 	    && o->dump != TILEC_DUMP_CUDA && o->dump != TILEC_DUMP_HEADER) {
 		diag(d, nowhere, "unknown dump kind %d", (int)o->dump);
-		st = TILEC_USAGE;
+		st = TILEC_ERR_ARG;
 	}
 	if (o->ndefines < 0 || (o->ndefines > 0 && !o->defines)) {
 		diag(d, nowhere, "bad define list");
-		st = TILEC_USAGE;
+		st = TILEC_ERR_ARG;
 	} else {
 		defs = parse_defines(arena, d, o, &ndefs);
 	}
@@ -292,12 +280,12 @@ pipeline(Arena *arena, Diags *d, Buf *out, Buf *log, const char *src, size_t len
 	}
 	if (o->cost_model != TILEC_COST_IO_AWARE && o->cost_model != TILEC_COST_REGISTER_COUNT) {
 		diag(d, nowhere, "unknown cost model %d", (int)o->cost_model);
-		return TILEC_USAGE;
+		return TILEC_ERR_ARG;
 	}
 	tgt = target_lookup(prog->target == TILEC_TARGET_HIP ? TGT_HIP : TGT_CUDA, prog->arch, &e);
 	if (!tgt) {
 		diag(d, nowhere, "%s", e.msg);
-		return TILEC_USAGE;
+		return TILEC_ERR_ARG;
 	}
 
 	/* 4. the passes (passes.c): inference, the layout passes, plugins, lowering and emission;
@@ -359,7 +347,7 @@ tilec_compile(const char *src, size_t len, const tilec_options *opts, tilec_resu
 	tilec_status st;
 
 	if (!res)
-		return TILEC_USAGE;
+		return TILEC_ERR_ARG;
 	memset(res, 0, sizeof *res);
 	tilec_options_init(&o);
 	if (opts)
@@ -373,11 +361,11 @@ tilec_compile(const char *src, size_t len, const tilec_options *opts, tilec_resu
 		arena_free(&arena);
 		buf_free(&out);
 		buf_free(&log);
-		res->status = TILEC_NOMEM;
+		res->status = TILEC_ERR_NOMEM;
 		res->diagnostics = dupstr("tilec: error: out of memory\n");
 		res->output = dupstr("");
 		res->log = nolog;
-		return TILEC_NOMEM;
+		return TILEC_ERR_NOMEM;
 	}
 	arena.oom = &oom;
 	st = pipeline(&arena, &d, &out, &log, src, len, &o);

@@ -85,10 +85,10 @@ insert(tilec_pass_list *l, int index, const char *name, PassFn fn, tilec_pass_fn
 	return 0;
 }
 
-int
+tilec_status
 tilec_pass_insert(tilec_pass_list *l, int index, const char *name, tilec_pass_fn fn, void *arg)
 {
-	return fn ? insert(l, index, name, NULL, fn, arg, PASS_ALWAYS, NULL) : -1;
+	return fn && !insert(l, index, name, NULL, fn, arg, PASS_ALWAYS, NULL) ? TILEC_OK : TILEC_ERR_ARG;
 }
 
 int
@@ -97,30 +97,30 @@ passes_insert_builtin(tilec_pass_list *l, int index, const char *name, PassFn fn
 	return fn ? insert(l, index, name, fn, NULL, NULL, PASS_ALWAYS, NULL) : -1;
 }
 
-int
+tilec_status
 tilec_pass_remove(tilec_pass_list *l, const char *name)
 {
 	int i = tilec_pass_find(l, name);
 
 	if (i < 0)
-		return -1;
+		return TILEC_ERR_ARG;
 	memmove(&l->v[i], &l->v[i + 1], sizeof *l->v * (size_t)(l->n - i - 1));
 	l->n--;
-	return 0;
+	return TILEC_OK;
 }
 
-int
+tilec_status
 tilec_pass_replace(tilec_pass_list *l, const char *name, tilec_pass_fn fn, void *arg)
 {
 	int i = tilec_pass_find(l, name);
 
 	if (i < 0 || !fn)
-		return -1;
+		return TILEC_ERR_ARG;
 	l->v[i].fn = NULL;
 	l->v[i].ext = fn;
 	l->v[i].arg = arg;
 	l->v[i].show = NULL;
-	return 0;
+	return TILEC_OK;
 }
 
 /* ---- built-in passes ------------------------------------------------------------ */

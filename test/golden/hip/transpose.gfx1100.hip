@@ -28,6 +28,7 @@ transpose(float *__restrict__ A, float *__restrict__ B, int M, int N)
 		for (int s = 0; s < 4; s++) {
 			const int i = (tid / 8);
 			const int j = (s + ((tid % 8) * 4));
+			(void)i, (void)j;
 			r_[s] = t[((j * 36) + i)];
 		}
 		#pragma unroll
@@ -50,6 +51,7 @@ transpose(float *__restrict__ A, float *__restrict__ B, int M, int N)
 		for (int s = 0; s < 4; s++) {
 			const int i = (tid / 8);
 			const int j = (s + ((tid % 8) * 4));
+			(void)i, (void)j;
 			r_[s] = t[((j * 36) + i)];
 		}
 		#pragma unroll
