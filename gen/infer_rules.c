@@ -347,7 +347,7 @@ nest_step(Inf *in, State *st, Op *op, int level)
 	int i, d, allconst, touches = op->nacc > 0;
 
 	if (st->map.loop[op->s->id]) {
-		st->done[op->idx] = 1;
+		inf_done(st, op->idx);
 		return 0;
 	}
 	if (level == LV_STRICT) {
@@ -405,8 +405,8 @@ nest_step(Inf *in, State *st, Op *op, int level)
 	for (i = 0; i < op->nacc; i++)
 		if (check_acc(in, st, op, &op->acc[i], L) < 0)
 			return -1;
-	st->map.loop[op->s->id] = L;
-	st->done[op->idx] = 1;
+	inf_loop(st, op->s->id, L);
+	inf_done(st, op->idx);
 	for (i = 0; i < op->nacc; i++) {
 		const Acc *ac = &op->acc[i];
 		if (st->map.buf[ac->buf])
@@ -473,7 +473,7 @@ reduce_step(Inf *in, State *st, Op *op, int level)
 		return 0;
 	if (SB->scope != MEM_LOCAL || DB->scope != MEM_LOCAL) {
 		if (level == LV_FREE) {
-			st->done[op->idx] = 1;
+			inf_done(st, op->idx);
 			if (DB->scope == MEM_LOCAL && !st->map.buf[db])
 				return inf_set_buf(in, st, db, replicated(in, db, in->T), op);
 		}
@@ -527,7 +527,7 @@ reduce_step(Inf *in, State *st, Op *op, int level)
 		fail(in, st, "no reducer layout: %s%s", e.msg, "");
 		return -1;
 	}
-	st->done[op->idx] = 1;
+	inf_done(st, op->idx);
 	if (st->map.buf[db]) {
 		/* keep the destination's layout; it must not be wider (#1719) */
 		if (frag_contains(st->map.buf[db], G, 0, &e) == 1)
@@ -583,7 +583,7 @@ gemm_step(Inf *in, State *st, Op *op)
 	Layout *la = NULL, *lb = NULL, *lc = NULL;
 	Err e = {0};
 
-	st->done[op->idx] = 1;
+	inf_done(st, op->idx);
 	if (gemm_plan(in->a, in->t, in->k, s, &gp, &e) == 0) {
 		lc = gp.acc;
 		la = A->scope == MEM_LOCAL ? gp.frag_a : gp.a_shared ? gp.smem_a.layout : NULL;
@@ -738,7 +738,7 @@ annot_step(Inf *in, State *st, Op *op)
 	Err e = {0};
 	int skip, buf;
 
-	st->done[op->idx] = 1;
+	inf_done(st, op->idx);
 	/* pin = false is a preference, weighed in free mode (infer.c) */
 	if (s->kind == S_REQUIRE_LAYOUT && !s->u.layout.pin)
 		return 0;
@@ -770,7 +770,7 @@ serial_step(Inf *in, State *st, Op *op)
 		if (inf_set_buf(in, st, b, replicated(in, b, in->T), op) < 0)
 			return -1;
 	}
-	st->done[op->idx] = 1;
+	inf_done(st, op->idx);
 	return 0;
 }
 
@@ -789,7 +789,7 @@ inf_step(Inf *in, State *st, Op *op, int level)
 		return level == LV_STRICT ? gemm_step(in, st, op) : 0;
 	if (op->s->kind == S_REDUCE)
 		return reduce_step(in, st, op, level);
-	st->done[op->idx] = 1;
+	inf_done(st, op->idx);
 	return 0;
 }
 
