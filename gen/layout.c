@@ -315,8 +315,47 @@ v_minmax(void *ctx, int64_t first, int np, const int64_t *const *coord, const in
 	return 0;
 }
 
-/* exact [min, max] of each expression over a domain; past the limit, the
- * interval bounds (a bounding box) */
+/*
+ * Is e's interval bound exact (no enumeration needed)? True when every variable
+ * occurs at most once and every operation is monotone in each argument (+, -,
+ * * and floor-division by constants, min, max), with % only of a variable plus
+ * a constant (a contiguous range): then each end of the range is reached at a
+ * corner of the box, the subtrees being independent.
+ */
+static int
+exact_bounds(const IExpr *e, unsigned *seen)
+{
+	switch (e->k) {
+	case IX_CONST:
+		return 1;
+	case IX_VAR:
+		if (e->v < 0 || e->v >= 32 || (*seen & (1u << e->v)))
+			return 0;
+		*seen |= 1u << e->v;
+		return 1;
+	case IX_ADD: case IX_SUB: case IX_MIN: case IX_MAX:
+		return exact_bounds(e->a, seen) && exact_bounds(e->b, seen);
+	case IX_MUL:
+		return (e->a->k == IX_CONST || e->b->k == IX_CONST) && exact_bounds(e->a, seen) &&
+		       exact_bounds(e->b, seen);
+	case IX_DIV:
+		return e->b->k == IX_CONST && e->b->v > 0 && exact_bounds(e->a, seen);
+	case IX_MOD:
+		if (e->b->k != IX_CONST || e->b->v <= 0)
+			return 0;
+		if (e->a->k == IX_VAR)
+			return exact_bounds(e->a, seen);
+		return e->a->k == IX_ADD && ((e->a->a->k == IX_VAR && e->a->b->k == IX_CONST) ||
+					      (e->a->b->k == IX_VAR && e->a->a->k == IX_CONST)) &&
+		       exact_bounds(e->a, seen);
+	default:
+		return 0;
+	}
+}
+
+/* exact [min, max] of each expression over a domain: by interval arithmetic
+ * where that is exact (exact_bounds), else by enumeration; past the limit,
+ * the interval bounds (a bounding box) */
 static int
 ranges(const int64_t *shape, const int *varid, int n, IExpr *const *es, int ne, int64_t *lo,
        int64_t *hi, Err *err)
@@ -336,6 +375,21 @@ ranges(const int64_t *shape, const int *varid, int n, IExpr *const *es, int ne, 
 			if (iexpr_bounds(es[e], &d, &lo[e], &hi[e]))
 				return err_set(err, "%s, and output %d has no interval bound", tmp.msg, e);
 		return 0;
+	}
+	{
+		IDom d;
+		unsigned seen;
+
+		memset(&d, 0, sizeof d);
+		for (k = 0; k < n; k++)
+			d.ext[varid[k]] = shape[k];
+		for (e = 0; e < ne; e++) {
+			seen = 0;
+			if (!exact_bounds(es[e], &seen) || iexpr_bounds(es[e], &d, &lo[e], &hi[e]))
+				break;
+		}
+		if (e == ne)
+			return 0;
 	}
 	m.ne = ne;
 	for (e = 0; e < ne; e++) {

@@ -5,6 +5,7 @@
  * helper functions. Tile ops are in sema_ops.c, expressions in sema_expr.c,
  * layouts in sema_layout.c. Every error is reported; nothing stops at the first.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -459,6 +460,21 @@ static void
 stmts(Sema *S, const Node *n, Tail *t)
 {
 	for (; n; n = n->next) {
+		if (S->ninl > 0 && !S->inl_over && ++S->ninlstmt > SEMA_MAXINLINE) {
+			Buf b;
+			int j;
+
+			buf_init(&b);
+			for (j = 0; j < S->ninl; j++)
+				buf_printf(&b, "%s%s", j ? " -> " : "", S->inl[j]->u.fn.name);
+			diag(S->d, S->inl_loc, "helper inlining would create more than %d statements in "
+			     "kernel '%s' (call chain %s)", SEMA_MAXINLINE, S->k ? S->k->name : "?",
+			     buf_str(&b));
+			buf_free(&b);
+			S->inl_over = 1;
+		}
+		if (S->inl_over && S->ninl > 0)
+			return;
 		switch (n->kind) {
 		case N_BUFFER:
 			bufdecl(S, n);
@@ -631,8 +647,10 @@ inline_call(Sema *S, const Node *c, Sym *fs, Tail *t)
 				bad = 1;
 		}
 	}
-	if (bad)
+	if (bad || S->inl_over)
 		return;
+	if (S->ninl == 0)
+		S->inl_loc = c->loc;
 	S->inl[S->ninl++] = fn;
 	sema_push(S);
 	level = S->level;
@@ -796,6 +814,8 @@ kernel(Sema *S, const Node *n)
 	k->name = n->u.fn.name;
 	k->loc = n->loc;
 	S->k = k;
+	S->ninlstmt = 0;
+	S->inl_over = 0;
 	sema_push(S);
 	S->base = S->level;
 	k->nparam = n->u.fn.nparams;
@@ -819,6 +839,12 @@ kernel(Sema *S, const Node *n)
 		if (e && e->kind == IE_INT && e->u.i <= 0) {
 			diag(S->d, g->loc, "grid dimension %d must be positive, got %lld", k->ngrid,
 			     (long long)e->u.i);
+			e = NULL;
+		}
+		if (e && e->kind == IE_INT && e->u.i > (k->ngrid == 0 ? INT32_MAX : 65535)) {
+			diag(S->d, g->loc, "grid dimension %d (%c) is %lld, past the hardware limit of %lld "
+			     "blocks (x < 2^31, y and z <= 65535)", k->ngrid, "xyz"[k->ngrid],
+			     (long long)e->u.i, k->ngrid == 0 ? (long long)INT32_MAX : 65535LL);
 			e = NULL;
 		}
 		k->grid[k->ngrid++] = e ? e : ir_int(S->a, g->loc, 1);

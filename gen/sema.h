@@ -75,9 +75,15 @@ typedef struct Sema {
 	int nsuggest;       /* suggestions made (bounded: each scans the symbol table) */
 	const Node *inl[64];/* helpers being inlined, outermost first */
 	int ninl;
+	Loc inl_loc;        /* the outermost helper call being inlined */
+	long ninlstmt;      /* statements inlining created in this kernel */
+	int inl_over;       /* the limit SEMA_MAXINLINE was hit (reported once) */
 	const SemaDefine *defs;
 	int ndefs;
 } Sema;
+
+/* the statements helper inlining may create in one kernel (docs/language.md) */
+#define SEMA_MAXINLINE 16384
 
 Sym *sema_lookup(Sema *S, const char *name);
 /* a name whose declaration failed: uses of it report nothing more */
