@@ -156,6 +156,22 @@ bufdecl(Sema *S, const Node *n)
 		}
 		dims[i].c = v;
 	}
+	if (!bad && t != DT_NONE) {
+		/* at once, before any layout is enumerated: what no target can hold */
+		int64_t bytes = total * dtype_bytes(t), T = S->k && S->k->threads > 0 ? S->k->threads : 1024;
+
+		if (n->u.decl.scope == SCOPE_SHARED && bytes > SEMA_MAX_SHARED) {
+			diag(S->d, n->loc, "shared '%s' needs %lld bytes, more than any target's shared "
+			     "memory (%d bytes, sm_90)", n->u.decl.name, (long long)bytes, SEMA_MAX_SHARED);
+			bad = 1;
+		} else if (n->u.decl.scope != SCOPE_SHARED && (bytes + T - 1) / T > SEMA_MAX_LOCAL_BYTES) {
+			diag(S->d, n->loc, "local '%s' needs at least %lld bytes per thread (%lld elements "
+			     "of %d bytes over %lld threads), more than a thread's %d bytes of registers and "
+			     "local memory", n->u.decl.name, (long long)((bytes + T - 1) / T),
+			     (long long)total, dtype_bytes(t), (long long)T, SEMA_MAX_LOCAL_BYTES);
+			bad = 1;
+		}
+	}
 	s = sema_declare(S, SYM_BUF, n->u.decl.name, n->loc);
 	if (!s)
 		return NULL;

@@ -84,6 +84,12 @@ typedef struct Sema {
 
 /* the statements helper inlining may create in one kernel (docs/language.md) */
 #define SEMA_MAXINLINE 16384
+/* tiles no target can hold, refused when declared: a shared buffer past the
+ * largest shared memory (sm_90: 227 KB; the target's own limit is checked
+ * later), a local tile whose elements spread over every thread still pass
+ * the 512 KiB of local memory a CUDA thread may have (registers spill there) */
+#define SEMA_MAX_SHARED 232448
+#define SEMA_MAX_LOCAL_BYTES (512 * 1024)
 
 Sym *sema_lookup(Sema *S, const char *name);
 /* a name whose declaration failed: uses of it report nothing more */
