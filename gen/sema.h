@@ -89,6 +89,8 @@ typedef struct Sema {
  * later), a local tile whose elements spread over every thread still pass
  * the 512 KiB of local memory a CUDA thread may have (registers spill there) */
 #define SEMA_MAX_SHARED 232448
+/* constant region offsets into tensors of run-time size: within [-2^62, 2^62] */
+#define SEMA_MAX_OFFSET ((int64_t)1 << 62)
 #define SEMA_MAX_LOCAL_BYTES (512 * 1024)
 
 Sym *sema_lookup(Sema *S, const char *name);
