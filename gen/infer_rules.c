@@ -113,7 +113,10 @@ inf_plan(Inf *in, const Op *op, int touches_frag, Err *e)
 	int k, ebytes = elem_bytes_max(in, op);
 
 	for (k = 0; k < op->nloop; k++) {
-		total *= op->ext[k];
+		if (ck_mul(total, op->ext[k], &total) || total > ((int64_t)1 << 40)) {
+			err_set(e, "the nest has more than 2^40 points");
+			return NULL;
+		}
 		f = iexpr_add(A, iexpr_mulc(A, f, op->ext[k]), iexpr_var(A, k));
 	}
 	V = target_vector_elems(in->t, ebytes, !op->nacc && !op->has_shared);

@@ -751,6 +751,7 @@ kparam(Sema *S, const Node *p, IrParam *ip, int index)
 	const Node *d;
 	IrDim *dims;
 	int i, bad = 0;
+	int64_t cprod = 1;
 	Sym *s;
 
 	ip->name = p->u.decl.name;
@@ -799,6 +800,12 @@ kparam(Sema *S, const Node *p, IrParam *ip, int index)
 			diag(S->d, d->loc, "dimension %d of '%s' must be positive, got %lld", i,
 			     p->u.decl.name, (long long)dims[i].c);
 			bad = 1;
+		} else if (ck_mul(cprod, dims[i].c, &cprod) || cprod > SEMA_MAX_OFFSET) {
+			/* the generated strides and offsets are products of these */
+			diag(S->d, d->loc, "the constant dimensions of '%s' multiply past 2^62 elements",
+			     p->u.decl.name);
+			bad = 1;
+			cprod = 1;
 		}
 	}
 	s = sema_declare(S, SYM_BUF, p->u.decl.name, p->loc);
@@ -884,6 +891,8 @@ kernel(Sema *S, const Node *n)
 	}
 	t.p = &k->body;
 	stmts(S, n->u.fn.body, &t); /* params and body share a scope: no redefinition */
+	if (S->d->nerr == nerr)
+		sema_check_ranges(S->a, S->d, k);
 	sema_pop(S);
 	S->base = 1;
 	S->k = NULL;

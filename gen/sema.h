@@ -93,6 +93,9 @@ typedef struct Sema {
 #define SEMA_MAX_OFFSET ((int64_t)1 << 62)
 #define SEMA_MAX_LOCAL_BYTES (512 * 1024)
 
+/* irrange.c: overflow of a kernel's integer arithmetic over its loop ranges */
+int sema_check_ranges(Arena *a, Diags *d, const IrKernel *k);
+
 Sym *sema_lookup(Sema *S, const char *name);
 /* a name whose declaration failed: uses of it report nothing more */
 #define SYM_POISONED(s) ((s)->kind == SYM_EXPR && !(s)->u.val)

@@ -66,6 +66,21 @@ static const Case cases[] = {
 	{"softmax_w_max", "const BM = 8, W = 2147483647;\nkernel softmax(X: f32[M, W], Y: f32[M, W]) grid(cdiv(M, BM)) threads(256) {\n"
 	 "local x: f32[BM, W];\ncopy(X[bx * BM, 0], x);\ncopy(x, Y[bx * BM, 0]);\n}",
 	 "more than a thread's 524288 bytes", "t:3:7"},
+	{"index_add_max", K1 "for i, j in parallel(4, 32) {\nA[i, j + 9223372036854775807] = 1.0;\n}\n}",
+	 "'+' with operands in [0, 31] and [9223372036854775807, 9223372036854775807] does not fit in 64 bits",
+	 "t:3:8"},
+	{"index_mul_max", K1 "for i, j in parallel(4, 32) {\nA[i * 9223372036854775807, j] = 1.0;\n}\n}",
+	 "does not fit in 64 bits", "t:3:5"},
+	{"index_mul_int32", K1 "for i, j in parallel(4, 32) {\nA[i, j * 100000000] = 1.0;\n}\n}",
+	 "reaches [0, 3100000000], past the 32-bit int", "t:3:8"},
+	{"index_mul_int32_ok", K1 "for i, j in parallel(4, 32) {\nA[i, j * 10000000] = 1.0;\n}\n}", NULL, NULL},
+	{"index_shl", K1 "for i, j in parallel(4, 32) {\nA[i, j << 62] = 1.0;\n}\n}", "'<<'", "t:3:8"},
+	{"index_mod_inner", K1 "for i, j in parallel(4, 32) {\nA[i, (j + 9223372036854775807) % 7] = 1.0;\n}\n}",
+	 "does not fit in 64 bits", "t:3:9"},
+	{"for_range", K1 "for r in range(1000) {\nfor i in parallel(32) {\nA[0, r * 5000000 + i] = 1.0;\n}\n}\n}",
+	 "past the 32-bit int", "t:4:8"},
+	{"tensor_dim_max", "kernel k(A: f32[4, 0x7fffffffffffffff]) grid(1) threads(128) {\nfor i in parallel(32) { A[0, i] = 1.0; }\n}",
+	 "the constant dimensions of 'A' multiply past 2^62 elements", "t:1:20"},
 	{"dim_overflow", K1 "shared x: f32[4294967296, 4294967296];\n}", "is too large", "t:2:"},
 };
 
