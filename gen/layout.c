@@ -353,8 +353,36 @@ exact_bounds(const IExpr *e, unsigned *seen)
 	}
 }
 
+/* does e reach both lo and hi (its interval bounds) at corners of the box?
+ * Then those bounds are its exact range. At most 2^10 corners are tried. */
+static int
+corners_reach(const IExpr *e, const int64_t *shape, const int *varid, int n, int64_t lo, int64_t hi)
+{
+	int64_t vals[IEXPR_NVARS] = {0}, v;
+	unsigned used = iexpr_vars(e), c;
+	int k, m = 0, dims[LAYOUT_MAXDIM + 1], got_lo = 0, got_hi = 0;
+
+	for (k = 0; k < n; k++)
+		if (varid[k] >= 0 && varid[k] < IEXPR_NVARS && (used & (1u << varid[k])))
+			dims[m++] = k;
+	if (m > 10)
+		return 0;
+	for (c = 0; c < (1u << m); c++) {
+		for (k = 0; k < m; k++)
+			vals[varid[dims[k]]] = (c >> k) & 1 ? shape[dims[k]] - 1 : 0;
+		if (iexpr_eval(e, vals, &v, NULL))
+			return 0;
+		got_lo |= v == lo;
+		got_hi |= v == hi;
+		if (got_lo && got_hi)
+			return 1;
+	}
+	return 0;
+}
+
 /* exact [min, max] of each expression over a domain: by interval arithmetic
- * where that is exact (exact_bounds), else by enumeration; past the limit,
+ * where that is exact (exact_bounds, or both bounds reached at corners of the
+ * box: corners_reach), else by enumeration; past the limit,
  * the interval bounds (a bounding box) */
 static int
 ranges(const int64_t *shape, const int *varid, int n, IExpr *const *es, int ne, int64_t *lo,
@@ -385,7 +413,9 @@ ranges(const int64_t *shape, const int *varid, int n, IExpr *const *es, int ne, 
 			d.ext[varid[k]] = shape[k];
 		for (e = 0; e < ne; e++) {
 			seen = 0;
-			if (!exact_bounds(es[e], &seen) || iexpr_bounds(es[e], &d, &lo[e], &hi[e]))
+			if (iexpr_bounds(es[e], &d, &lo[e], &hi[e]))
+				break;
+			if (!exact_bounds(es[e], &seen) && !corners_reach(es[e], shape, varid, n, lo[e], hi[e]))
 				break;
 		}
 		if (e == ne)

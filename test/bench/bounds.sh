@@ -10,8 +10,12 @@
 # For each family the growth exponent between consecutive sizes,
 # log(t2/t1) / log(N2/N1) (1: linear, 2: quadratic), is printed after the time.
 # Figures of one run are kept in test/bench/RESULTS.md.
+# BOUNDS_LIMIT: seconds before a compile is killed (default 120); BOUNDS_MAX: the
+# largest N of the copies and nests families (default 30000).
 set -eu
 TILEC=${TILEC:-build/tilec}
+LIMIT=${BOUNDS_LIMIT:-120}
+MAX=${BOUNDS_MAX:-30000}
 tmp=${TMPDIR:-/tmp}/bounds_bench.$$
 mkdir -p "$tmp"
 trap 'rm -rf "$tmp"' EXIT
@@ -68,8 +72,11 @@ run() {
 		f=$tmp/$fam$n.tile
 		"gen_$fam" "$n" > "$f"
 		st=0
-		/usr/bin/time -f '%e %M' -o "$tmp/time" "$TILEC" --dump=cuda "$f" > /dev/null 2> "$tmp/err" || st=$?
-		read -r t kb < "$tmp/time" || true
+		/usr/bin/time -f '%e %M' -o "$tmp/time" timeout "$LIMIT" "$TILEC" --dump=cuda "$f" \
+			> /dev/null 2> "$tmp/err" || st=$?
+		read -r t kb <<EOT
+$(tail -1 "$tmp/time")
+EOT
 		case $fam in
 		inline) work=$(awk -v d="$n" 'BEGIN { printf "%.0f", 2 ^ d }') ;;
 		softmax) work=$((8 * n)) ;;
@@ -78,14 +85,17 @@ run() {
 		rate=$(awk -v a="$prev_n" -v b="$work" -v s="$prev_t" -v u="$t" 'BEGIN {
 			if (a == "" || s + 0 < 0.05 || u + 0 < 0.05) { print "-"; exit }
 			printf "%.2f", log(u / s) / log(b / a) }')
-		if [ "$st" -eq 0 ]; then res=ok; else res="error: $(head -1 "$tmp/err" | cut -c1-60)"; fi
+		if [ "$st" -eq 0 ]; then res=ok
+		elif [ "$st" -eq 124 ]; then res="killed after $LIMIT s"
+		else res="error: $(head -1 "$tmp/err" | cut -c1-60)"; fi
 		printf '%-8s %8s %12s %8s %10s %6s  %s\n' "$fam" "$n" "$work" "$t" "$kb" "$rate" "$res"
 		if [ "$st" -eq 0 ]; then prev_n=$work prev_t=$t; fi
 	done
 }
 
 printf '%-8s %8s %12s %8s %10s %6s  %s\n' family N work seconds peak_KB growth result
-run copies 1000 3000 10000 30000
-run nests 1000 3000 10000 30000
+sizes() { for n in 1000 3000 10000 30000; do [ "$n" -le "$MAX" ] && echo "$n"; done; }
+run copies $(sizes)
+run nests $(sizes)
 run inline 8 10 12 13 31
 run softmax 256 1024 2048 4096 2147483647
