@@ -82,8 +82,8 @@ EOT
 		softmax) work=$((8 * n)) ;;
 		*) work=$n ;;
 		esac
-		rate=$(awk -v a="$prev_n" -v b="$work" -v s="$prev_t" -v u="$t" 'BEGIN {
-			if (a == "" || s + 0 < 0.05 || u + 0 < 0.05) { print "-"; exit }
+		rate=$(awk -v a="$prev_n" -v b="$work" -v s="$prev_t" -v u="$t" -v st="$st" 'BEGIN {
+			if (a == "" || st != 0 || s + 0 < 0.05 || u + 0 < 0.05) { print "-"; exit }
 			printf "%.2f", log(u / s) / log(b / a) }')
 		if [ "$st" -eq 0 ]; then res=ok
 		elif [ "$st" -eq 124 ]; then res="killed after $LIMIT s"
