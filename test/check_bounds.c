@@ -81,6 +81,12 @@ static const Case cases[] = {
 	 "past the 32-bit int", "t:4:8"},
 	{"tensor_dim_max", "kernel k(A: f32[4, 0x7fffffffffffffff]) grid(1) threads(128) {\nfor i in parallel(32) { A[0, i] = 1.0; }\n}",
 	 "the constant dimensions of 'A' multiply past 2^62 elements", "t:1:20"},
+	{"wmma_base_max", "kernel k(A: f16[M, N]) grid(1) threads(32) {\nlocal x: f16[16, 16];\n"
+	 "require_amd_wmma_layout(x, version = 3, transposed = true, warp_bases = [[0, 9223372036854775807]], "
+	 "reg_bases = [], instr_shape = [16, 16, 128]);\ncopy(A[0, 0], x);\ncopy(x, A[0, 0]);\n}",
+	 "warp_bases basis 0 entry 1 (9223372036854775807 tiles) is outside the tile's 16", "t:3:1"},
+	{"tensor_1d_big", "kernel k(A: f32[4611686018427387904], B: f32[4611686018427387904]) grid(1) threads(128) {\n"
+	 "shared s: f32[1024];\ncopy(A[4611686018427386880], s);\ncopy(s, B[0]);\n}", NULL, NULL},
 	{"dim_overflow", K1 "shared x: f32[4294967296, 4294967296];\n}", "is too large", "t:2:"},
 };
 
