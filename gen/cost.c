@@ -572,9 +572,11 @@ segments(const Stmt *st, const Meas *M, const Target *t, int i, int64_t V, int64
 				}
 				if (cell_addr(M, i, cell, &addr))
 					goto fail;
-				addr += ac->off;
-				lo = floordiv64(addr * st->eb, sb);
-				hi = floordiv64((addr + V) * st->eb - 1, sb);
+				if (ck_add(addr, ac->off, &addr) || ck_mul(addr, st->eb, &lo) ||
+				    ck_add(addr, V, &hi) || ck_mul(hi, st->eb, &hi) || hi == INT64_MIN)
+					goto fail;
+				lo = floordiv64(lo, sb);
+				hi = floordiv64(hi - 1, sb);
 				for (; lo <= hi && nid < cap; lo++)
 					ids[nid++] = lo;
 			}

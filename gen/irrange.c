@@ -1,6 +1,7 @@
 /*
  * irrange.c: the integer ranges of a kernel's index arithmetic (issue 19).
- * Loop variables have known ranges (parallel and constant serial loops);
+ * Loop variables have known ranges (parallel and constant serial loops),
+ * and so have the block indices of a constant grid;
  * every integer +, -, * and constant << over known ranges is checked:
  * a result past 64 bits is an error at the operator, and so is one past
  * 32 bits where the generated code computes it in C int (its operands are
@@ -124,7 +125,7 @@ expr(Rng *R, const IrExpr *e)
 			r.known = 1;
 			r.lo = R->lo[e->u.var->id];
 			r.hi = R->hi[e->u.var->id];
-			r.w32 = e->u.var->kind == VAR_LOOP;
+			r.w32 = e->u.var->kind == VAR_LOOP || e->u.var->kind == VAR_BLOCK;
 		}
 		return r;
 	case IE_BINARY:
@@ -243,6 +244,8 @@ int
 sema_check_ranges(Arena *a, Diags *d, const IrKernel *k)
 {
 	Rng R;
+	int64_t n;
+	int i;
 
 	memset(&R, 0, sizeof R);
 	R.d = d;
@@ -252,6 +255,17 @@ sema_check_ranges(Arena *a, Diags *d, const IrKernel *k)
 	R.known = anewn(a, char, k->nvar + 1);
 	if (!R.lo || !R.hi || !R.known)
 		return -1;
+	/* bx, by, bz (emitted as (int)blockIdx.x ...) of a constant grid */
+	for (i = 0; i < k->nvar; i++) {
+		const IrVar *v = k->vars[i];
+		int g;
+
+		if (!v || v->kind != VAR_BLOCK || !v->name || v->name[0] != 'b')
+			continue;
+		g = v->name[1] - 'x';
+		if (g >= 0 && g < k->ngrid && ir_is_const(k->grid[g], &n) && n > 0)
+			setvar(&R, v, 0, n - 1);
+	}
 	stmts(&R, k->body);
 	return R.bad ? -1 : 0;
 }

@@ -87,6 +87,11 @@ static const Case cases[] = {
 	 "warp_bases basis 0 entry 1 (9223372036854775807 tiles) is outside the tile's 16", "t:3:1"},
 	{"tensor_1d_big", "kernel k(A: f32[4611686018427387904], B: f32[4611686018427387904]) grid(1) threads(128) {\n"
 	 "shared s: f32[1024];\ncopy(A[4611686018427386880], s);\ncopy(s, B[0]);\n}", NULL, NULL},
+	{"block_int32", "kernel k(A: f32[M, N]) grid(65536) threads(128) {\nfor i in parallel(128) { A[bx * 65536 + i, 0] = 1.0; }\n}",
+	 "'*' with operands in [0, 65535] and [65536, 65536] reaches [0, 4294901760]", "t:2:31"},
+	{"block_ok", "kernel k(A: f32[M, N]) grid(65536) threads(128) {\nfor i in parallel(128) { A[bx * 128 + i, 0] = 1.0; }\n}",
+	 NULL, NULL},
+	{"cost_offset_min", K1 "for i in parallel(32) { A[0, i - 9223372036854775807 - 1] = 1.0; }\n}", NULL, NULL},
 	{"dim_overflow", K1 "shared x: f32[4294967296, 4294967296];\n}", "is too large", "t:2:"},
 };
 
