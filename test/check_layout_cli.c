@@ -1,5 +1,7 @@
 /* check_layout_cli.c: `tilec layout`: goldens of `show` with --grid, --table
  * and --inverse, and exit codes for bad input. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -35,7 +37,46 @@ static const struct {
 	{{"layout", "show", "mma", "--operand", "C", "--tile", "100x64", "--warps", "4"}, 1,
 	 "no valid warp partition"},
 	{{"layout", "show", "mma", "--operand", "C", "--warps"}, 2, "--warps needs a count"},
+	{{"layout", "show", "mma", "--operand", "C", "--warp-grid", "0x1"}, 2, "--warp-grid needs --tile"},
+	{{"layout", "show", "mma", "--operand", "C", "--tile", "64x64", "--warp-grid", "0x1"}, 2,
+	 "bad --warp-grid '0x1'"},
+	{{"layout", "show", "mma", "--operand", "C", "--tile", "64x64", "--warp-grid", "65x1"}, 2,
+	 "bad --warp-grid '65x1'"},
 };
+
+/* --table with a sink streams: the buffer stays small, the text is the same */
+START_TEST(table_streams)
+{
+	char *argv[] = {"layout", "show", "mma", "--operand", "C", "--tile", "512x512", "--warps", "4",
+			"--table"};
+	Buf whole, out, err;
+	FILE *f = tmpfile();
+	char *text;
+	long n;
+
+	ck_assert_ptr_nonnull(f);
+	buf_init(&whole);
+	buf_init(&out);
+	buf_init(&err);
+	ck_assert_int_eq(layout_cli_run(10, argv, &whole, &err), 0);
+	ck_assert_int_eq(layout_cli_stream(10, argv, &out, &err, f), 0);
+	ck_assert_msg(whole.len > 4 << 20, "the table is %zu bytes", whole.len);
+	ck_assert_msg(out.len < 1 << 17, "%zu bytes left in the buffer", out.len);
+	fwrite(buf_str(&out), 1, out.len, f);
+	n = ftell(f);
+	ck_assert_int_eq(n, (long)whole.len);
+	text = malloc((size_t)n + 1);
+	rewind(f);
+	ck_assert_int_eq((long)fread(text, 1, (size_t)n, f), n);
+	text[n] = 0;
+	ck_assert(!strcmp(text, buf_str(&whole)));
+	free(text);
+	fclose(f);
+	buf_free(&whole);
+	buf_free(&out);
+	buf_free(&err);
+}
+END_TEST
 
 START_TEST(cli_table)
 {
@@ -70,6 +111,7 @@ suite_layout_cli(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_loop_test(tc, cli_table, 0, countof(cli_cases));
+	tcase_add_test(tc, table_streams);
 	suite_add_tcase(s, tc);
 	return s;
 }

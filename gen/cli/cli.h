@@ -14,10 +14,13 @@ int run_main(int argc, char **argv);    /* cpu/run_cli.c: tilec run FILE.tile (C
 
 /* driver.c: a whole file (or standard input for "-"), NUL-terminated; NULL with errno */
 #include <stddef.h>
+#include <stdio.h>
 char *cli_readall(const char *path, size_t *len);
 
 /* layout_cli.c: the same, writing to buffers (for tests) */
 struct Buf;
 int layout_cli_run(int argc, char **argv, struct Buf *out, struct Buf *err);
+/* the same; a non-NULL sink takes --table output as it is made (constant memory) */
+int layout_cli_stream(int argc, char **argv, struct Buf *out, struct Buf *err, FILE *sink);
 
 #endif

@@ -100,8 +100,18 @@ opname(const char *s, MmaOperand *op)
 	return 0;
 }
 
+/* with a sink, b is written out and emptied as it fills: constant memory */
 static void
-table(Buf *b, const Layout *L)
+drain(Buf *b, FILE *sink, size_t at)
+{
+	if (sink && b->len >= at) {
+		fwrite(buf_str(b), 1, b->len, sink);
+		buf_reset(b);
+	}
+}
+
+static void
+table(Buf *b, const Layout *L, FILE *sink)
 {
 	int64_t total = layout_size(L), f, x[LAYOUT_MAXDIM + 1], y[LAYOUT_MAXDIM + 1], r;
 	int k;
@@ -144,6 +154,7 @@ table(Buf *b, const Layout *L)
 			}
 		}
 		buf_putc(b, '\n');
+		drain(b, sink, 1 << 16);
 	}
 }
 
@@ -268,6 +279,8 @@ build(Arena *A, const Opts *o, Buf *out, Err *err, int *usage_err)
 			return err_set(err, "mma needs --operand"), NULL;
 		if (bits < 0)
 			bits = 16;
+		if (o->grid_warps && !o->tile)
+			return err_set(err, "mma --warp-grid needs --tile"), NULL;
 		if (!o->tile) {
 			*usage_err = 0;
 			return mma_sync_fragment(A, op, bits, err);
@@ -277,7 +290,8 @@ build(Arena *A, const Opts *o, Buf *out, Err *err, int *usage_err)
 		if (o->grid_warps) {
 			int64_t g[2];
 
-			if (parse_shape(o->grid_warps, g, 2) != 2 || g[0] > 64 || g[1] > 64)
+			if (parse_shape(o->grid_warps, g, 2) != 2 || g[0] < 1 || g[1] < 1 ||
+			    g[0] > 64 || g[1] > 64)
 				return err_set(err, "bad --warp-grid '%s'", o->grid_warps), NULL;
 			mw = (int)g[0];
 			nw = (int)g[1];
@@ -471,6 +485,12 @@ writesvg(const Opts *o, const Layout *L, Buf *errout)
 int
 layout_cli_run(int argc, char **argv, Buf *out, Buf *errout)
 {
+	return layout_cli_stream(argc, argv, out, errout, NULL);
+}
+
+int
+layout_cli_stream(int argc, char **argv, Buf *out, Buf *errout, FILE *sink)
+{
 	Opts o;
 	Arena A;
 	Err err = {0};
@@ -568,7 +588,7 @@ layout_cli_run(int argc, char **argv, Buf *out, Buf *errout)
 	if (o.grid)
 		grid(out, L);
 	if (o.table)
-		table(out, L);
+		table(out, L, sink);
 	if (o.svg && writesvg(&o, L, errout)) {
 		arena_free(&A);
 		return 1;
@@ -585,7 +605,7 @@ layout_main(int argc, char **argv)
 
 	buf_init(&out);
 	buf_init(&err);
-	r = layout_cli_run(argc, argv, &out, &err);
+	r = layout_cli_stream(argc, argv, &out, &err, stdout);
 	fputs(buf_str(&out), stdout);
 	fputs(buf_str(&err), stderr);
 	buf_free(&out);

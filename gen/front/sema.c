@@ -5,6 +5,7 @@
  * helper functions. Tile ops are in sema_ops.c, expressions in sema_expr.c,
  * layouts in sema_layout.c. Every error is reported; nothing stops at the first.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -154,6 +155,22 @@ bufdecl(Sema *S, const Node *n)
 			total = 1;
 		}
 		dims[i].c = v;
+	}
+	if (!bad && t != DT_NONE) {
+		/* at once, before any layout is enumerated: what no target can hold */
+		int64_t bytes = total * dtype_bytes(t), T = S->k && S->k->threads > 0 ? S->k->threads : 1024;
+
+		if (n->u.decl.scope == SCOPE_SHARED && bytes > SEMA_MAX_SHARED) {
+			diag(S->d, n->loc, "shared '%s' needs %lld bytes, more than any target's shared "
+			     "memory (%d bytes, sm_90)", n->u.decl.name, (long long)bytes, SEMA_MAX_SHARED);
+			bad = 1;
+		} else if (n->u.decl.scope != SCOPE_SHARED && (bytes + T - 1) / T > SEMA_MAX_LOCAL_BYTES) {
+			diag(S->d, n->loc, "local '%s' needs at least %lld bytes per thread (%lld elements "
+			     "of %d bytes over %lld threads), more than a thread's %d bytes of registers and "
+			     "local memory", n->u.decl.name, (long long)((bytes + T - 1) / T),
+			     (long long)total, dtype_bytes(t), (long long)T, SEMA_MAX_LOCAL_BYTES);
+			bad = 1;
+		}
 	}
 	s = sema_declare(S, SYM_BUF, n->u.decl.name, n->loc);
 	if (!s)
@@ -459,6 +476,21 @@ static void
 stmts(Sema *S, const Node *n, Tail *t)
 {
 	for (; n; n = n->next) {
+		if (S->ninl > 0 && !S->inl_over && ++S->ninlstmt > SEMA_MAXINLINE) {
+			Buf b;
+			int j;
+
+			buf_init(&b);
+			for (j = 0; j < S->ninl; j++)
+				buf_printf(&b, "%s%s", j ? " -> " : "", S->inl[j]->u.fn.name);
+			diag(S->d, S->inl_loc, "helper inlining would create more than %d statements in "
+			     "kernel '%s' (call chain %s)", SEMA_MAXINLINE, S->k ? S->k->name : "?",
+			     buf_str(&b));
+			buf_free(&b);
+			S->inl_over = 1;
+		}
+		if (S->inl_over && S->ninl > 0)
+			return;
 		switch (n->kind) {
 		case N_BUFFER:
 			bufdecl(S, n);
@@ -631,8 +663,10 @@ inline_call(Sema *S, const Node *c, Sym *fs, Tail *t)
 				bad = 1;
 		}
 	}
-	if (bad)
+	if (bad || S->inl_over)
 		return;
+	if (S->ninl == 0)
+		S->inl_loc = c->loc;
 	S->inl[S->ninl++] = fn;
 	sema_push(S);
 	level = S->level;
@@ -717,6 +751,7 @@ kparam(Sema *S, const Node *p, IrParam *ip, int index)
 	const Node *d;
 	IrDim *dims;
 	int i, bad = 0;
+	int64_t cprod = 1;
 	Sym *s;
 
 	ip->name = p->u.decl.name;
@@ -765,6 +800,12 @@ kparam(Sema *S, const Node *p, IrParam *ip, int index)
 			diag(S->d, d->loc, "dimension %d of '%s' must be positive, got %lld", i,
 			     p->u.decl.name, (long long)dims[i].c);
 			bad = 1;
+		} else if (ck_mul(cprod, dims[i].c, &cprod) || cprod > SEMA_MAX_OFFSET) {
+			/* the generated strides and offsets are products of these */
+			diag(S->d, d->loc, "the constant dimensions of '%s' multiply past 2^62 elements",
+			     p->u.decl.name);
+			bad = 1;
+			cprod = 1;
 		}
 	}
 	s = sema_declare(S, SYM_BUF, p->u.decl.name, p->loc);
@@ -796,6 +837,8 @@ kernel(Sema *S, const Node *n)
 	k->name = n->u.fn.name;
 	k->loc = n->loc;
 	S->k = k;
+	S->ninlstmt = 0;
+	S->inl_over = 0;
 	sema_push(S);
 	S->base = S->level;
 	k->nparam = n->u.fn.nparams;
@@ -821,6 +864,12 @@ kernel(Sema *S, const Node *n)
 			     (long long)e->u.i);
 			e = NULL;
 		}
+		if (e && e->kind == IE_INT && e->u.i > (k->ngrid == 0 ? INT32_MAX : 65535)) {
+			diag(S->d, g->loc, "grid dimension %d (%c) is %lld, past the hardware limit of %lld "
+			     "blocks (x < 2^31, y and z <= 65535)", k->ngrid, "xyz"[k->ngrid],
+			     (long long)e->u.i, k->ngrid == 0 ? (long long)INT32_MAX : 65535LL);
+			e = NULL;
+		}
 		k->grid[k->ngrid++] = e ? e : ir_int(S->a, g->loc, 1);
 	}
 	S->in_grid = 0;
@@ -842,6 +891,8 @@ kernel(Sema *S, const Node *n)
 	}
 	t.p = &k->body;
 	stmts(S, n->u.fn.body, &t); /* params and body share a scope: no redefinition */
+	if (S->d->nerr == nerr)
+		sema_check_ranges(S->a, S->d, k);
 	sema_pop(S);
 	S->base = 1;
 	S->k = NULL;

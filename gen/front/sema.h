@@ -75,9 +75,26 @@ typedef struct Sema {
 	int nsuggest;       /* suggestions made (bounded: each scans the symbol table) */
 	const Node *inl[64];/* helpers being inlined, outermost first */
 	int ninl;
+	Loc inl_loc;        /* the outermost helper call being inlined */
+	long ninlstmt;      /* statements inlining created in this kernel */
+	int inl_over;       /* the limit SEMA_MAXINLINE was hit (reported once) */
 	const SemaDefine *defs;
 	int ndefs;
 } Sema;
+
+/* the statements helper inlining may create in one kernel (docs/language.md) */
+#define SEMA_MAXINLINE 16384
+/* tiles no target can hold, refused when declared: a shared buffer past the
+ * largest shared memory (sm_90: 227 KB; the target's own limit is checked
+ * later), a local tile whose elements spread over every thread still pass
+ * the 512 KiB of local memory a CUDA thread may have (registers spill there) */
+#define SEMA_MAX_SHARED 232448
+/* constant region offsets into tensors of run-time size: within [-2^62, 2^62] */
+#define SEMA_MAX_OFFSET ((int64_t)1 << 62)
+#define SEMA_MAX_LOCAL_BYTES (512 * 1024)
+
+/* irrange.c: overflow of a kernel's integer arithmetic over its loop ranges */
+int sema_check_ranges(Arena *a, Diags *d, const IrKernel *k);
 
 Sym *sema_lookup(Sema *S, const char *name);
 /* a name whose declaration failed: uses of it report nothing more */

@@ -412,8 +412,10 @@ foldint(Sema *S, Loc loc, BinOp op, int64_t a, int64_t b, int64_t *r)
 			*r = a >= 0 ? a >> b : ~(~a >> b);
 			return 0;
 		}
-		if (__builtin_mul_overflow(a, (int64_t)1 << b, r))
+		/* a << b = a * 2^b; 1 << 63 (2^63) does not fit */
+		if (a > (INT64_MAX >> b) || a < (INT64_MIN >> b))
 			return overflow(S, loc, s, a, b);
+		*r = (int64_t)((uint64_t)a << b);
 		return 0;
 	case BIN_BAND: *r = a & b; return 0;
 	case BIN_BOR: *r = a | b; return 0;

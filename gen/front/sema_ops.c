@@ -305,19 +305,28 @@ inbounds(Sema *S, const char *fn, const RegArg *ra)
 	int64_t off, end;
 
 	for (i = 0; i < ra->r.ndim; i++) {
-		if (b->dims[i].sym)
+		if (b->dims[i].sym) {
+			/* a size known at run time: the constant offset and extent must still
+			 * leave the generated index arithmetic in range */
+			if (ir_is_const(ra->r.off[i], &off) &&
+			    (off < -SEMA_MAX_OFFSET || off > SEMA_MAX_OFFSET - ra->r.ext[i])) {
+				diag(S->d, ra->loc, "%s: region offset %lld of '%s' in dimension %d is "
+				     "outside [-2^62, 2^62 - extent]", fn, (long long)off, b->name, i);
+				bad = 1;
+			}
 			continue;
+		}
 		if (ra->r.ext[i] > b->dims[i].c) {
 			diag(S->d, ra->loc, "%s: region of '%s' has extent %lld in dimension %d, "
 			     "larger than its size %lld",
 			     fn, b->name, (long long)ra->r.ext[i], i, (long long)b->dims[i].c);
 			bad = 1;
 		} else if (ir_is_const(ra->r.off[i], &off) &&
-			   (off < 0 || __builtin_add_overflow(off, ra->r.ext[i], &end) ||
+			   (end = INT64_MAX, off < 0 || __builtin_add_overflow(off, ra->r.ext[i], &end) ||
 			    end > b->dims[i].c)) {
 			diag(S->d, ra->loc, "%s: region [%lld, %lld) of '%s' is out of bounds in "
 			     "dimension %d (size %lld)",
-			     fn, (long long)off, (long long)(off + ra->r.ext[i]), b->name, i,
+			     fn, (long long)off, (long long)(end), b->name, i,
 			     (long long)b->dims[i].c);
 			bad = 1;
 		}

@@ -118,6 +118,57 @@ find_repeat(const IrStmt *s, const IrStmt *target, int64_t rep, int64_t *out, in
 	return 0;
 }
 
+/* every statement's find_repeat answer in one walk: rep[id], nc[id] */
+static void
+fill_repeats(const IrStmt *s, int64_t rep, int nonconst, CostRepeats *t)
+{
+	int64_t e, r;
+	int nc;
+
+	for (; s; s = s->next) {
+		if (s->id >= 0 && s->id < t->n) {
+			t->rep[s->id] = rep;
+			t->nc[s->id] = (char)nonconst;
+		}
+		switch (s->kind) {
+		case S_FOR:
+		case S_PIPELINE:
+			r = rep;
+			nc = nonconst;
+			if (ir_is_const(s->kind == S_FOR ? s->u.loop.extent : s->u.pipe.extent, &e) &&
+			    e >= 0) {
+				if (ck_mul(r, e, &r))
+					r = INT64_MAX;
+			} else {
+				nc = 1;
+			}
+			fill_repeats(s->kind == S_FOR ? s->u.loop.body : s->u.pipe.body, r, nc, t);
+			break;
+		case S_IF:
+			fill_repeats(s->u.cond.then, rep, nonconst, t);
+			fill_repeats(s->u.cond.els, rep, nonconst, t);
+			break;
+		case S_PARALLEL:
+			fill_repeats(s->u.par.body, rep, nonconst, t);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+CostRepeats *
+cost_repeats(Arena *a, const IrKernel *k, int nid)
+{
+	CostRepeats *t = anew(a, CostRepeats);
+
+	t->n = nid;
+	t->rep = anewn(a, int64_t, nid + 1);
+	t->nc = anewn(a, char, nid + 1);
+	fill_repeats(k->body, 1, 0, t);
+	return t;
+}
+
 /* variable bindings of an evaluation: the nest's vars get coordinates, foreign vars 0 */
 typedef struct Env {
 	int nv;
@@ -521,9 +572,11 @@ segments(const Stmt *st, const Meas *M, const Target *t, int i, int64_t V, int64
 				}
 				if (cell_addr(M, i, cell, &addr))
 					goto fail;
-				addr += ac->off;
-				lo = floordiv64(addr * st->eb, sb);
-				hi = floordiv64((addr + V) * st->eb - 1, sb);
+				if (ck_add(addr, ac->off, &addr) || ck_mul(addr, st->eb, &lo) ||
+				    ck_add(addr, V, &hi) || ck_mul(hi, st->eb, &hi) || hi == INT64_MIN)
+					goto fail;
+				lo = floordiv64(lo, sb);
+				hi = floordiv64(hi - 1, sb);
 				for (; lo <= hi && nid < cap; lo++)
 					ids[nid++] = lo;
 			}
@@ -697,7 +750,7 @@ setup(Stmt *st, const LayoutMap *map)
 
 static int
 score_stmt(Arena *a, const Target *t, const IrKernel *k, const IrStmt *s, const LayoutMap *map,
-	   FragCache *cache, StmtCost *sc, Err *err)
+	   FragCache *cache, const CostRepeats *rt, StmtCost *sc, Err *err)
 {
 	Stmt *st = anew(a, Stmt);
 	int64_t ext[IR_MAXDIM], elems = 1, repeat = 1, v;
@@ -714,7 +767,12 @@ score_stmt(Arena *a, const Target *t, const IrKernel *k, const IrStmt *s, const 
 	setup(st, map);
 	if (!st->ntotal)
 		return 0;
-	find_repeat(k->body, s, 1, &repeat, &nonconst);
+	if (rt && s->id >= 0 && s->id < rt->n) {
+		repeat = rt->rep[s->id];
+		nonconst = rt->nc[s->id];
+	} else {
+		find_repeat(k->body, s, 1, &repeat, &nonconst);
+	}
 	if (!st->opaque)
 		measure(st, t, repeat, sc, err);
 	if (st->opaque) {
@@ -740,6 +798,14 @@ int
 cost_score(Arena *a, CostModelKind m, const Target *t, const IrKernel *k, IrStmt *const *members,
 	   int nmembers, const LayoutMap *map, Cost *out, Err *err)
 {
+	return cost_score_rep(a, m, t, k, members, nmembers, map, NULL, out, err);
+}
+
+int
+cost_score_rep(Arena *a, CostModelKind m, const Target *t, const IrKernel *k,
+	       IrStmt *const *members, int nmembers, const LayoutMap *map, const CostRepeats *rt,
+	       Cost *out, Err *err)
+{
 	FragCache *cache;
 	int i;
 
@@ -762,7 +828,7 @@ cost_score(Arena *a, CostModelKind m, const Target *t, const IrKernel *k, IrStmt
 	for (i = 0; i < nmembers; i++) {
 		if (!members[i])
 			return err_set(err, "cost: null member statement");
-		if (score_stmt(a, t, k, members[i], map, cache, &out->stmts[i], err))
+		if (score_stmt(a, t, k, members[i], map, cache, rt, &out->stmts[i], err))
 			return -1;
 		if (ck_add(out->mem, out->stmts[i].mem, &out->mem))
 			return err_set(err, "cost: total overflows");

@@ -378,6 +378,57 @@ inf_state_copy(Inf *in, State *dst, const State *src)
 	dst->why = NULL;
 }
 
+void
+inf_journal(State *st, int kind, int i)
+{
+	if (!st->ja)
+		return;
+	if (st->njrn == st->capjrn) {
+		int nc = st->capjrn ? st->capjrn * 2 : 64;
+		st->jrn = arena_realloc(st->ja, st->jrn, sizeof(int) * (size_t)st->capjrn,
+					sizeof(int) * (size_t)nc);
+		st->capjrn = nc;
+	}
+	st->jrn[st->njrn++] = i << 2 | kind;
+}
+
+/* copy the entries that J's journal names from src to dst */
+static void
+journal_copy(State *dst, const State *src, const State *J)
+{
+	int k, i;
+
+	for (k = 0; k < J->njrn; k++) {
+		i = J->jrn[k] >> 2;
+		switch (J->jrn[k] & 3) {
+		case J_BUF:
+			dst->map.buf[i] = src->map.buf[i];
+			dst->setter[i] = src->setter[i];
+			break;
+		case J_LOOP:
+			dst->map.loop[i] = src->map.loop[i];
+			break;
+		default:
+			dst->done[i] = src->done[i];
+			break;
+		}
+	}
+}
+
+/* undo an attempt: st equals base again, its queue empty */
+static void
+state_reset(Inf *in, State *st, const State *base)
+{
+	int k;
+
+	journal_copy(st, base, st);
+	st->njrn = 0;
+	for (k = 0; k < st->qlen; k++)
+		st->queued[st->queue[(st->qhead + k) % in->nop]] = 0;
+	st->qhead = st->qlen = 0;
+	st->why = NULL;
+}
+
 static void
 enqueue_users(Inf *in, State *st, int buf, const Op *self)
 {
@@ -409,6 +460,7 @@ inf_set_buf(Inf *in, State *st, int buf, Layout *L, const Op *op)
 	if (!old) {
 		st->map.buf[buf] = L;
 		st->setter[buf] = op->s;
+		inf_journal(st, J_BUF, buf);
 		enqueue_users(in, st, buf, op);
 		return 0;
 	}
@@ -419,6 +471,7 @@ inf_set_buf(Inf *in, State *st, int buf, Layout *L, const Op *op)
 		m = swizzle_merge(in->a, old, L, dtype_bytes(B->dtype), &e);
 		if (m) {
 			st->map.buf[buf] = m;
+			inf_journal(st, J_BUF, buf);
 			return 0;
 		}
 	}
@@ -519,7 +572,9 @@ score(Inf *in, State *st, const int *members, int n, Cost *c)
 
 	for (i = 0; i < n; i++)
 		ms[i] = in->ops[members[i]].s;
-	if (cost_score(in->a, in->model, in->t, in->k, ms, n, &st->map, c, &e) < 0) {
+	if (!in->rep)
+		in->rep = cost_repeats(in->a, in->k, in->nstmt + 1);
+	if (cost_score_rep(in->a, in->model, in->t, in->k, ms, n, &st->map, in->rep, c, &e) < 0) {
 		st->why = arena_printf(in->a, "the cost model failed: %s", e.msg);
 		return -1;
 	}
@@ -578,14 +633,14 @@ charge_convs(Inf *in, const State *st, int comp, Cost *c, Buf *say)
 	const IrStmt *cv;
 	const char *how;
 	int64_t m;
-	int i, src, dst;
+	int i, n, src, dst;
 
-	for (i = 0; i < in->nconv; i++) {
-		cv = in->conv[i];
+	/* comp >= 0: the conversions bucketed to comp (they touch it) */
+	n = comp >= 0 ? in->cconvstart[comp + 1] - in->cconvstart[comp] : in->nconv;
+	for (i = 0; i < n; i++) {
+		cv = in->conv[comp >= 0 ? in->cconv[in->cconvstart[comp] + i] : i];
 		src = cv->u.copy.src.buf;
 		dst = cv->u.copy.dst.buf;
-		if (comp >= 0 && !comp_uses(in, comp, src) && !comp_uses(in, comp, dst))
-			continue;
 		A = st->map.buf[src];
 		B = st->map.buf[dst];
 		if (!A || !B)
@@ -634,11 +689,34 @@ explain_attempt(Inf *in, int comp, const Op *root, const State *st, const Cost *
 	charge_convs(in, st, comp, NULL, b);
 }
 
+/* do a and b (each equal to the same base outside its journal) hold the same layouts? */
 static int
-same_map(Inf *in, const State *a, const State *b)
+same_map_in(const State *a, const State *b, const State *J)
 {
-	return !memcmp(a->map.buf, b->map.buf, sizeof(Layout *) * (size_t)in->k->nbuf)
-	       && !memcmp(a->map.loop, b->map.loop, sizeof(Layout *) * (size_t)(in->nstmt + 1));
+	int k, i;
+
+	for (k = 0; k < J->njrn; k++) {
+		i = J->jrn[k] >> 2;
+		switch (J->jrn[k] & 3) {
+		case J_BUF:
+			if (a->map.buf[i] != b->map.buf[i])
+				return 0;
+			break;
+		case J_LOOP:
+			if (a->map.loop[i] != b->map.loop[i])
+				return 0;
+			break;
+		default:
+			break;
+		}
+	}
+	return 1;
+}
+
+static int
+same_map(const State *a, const State *b)
+{
+	return same_map_in(a, b, a) && same_map_in(a, b, b);
 }
 
 /* one attempt: the candidate (a preference, or a member as root) then every member */
@@ -650,7 +728,7 @@ attempt(Inf *in, State *cur, const State *base, int comp, const Op *cand, const 
 	Err e = {0};
 	int j, skip;
 
-	inf_state_copy(in, cur, base);
+	(void)base;
 	cur->comp_only = comp;
 	if (cand->is_annot == 2) {
 		/* a conversion's other side: keep its layout (no conversion) */
@@ -687,13 +765,12 @@ explain_prefs(Inf *in, const State *base, const State *fin, int comp, const Op *
 	const IrStmt *s, *set;
 	const Layout *L;
 	Err e = {0};
-	int i, j, b, skip;
+	int i, j, b, skip, k;
 
-	for (i = 0; i < in->npref; i++) {
+	for (k = in->cprefstart[comp]; k < in->cprefstart[comp + 1]; k++) {
+		i = in->cpref[k];
 		s = in->ops[in->pref[i]].s;
 		b = s->u.layout.buf;
-		if (!comp_uses(in, comp, b))
-			continue;
 		L = inf_lit_layout(in, s, &skip, &e);
 		for (j = 0; j < nc && cand[j] != &in->ops[in->pref[i]]; j++)
 			;
@@ -721,34 +798,41 @@ explain_prefs(Inf *in, const State *base, const State *fin, int comp, const Op *
 	}
 }
 
-/* free mode for one component; 0, or -1 after reporting every root's failure */
+/* free mode for one component; 0, or -1 after reporting every root's failure.
+ * A and B equal base on entry; they do again on return (the attempts are
+ * undone through their journals, so a component costs what it touches) */
 static int
-free_component(Inf *in, State *base, int comp)
+free_component(Inf *in, State *base, int comp, State *A, State *B)
 {
-	int *mem = anewn(in->a, int, in->nop + 1);
-	const Op **cand = anewn(in->a, const Op *, in->nop + in->npref + in->nconv + 1);
+	const int *cops = in->cop + in->copstart[comp];
+	int ncops = in->copstart[comp + 1] - in->copstart[comp];
+	int np = in->cprefstart[comp + 1] - in->cprefstart[comp];
+	int ncv = in->cconvstart[comp + 1] - in->cconvstart[comp];
+	int *mem = anewn(in->a, int, ncops + 1);
+	const Op **cand = anewn(in->a, const Op *, ncops + np + ncv + 1);
 	const char **why;
 	Cost *costs;
 	char *scored;
-	State *best = NULL, *cur, *spare;
+	State *best = NULL, *cur = A, *spare = B;
 	Cost bestc = {0}, c;
 	int n = 0, nc = 0, i, bi = -1;
 
-	for (i = 0; i < in->nop; i++)
-		if (in->comp[i] == comp && !base->done[i])
-			mem[n++] = i;
+	for (i = 0; i < ncops; i++)
+		if (!base->done[cops[i]])
+			mem[n++] = cops[i];
 	if (n == 0)
 		return 0;
 	/* preferences first: a tie keeps them */
-	for (i = 0; i < in->npref; i++) {
-		const IrStmt *s = in->ops[in->pref[i]].s;
+	for (i = 0; i < np; i++) {
+		int pi = in->pref[in->cpref[in->cprefstart[comp] + i]];
+		const IrStmt *s = in->ops[pi].s;
 
-		if (comp_uses(in, comp, s->u.layout.buf) && !base->map.buf[s->u.layout.buf])
-			cand[nc++] = &in->ops[in->pref[i]];
+		if (!base->map.buf[s->u.layout.buf])
+			cand[nc++] = &in->ops[pi];
 	}
 	/* conversions with one side known: the other side may keep that layout */
-	for (i = 0; i < in->nconv; i++) {
-		IrStmt *cv = in->conv[i];
+	for (i = 0; i < ncv; i++) {
+		IrStmt *cv = in->conv[in->cconv[in->cconvstart[comp] + i]];
 		int src = cv->u.copy.src.buf, dst = cv->u.copy.dst.buf;
 		int b = base->map.buf[src] ? dst : base->map.buf[dst] ? src : -1;
 		Op *op;
@@ -766,21 +850,20 @@ free_component(Inf *in, State *base, int comp)
 	why = anewn(in->a, const char *, nc);
 	costs = anewn(in->a, Cost, nc);
 	scored = anewn(in->a, char, nc);
-	cur = inf_state_new(in);
-	spare = inf_state_new(in);
 	if (in->explain)
 		buf_printf(in->explain, "component %d (%d statements, first %s #%d at %d:%d)\n", comp, n,
 			   inf_stmt_name(in->ops[mem[0]].s), in->ops[mem[0]].s->id,
 			   in->ops[mem[0]].s->loc.line, in->ops[mem[0]].s->loc.col);
 	for (i = 0; i < nc; i++) {
 		attempt(in, cur, base, comp, cand[i], mem, n);
-		if (!cur->why && best && same_map(in, cur, best)) {
+		if (!cur->why && best && same_map(cur, best)) {
 			/* the same layouts as the best so far: the same cost, and the tie
 			 * keeps the earlier root */
 			if (in->explain)
 				buf_printf(in->explain, "  root %s #%d at %d:%d: the same layouts as root "
 					   "#%d\n", cand_name(cand[i]), cand[i]->s->id,
 					   cand[i]->s->loc.line, cand[i]->s->loc.col, cand[bi]->s->id);
+			state_reset(in, cur, base);
 			continue;
 		}
 		if (!cur->why && score(in, cur, mem, n, &c) == 0) {
@@ -793,16 +876,23 @@ free_component(Inf *in, State *base, int comp)
 			better = !best || cost_better(&c, &bestc);
 			explain_attempt(in, comp, cand[i], cur, &c, NULL, 0);
 			if (better) {
-				State *t = best ? best : spare;
+				State *t = spare;
+				if (best) {
+					state_reset(in, best, base);
+					t = best;
+				}
 				best = cur;
 				bestc = c;
 				bi = i;
 				cur = t;
+			} else {
+				state_reset(in, cur, base);
 			}
 			continue;
 		}
 		why[i] = cur->why ? cur->why : "the cost model rejected it";
 		explain_attempt(in, comp, cand[i], cur, NULL, why[i], 0);
+		state_reset(in, cur, base);
 	}
 	if (!best) {
 		const Op *f = &in->ops[mem[0]];
@@ -818,9 +908,91 @@ free_component(Inf *in, State *base, int comp)
 			   cand[bi]->s->id, cand[bi]->s->loc.line, cand[bi]->s->loc.col);
 		explain_prefs(in, base, best, comp, cand, costs, scored, nc, bi);
 	}
-	inf_state_copy(in, base, best);
+	/* keep the best: base and the other state take its entries */
+	journal_copy(base, best, best);
+	journal_copy(cur, best, best);
+	best->njrn = 0;
+	best->qhead = best->qlen = 0;
 	base->comp_only = -1;
 	return 0;
+}
+
+/* per component: its ops, and the preferences and conversions whose buffers
+ * its ops touch (source order kept), in one pass over the uses */
+static void
+bucket(Inf *in, int nitem, int (*bufs_of)(Inf *, int, int *), int **list, int **start)
+{
+	int *cnt = anewn(in->a, int, in->ncomp + 2);
+	int *mark = anewn(in->a, int, in->ncomp + 1);
+	int *pc = NULL, *pi = NULL, np = 0, cap = 0;
+	int it, k, j, nb, b[2], c;
+
+	for (c = 0; c < in->ncomp; c++)
+		mark[c] = -1;
+	for (it = 0; it < nitem; it++) {
+		nb = bufs_of(in, it, b);
+		for (k = 0; k < nb; k++)
+			for (j = 0; j < in->nuse[b[k]]; j++) {
+				c = in->comp[in->use[b[k]][j]];
+				if (mark[c] == it)
+					continue;
+				mark[c] = it;
+				if (np == cap) {
+					int nc = cap ? cap * 2 : 16;
+					pc = arena_realloc(in->a, pc, sizeof(int) * (size_t)cap,
+							   sizeof(int) * (size_t)nc);
+					pi = arena_realloc(in->a, pi, sizeof(int) * (size_t)cap,
+							   sizeof(int) * (size_t)nc);
+					cap = nc;
+				}
+				pc[np] = c;
+				pi[np++] = it;
+				cnt[c + 1]++;
+			}
+	}
+	for (c = 0; c < in->ncomp; c++)
+		cnt[c + 1] += cnt[c];
+	*start = anewn(in->a, int, in->ncomp + 1);
+	memcpy(*start, cnt, sizeof(int) * (size_t)(in->ncomp + 1));
+	*list = anewn(in->a, int, np + 1);
+	for (k = 0; k < np; k++)
+		(*list)[cnt[pc[k]]++] = pi[k];
+}
+
+static int
+pref_bufs(Inf *in, int i, int *b)
+{
+	b[0] = in->ops[in->pref[i]].s->u.layout.buf;
+	return 1;
+}
+
+static int
+conv_bufs(Inf *in, int i, int *b)
+{
+	b[0] = in->conv[i]->u.copy.src.buf;
+	b[1] = in->conv[i]->u.copy.dst.buf;
+	return b[0] == b[1] ? 1 : 2;
+}
+
+static void
+comp_lists(Inf *in)
+{
+	int i, c;
+
+	in->copstart = anewn(in->a, int, in->ncomp + 2);
+	in->cop = anewn(in->a, int, in->nop + 1);
+	for (i = 0; i < in->nop; i++)
+		in->copstart[in->comp[i] + 1]++;
+	for (c = 0; c < in->ncomp; c++)
+		in->copstart[c + 1] += in->copstart[c];
+	{
+		int *pos = anewn(in->a, int, in->ncomp + 1);
+		memcpy(pos, in->copstart, sizeof(int) * (size_t)in->ncomp);
+		for (i = 0; i < in->nop; i++)
+			in->cop[pos[in->comp[i]]++] = i;
+	}
+	bucket(in, in->npref, pref_bufs, &in->cpref, &in->cprefstart);
+	bucket(in, in->nconv, conv_bufs, &in->cconv, &in->cconvstart);
 }
 
 /*
@@ -916,10 +1088,18 @@ infer_kernel(Arena *a, Diags *d, IrKernel *k, const Target *t, CostModelKind m, 
 		diag(d, in->where ? in->where->loc : k->loc, "layout inference: %s", st->why);
 		return -1;
 	}
-	/* free: per component */
-	for (c = 0; c < in->ncomp; c++)
-		if (free_component(in, st, c) < 0)
-			rc = -1;
+	/* free: per component, each attempt in one of two states kept equal to st */
+	comp_lists(in);
+	{
+		State *A = inf_state_new(in), *B = inf_state_new(in);
+
+		inf_state_copy(in, A, st);
+		inf_state_copy(in, B, st);
+		A->ja = B->ja = in->a;
+		for (c = 0; c < in->ncomp; c++)
+			if (free_component(in, st, c, A, B) < 0)
+				rc = -1;
+	}
 	if (rc)
 		return -1;
 	inf_finish(in, st);

@@ -61,6 +61,18 @@ typedef struct Cost {
 /* score an attempt: members are the statements of the component (source order) */
 int cost_score(Arena *a, CostModelKind m, const Target *t, const IrKernel *k,
 	       IrStmt *const *members, int nmembers, const LayoutMap *map, Cost *out, Err *err);
+/* the serial trip-count product around every statement, by statement id
+ * (< n), from one walk of the kernel: cost_score_rep looks it up instead of
+ * searching the body per statement (which made scoring quadratic) */
+typedef struct CostRepeats {
+	int n;
+	int64_t *rep;
+	char *nc;    /* a trip count on the way was not constant */
+} CostRepeats;
+CostRepeats *cost_repeats(Arena *a, const IrKernel *k, int nid);
+int cost_score_rep(Arena *a, CostModelKind m, const Target *t, const IrKernel *k,
+		   IrStmt *const *members, int nmembers, const LayoutMap *map, const CostRepeats *rt,
+		   Cost *out, Err *err);
 /* the same numbers by brute-force enumeration of every thread's every access */
 int cost_oracle(Arena *a, CostModelKind m, const Target *t, const IrKernel *k,
 		IrStmt *const *members, int nmembers, const LayoutMap *map, Cost *out, Err *err);

@@ -41,7 +41,31 @@ typedef struct State {
 	int *queue, qhead, qlen;
 	int comp_only;          /* >= 0: enqueue only ops of this component */
 	const char *why;        /* why the attempt failed */
+	/* the journal: every buffer, loop and done entry written (kind in the low
+	 * 2 bits), so that an attempt is undone, compared and kept in time linear
+	 * in what it touched, not in the kernel's size; NULL: not kept */
+	Arena *ja;
+	int *jrn, njrn, capjrn;
 } State;
+
+enum { J_BUF = 0, J_LOOP = 1, J_DONE = 2 };
+void inf_journal(State *st, int kind, int i);
+
+static inline void
+inf_done(State *st, int op)
+{
+	if (!st->done[op]) {
+		st->done[op] = 1;
+		inf_journal(st, J_DONE, op);
+	}
+}
+
+static inline void
+inf_loop(State *st, int id, Layout *L)
+{
+	st->map.loop[id] = L;
+	inf_journal(st, J_LOOP, id);
+}
 
 typedef struct Inf {
 	Arena *a;
@@ -64,6 +88,10 @@ typedef struct Inf {
 	IrStmt **conv;          /* conversion copies (convert.c): not ops, charged in free mode */
 	int npref;
 	int *pref;              /* ops of require_layout(..., pin = false): preferences */
+	/* per component c: its ops, preferences (indices into pref) and conversions
+	 * (indices into conv) at [cstart[c], cstart[c + 1]) of cop, cpref, cconv */
+	CostRepeats *rep;       /* the cost model's trip counts, built at the first score */
+	int *cop, *copstart, *cpref, *cprefstart, *cconv, *cconvstart;
 } Inf;
 
 State *inf_state_new(Inf *in);

@@ -114,7 +114,10 @@ inf_plan(Inf *in, const Op *op, int touches_frag, Err *e)
 	int k, ebytes = elem_bytes_max(in, op);
 
 	for (k = 0; k < op->nloop; k++) {
-		total *= op->ext[k];
+		if (ck_mul(total, op->ext[k], &total) || total > ((int64_t)1 << 40)) {
+			err_set(e, "the nest has more than 2^40 points");
+			return NULL;
+		}
 		f = iexpr_add(A, iexpr_mulc(A, f, op->ext[k]), iexpr_var(A, k));
 	}
 	V = target_vector_elems(in->t, ebytes, !op->nacc && !op->has_shared);
@@ -348,7 +351,7 @@ nest_step(Inf *in, State *st, Op *op, int level)
 	int i, d, allconst, touches = op->nacc > 0;
 
 	if (st->map.loop[op->s->id]) {
-		st->done[op->idx] = 1;
+		inf_done(st, op->idx);
 		return 0;
 	}
 	if (level == LV_STRICT) {
@@ -406,8 +409,8 @@ nest_step(Inf *in, State *st, Op *op, int level)
 	for (i = 0; i < op->nacc; i++)
 		if (check_acc(in, st, op, &op->acc[i], L) < 0)
 			return -1;
-	st->map.loop[op->s->id] = L;
-	st->done[op->idx] = 1;
+	inf_loop(st, op->s->id, L);
+	inf_done(st, op->idx);
 	for (i = 0; i < op->nacc; i++) {
 		const Acc *ac = &op->acc[i];
 		if (st->map.buf[ac->buf])
@@ -474,7 +477,7 @@ reduce_step(Inf *in, State *st, Op *op, int level)
 		return 0;
 	if (SB->scope != MEM_LOCAL || DB->scope != MEM_LOCAL) {
 		if (level == LV_FREE) {
-			st->done[op->idx] = 1;
+			inf_done(st, op->idx);
 			if (DB->scope == MEM_LOCAL && !st->map.buf[db])
 				return inf_set_buf(in, st, db, replicated(in, db, in->T), op);
 		}
@@ -528,7 +531,7 @@ reduce_step(Inf *in, State *st, Op *op, int level)
 		fail(in, st, "no reducer layout: %s%s", e.msg, "");
 		return -1;
 	}
-	st->done[op->idx] = 1;
+	inf_done(st, op->idx);
 	if (st->map.buf[db]) {
 		/* keep the destination's layout; it must not be wider (#1719) */
 		if (frag_contains(st->map.buf[db], G, 0, &e) == 1)
@@ -584,7 +587,7 @@ gemm_step(Inf *in, State *st, Op *op)
 	Layout *la = NULL, *lb = NULL, *lc = NULL;
 	Err e = {0};
 
-	st->done[op->idx] = 1;
+	inf_done(st, op->idx);
 	if (gemm_plan(in->a, in->t, in->k, s, &gp, &e) == 0) {
 		lc = gp.acc;
 		la = A->scope == MEM_LOCAL ? gp.frag_a : gp.a_shared ? gp.smem_a.layout : NULL;
@@ -739,7 +742,7 @@ annot_step(Inf *in, State *st, Op *op)
 	Err e = {0};
 	int skip, buf;
 
-	st->done[op->idx] = 1;
+	inf_done(st, op->idx);
 	/* pin = false is a preference, weighed in free mode (infer.c) */
 	if (s->kind == S_REQUIRE_LAYOUT && !s->u.layout.pin)
 		return 0;
@@ -771,7 +774,7 @@ serial_step(Inf *in, State *st, Op *op)
 		if (inf_set_buf(in, st, b, replicated(in, b, in->T), op) < 0)
 			return -1;
 	}
-	st->done[op->idx] = 1;
+	inf_done(st, op->idx);
 	return 0;
 }
 
@@ -790,7 +793,7 @@ inf_step(Inf *in, State *st, Op *op, int level)
 		return level == LV_STRICT ? gemm_step(in, st, op) : 0;
 	if (op->s->kind == S_REDUCE)
 		return reduce_step(in, st, op, level);
-	st->done[op->idx] = 1;
+	inf_done(st, op->idx);
 	return 0;
 }
 

@@ -315,8 +315,75 @@ v_minmax(void *ctx, int64_t first, int np, const int64_t *const *coord, const in
 	return 0;
 }
 
-/* exact [min, max] of each expression over a domain; past the limit, the
- * interval bounds (a bounding box) */
+/*
+ * Is e's interval bound exact (no enumeration needed)? True when every variable
+ * occurs at most once and every operation is monotone in each argument (+, -,
+ * * and floor-division by constants, min, max), with % only of a variable plus
+ * a constant (a contiguous range): then each end of the range is reached at a
+ * corner of the box, the subtrees being independent.
+ */
+static int
+exact_bounds(const IExpr *e, unsigned *seen)
+{
+	switch (e->k) {
+	case IX_CONST:
+		return 1;
+	case IX_VAR:
+		if (e->v < 0 || e->v >= 32 || (*seen & (1u << e->v)))
+			return 0;
+		*seen |= 1u << e->v;
+		return 1;
+	case IX_ADD: case IX_SUB: case IX_MIN: case IX_MAX:
+		return exact_bounds(e->a, seen) && exact_bounds(e->b, seen);
+	case IX_MUL:
+		return (e->a->k == IX_CONST || e->b->k == IX_CONST) && exact_bounds(e->a, seen) &&
+		       exact_bounds(e->b, seen);
+	case IX_DIV:
+		return e->b->k == IX_CONST && e->b->v > 0 && exact_bounds(e->a, seen);
+	case IX_MOD:
+		if (e->b->k != IX_CONST || e->b->v <= 0)
+			return 0;
+		if (e->a->k == IX_VAR)
+			return exact_bounds(e->a, seen);
+		return e->a->k == IX_ADD && ((e->a->a->k == IX_VAR && e->a->b->k == IX_CONST) ||
+					      (e->a->b->k == IX_VAR && e->a->a->k == IX_CONST)) &&
+		       exact_bounds(e->a, seen);
+	default:
+		return 0;
+	}
+}
+
+/* does e reach both lo and hi (its interval bounds) at corners of the box?
+ * Then those bounds are its exact range. At most 2^10 corners are tried. */
+static int
+corners_reach(const IExpr *e, const int64_t *shape, const int *varid, int n, int64_t lo, int64_t hi)
+{
+	int64_t vals[IEXPR_NVARS] = {0}, v;
+	unsigned used = iexpr_vars(e), c;
+	int k, m = 0, dims[LAYOUT_MAXDIM + 1], got_lo = 0, got_hi = 0;
+
+	for (k = 0; k < n; k++)
+		if (varid[k] >= 0 && varid[k] < IEXPR_NVARS && (used & (1u << varid[k])))
+			dims[m++] = k;
+	if (m > 10)
+		return 0;
+	for (c = 0; c < (1u << m); c++) {
+		for (k = 0; k < m; k++)
+			vals[varid[dims[k]]] = (c >> k) & 1 ? shape[dims[k]] - 1 : 0;
+		if (iexpr_eval(e, vals, &v, NULL))
+			return 0;
+		got_lo |= v == lo;
+		got_hi |= v == hi;
+		if (got_lo && got_hi)
+			return 1;
+	}
+	return 0;
+}
+
+/* exact [min, max] of each expression over a domain: by interval arithmetic
+ * where that is exact (exact_bounds, or both bounds reached at corners of the
+ * box: corners_reach), else by enumeration; past the limit,
+ * the interval bounds (a bounding box) */
 static int
 ranges(const int64_t *shape, const int *varid, int n, IExpr *const *es, int ne, int64_t *lo,
        int64_t *hi, Err *err)
@@ -336,6 +403,23 @@ ranges(const int64_t *shape, const int *varid, int n, IExpr *const *es, int ne, 
 			if (iexpr_bounds(es[e], &d, &lo[e], &hi[e]))
 				return err_set(err, "%s, and output %d has no interval bound", tmp.msg, e);
 		return 0;
+	}
+	{
+		IDom d;
+		unsigned seen;
+
+		memset(&d, 0, sizeof d);
+		for (k = 0; k < n; k++)
+			d.ext[varid[k]] = shape[k];
+		for (e = 0; e < ne; e++) {
+			seen = 0;
+			if (iexpr_bounds(es[e], &d, &lo[e], &hi[e]))
+				break;
+			if (!exact_bounds(es[e], &seen) && !corners_reach(es[e], shape, varid, n, lo[e], hi[e]))
+				break;
+		}
+		if (e == ne)
+			return 0;
 	}
 	m.ne = ne;
 	for (e = 0; e < ne; e++) {

@@ -77,7 +77,7 @@ build(Arena *a, int version, int transposed, const IntLists *wb, const IntLists 
 				       "tile has rank %d", l == rb ? "reg_bases" : "warp_bases", j,
 				       l->len[j], rank);
 		for (d = 0; d < rank; d++)
-			if (l->v[j][d] < 0 || l->v[j][d] * TILE >= shape[d])
+			if (l->v[j][d] < 0 || l->v[j][d] >= shape[d] / TILE)
 				return err_set(err, "require_amd_wmma_layout: %s basis %d entry %d "
 					       "(%lld tiles) is outside the tile's %lld", l == rb ?
 					       "reg_bases" : "warp_bases", j, d, (long long)l->v[j][d],
