@@ -371,9 +371,9 @@ static const struct {
 	 "    gemm(As, Bs, acc, trans_a = true);\n    copy(acc, C[0, 0]);\n}\n",
 	 "t:9:5: error: kernel 'ta': gemm: not lowered yet for mma.sync: trans_a (store A as M x K);"},
 	/* too much shared memory: at the kernel, with what takes it */
-	{"kernel big(A: f32[N], B: f32[N]) grid(1) threads(128)\n{\n    shared s: f32[65536];\n"
+	{"kernel big(A: f32[N], B: f32[N]) grid(1) threads(128)\n{\n    shared s: f32[45000];\n"
 	 "    copy(A[0], s);\n    copy(s, B[0]);\n}\n",
-	 "t:1:8: error: kernel 'big': needs 262144 bytes of shared memory (s 262144); sm_80 allows"},
+	 "t:1:8: error: kernel 'big': needs 180000 bytes of shared memory (s 180000); sm_80 allows"},
 };
 
 START_TEST(lowering_located)
