@@ -463,6 +463,28 @@ done:
 	return r;
 }
 
+size_t
+disk_header_size(void)
+{
+	return HDR;
+}
+
+void
+disk_seal(unsigned char *entry, size_t n, const unsigned char key[32])
+{
+	Sha256 s;
+	unsigned char zero[32] = {0};
+
+	if (n < HDR)
+		return;
+	memcpy(entry + OFF_KEY, key, 32);
+	sha256_init(&s);
+	sha256_update(&s, entry, OFF_SUM);
+	sha256_update(&s, zero, 32);
+	sha256_update(&s, entry + OFF_SUM + 32, n - OFF_SUM - 32);
+	sha256_final(&s, entry + OFF_SUM);
+}
+
 static int
 writeall(int fd, const void *p, size_t n)
 {

@@ -100,6 +100,10 @@ void cache_count_compile(Cache *c);
 int disk_read(const char *dir, const unsigned char key[32], const DiskWant *want, Blobs *out);
 int disk_write(const char *dir, const unsigned char key[32], const DiskWant *want, const Blobs *b);
 int disk_dir_trusted(const char *dir); /* 1 or 0 */
+/* for tests and the fuzzer: the header size, and an entry image given key's name and a
+ * matching checksum (the rest of it as it is) */
+size_t disk_header_size(void);
+void disk_seal(unsigned char *entry, size_t n, const unsigned char key[32]);
 int disk_mkdirs(const char *dir); /* mkdir -p, new directories 0700; 0 or -1 */
 
 /* ---- NVRTC (nvrtc.c) ----------------------------------------------------------- */
