@@ -146,6 +146,9 @@ demo: all
 # deps above has no runtime package installed, so it is not used here unless FUZZ_CC says so
 FUZZ_CC ?= clang-14
 FUZZERS := frontend cute layout cache
+# seeds too slow for the instrumented build: softmax.tile takes 1.6 s in layout inference in
+# the normal build and over 60 s under libFuzzer + ASan + UBSan (a cost bound, not a crash)
+FUZZ_SLOW_SEEDS := samples/softmax.tile
 fuzz: deps
 	@if [ "$(FUZZ_CC)" = clang-14 ] && ! { command -v clang-14 >/dev/null && \
 	    ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; }; then \
@@ -160,7 +163,7 @@ fuzz: deps
 	done
 	@rm -rf build/fuzz/seeds && mkdir -p build/fuzz/seeds/frontend build/fuzz/seeds/cute \
 	  build/fuzz/seeds/layout build/fuzz/seeds/cache && \
-	  for f in $$(find samples test -name '*.tile' | sort); do \
+	  for f in $$(find samples test -name '*.tile' | sort | grep -v -x -F "$(FUZZ_SLOW_SEEDS)"); do \
 	    cp "$$f" "build/fuzz/seeds/frontend/$$(echo "$$f" | tr / _)"; done && \
 	  i=0; while IFS= read -r l; do i=$$((i+1)); printf '%s\n' "$$l" > build/fuzz/seeds/cute/$$i; \
 	    done < test/fuzz/cute.seeds; \
@@ -171,7 +174,7 @@ fuzz: deps
 	@t=$(FUZZ_SECONDS); f=$$((t / 2)); o=$$(((t - f) / 3)); [ $$o -ge 1 ] || o=1; \
 	  set -e; \
 	  echo "== fuzz_frontend $$f s"; \
-	  build/fuzz/fuzz_frontend -max_total_time=$$f -max_len=8192 -timeout=20 -rss_limit_mb=4096 \
+	  build/fuzz/fuzz_frontend -max_total_time=$$f -max_len=8192 -timeout=60 -rss_limit_mb=4096 \
 	    -print_final_stats=1 build/fuzz/corpus-frontend build/fuzz/seeds/frontend; \
 	  echo "== fuzz_cute $$o s"; \
 	  build/fuzz/fuzz_cute -max_total_time=$$o -max_len=512 -timeout=10 -print_final_stats=1 \

@@ -88,7 +88,7 @@ parse_shape(const char *s, int64_t *shape, int max)
 static int
 opname(const char *s, MmaOperand *op)
 {
-	if (!s || s[1])
+	if (!s || !s[0] || s[1]) /* "" has no s[1] (fuzz_layout: --operand '') */
 		return -1;
 	if (*s == 'A' || *s == 'a')
 		*op = MMA_A;
