@@ -265,6 +265,7 @@ has "TILEC_MAX_INPUT=100: the limit" "$tmp/err" "input larger than 100 bytes"
 TILEC_MAX_INPUT=1M "$TILEC" samples/gemm.tile >"$tmp/out" 2>"$tmp/err"; check "TILEC_MAX_INPUT=1M" 0 $?
 # the HIP arch check: a target ID with an unknown feature is a usage error
 "$TILEC" --target=hip --arch=gfx90a:bogus+ samples/gemm.tile >"$tmp/out" 2>"$tmp/err"; check "--arch=gfx90a:bogus+" 2 $?
+"$TILEC" run --target=hip --arch=gfx90a:bogus+ samples/copy.tile >"$tmp/out" 2>"$tmp/err"; check "run --arch=gfx90a:bogus+" 2 $?
 
 echo "cli.sh: $n checks, $fail failed"
 [ $fail -eq 0 ]
