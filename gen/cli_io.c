@@ -204,9 +204,9 @@ cli_write_file(const char *path, const char *data, size_t len)
 	char *real = NULL, *tmp;
 	const char *target = path, *slash;
 	mode_t mode, um;
-	int fd, e;
+	int fd, e, exists;
 
-	if (!stat(path, &st)) {
+	if ((exists = !stat(path, &st))) {
 		if (!S_ISREG(st.st_mode))
 			return write_inplace(path, data, len);
 		/* through a symlink: replace the file it names, keep the link */
@@ -230,6 +230,13 @@ cli_write_file(const char *path, const char *data, size_t len)
 	else
 		strcpy(tmp, ".tilec-XXXXXX");
 	fd = mkstemp(tmp);
+	if (fd < 0 && exists && (errno == EACCES || errno == EPERM)) {
+		/* a writable file in a directory we may not create files in: rewritten in place */
+		free(tmp);
+		e = write_inplace(target, data, len);
+		free(real);
+		return e;
+	}
 	if (fd < 0)
 		goto fail;
 	if (fchmod(fd, mode) || writeall(fd, data, len)) {

@@ -217,6 +217,17 @@ ls -A "$tmp" | grep -q '^\.tilec-'; check "no temporary files left" 1 $?
 [ -c /dev/null ]; check "/dev/null still a device" 0 $?
 "$TILEC" -o "$tmp/nodir/x.cu" "$tmp/g.tile" >"$tmp/out" 2>"$tmp/err"; check "-o into a missing directory" 1 $?
 has "-o into a missing directory: message" "$tmp/err" "cannot write $tmp/nodir/x.cu"
+# a writable file in a directory where another user cannot create files: rewritten in place
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	mkdir "$tmp/ro" && chmod 0755 "$tmp" "$tmp/ro" && : >"$tmp/ro/out.cu" && chmod 0666 "$tmp/ro/out.cu"
+	cp samples/gemm.tile "$tmp/ro/g.tile" && chmod 0644 "$tmp/ro/g.tile"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$TILEC" -o "$tmp/ro/out.cu" "$tmp/ro/g.tile" \
+		>"$tmp/out" 2>"$tmp/err"; check "-o a writable file in a read-only directory" 0 $?
+	has "-o in place: CUDA C" "$tmp/ro/out.cu" "__global__"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$TILEC" -o "$tmp/ro/new.cu" "$tmp/ro/g.tile" \
+		>"$tmp/out" 2>"$tmp/err"; check "-o a new file in a read-only directory" 1 $?
+	has "-o a new file in a read-only directory: message" "$tmp/err" "Permission denied"
+fi
 if [ -w /dev/full ]; then
 	for args in "--dump=cuda samples/gemm.tile" "--dump=ast samples/gemm.tile" "cute size (2,3):(1,2)" \
 		"layout list" "layout show swizzle --mode 128B --shape 8x64 --dtype f16 --table" "--help" \

@@ -29,6 +29,13 @@ static const DiskWant wants[4] = {
 	{RT_BIN_TILE_CUDA, "sm_90a", "tilec 0.1.0 generator"},
 };
 
+static void
+cleanup(void)
+{
+	unlink(path);
+	rmdir(dir);
+}
+
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -75,6 +82,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		blobs_free(&b);
 	}
 	unlink(path);
+	atexit(cleanup);
 	return 0;
 }
 
