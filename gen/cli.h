@@ -28,6 +28,8 @@ const char *cli_read_error(int e, char *buf, size_t n);
 /* 1 if a and b name the same file (device and inode when both exist, else the
  * canonical paths) */
 int cli_same_file(const char *a, const char *b);
+/* 1 if standard input is the regular file path names ("tilec -o f - < f") */
+int cli_same_as_stdin(const char *path);
 /* write data to path: a temporary file in path's directory renamed into place (a symlink's
  * target is replaced, its mode kept), or in place for a device or FIFO; 0 or -1 with errno */
 int cli_write_file(const char *path, const char *data, size_t len);

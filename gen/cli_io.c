@@ -161,6 +161,15 @@ cli_same_file(const char *a, const char *b)
 	return same;
 }
 
+int
+cli_same_as_stdin(const char *path)
+{
+	struct stat si, sp;
+
+	return !fstat(0, &si) && S_ISREG(si.st_mode) && !stat(path, &sp) &&
+	       si.st_dev == sp.st_dev && si.st_ino == sp.st_ino;
+}
+
 static int
 writeall(int fd, const char *p, size_t n)
 {

@@ -356,6 +356,9 @@ driver_main(int argc, char **argv)
 			clash = "the output (-o) is the input file";
 		else if (strcmp(path, "-") && header && cli_same_file(header, path))
 			clash = "the --header output is the input file";
+		else if (!strcmp(path, "-") && ((out && cli_same_as_stdin(out)) ||
+		                                (header && cli_same_as_stdin(header))))
+			clash = "an output is the file on standard input";
 		for (i = 0; !clash && i < nplug; i++)
 			if ((out && cli_same_file(out, plugins[i])) ||
 			    (header && cli_same_file(header, plugins[i])))

@@ -202,6 +202,9 @@ cmp -s "$tmp/g.tile" "$tmp/g.orig"; check "--header the input: source kept" 0 $?
 "$TILEC" -o "$tmp/x.cu" --header "$tmp/x.cu" "$tmp/g.tile" >"$tmp/out" 2>"$tmp/err"; check "-o = --header" 2 $?
 has "-o = --header: message" "$tmp/err" "-o and --header name the same file"
 [ ! -e "$tmp/x.cu" ]; check "-o = --header: nothing written" 0 $?
+"$TILEC" -o "$tmp/g.tile" - <"$tmp/g.tile" >"$tmp/out" 2>"$tmp/err"; check "-o the file on stdin" 2 $?
+has "-o the file on stdin: message" "$tmp/err" "an output is the file on standard input"
+cmp -s "$tmp/g.tile" "$tmp/g.orig"; check "-o the file on stdin: source kept" 0 $?
 ln -s g.tile "$tmp/link.tile"
 "$TILEC" -o "$tmp/link.tile" "$tmp/g.tile" >"$tmp/out" 2>"$tmp/err"; check "-o a symlink to the input" 2 $?
 mkdir "$tmp/sub"
