@@ -186,13 +186,16 @@ fuzz: deps
 	    ls build/fuzz/slow-frontend/timeout-*; \
 	  echo "== fuzz_cute $$o s"; \
 	  build/fuzz/fuzz_cute -max_total_time=$$o -max_len=512 -timeout=10 -print_final_stats=1 \
+	    -artifact_prefix=build/fuzz/ \
 	    build/fuzz/corpus-cute build/fuzz/seeds/cute; \
 	  echo "== fuzz_layout $$o s"; \
 	  build/fuzz/fuzz_layout -max_total_time=$$o -max_len=512 -timeout=10 -print_final_stats=1 \
+	    -artifact_prefix=build/fuzz/ \
 	    build/fuzz/corpus-layout build/fuzz/seeds/layout; \
 	  echo "== fuzz_cache $$o s"; \
 	  FUZZ_CACHE_SEEDS=build/fuzz/seeds/cache build/fuzz/fuzz_cache -max_total_time=$$o \
-	    -max_len=4096 -timeout=10 -print_final_stats=1 build/fuzz/corpus-cache build/fuzz/seeds/cache
+	    -max_len=4096 -timeout=10 -print_final_stats=1 -artifact_prefix=build/fuzz/ \
+	    build/fuzz/corpus-cache build/fuzz/seeds/cache
 
 # ---- differential fuzzing: random programs (cpu/progen.c), interpreter vs emitted code ----
 $(O)/fuzz_diff: test/fuzz/fuzz_diff.c test/progen_check.h $(O)/libtilec.a $(HDRS)
