@@ -119,12 +119,21 @@ run_main(int argc, char **argv)
 			fputs(usage_text, stdout);
 			free(defs);
 			return 0;
-		case ':':
+		case ':': {
+			char nm[128];
+
 			free(defs);
-			return bad_usage("option '%s' needs a value", argv[optind - 1]);
-		default:
+			return bad_usage("option '%s' needs a value",
+			                 cli_optname(argc, argv, longopts, nm, sizeof nm, NULL));
+		}
+		default: {
+			char nm[128];
+			int gave;
+
 			free(defs);
-			return bad_usage("unknown option '%s'", argv[optind - 1]);
+			cli_optname(argc, argv, longopts, nm, sizeof nm, &gave);
+			return bad_usage(gave ? "option '%s' takes no value" : "unknown option '%s'", nm);
+		}
 		}
 	}
 	if (optind != argc - 1) {
@@ -136,7 +145,10 @@ run_main(int argc, char **argv)
 	o.filename = argv[optind];
 	src = cli_readall(argv[optind], &len);
 	if (!src) {
-		fprintf(stderr, "tilec run: error: cannot read %s: %s\n", argv[optind], strerror(errno));
+		char m[192];
+
+		fprintf(stderr, "tilec run: error: cannot read %s: %s\n", argv[optind],
+		        cli_read_error(errno, m, sizeof m));
 		free(defs);
 		return 3;
 	}
@@ -144,7 +156,10 @@ run_main(int argc, char **argv)
 		size_t cl;
 
 		if (!(cuda = cli_readall(cudafile, &cl))) {
-			fprintf(stderr, "tilec run: error: cannot read %s: %s\n", cudafile, strerror(errno));
+			char m[192];
+
+			fprintf(stderr, "tilec run: error: cannot read %s: %s\n", cudafile,
+			        cli_read_error(errno, m, sizeof m));
 			free(src);
 			free(defs);
 			return 3;

@@ -15,9 +15,18 @@
 
 #include "rt.h"
 
+#define FIELD 64
+
 #define MAGIC "TILECJIT"
-#define FORMAT 1u
-#define HDR 104          /* magic 8, format 4, binkind 4, key 32, lengths 3*8, checksum 32 */
+#define FORMAT 2u
+/* magic 8, format 4, binkind 4, key 32, lengths 3*8, checksum 32, target 64, compiler 64
+ * (target and compiler NUL-padded strings) */
+#define OFF_KEY 16
+#define OFF_LEN 48
+#define OFF_SUM 72
+#define OFF_TARGET 104
+#define OFF_COMPILER (OFF_TARGET + FIELD)
+#define HDR (OFF_COMPILER + FIELD)
 #define MAXENTRY (1u << 30)
 
 enum { PENDING, READY };
@@ -148,7 +157,7 @@ slot(Cache *c, const unsigned char key[32])
 }
 
 int
-cache_get(Cache *c, const unsigned char key[32], Blobs *out)
+cache_get(Cache *c, const unsigned char key[32], const DiskWant *want, Blobs *out)
 {
 	Entry **pp, *e;
 	int r;
@@ -184,7 +193,7 @@ cache_get(Cache *c, const unsigned char key[32], Blobs *out)
 	pthread_mutex_unlock(&c->mu);
 
 	if (c->dir) {
-		r = disk_read(c->dir, key, out);
+		r = disk_read(c->dir, key, want, out);
 		pthread_mutex_lock(&c->mu);
 		if (r == 0 && !blobs_copy(&e->b, out)) {
 			ready(c, e);
@@ -203,13 +212,13 @@ cache_get(Cache *c, const unsigned char key[32], Blobs *out)
 }
 
 void
-cache_put(Cache *c, const unsigned char key[32], const Blobs *b)
+cache_put(Cache *c, const unsigned char key[32], const DiskWant *want, const Blobs *b)
 {
 	Entry **pp, *e;
 	int w = -1;
 
 	if (c->dir)
-		w = disk_write(c->dir, key, b);
+		w = disk_write(c->dir, key, want, b);
 	pthread_mutex_lock(&c->mu);
 	if (c->dir) {
 		if (w == 0)
@@ -324,7 +333,7 @@ checksum(const unsigned char *hdr, const Blobs *b, unsigned char out[32])
 	int i;
 
 	memcpy(h, hdr, HDR);
-	memset(h + 72, 0, 32);
+	memset(h + OFF_SUM, 0, 32);
 	sha256_init(&s);
 	sha256_update(&s, h, HDR);
 	for (i = 0; i < NBLOB; i++)
@@ -333,10 +342,51 @@ checksum(const unsigned char *hdr, const Blobs *b, unsigned char out[32])
 	sha256_final(&s, out);
 }
 
-int
-disk_read(const char *dir, const unsigned char key[32], Blobs *out)
+/* a NUL-padded string field of FIELD bytes equal to s */
+static int
+field_is(const unsigned char *f, const char *s)
 {
-	char *path = entry_path(dir, key);
+	size_t n = strlen(s), i;
+
+	if (n >= FIELD || memcmp(f, s, n))
+		return 0;
+	for (i = n; i < FIELD; i++)
+		if (f[i])
+			return 0;
+	return 1;
+}
+
+static int
+shared_ok(void)
+{
+	const char *e = getenv("TILEC_CACHE_SHARED");
+
+	return e && !strcmp(e, "1");
+}
+
+int
+disk_dir_trusted(const char *dir)
+{
+	struct stat stb;
+
+	if (!dir || !*dir || stat(dir, &stb) || !S_ISDIR(stb.st_mode))
+		return 0;
+	if (shared_ok())
+		return 1;
+	return stb.st_uid == geteuid() && !(stb.st_mode & (S_IWGRP | S_IWOTH));
+}
+
+static int
+want_ok(const DiskWant *w)
+{
+	return w && w->target && w->compiler && strlen(w->target) < FIELD &&
+	       strlen(w->compiler) < FIELD;
+}
+
+int
+disk_read(const char *dir, const unsigned char key[32], const DiskWant *want, Blobs *out)
+{
+	char *path;
 	unsigned char hdr[HDR], sum[32], *data = NULL;
 	struct stat stb;
 	uint64_t n[NBLOB], total = 0;
@@ -344,14 +394,20 @@ disk_read(const char *dir, const unsigned char key[32], Blobs *out)
 	int fd, i, r = 2;
 
 	memset(out, 0, sizeof *out);
-	if (!path)
+	if (!want_ok(want) || !disk_dir_trusted(dir) || !(path = entry_path(dir, key)))
 		return 1;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* never follow a link, never block on a FIFO or a device; a regular file only */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
+		/* a symlink planted under the key's name is refused (rename replaces it later) */
+		r = errno == ELOOP ? 2 : 1;
+		if (r == 2)
+			unlink(path);
 		free(path);
-		return 1;
+		return r;
 	}
-	if (fstat(fd, &stb) || !S_ISREG(stb.st_mode) || stb.st_size < HDR || stb.st_size > MAXENTRY)
+	if (fstat(fd, &stb) || !S_ISREG(stb.st_mode) || stb.st_size < HDR ||
+	    stb.st_size > MAXENTRY || (stb.st_uid != geteuid() && !shared_ok()))
 		goto done;
 	data = malloc((size_t)stb.st_size);
 	if (!data) {
@@ -368,10 +424,10 @@ disk_read(const char *dir, const unsigned char key[32], Blobs *out)
 		got += (size_t)k;
 	}
 	memcpy(hdr, data, HDR);
-	if (memcmp(hdr, MAGIC, 8) || get32(hdr + 8) != FORMAT || memcmp(hdr + 16, key, 32))
+	if (memcmp(hdr, MAGIC, 8) || get32(hdr + 8) != FORMAT || memcmp(hdr + OFF_KEY, key, 32))
 		goto done;
 	for (i = 0; i < NBLOB; i++) {
-		n[i] = get64(hdr + 48 + 8 * i);
+		n[i] = get64(hdr + OFF_LEN + 8 * i);
 		if (n[i] > MAXENTRY)
 			goto done;
 		total += n[i];
@@ -388,8 +444,11 @@ disk_read(const char *dir, const unsigned char key[32], Blobs *out)
 	}
 	out->binkind = (int)get32(hdr + 12);
 	checksum(hdr, out, sum);
-	if (memcmp(sum, hdr + 72, 32) || ((out->binkind < TILEC_BIN_CUBIN ||
-	    out->binkind > TILEC_BIN_HSACO) && out->binkind != RT_BIN_TILE_CUDA))
+	if (memcmp(sum, hdr + OFF_SUM, 32))
+		goto done;
+	/* self-consistent, but is it what was asked for? */
+	if (out->binkind != want->kind || !field_is(hdr + OFF_TARGET, want->target) ||
+	    !field_is(hdr + OFF_COMPILER, want->compiler) || !out->n[BLOB_BIN])
 		goto done;
 	r = 0;
 done:
@@ -402,6 +461,28 @@ done:
 	free(data);
 	free(path);
 	return r;
+}
+
+size_t
+disk_header_size(void)
+{
+	return HDR;
+}
+
+void
+disk_seal(unsigned char *entry, size_t n, const unsigned char key[32])
+{
+	Sha256 s;
+	unsigned char zero[32] = {0};
+
+	if (n < HDR)
+		return;
+	memcpy(entry + OFF_KEY, key, 32);
+	sha256_init(&s);
+	sha256_update(&s, entry, OFF_SUM);
+	sha256_update(&s, zero, 32);
+	sha256_update(&s, entry + OFF_SUM + 32, n - OFF_SUM - 32);
+	sha256_final(&s, entry + OFF_SUM);
 }
 
 static int
@@ -449,14 +530,14 @@ done:
 }
 
 int
-disk_write(const char *dir, const unsigned char key[32], const Blobs *b)
+disk_write(const char *dir, const unsigned char key[32], const DiskWant *want, const Blobs *b)
 {
 	char *path, *tmp;
 	unsigned char hdr[HDR];
 	size_t n;
 	int fd, i, r = -1;
 
-	if (disk_mkdirs(dir))
+	if (!want_ok(want) || b->binkind != want->kind || disk_mkdirs(dir) || !disk_dir_trusted(dir))
 		return -1;
 	path = entry_path(dir, key);
 	n = strlen(dir) + 32;
@@ -467,21 +548,26 @@ disk_write(const char *dir, const unsigned char key[32], const Blobs *b)
 		return -1;
 	}
 	snprintf(tmp, n, "%s/.tmp-XXXXXX", dir);
-	fd = mkstemp(tmp); /* mode 0600 */
+	fd = mkstemp(tmp); /* mode 0600, O_EXCL */
 	if (fd < 0)
 		goto out;
 	memset(hdr, 0, sizeof hdr);
 	memcpy(hdr, MAGIC, 8);
 	put32(hdr + 8, FORMAT);
 	put32(hdr + 12, (uint32_t)b->binkind);
-	memcpy(hdr + 16, key, 32);
+	memcpy(hdr + OFF_KEY, key, 32);
 	for (i = 0; i < NBLOB; i++)
-		put64(hdr + 48 + 8 * i, b->n[i]);
-	checksum(hdr, b, hdr + 72);
+		put64(hdr + OFF_LEN + 8 * i, b->n[i]);
+	memcpy(hdr + OFF_TARGET, want->target, strlen(want->target));
+	memcpy(hdr + OFF_COMPILER, want->compiler, strlen(want->compiler));
+	checksum(hdr, b, hdr + OFF_SUM);
 	r = fchmod(fd, 0600) || writeall(fd, hdr, HDR) ? -1 : 0;
 	for (i = 0; i < NBLOB && !r; i++)
 		if (b->n[i])
 			r = writeall(fd, b->p[i], b->n[i]);
+	/* on disk before it gets its name: a crash leaves the old entry or the new one */
+	if (!r && fsync(fd))
+		r = -1;
 	if (close(fd))
 		r = -1;
 	if (!r && rename(tmp, path))

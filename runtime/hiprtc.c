@@ -870,8 +870,11 @@ killgroup(const Stream *s)
 int
 arch_hip_valid(const char *arch)
 {
+	/* a target ID: gfx + 3 or 4 digits/hex letters, then :feature+ or :feature- for the
+	 * features comgr knows (sramecc, xnack), each at most once; anything else crashes comgr */
+	static const char *const feats[] = {"sramecc", "xnack"};
 	const char *p;
-	int nd = 0;
+	int nd = 0, seen = 0;
 
 	if (!arch || strncmp(arch, "gfx", 3))
 		return 0;
@@ -880,13 +883,17 @@ arch_hip_valid(const char *arch)
 	if (nd < 3 || nd > 4)
 		return 0;
 	while (*p == ':') {
-		int nl = 0;
+		size_t i, nl;
 
-		for (p++; *p >= 'a' && *p <= 'z'; p++)
-			nl++;
-		if (!nl || (*p != '+' && *p != '-'))
-			return 0;
 		p++;
+		nl = strspn(p, "abcdefghijklmnopqrstuvwxyz");
+		for (i = 0; i < countof(feats); i++)
+			if (nl == strlen(feats[i]) && !strncmp(p, feats[i], nl))
+				break;
+		if (i == countof(feats) || (seen & 1 << i) || (p[nl] != '+' && p[nl] != '-'))
+			return 0;
+		seen |= 1 << i;
+		p += nl + 1;
 	}
 	return *p == 0;
 }

@@ -48,7 +48,7 @@ envor(const char *v, const char *env)
 {
 	const char *e;
 
-	if (v)
+	if (v && *v)
 		return v;
 	e = getenv(env);
 	return e && *e ? e : NULL;
@@ -244,8 +244,9 @@ compile(tilec_jit *j, int lang, const char *src, const char *arch, const char *c
         int nopts, const tilec_header *hdrs, int nhdrs, tilec_module **out, char **err)
 {
 	unsigned char key[32];
-	char ver[32], devarch[32];
+	char ver[32], devarch[32], comp[64];
 	Nvrtc *nv = NULL;
+	DiskWant want;
 	Blobs b;
 	int r, maj, min;
 
@@ -289,7 +290,13 @@ compile(tilec_jit *j, int lang, const char *src, const char *arch, const char *c
 		snprintf(ver, sizeof ver, "hiprtc %d.%d", j->hip.major, j->hip.minor);
 	}
 	makekey(lang, ver, src, arch, opts, nopts, hdrs, nhdrs, key);
-	r = cache_get(j->cache, key, &b);
+	/* a disk entry must be of this kind, for this arch, from this compiler */
+	snprintf(comp, sizeof comp, "tilec %s %s", TL_VERSION, ver);
+	want.kind = lang == LANG_HIP ? TILEC_BIN_HSACO
+	            : !strncmp(arch, "sm_", 3) ? TILEC_BIN_CUBIN : TILEC_BIN_PTX;
+	want.target = arch;
+	want.compiler = comp;
+	r = cache_get(j->cache, key, &want, &b);
 	if (r != CACHE_MISS)
 		return newmod(j, lang, src, arch, key, &b,
 		              r == CACHE_HIT_MEM ? TILEC_CACHE_MEM : TILEC_CACHE_DISK, out, err);
@@ -301,7 +308,7 @@ compile(tilec_jit *j, int lang, const char *src, const char *arch, const char *c
 	if (r == TILEC_OK || r == TILEC_ERR_COMPILE)
 		cache_count_compile(j->cache);
 	if (r == TILEC_OK)
-		cache_put(j->cache, key, &b);
+		cache_put(j->cache, key, &want, &b);
 	else
 		cache_abandon(j->cache, key);
 	if (r == TILEC_OK || r == TILEC_ERR_COMPILE) {

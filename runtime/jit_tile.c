@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "rt.h"
+#include "tl.h"
 #include "tilec_tile.h"
 #include "tileglue.h"
 
@@ -125,14 +126,24 @@ memo_put(TileMemo *m, const unsigned char key[32], const char *cuda)
 
 /* the CUDA C of key from the jit's disk cache (an entry of kind RT_BIN_TILE_CUDA), or NULL;
  * a corrupt entry is removed by disk_read and the source generated again */
+static void
+memo_want(DiskWant *w, const char *arch)
+{
+	w->kind = RT_BIN_TILE_CUDA;
+	w->target = arch;
+	w->compiler = "tilec " TL_VERSION " generator";
+}
+
 static char *
-disk_memo_get(tilec_jit *j, TileMemo *m, const unsigned char key[32])
+disk_memo_get(tilec_jit *j, TileMemo *m, const unsigned char key[32], const char *arch)
 {
 	const char *dir = tilec_jit_cache_dir(j);
+	DiskWant w;
 	Blobs b;
 	char *s = NULL;
 
-	if (!dir || disk_read(dir, key, &b))
+	memo_want(&w, arch);
+	if (!dir || disk_read(dir, key, &w, &b))
 		return NULL;
 	if (b.binkind == RT_BIN_TILE_CUDA && b.n[BLOB_BIN] && !memchr(b.p[BLOB_BIN], 0, b.n[BLOB_BIN]))
 		s = rt_strdup((const char *)b.p[BLOB_BIN]);
@@ -147,17 +158,19 @@ disk_memo_get(tilec_jit *j, TileMemo *m, const unsigned char key[32])
 
 /* write the CUDA C of key to the disk cache (failures only cost a later regeneration) */
 static void
-disk_memo_put(tilec_jit *j, const unsigned char key[32], const char *cuda)
+disk_memo_put(tilec_jit *j, const unsigned char key[32], const char *arch, const char *cuda)
 {
 	const char *dir = tilec_jit_cache_dir(j);
+	DiskWant w;
 	Blobs b;
 
 	if (!dir)
 		return;
+	memo_want(&w, arch);
 	memset(&b, 0, sizeof b);
 	b.binkind = RT_BIN_TILE_CUDA;
 	if (blobs_set(&b, BLOB_BIN, cuda, strlen(cuda)) == 0)
-		(void)disk_write(dir, key, &b);
+		(void)disk_write(dir, key, &w, &b);
 	blobs_free(&b);
 }
 
@@ -199,13 +212,13 @@ tilefile(tilec_jit *j, const char *src, size_t len, const char *path,
 		cuda = memo_get(memo, key);
 		hit = cuda != NULL;
 		if (!cuda)
-			hit = (cuda = disk_memo_get(j, memo, key)) != NULL;
+			hit = (cuda = disk_memo_get(j, memo, key, arch)) != NULL;
 	}
 	rc = cuda ? 0 : rt_tile_to_cuda(src, len, opt, path, arch, &cuda, &diag);
 	if (rc == 0 && mrc == 0)
 		memo_put(memo, key, cuda);
 	if (rc == 0 && mrc == 0 && !hit)
-		disk_memo_put(j, key, cuda);
+		disk_memo_put(j, key, arch, cuda);
 	if (rc < 0)
 		return rt_err(err, TILEC_ERR_NOMEM, "out of memory");
 	if (rc > 0) {

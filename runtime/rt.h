@@ -62,6 +62,17 @@ int blobs_set(Blobs *b, int i, const void *p, size_t n); /* copies; 0 or -1 */
 
 typedef struct Cache Cache;
 
+/*
+ * What a disk entry must hold to be used: its binary kind (TILEC_BIN_* or RT_BIN_TILE_CUDA),
+ * the request's target (the arch) and the compiler that made it ("tilec 0.1.0 nvrtc 13.0").
+ * Both strings are recorded in the entry; each is shorter than 64 bytes or the disk is skipped.
+ */
+typedef struct DiskWant {
+	int kind;
+	const char *target;
+	const char *compiler;
+} DiskWant;
+
 enum { CACHE_MISS, CACHE_HIT_MEM, CACHE_HIT_DISK };
 
 Cache *cache_new(const char *dir); /* dir NULL: memory only */
@@ -73,15 +84,26 @@ const char *cache_dir(const Cache *c);
  * owner of the key: it must call cache_put or cache_abandon; others asking
  * for the same key meanwhile wait for it.
  */
-int cache_get(Cache *c, const unsigned char key[32], Blobs *out);
-void cache_put(Cache *c, const unsigned char key[32], const Blobs *b);
+int cache_get(Cache *c, const unsigned char key[32], const DiskWant *want, Blobs *out);
+void cache_put(Cache *c, const unsigned char key[32], const DiskWant *want, const Blobs *b);
 void cache_abandon(Cache *c, const unsigned char key[32]);
 void cache_stats(Cache *c, tilec_jit_stats *st);
 void cache_count_compile(Cache *c);
 
-/* disk entries (cache.c): 0 ok, 1 absent, 2 corrupt (the file was removed) */
-int disk_read(const char *dir, const unsigned char key[32], Blobs *out);
-int disk_write(const char *dir, const unsigned char key[32], const Blobs *b);
+/*
+ * disk entries (cache.c): 0 ok, 1 absent (or the directory is not trusted), 2 refused (corrupt,
+ * not a regular file, foreign owner, other kind/target/compiler: the file was removed).
+ * The directory is trusted when it is owned by the effective user and not writable by group or
+ * others, or when TILEC_CACHE_SHARED=1; entries must be owned by the effective user unless
+ * TILEC_CACHE_SHARED=1.
+ */
+int disk_read(const char *dir, const unsigned char key[32], const DiskWant *want, Blobs *out);
+int disk_write(const char *dir, const unsigned char key[32], const DiskWant *want, const Blobs *b);
+int disk_dir_trusted(const char *dir); /* 1 or 0 */
+/* for tests and the fuzzer: the header size, and an entry image given key's name and a
+ * matching checksum (the rest of it as it is) */
+size_t disk_header_size(void);
+void disk_seal(unsigned char *entry, size_t n, const unsigned char key[32]);
 int disk_mkdirs(const char *dir); /* mkdir -p, new directories 0700; 0 or -1 */
 
 /* ---- NVRTC (nvrtc.c) ----------------------------------------------------------- */

@@ -540,6 +540,26 @@ START_TEST(hip_emitted_samples)
 }
 END_TEST
 
+/* a target ID with a feature comgr does not know (it crashed hipRTC's child) is a bad argument */
+static const char *const bad_target_ids[] = {
+	"gfx90a:bogus+", "gfx90a:xnack+:xnack-", "gfx90a:sramecc", "gfx90a:+", "gfx90a:xnack+:",
+};
+
+START_TEST(hip_bad_target_id)
+{
+	tilec_jit *j = newjit(NULL, NULL, 60000);
+	tilec_module *m = NULL;
+	char *err = NULL;
+
+	ck_assert_int_eq(tilec_jit_compile_hip(j, "__global__ void k() {}\n", bad_target_ids[_i],
+	                                       NULL, 0, &m, &err), TILEC_ERR_ARG);
+	ck_assert_ptr_null(m);
+	ck_assert_ptr_nonnull(strstr(err, "bad HIP architecture"));
+	free(err);
+	tilec_jit_destroy(j);
+}
+END_TEST
+
 Suite *
 suite_hip(void)
 {
@@ -551,6 +571,7 @@ suite_hip(void)
 	tcase_add_test(t, hip_cache);
 	tcase_add_loop_test(t, hip_unknown_arch_clear_error, 0, (int)countof(unknown_archs));
 	tcase_add_test(t, hip_crash_contained);
+	tcase_add_loop_test(t, hip_bad_target_id, 0, (int)countof(bad_target_ids));
 	tcase_add_test(t, hip_server_survives);
 	tcase_add_test(t, hip_compile_error_keeps_log);
 	tcase_add_test(t, hip_missing_or_hung);

@@ -201,5 +201,95 @@ has "run: the assume that does not hold" "$tmp/out" "does not hold"
 "$TILEC" run "$tmp/a.tile" >"$tmp/out" 2>&1; check "run moves the default size to the assume" 0 $?
 has "run: N=192 from the default 211" "$tmp/out" "k [N=192]"
 
+# ---- output rules (issue 19): an output never replaces an input, writes are checked ----
+cp samples/gemm.tile "$tmp/g.tile"
+cp samples/gemm.tile "$tmp/g.orig"
+"$TILEC" -o "$tmp/g.tile" "$tmp/g.tile" >"$tmp/out" 2>"$tmp/err"; check "-o the input" 2 $?
+has "-o the input: message" "$tmp/err" "is the input file; refusing to overwrite it"
+cmp -s "$tmp/g.tile" "$tmp/g.orig"; check "-o the input: source kept" 0 $?
+"$TILEC" --header "$tmp/g.tile" "$tmp/g.tile" >"$tmp/out" 2>"$tmp/err"; check "--header the input" 2 $?
+cmp -s "$tmp/g.tile" "$tmp/g.orig"; check "--header the input: source kept" 0 $?
+"$TILEC" -o "$tmp/x.cu" --header "$tmp/x.cu" "$tmp/g.tile" >"$tmp/out" 2>"$tmp/err"; check "-o = --header" 2 $?
+has "-o = --header: message" "$tmp/err" "-o and --header name the same file"
+[ ! -e "$tmp/x.cu" ]; check "-o = --header: nothing written" 0 $?
+"$TILEC" -o "$tmp/g.tile" - <"$tmp/g.tile" >"$tmp/out" 2>"$tmp/err"; check "-o the file on stdin" 2 $?
+has "-o the file on stdin: message" "$tmp/err" "an output is the file on standard input"
+cmp -s "$tmp/g.tile" "$tmp/g.orig"; check "-o the file on stdin: source kept" 0 $?
+ln -s g.tile "$tmp/link.tile"
+"$TILEC" -o "$tmp/link.tile" "$tmp/g.tile" >"$tmp/out" 2>"$tmp/err"; check "-o a symlink to the input" 2 $?
+mkdir "$tmp/sub"
+"$TILEC" -o "$tmp/sub/../g.tile" "$tmp/g.tile" >"$tmp/out" 2>"$tmp/err"; check "-o dir/../input" 2 $?
+ln "$tmp/g.tile" "$tmp/hard.tile"
+"$TILEC" -o "$tmp/hard.tile" "$tmp/g.tile" >"$tmp/out" 2>"$tmp/err"; check "-o a hard link of the input" 2 $?
+cmp -s "$tmp/g.tile" "$tmp/g.orig"; check "links: source kept" 0 $?
+"$TILEC" -o "$tmp/y.cu" --header "$tmp/y.h" "$tmp/g.tile" >"$tmp/out" 2>"$tmp/err"; check "-o y.cu --header y.h" 0 $?
+has "-o y.cu: CUDA C" "$tmp/y.cu" "__global__"
+has "--header y.h: launcher" "$tmp/y.h" "#include"
+ls -A "$tmp" | grep -q '^\.tilec-'; check "no temporary files left" 1 $?
+"$TILEC" -o /dev/null "$tmp/g.tile" >"$tmp/out" 2>"$tmp/err"; check "-o /dev/null (a device is written in place)" 0 $?
+[ -c /dev/null ]; check "/dev/null still a device" 0 $?
+"$TILEC" -o "$tmp/nodir/x.cu" "$tmp/g.tile" >"$tmp/out" 2>"$tmp/err"; check "-o into a missing directory" 1 $?
+has "-o into a missing directory: message" "$tmp/err" "cannot write $tmp/nodir/x.cu"
+# a writable file in a directory where another user cannot create files: rewritten in place
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	mkdir "$tmp/ro" && chmod 0755 "$tmp" "$tmp/ro" && : >"$tmp/ro/out.cu" && chmod 0666 "$tmp/ro/out.cu"
+	cp samples/gemm.tile "$tmp/ro/g.tile" && chmod 0644 "$tmp/ro/g.tile"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$TILEC" -o "$tmp/ro/out.cu" "$tmp/ro/g.tile" \
+		>"$tmp/out" 2>"$tmp/err"; check "-o a writable file in a read-only directory" 0 $?
+	has "-o in place: CUDA C" "$tmp/ro/out.cu" "__global__"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$TILEC" -o "$tmp/ro/new.cu" "$tmp/ro/g.tile" \
+		>"$tmp/out" 2>"$tmp/err"; check "-o a new file in a read-only directory" 1 $?
+	has "-o a new file in a read-only directory: message" "$tmp/err" "Permission denied"
+fi
+if [ -w /dev/full ]; then
+	for args in "--dump=cuda samples/gemm.tile" "--dump=ast samples/gemm.tile" "cute size (2,3):(1,2)" \
+		"layout list" "layout show swizzle --mode 128B --shape 8x64 --dtype f16 --table" "--help" \
+		"--version"; do
+		# shellcheck disable=SC2086
+		"$TILEC" $args >/dev/full 2>"$tmp/err"; st=$?
+		[ $st -ne 0 ]; check "tilec $args > /dev/full fails" 0 $?
+		has "tilec $args > /dev/full: message" "$tmp/err" "cannot write standard output"
+	done
+	printf 'size\t(2,3):(1,2)\n' | "$TILEC" cute --batch >/dev/full 2>"$tmp/err"; st=$?
+	[ $st -ne 0 ]; check "cute --batch > /dev/full fails" 0 $?
+	"$TILEC" run samples/copy.tile >/dev/full 2>"$tmp/err"; st=$?
+	[ $st -ne 0 ]; check "run > /dev/full fails" 0 $?
+fi
+# option errors name the option as written (--explain=1 printed a control byte)
+"$TILEC" --explain=1 samples/gemm.tile >"$tmp/out" 2>"$tmp/err"; check "--explain=1" 2 $?
+has "--explain=1 names --explain" "$tmp/err" "option '--explain' takes no argument"
+for o in --help=1 --print-passes=x --dump-layout-to-output=1; do
+	"$TILEC" $o samples/gemm.tile >"$tmp/out" 2>"$tmp/err"; check "$o" 2 $?
+	has "$o named" "$tmp/err" "option '${o%%=*}' takes no argument"
+done
+"$TILEC" --outpt=x samples/gemm.tile >"$tmp/out" 2>"$tmp/err"; check "--outpt=x" 2 $?
+has "--outpt=x named" "$tmp/err" "unknown option '--outpt'"
+"$TILEC" -Dx=1 -q samples/gemm.tile >"$tmp/out" 2>"$tmp/err"; check "-q after -D" 2 $?
+has "-q named" "$tmp/err" "unknown option '-q'"
+"$TILEC" "$(printf -- '-\001')" samples/gemm.tile >"$tmp/out" 2>"$tmp/err"; check "a control byte option" 2 $?
+has "a control byte option, escaped" "$tmp/err" "unknown option '-\\x01'"
+"$TILEC" samples/gemm.tile --output >"$tmp/out" 2>"$tmp/err"; check "--output without a value" 2 $?
+has "--output named" "$tmp/err" "option '--output' needs an argument"
+"$TILEC" run --verbose=1 samples/copy.tile >"$tmp/out" 2>"$tmp/err"; check "run --verbose=1" 2 $?
+has "run --verbose=1 named" "$tmp/err" "option '--verbose' takes no value"
+"$TILEC" run -vq samples/copy.tile >"$tmp/out" 2>"$tmp/err"; check "run -vq" 2 $?
+has "run -q named" "$tmp/err" "unknown option '-q'"
+"$TILEC" run --keep=1 samples/copy.tile >"$tmp/out" 2>"$tmp/err"; check "run --keep=1" 2 $?
+has "run --keep=1 named" "$tmp/err" "option '--keep' takes no value"
+# input limit: 16 MiB read in bounded memory; /dev/zero ends at once
+timeout 20 "$TILEC" /dev/zero >"$tmp/out" 2>"$tmp/err"; check "tilec /dev/zero" 1 $?
+has "tilec /dev/zero: the limit" "$tmp/err" "input larger than 16777216 bytes"
+timeout 20 "$TILEC" - </dev/zero >"$tmp/out" 2>"$tmp/err"; check "tilec - < /dev/zero" 1 $?
+timeout 20 "$TILEC" run /dev/zero >"$tmp/out" 2>"$tmp/err"; check "tilec run /dev/zero" 3 $?
+has "tilec run /dev/zero: the limit" "$tmp/err" "input larger than"
+timeout 20 "$TILEC" cute --batch </dev/zero >"$tmp/out" 2>"$tmp/err"; check "cute --batch < /dev/zero" 1 $?
+has "cute --batch < /dev/zero: line too long" "$tmp/err" "line longer than"
+TILEC_MAX_INPUT=100 "$TILEC" samples/gemm.tile >"$tmp/out" 2>"$tmp/err"; check "TILEC_MAX_INPUT=100" 1 $?
+has "TILEC_MAX_INPUT=100: the limit" "$tmp/err" "input larger than 100 bytes"
+TILEC_MAX_INPUT=1M "$TILEC" samples/gemm.tile >"$tmp/out" 2>"$tmp/err"; check "TILEC_MAX_INPUT=1M" 0 $?
+# the HIP arch check: a target ID with an unknown feature is a usage error
+"$TILEC" --target=hip --arch=gfx90a:bogus+ samples/gemm.tile >"$tmp/out" 2>"$tmp/err"; check "--arch=gfx90a:bogus+" 2 $?
+"$TILEC" run --target=hip --arch=gfx90a:bogus+ samples/copy.tile >"$tmp/out" 2>"$tmp/err"; check "run --arch=gfx90a:bogus+" 2 $?
+
 echo "cli.sh: $n checks, $fail failed"
 [ $fail -eq 0 ]

@@ -258,6 +258,36 @@ usage(FILE *f)
 	      f);
 }
 
+enum { BATCH_LINE_MAX = 1 << 20 };
+
+/* a line of at most BATCH_LINE_MAX + 1 bytes (getline would grow without bound on a file
+ * without newlines); its length, -1 at the end, -2 out of memory */
+static ssize_t
+readline_bounded(char **line, size_t *cap, FILE *f)
+{
+	size_t n = 0;
+	int c = 0;
+
+	for (;;) {
+		if (n + 2 > *cap) {
+			size_t nc = *cap ? *cap * 2 : 256;
+			char *t = realloc(*line, nc);
+
+			if (!t)
+				return -2;
+			*line = t, *cap = nc;
+		}
+		c = getc(f);
+		if (c == EOF)
+			break;
+		(*line)[n++] = (char)c;
+		if (c == '\n' || n > BATCH_LINE_MAX)
+			break;
+	}
+	(*line)[n] = 0;
+	return n || c != EOF ? (ssize_t)n : -1;
+}
+
 static int
 batch(void)
 {
@@ -267,15 +297,24 @@ batch(void)
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
+	long lineno = 0;
+	int rc = 0;
 
 	arena_init(&a);
 	buf_init(&out);
 	buf_init(&res);
-	while ((n = getline(&line, &cap, stdin)) >= 0) {
+	while ((n = readline_bounded(&line, &cap, stdin)) >= 0 && !ferror(stdout)) {
 		const char *args[2];
 		char *tab, *op = line;
 		int nargs = 0;
 
+		lineno++;
+		if (n > BATCH_LINE_MAX) {
+			fprintf(stderr, "tilec cute: error: <stdin>:%ld: line longer than %d bytes\n",
+			        lineno, BATCH_LINE_MAX);
+			rc = 1;
+			break;
+		}
 		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
 			line[--n] = 0;
 		err_clear(&err);
@@ -306,11 +345,15 @@ batch(void)
 			arena_free(&a);
 	}
 	fwrite(buf_str(&out), 1, out.len, stdout);
+	if (n == -2) {
+		fputs("tilec cute: error: out of memory\n", stderr);
+		rc = 1;
+	}
 	free(line);
 	buf_free(&out);
 	buf_free(&res);
 	arena_free(&a);
-	return fflush(stdout) ? 1 : 0;
+	return fflush(stdout) ? 1 : rc;
 }
 
 int

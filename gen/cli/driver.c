@@ -43,7 +43,10 @@ static const char usage_text[] =
 	"  -h, --help             show this help and exit\n"
 	"  -V, --version          show the version and exit\n"
 	"\n"
-	"A file named - is read from standard input.\n"
+	"A file named - is read from standard input. Inputs are at most 16 MiB\n"
+	"(TILEC_MAX_INPUT=BYTES, or with a K, M or G suffix, changes it). Output files\n"
+	"are written whole or not at all (a temporary file renamed into place) and never\n"
+	"replace an input.\n"
 	"Exit status: 0 success, 1 an error in the input, 2 a usage error.\n";
 
 static int
@@ -53,50 +56,6 @@ usage_error(const char *fmt, const char *arg)
 	fprintf(stderr, fmt, arg);
 	fputs("\ntry 'tilec --help'\n", stderr);
 	return 2;
-}
-
-/* read a whole file (or stdin for "-"); NULL with errno on failure (cli.h) */
-char *
-cli_readall(const char *path, size_t *len)
-{
-	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-	char *s = NULL, *t;
-	size_t n = 0, cap = 0, r;
-
-	if (!f)
-		return NULL;
-	for (;;) {
-		if (cap - n < 65536) {
-			cap = cap ? cap * 2 : 65536;
-			t = realloc(s, cap + 1);
-			if (!t) {
-				free(s);
-				if (f != stdin)
-					fclose(f);
-				errno = ENOMEM;
-				return NULL;
-			}
-			s = t;
-		}
-		r = fread(s + n, 1, cap - n, f);
-		n += r;
-		if (r == 0)
-			break;
-	}
-	if (ferror(f)) {
-		int e = errno ? errno : EIO;
-
-		free(s);
-		if (f != stdin)
-			fclose(f);
-		errno = e;
-		return NULL;
-	}
-	if (f != stdin)
-		fclose(f);
-	s[n] = 0;
-	*len = n;
-	return s;
 }
 
 static double
@@ -148,25 +107,16 @@ writeheader(const char *src, size_t len, const tilec_options *opt, const char *p
 {
 	tilec_options o = *opt;
 	tilec_result r;
-	FILE *f;
-	int rc, bad;
+	int rc;
 
 	o.dump = TILEC_DUMP_HEADER;
 	o.print_before = o.print_after = NULL;
 	tilec_compile(src, len, &o, &r);
 	fputs(r.diagnostics, stderr);
 	rc = r.status == TILEC_OK ? 0 : r.status == TILEC_ERR_ARG ? 2 : 1;
-	if (rc == 0) {
-		f = fopen(path, "wb");
-		bad = !f;
-		if (f) {
-			bad |= fputs(r.output, f) < 0;
-			bad |= fclose(f) != 0;
-		}
-		if (bad) {
-			fprintf(stderr, "tilec: error: cannot write %s: %s\n", path, strerror(errno));
-			rc = 1;
-		}
+	if (rc == 0 && cli_write_file(path, r.output, strlen(r.output))) {
+		fprintf(stderr, "tilec: error: cannot write %s: %s\n", path, strerror(errno));
+		rc = 1;
 	}
 	tilec_result_free(&r);
 	return rc;
@@ -332,16 +282,17 @@ driver_main(int argc, char **argv)
 		case ':':
 			free(defs);
 			free(plugins);
-			snprintf(msg, sizeof msg, "%s", argv[optind - 1]);
+			cli_optname(argc, argv, longopts, msg, sizeof msg, NULL);
 			return usage_error("option '%s' needs an argument", msg);
-		default:
+		default: {
+			int gave;
+
 			free(defs);
 			free(plugins);
-			if (optopt)
-				snprintf(msg, sizeof msg, "-%c", optopt);
-			else
-				snprintf(msg, sizeof msg, "%s", argv[optind - 1]);
-			return usage_error("unknown option '%s'", msg);
+			cli_optname(argc, argv, longopts, msg, sizeof msg, &gave);
+			return usage_error(gave ? "option '%s' takes no argument" : "unknown option '%s'",
+			                   msg);
+		}
 		}
 	}
 	/* -o x.cu without --dump writes CUDA C */
@@ -394,13 +345,38 @@ driver_main(int argc, char **argv)
 		return usage_error("more than one input file ('%s' ...)", argv[optind + 1]);
 	}
 	path = argv[optind];
+	/* an output never replaces an input, and two outputs are never one file */
+	{
+		const char *clash = NULL;
+		int i;
+
+		if (out && header && cli_same_file(out, header))
+			clash = "-o and --header name the same file";
+		else if (strcmp(path, "-") && out && cli_same_file(out, path))
+			clash = "the output (-o) is the input file";
+		else if (strcmp(path, "-") && header && cli_same_file(header, path))
+			clash = "the --header output is the input file";
+		else if (!strcmp(path, "-") && ((out && cli_same_as_stdin(out)) ||
+		                                (header && cli_same_as_stdin(header))))
+			clash = "an output is the file on standard input";
+		for (i = 0; !clash && i < nplug; i++)
+			if ((out && cli_same_file(out, plugins[i])) ||
+			    (header && cli_same_file(header, plugins[i])))
+				clash = "an output is a --plugin library";
+		if (clash) {
+			free(defs);
+			free(plugins);
+			return usage_error("%s; refusing to overwrite it", clash);
+		}
+	}
 	o.defines = defs;
 	o.ndefines = ndef;
 	o.filename = strcmp(path, "-") ? path : "<stdin>";
 	o.caret = isatty(2);
 	src = cli_readall(path, &len);
 	if (!src) {
-		fprintf(stderr, "tilec: error: cannot read %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "tilec: error: cannot read %s: %s\n", path,
+		        cli_read_error(errno, msg, sizeof msg));
 		free(defs);
 		free(plugins);
 		return 1;
@@ -417,14 +393,7 @@ driver_main(int argc, char **argv)
 	fputs(r.diagnostics, stderr);
 	rc = r.status == TILEC_OK ? 0 : r.status == TILEC_ERR_ARG ? 2 : 1;
 	if (rc == 0 && out) {
-		FILE *f = fopen(out, "wb");
-		int bad = !f;
-
-		if (f) {
-			bad |= fputs(r.output, f) < 0;
-			bad |= fclose(f) != 0;
-		}
-		if (bad) {
+		if (cli_write_file(out, r.output, strlen(r.output))) {
 			fprintf(stderr, "tilec: error: cannot write %s: %s\n", out, strerror(errno));
 			rc = 1;
 		}

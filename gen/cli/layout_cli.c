@@ -5,6 +5,7 @@
  * and warp count) in the printed form, and with --table / --grid the full
  * map from each logical element to (thread, slot) or to its physical offset.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,7 +88,7 @@ parse_shape(const char *s, int64_t *shape, int max)
 static int
 opname(const char *s, MmaOperand *op)
 {
-	if (!s || s[1])
+	if (!s || !s[0] || s[1]) /* "" has no s[1] (fuzz_layout: --operand '') */
 		return -1;
 	if (*s == 'A' || *s == 'a')
 		*op = MMA_A;
@@ -463,7 +464,6 @@ writesvg(const Opts *o, const Layout *L, Buf *errout)
 {
 	int bits = o->dtype ? dtype_bits(o->dtype) : 32, bad;
 	Err err = {0};
-	FILE *f;
 	Buf b;
 
 	buf_init(&b);
@@ -472,12 +472,10 @@ writesvg(const Opts *o, const Layout *L, Buf *errout)
 		buf_free(&b);
 		return -1;
 	}
-	f = fopen(o->svg, "wb");
-	bad = !f || fputs(buf_str(&b), f) < 0;
-	if (f && fclose(f))
-		bad = 1;
+	bad = cli_write_file(o->svg, buf_str(&b), b.len) != 0;
 	if (bad)
-		buf_printf(errout, "tilec layout: error: cannot write %s\n", o->svg);
+		buf_printf(errout, "tilec layout: error: cannot write %s: %s\n", o->svg,
+		           strerror(errno));
 	buf_free(&b);
 	return bad ? -1 : 0;
 }

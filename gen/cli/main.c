@@ -23,10 +23,11 @@ main(int argc, char **argv)
 {
 	size_t i;
 
+	/* every subcommand's standard output is checked at exit (a full disk is an error) */
 	if (argc > 1) {
 		for (i = 0; commands[i].name; i++)
 			if (!strcmp(argv[1], commands[i].name))
-				return commands[i].fn(argc - 1, argv + 1);
+				return cli_finish_stdout("tilec", commands[i].fn(argc - 1, argv + 1));
 	}
-	return driver_main(argc, argv);
+	return cli_finish_stdout("tilec", driver_main(argc, argv));
 }
