@@ -1848,21 +1848,39 @@ fill(Em *e, const IrStmt *st)
 	return 0;
 }
 
-/* held[t * size + flat]: does thread t hold element flat of local buffer buf (any replica)? */
-static unsigned char *
+/*
+ * The holders of every element of local buffer buf: for element flat, the threads of its
+ * replicas (thr[flat * R + k], k < cnt[flat]), each with a mark (written by a nest). Its size
+ * is the fragment's (thread, slot) pairs, not threads x elements.
+ */
+typedef struct Held {
+	int64_t NY, R;
+	int32_t *thr, *cnt;
+	unsigned char *mark;
+} Held;
+
+static Held *
 heldtab(Em *e, int buf)
 {
 	const Fragment *F = e->frag[buf];
 	IExpr **co = e->coord[buf];
-	int64_t vals[IEXPR_NVARS] = {0}, x, t, s, y, NY = layout_size(F);
-	unsigned char *held;
+	int64_t vals[IEXPR_NVARS] = {0}, x, t, s, y, NY = layout_size(F), R = F->rep, pairs;
+	Held *h;
 	int d;
 
-	if (F->nthreads * NY > layout_enum_limit()) {
-		err_set(e->err, "local '%s' is too large to check", e->k->bufs[buf].name);
+	if (ck_mul(NY, R, &pairs) || pairs > layout_enum_limit() ||
+	    ck_mul(F->nthreads, e->slots[buf], &x) || x > layout_enum_limit()) {
+		err_set(e->err, "local '%s': %lld elements held %lld times (%lld threads x %lld slots) is "
+			"past the %lld (thread, slot) pairs the lowering checks; use a smaller tile per "
+			"block", e->k->bufs[buf].name, (long long)NY, (long long)R, (long long)F->nthreads,
+			(long long)e->slots[buf], (long long)layout_enum_limit());
 		return NULL;
 	}
-	held = anewn(e->a, unsigned char, F->nthreads * NY);
+	h = anew(e->a, Held);
+	h->NY = NY, h->R = R;
+	h->thr = anewn(e->a, int32_t, (size_t)pairs);
+	h->cnt = anewn(e->a, int32_t, (size_t)NY);
+	h->mark = anewn(e->a, unsigned char, (size_t)pairs);
 	for (t = 0; t < F->nthreads; t++)
 		for (s = 0; s < e->slots[buf]; s++) {
 			vals[0] = s, vals[1] = t, y = 0;
@@ -1871,9 +1889,26 @@ heldtab(Em *e, int buf)
 					return NULL;
 				y = y * F->in_shape[d] + x;
 			}
-			held[t * NY + y] = 1;
+			if (y < 0 || y >= NY || h->cnt[y] >= R) {
+				err_set(e->err, "local '%s': element %lld has more holders than its %lld "
+					"replicas", e->k->bufs[buf].name, (long long)y, (long long)R);
+				return NULL;
+			}
+			h->thr[y * R + h->cnt[y]++] = (int32_t)t;
 		}
-	return held;
+	return h;
+}
+
+/* the index of thread t among the holders of element y, or -1 */
+static int64_t
+held_by(const Held *h, int64_t y, int64_t t)
+{
+	int64_t k;
+
+	for (k = 0; k < h->cnt[y]; k++)
+		if (h->thr[y * h->R + k] == t)
+			return y * h->R + k;
+	return -1;
 }
 
 /* copy between local buffers of one shape, through registers: every thread must
@@ -1885,8 +1920,8 @@ localcopy(Em *e, const IrStmt *st)
 	const IrBuffer *SB = &e->k->bufs[sb], *DB = &e->k->bufs[db];
 	const Fragment *FS = e->frag[sb], *FD = e->frag[db];
 	IExpr **cd = e->coord[db], *sub[IEXPR_NVARS] = {0}, *slot;
-	int64_t vals[IEXPR_NVARS] = {0}, x, t, g, y, NY = layout_size(FS), SD = e->slots[db], r0, r;
-	unsigned char *held;
+	int64_t vals[IEXPR_NVARS] = {0}, x, t, g, y, SD = e->slots[db], r0, r;
+	Held *held;
 	IDom dom = {{0}};
 
 	if (!wholeregion(e, &st->u.copy.src) || !wholeregion(e, &st->u.copy.dst) || SB->ndim != DB->ndim)
@@ -1911,7 +1946,7 @@ localcopy(Em *e, const IrStmt *st)
 					return -1;
 				y = y * FD->in_shape[d] + x;
 			}
-			if (t >= FS->nthreads || !held[t * NY + y])
+			if (t >= FS->nthreads || held_by(held, y, t) < 0)
 				return err_set(e->err, "copy %s -> %s: thread %lld receives an element of '%s' "
 					       "that it does not hold in '%s' (the layouts differ across threads: "
 					       "convert through shared memory)", SB->name, DB->name,
@@ -1984,8 +2019,9 @@ owned(Em *e, const IrStmt *par, const Fragment *LF, IExpr *const *pc, int64_t S,
       int n, IrExpr *const *idx, int store)
 {
 	const Fragment *F = e->frag[buf];
-	int64_t vals[IEXPR_NVARS] = {0}, x, t, s, y, NY = layout_size(F);
-	unsigned char *held, *any = NULL;
+	int64_t vals[IEXPR_NVARS] = {0}, x, t, s, y, k, NY = layout_size(F);
+	unsigned char *any = NULL;
+	Held *held;
 	int d, i;
 
 	if (!(held = heldtab(e, buf)))
@@ -2011,21 +2047,25 @@ owned(Em *e, const IrStmt *par, const Fragment *LF, IExpr *const *pc, int64_t S,
 					return -1;
 				y = y * F->in_shape[d] + x;
 			}
-			if (t >= F->nthreads || !held[t * NY + y])
+			if (t >= F->nthreads || held_by(held, y, t) < 0)
 				return err_set(e->err, "local '%s': an element is used by thread %lld of the "
 					       "parallel nest, which does not hold it (layouts disagree)",
 					       e->k->bufs[buf].name, (long long)t);
-			if (store)
-				held[t * NY + y] |= 2, any[y] = 1;
+			if (store) {
+				for (k = 0; k < held->cnt[y]; k++)
+					if (held->thr[y * held->R + k] == t)
+						held->mark[y * held->R + k] = 1;
+				any[y] = 1;
+			}
 		}
 	/* a store must reach every replica of what it writes */
-	for (t = 0; store && t < F->nthreads; t++)
-		for (y = 0; y < NY; y++)
-			if (held[t * NY + y] == 1 && any[y])
+	for (y = 0; store && y < NY; y++)
+		for (k = 0; any[y] && k < held->cnt[y]; k++)
+			if (!held->mark[y * held->R + k])
 				return err_set(e->err, "local '%s': thread %lld holds a replica of an element the "
 					       "parallel nest writes but does not write it there (the nest's "
 					       "layout must cover every replica)", e->k->bufs[buf].name,
-					       (long long)t);
+					       (long long)held->thr[y * held->R + k]);
 	return 0;
 }
 
