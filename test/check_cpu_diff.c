@@ -69,6 +69,8 @@ static const struct {
 	 * or threads x elements: W = 4096 was "too large to check", W = 2048 took 3 s) */
 	{"samples/softmax.tile", NULL, "M=1;M=19", "W=4096"},
 	{"samples/softmax.tile", NULL, "M=9", "W=8192"},
+	{"test/cpu/rmsnorm.tile", NULL, "M=1;M=9", "W=5120"},
+	{"test/cpu/rmsnorm.tile", NULL, "M=5", "W=8192"},
 };
 
 static glob_t files;
