@@ -41,25 +41,6 @@ unknown(void)
 	return r;
 }
 
-static int
-ivmul(int64_t al, int64_t ah, int64_t bl, int64_t bh, int64_t *lo, int64_t *hi)
-{
-	int64_t p[4];
-	int i;
-
-	if (ck_mul(al, bl, &p[0]) || ck_mul(al, bh, &p[1]) || ck_mul(ah, bl, &p[2]) ||
-	    ck_mul(ah, bh, &p[3]))
-		return -1;
-	*lo = *hi = p[0];
-	for (i = 1; i < 4; i++) {
-		if (p[i] < *lo)
-			*lo = p[i];
-		if (p[i] > *hi)
-			*hi = p[i];
-	}
-	return 0;
-}
-
 static Iv
 binary(Rng *R, const IrExpr *e)
 {
@@ -76,12 +57,12 @@ binary(Rng *R, const IrExpr *e)
 		ovf = __builtin_sub_overflow(a.lo, b.hi, &r.lo) || __builtin_sub_overflow(a.hi, b.lo, &r.hi);
 		break;
 	case BIN_MUL:
-		ovf = ivmul(a.lo, a.hi, b.lo, b.hi, &r.lo, &r.hi);
+		ovf = ck_interval_mul(a.lo, a.hi, b.lo, b.hi, &r.lo, &r.hi);
 		break;
 	case BIN_SHL:
 		if (b.lo != b.hi || b.lo < 0 || b.lo > 62)
 			return r;
-		ovf = ivmul(a.lo, a.hi, (int64_t)1 << b.lo, (int64_t)1 << b.lo, &r.lo, &r.hi);
+		ovf = ck_interval_mul(a.lo, a.hi, (int64_t)1 << b.lo, (int64_t)1 << b.lo, &r.lo, &r.hi);
 		break;
 	default:
 		return r;

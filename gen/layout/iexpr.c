@@ -108,25 +108,6 @@ bitsof(int64_t v)
 	return n;
 }
 
-static int
-ivmul(int64_t al, int64_t ah, int64_t bl, int64_t bh, int64_t *lo, int64_t *hi)
-{
-	int64_t p[4];
-	int i;
-
-	if (ck_mul(al, bl, &p[0]) || ck_mul(al, bh, &p[1]) || ck_mul(ah, bl, &p[2]) ||
-	    ck_mul(ah, bh, &p[3]))
-		return -1;
-	*lo = *hi = p[0];
-	for (i = 1; i < 4; i++) {
-		if (p[i] < *lo)
-			*lo = p[i];
-		if (p[i] > *hi)
-			*hi = p[i];
-	}
-	return 0;
-}
-
 int
 iexpr_bounds(const IExpr *e, const IDom *dom, int64_t *lo, int64_t *hi)
 {
@@ -174,7 +155,7 @@ iexpr_bounds(const IExpr *e, const IDom *dom, int64_t *lo, int64_t *hi)
 			return -1;
 		return ck_add(al, -bh, lo) || ck_add(ah, -bl, hi) ? -1 : 0;
 	case IX_MUL:
-		return ivmul(al, ah, bl, bh, lo, hi);
+		return ck_interval_mul(al, ah, bl, bh, lo, hi);
 	case IX_DIV:
 		if (bl > 0 || bh < 0) {
 			int64_t q[4] = {floordiv64(al, bl), floordiv64(al, bh), floordiv64(ah, bl),
@@ -233,7 +214,7 @@ iexpr_bounds(const IExpr *e, const IDom *dom, int64_t *lo, int64_t *hi)
 	case IX_SHL:
 		if (bl < 0 || bh > 62)
 			return -1;
-		return ivmul(al, ah, (int64_t)1 << bl, (int64_t)1 << bh, lo, hi);
+		return ck_interval_mul(al, ah, (int64_t)1 << bl, (int64_t)1 << bh, lo, hi);
 	case IX_SHR:
 		if (bl < 0 || bh > 62)
 			return -1;

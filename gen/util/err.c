@@ -78,3 +78,23 @@ floormod64(int64_t a, int64_t b)
 		r += b;
 	return r;
 }
+
+/* [al, ah] * [bl, bh] as an interval; -1 when a corner product overflows */
+int
+ck_interval_mul(int64_t al, int64_t ah, int64_t bl, int64_t bh, int64_t *lo, int64_t *hi)
+{
+	int64_t p[4];
+	int i;
+
+	if (ck_mul(al, bl, &p[0]) || ck_mul(al, bh, &p[1]) || ck_mul(ah, bl, &p[2]) ||
+	    ck_mul(ah, bh, &p[3]))
+		return -1;
+	*lo = *hi = p[0];
+	for (i = 1; i < 4; i++) {
+		if (p[i] < *lo)
+			*lo = p[i];
+		if (p[i] > *hi)
+			*hi = p[i];
+	}
+	return 0;
+}
