@@ -65,6 +65,16 @@ static const Case cases[] = {
 	 "shared 'x' needs 4194304 bytes, more than any target's shared memory", "t:2:8"},
 	/* softmax rows of 4096 and 8192 f32 over 256 threads compile (and in milliseconds: the
 	 * 20 s bound of every case here) */
+	/* serial loops count in C int: a constant range past 2^31 - 1 would overflow it */
+	{"range_past_int", K1 "local x: f32[4];\nfor r in range(3000000000) {\nx[0] = 1.0;\n}\ncopy(x, B[0, 0]);\n}",
+	 "the loop runs its variable from 0 to 3000000000, outside what the generated code's loop "
+	 "variables (C int) hold", "t:3:1"},
+	{"range_int_max_ok", K1 "local x: f32[4];\nfor r in range(2147483647) {\nx[0] = 1.0;\n}\ncopy(x, B[0, 0]);\n}",
+	 NULL, NULL},
+	{"range_neg_past_int", K1 "local x: f32[4];\nfor r in range(-3000000000, 5) {\nx[0] = 1.0;\n}\ncopy(x, B[0, 0]);\n}",
+	 "from -3000000000 to 5", "t:3:1"},
+	{"pipeline_past_int", K1 "shared s: f32[32];\nfor k in pipeline(4294967296) {\ncopy(A[0, 0], s);\n}\n}",
+	 "pipeline(4294967296): the loop runs its variable past 2^31 - 1", "t:3:1"},
 	{"softmax_w4096", "const BM = 8, W = 4096;\nkernel softmax(X: f32[M, W], Y: f32[M, W]) grid(cdiv(M, BM)) threads(256) {\n"
 	 "local x: f32[BM, W];\nlocal m: f32[BM];\ncopy(X[bx * BM, 0], x);\nreduce(x, m, op = max, dim = 1);\n"
 	 "for i, j in parallel(BM, W) { x[i, j] = exp(x[i, j] - m[i]); }\ncopy(x, Y[bx * BM, 0]);\n}", NULL, NULL},

@@ -199,12 +199,25 @@ stmts(Rng *R, const IrStmt *s)
 			if (ir_is_const(s->u.loop.lo, &lo) && ir_is_const(s->u.loop.extent, &n) && n > 0 &&
 			    !ck_add(lo, n - 1, &hi))
 				setvar(R, s->u.loop.var, lo, hi);
+			/* the generated loop variable is a C int counting up to lo + n */
+			if (ir_is_const(s->u.loop.lo, &lo) && ir_is_const(s->u.loop.extent, &n) && n > 0 &&
+			    (lo < INT32_MIN || ck_add(lo, n, &hi) || hi > INT32_MAX)) {
+				diag(R->d, s->loc, "range(...): the loop runs its variable from %lld to %lld, "
+				     "outside what the generated code's loop variables (C int) hold", (long long)lo,
+				     (long long)(ck_add(lo, n, &hi) ? INT64_MAX : hi));
+				R->bad = 1;
+			}
 			stmts(R, s->u.loop.body);
 			break;
 		case S_PIPELINE:
 			expr(R, s->u.pipe.extent);
 			if (ir_is_const(s->u.pipe.extent, &n) && n > 0)
 				setvar(R, s->u.pipe.var, 0, n - 1);
+			if (ir_is_const(s->u.pipe.extent, &n) && n > INT32_MAX) {
+				diag(R->d, s->loc, "pipeline(%lld): the loop runs its variable past 2^31 - 1, "
+				     "what the generated code's loop variables (C int) hold", (long long)n);
+				R->bad = 1;
+			}
 			stmts(R, s->u.pipe.body);
 			break;
 		case S_IF:
