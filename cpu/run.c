@@ -748,19 +748,41 @@ tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_
 		goto out;
 	}
 
-	/* the emitted CUDA C */
+	/* the emitted CUDA C; without an arch, the first of the defaults that lowers the program
+	 * (sm_80, else sm_90a: a kernel whose shared memory only an H100/H200 has), said in the
+	 * report; when none does, the first one's errors */
 	tilec_options_init(&co);
 	co.target = o->target; /* TILEC_DUMP_CUDA below: HIP C for the hip target */
-	co.arch = o->arch ? o->arch : o->target == TILEC_TARGET_HIP ? "gfx942" : "sm_80";
 	co.defines = o->defines;
 	co.ndefines = o->ndefines;
 	co.filename = o->filename;
 	co.dump = TILEC_DUMP_CUDA;
-	if (tilec_compile(src, len, &co, &cr) != TILEC_OK) {
-		buf_puts(&diags, cr.diagnostics);
-		tilec_result_free(&cr);
-		st = TILEC_ERR_COMPILE;
-		goto out;
+	{
+		static const char *const cuda_defaults[] = {"sm_80", "sm_90a"};
+		static const char *const hip_default[] = {"gfx942"};
+		const char *const *archs = o->arch ? &o->arch : o->target == TILEC_TARGET_HIP ? hip_default
+										 : cuda_defaults;
+		size_t i, narch = o->arch || o->target == TILEC_TARGET_HIP ? 1 : countof(cuda_defaults);
+		char *first = NULL;
+
+		for (i = 0; i < narch; i++) {
+			co.arch = archs[i];
+			if (tilec_compile(src, len, &co, &cr) == TILEC_OK)
+				break;
+			if (!first)
+				first = dupstr(cr.diagnostics);
+			tilec_result_free(&cr);
+		}
+		if (i == narch) {
+			buf_puts(&diags, first ? first : "tilec: error: out of memory\n");
+			free(first);
+			st = TILEC_ERR_COMPILE;
+			goto out;
+		}
+		if (i > 0)
+			buf_printf(&rep, "arch %s (no --arch given; %s refused the program: %.*s)\n", co.arch,
+				   archs[0], (int)strcspn(first ? first : "", "\n"), first ? first : "");
+		free(first);
 	}
 
 	/* the IR for the interpreter */

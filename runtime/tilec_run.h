@@ -20,7 +20,8 @@ extern "C" {
 #endif
 
 typedef struct tilec_run_options {
-	const char *arch;            /* the arch of the emitted code: sm_80 (default), sm_90, sm_90a;
+	const char *arch;            /* the arch of the emitted code: sm_80, sm_90, sm_90a (NULL: sm_80,
+	                              * or sm_90a when sm_80 refuses the program, said in the report);
 	                              * for target hip gfx90a, gfx942 (default), gfx1100 */
 	const char *const *defines;  /* "NAME=VALUE" as for tilec_compile */
 	int ndefines;

@@ -189,6 +189,15 @@ has "run --arch=gfx90a names --target=hip" "$tmp/out" "--target=hip"
 "$TILEC" run --target=hip --arch=gfx1100 --sizes "M=33,N=40" samples/copy.tile >"$tmp/out" 2>&1
 check "run --target=hip --arch=gfx1100 copy" 0 $?
 has "run --target=hip: agrees" "$tmp/out" "tilec run: 1 run, all agree"
+# without --arch: sm_80, else sm_90a when sm_80 cannot hold the kernel (gemm_sm90's 192 KB of
+# shared memory), said in the report; with --arch=sm_80 the refusal stands
+"$TILEC" run --sizes "M=64,N=256,K=64" samples/gemm_sm90.tile >"$tmp/out" 2>&1
+check "run gemm_sm90 without --arch" 0 $?
+has "run gemm_sm90: the arch it took" "$tmp/out" "arch sm_90a (no --arch given; sm_80 refused the program"
+has "run gemm_sm90: agrees" "$tmp/out" "tilec run: 1 run, all agree"
+"$TILEC" run --arch=sm_80 --sizes "M=64,N=256,K=64" samples/gemm_sm90.tile >"$tmp/out" 2>&1
+check "run gemm_sm90 --arch=sm_80" 3 $?
+has "run gemm_sm90 --arch=sm_80: the limit" "$tmp/out" "sm_80 allows 166912"
 "$TILEC" run "$tmp/none.tile" >"$tmp/out" 2>&1; check "run on a missing file" 3 $?
 "$TILEC" run test/err/sem_typo.tile >"$tmp/out" 2>&1; check "run on a bad program" 3 $?
 has "run on a bad program: its diagnostics" "$tmp/out" "error:"
