@@ -50,6 +50,7 @@ static const struct {
 	{"test/cpu/constants.tile", "*=1;N=256;", NULL, NULL, NULL},
 	{"test/cpu/parallel_guard.tile", "*=1;M=128,N=128;M=37,N=200;", NULL, NULL, NULL},
 	{"test/cpu/inexact_via_f16.tile", "*=1;M=167,N=149,K=347;", NULL, NULL, NULL},
+	{"test/cpu/replicated_rmw.tile", "*=1;M=65,N=32,P=8;M=127,N=96,P=24;", NULL, NULL, NULL},
 	/* valid loop layouts that are not onto threads x slots, or have no closed-form
 	 * inverse: refused at emission (the [fidelity] issue lowers them with a padding guard) */
 	{"test/layout/odd_extents.tile", NULL, NULL, NULL, "not onto the output shape"},
@@ -65,6 +66,7 @@ static const struct {
 	{"samples/gemm_bf16.tile", "sm_90a", "M=200,N=203,K=192;M=128,N=128,K=64", NULL},
 	{"samples/copy.tile", "sm_90a", NULL, NULL},
 	{"test/cpu/pipeline_let.tile", "sm_90a", NULL, NULL},
+	{"test/cpu/replicated_rmw.tile", "sm_90a", "M=65,N=32,P=8;M=127,N=96,P=24", NULL},
 	/* softmax at real widths (the reducer's and the holders' checks were elements x replicas
 	 * or threads x elements: W = 4096 was "too large to check", W = 2048 took 3 s) */
 	{"samples/softmax.tile", NULL, "M=1;M=19", "W=4096"},

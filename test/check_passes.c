@@ -374,6 +374,24 @@ static const struct {
 	{"kernel big(A: f32[N], B: f32[N]) grid(1) threads(128)\n{\n    shared s: f32[45000];\n"
 	 "    copy(A[0], s);\n    copy(s, B[0]);\n}\n",
 	 "t:1:8: error: kernel 'big': needs 180000 bytes of shared memory (s 180000); sm_80 allows"},
+	/* a replicated nest that reads shared y and stores into it inside an if: barriers
+	 * around the store would be skipped by some threads (test/cpu/replicated_rmw.tile) */
+	{"kernel f(A: i8[M, N, P], Z: f32[M, N, P], Y: f16[M, N, P])\n"
+	 "    grid(P / 8, cdiv(N, 32), cdiv(M, 32)) threads(64)\n{\n    local x: f32[32, 8];\n"
+	 "    shared y: u8[8, 32];\n    shared frag: i8[32, 8];\n    local sa: u8[8, 32];\n"
+	 "    for r in range(32) {\n        for c in range(0, 8) {\n            y[c, r] = (r + M);\n"
+	 "        }\n    }\n"
+	 "    copy(A[bz * 32 + 19, by * 32 : 32 + by * 32, bx * 8 : bx * 8 + 8], frag);\n"
+	 "    for ii, jj in parallel(8, 32) {\n        sa[ii, jj] = frag[jj, ii];\n    }\n"
+	 "    for lane, warp in parallel(8, 32) {\n"
+	 "        x[warp, lane] = f32(i32(y[lane, warp])) * f32(i32(y[lane, warp])) + Z[bz * 32 + warp, by * 32 + lane, bx * 8];\n"
+	 "        if (lane > 2) {\n            y[lane, warp] = 4;\n        }\n"
+	 "        Z[bz * 32 + warp, by * 32 + lane, bx * 8] = Z[bz * 32 + warp, by * 32 + lane, bx * 8] * 2.0 + f32(i32(y[lane, warp]));\n"
+	 "    }\n    for ii, jj, ll in parallel(32, 32, 8) {\n"
+	 "        Y[bz * 32 + ii, by * 32 + jj, bx * 8 + ll] = x[ii, ll] * f32(i32(sa[ll, jj]));\n"
+	 "    }\n}\n",
+	 "t:20:13: error: kernel 'f': a parallel nest whose loop layout is replicated (8 threads run each "
+	 "point) reads shared 'y' and stores into it inside an if"},
 };
 
 START_TEST(lowering_located)

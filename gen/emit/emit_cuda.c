@@ -49,6 +49,7 @@ typedef struct Em {
 	IExpr **parpc;       /* its coordinates in (slot, thread) */
 	int64_t parS;        /* its slots per thread */
 	const char *parrep;  /* its replica index when the loop layout is replicated, else NULL */
+	unsigned char *parsync; /* per buffer: replica 0's stores into it go between barriers */
 	unsigned char *nnvar; /* per var id: loop and let variables proven >= 0 (signs()) */
 	/* per var id (signs()): a constant largest value (hasmax), or the count X of a
 	 * variable running over [0, X) (a block index over its grid extent, a pipeline or
@@ -2105,6 +2106,134 @@ parexpr(Em *e, ParCtx *pcx, const IrExpr *x)
 	}
 }
 
+/* does expression x read buffer buf? */
+static int
+expr_reads(const IrExpr *x, int buf)
+{
+	int i;
+
+	if (!x)
+		return 0;
+	switch (x->kind) {
+	case IE_LOAD:
+		if (x->u.load.buf == buf)
+			return 1;
+		for (i = 0; i < x->u.load.n; i++)
+			if (expr_reads(x->u.load.idx[i], buf))
+				return 1;
+		return 0;
+	case IE_UNARY: return expr_reads(x->u.un.a, buf);
+	case IE_BINARY: return expr_reads(x->u.bin.a, buf) || expr_reads(x->u.bin.b, buf);
+	case IE_SELECT:
+		return expr_reads(x->u.sel.c, buf) || expr_reads(x->u.sel.a, buf) || expr_reads(x->u.sel.b, buf);
+	case IE_CAST: return expr_reads(x->u.cast.a, buf);
+	case IE_CALL:
+		for (i = 0; i < x->u.call.n; i++)
+			if (expr_reads(x->u.call.args[i], buf))
+				return 1;
+		return 0;
+	default: return 0;
+	}
+}
+
+/* does a parallel nest's body (with what it nests) read buffer buf? */
+static int
+body_reads(const IrStmt *s, int buf)
+{
+	int i;
+
+	for (; s; s = s->next)
+		switch (s->kind) {
+		case S_STORE:
+			if (expr_reads(s->u.store.value, buf))
+				return 1;
+			for (i = 0; i < s->u.store.n; i++)
+				if (expr_reads(s->u.store.idx[i], buf))
+					return 1;
+			break;
+		case S_LET: case S_SET:
+			if (expr_reads(s->u.let.value, buf))
+				return 1;
+			break;
+		case S_IF:
+			if (expr_reads(s->u.cond.cond, buf) || body_reads(s->u.cond.then, buf) ||
+			    body_reads(s->u.cond.els, buf))
+				return 1;
+			break;
+		default: break;
+		}
+	return 0;
+}
+
+/* the first store into buf nested in an if of body s (NULL when every one is at its top level) */
+static const IrStmt *
+nested_store(const IrStmt *s, int buf, int depth)
+{
+	const IrStmt *r;
+
+	for (; s; s = s->next) {
+		if (s->kind == S_STORE && s->u.store.buf == buf && depth)
+			return s;
+		if (s->kind == S_IF && ((r = nested_store(s->u.cond.then, buf, depth + 1)) ||
+					(r = nested_store(s->u.cond.els, buf, depth + 1))))
+			return r;
+	}
+	return NULL;
+}
+
+static int
+stores_into(const IrStmt *s, int buf)
+{
+	for (; s; s = s->next)
+		if ((s->kind == S_STORE && s->u.store.buf == buf) ||
+		    (s->kind == S_IF && (stores_into(s->u.cond.then, buf) || stores_into(s->u.cond.els, buf))))
+			return 1;
+	return 0;
+}
+
+/*
+ * A replicated loop layout runs each point in several threads and replica 0 alone
+ * stores shared and global elements. When the body also reads a buffer it stores
+ * into, the other replicas' reads of the point's element must come before replica
+ * 0's store and their reads after it must see the new value: each such store is
+ * done between two barriers (iterations of a nest are independent, docs/semantics.md,
+ * so one point's store only meets the replicas of that point). The barriers need
+ * every thread of the block in the loop: the store must be at the top of the body
+ * and the layout must span the block.
+ */
+static int
+plan_parsync(Em *e, const IrStmt *st, const Fragment *LF, int64_t S, unsigned char *sync)
+{
+	int64_t ext[IR_MAXDIM], pts = 1, nrep;
+	int b, n = nest_shape(st, ext), i;
+	const IrStmt *bad;
+
+	for (i = 0; i < n; i++)
+		pts *= ext[i];
+	nrep = pts > 0 ? LF->nthreads * S / pts : LF->rep;   /* threads per point */
+	for (b = 0; b < e->k->nbuf; b++) {
+		const IrBuffer *B = &e->k->bufs[b];
+
+		if (B->scope == MEM_LOCAL || !stores_into(st->u.par.body, b) || !body_reads(st->u.par.body, b))
+			continue;
+		if ((bad = nested_store(st->u.par.body, b, 0))) {
+			err_loc(e->err, bad->loc);
+			return err_set(e->err, "a parallel nest whose loop layout is replicated (%lld threads run "
+				       "each point) reads %s '%s' and stores into it inside an if: the store "
+				       "needs barriers around it, which threads skipping the if would not "
+				       "reach; write the store outside the if (with select(...))",
+				       (long long)nrep, B->scope == MEM_SHARED ? "shared" : "tensor", B->name);
+		}
+		if (LF->nthreads < e->k->threads)
+			return err_set(e->err, "a parallel nest whose loop layout is replicated (%lld threads run "
+				       "each point) over %lld of the block's %d threads reads '%s' and stores "
+				       "into it: the store needs barriers that the other threads would not reach",
+				       (long long)nrep, (long long)LF->nthreads, (int)e->k->threads, B->name);
+		sync[b] = 1;
+	}
+	return 0;
+}
+
 static int
 parallel(Em *e, Buf *chk, const IrStmt *st)
 {
@@ -2119,6 +2248,12 @@ parallel(Em *e, Buf *chk, const IrStmt *st)
 		return -1;
 	if (!(pc = fragcoords(e, LF, &S)))
 		return -1;
+	e->parsync = NULL;
+	if (LF->rep > 1) {
+		e->parsync = anewn(e->a, unsigned char, e->k->nbuf + 1);
+		if (plan_parsync(e, st, LF, S, e->parsync))
+			return -1;
+	}
 	pcx.par = st, pcx.LF = LF, pcx.pc = pc, pcx.S = S;
 	for (b = st->u.par.body; b; b = b->next) {
 		if ((b->kind == S_LET || b->kind == S_SET) && parexpr(e, &pcx, b->u.let.value))
@@ -2157,7 +2292,7 @@ parallel(Em *e, Buf *chk, const IrStmt *st)
 	 * shared or global memory (a read-modify-write by every replica would race) */
 	e->parrep = LF->rep > 1 ? ixstr(e, pc[n], slotnames) : NULL;
 	i = stmts(e, chk, st->u.par.body);
-	e->par = NULL, e->parpc = NULL, e->parrep = NULL;
+	e->par = NULL, e->parpc = NULL, e->parrep = NULL, e->parsync = NULL;
 	if (i)
 		return -1;
 	e->ind--;
@@ -2188,6 +2323,25 @@ store(Em *e, const IrStmt *st)
 	/* a global element outside the tensor is not written (docs/semantics.md) */
 	buf_init(&b);
 	access(e, &b, st->u.store.buf, st->u.store.n, st->u.store.idx);
+	if (e->par && e->parrep && e->parsync && e->parsync[st->u.store.buf]) {
+		/* the replicas read the point's old value before the store, and the new one after
+		 * it (plan_parsync) */
+		line(e, "{ // '%s' is read by every replica of this point: stored between barriers", B->name);
+		e->ind++;
+		line(e, "const %s tl_st = %s;", ctype(B->dtype),
+		     conv(e, exprstr(e, st->u.store.value), calctype(st->u.store.value->type), B->dtype));
+		line(e, "__syncthreads();");
+		if (g)
+			line(e, "if (%s)", g), e->ind++;
+		line(e, "%s = tl_st;", buf_str(&b));
+		if (g)
+			e->ind--;
+		line(e, "__syncthreads();");
+		e->ind--;
+		line(e, "}");
+		buf_free(&b);
+		return 0;
+	}
 	if (g)
 		line(e, "if (%s)", g), e->ind++;
 	line(e, "%s = %s;", buf_str(&b),
