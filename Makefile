@@ -29,7 +29,7 @@ LDSAN    := -fsanitize=address,undefined
 endif
 # gen/ has a folder per stage: util, front (parse, sema, inlining), ir, infer, layout, lower,
 # emit, pipeline (the compile API and the pass manager), target, cli
-GEN_DIRS := $(patsubst %/,%,$(sort $(dir $(wildcard gen/*/*.c gen/*/*.h))))
+GEN_DIRS := $(patsubst %/,%,$(sort $(dir $(wildcard gen/*/*.c gen/*/*.h gen/*/*/*.c gen/*/*/*.h))))
 CPPFLAGS := $(addprefix -I,$(GEN_DIRS)) -Icpu -Iruntime -I$(GS)
 # tilec_run (cpu/run.c) arrives with the interpreter and the CPU header; until then the
 # differential tests stop after emission
@@ -42,8 +42,8 @@ LDLIBS   := -ldl -lm -lpthread
 PIC      := -fPIC
 
 # ---- sources -------------------------------------------------------------
-LIB_SRC  := $(filter-out gen/cli/main.c,$(wildcard gen/*/*.c)) $(wildcard cpu/*.c) $(wildcard runtime/*.c)
-HDRS     := $(wildcard gen/*/*.h cpu/*.h runtime/*.h)
+LIB_SRC  := $(filter-out gen/cli/main.c,$(wildcard gen/*/*.c gen/*/*/*.c)) $(wildcard cpu/*.c) $(wildcard runtime/*.c)
+HDRS     := $(wildcard gen/*/*.h gen/*/*/*.h cpu/*.h runtime/*.h)
 LIB_OBJ  := $(LIB_SRC:%.c=$(O)/obj/%.o)
 ifneq ($(wildcard grammar/parser.y),)
 LIB_OBJ  += $(O)/obj/gs/parser.o $(O)/obj/gs/lexer.o

@@ -35,6 +35,7 @@ typedef enum {
 	TILEC_DUMP_EXPLAIN = 5, /* output is every inference attempt's cost by statement */
 	TILEC_DUMP_HEADER = 6,  /* output is the C launcher header of the CUDA C (cuda target;
 	                         * `tilec -o x.cu --header x.h`, docs/runtime.md) */
+	TILEC_DUMP_LOWERED = 7, /* output is the lowered kernel IR (docs/cuda.md), before the C */
 } tilec_dump;
 
 /* how layout inference ranks its attempts */

@@ -212,11 +212,13 @@ driver_main(int argc, char **argv)
 				o.dump = TILEC_DUMP_LAYOUTS;
 			else if (!strcmp(optarg, "header"))
 				o.dump = TILEC_DUMP_HEADER;
+			else if (!strcmp(optarg, "lowered"))
+				o.dump = TILEC_DUMP_LOWERED;
 			else {
 				free(defs);
 				free(plugins);
-				return usage_error("unknown dump kind '%s' (ast, ir, layouts or cuda; hip for HIP C; "
-						   "header: the launcher header)", optarg);
+				return usage_error("unknown dump kind '%s' (ast, ir, layouts, lowered or cuda; hip for "
+						   "HIP C; header: the launcher header)", optarg);
 			}
 			break;
 		case OPT_EXPLAIN:

@@ -16,15 +16,26 @@
 
 #include "infer.h"
 #include "layout_cute.h"
+#include "lir.h"
 #include "lower.h"
 #include "numeric.h"
+
+/* where the lowering appends nodes: a list and its depth in the printed text */
+typedef struct LSave {
+	LList *cur;
+	int ldepth;
+	struct LSave *up;
+} LSave;
 
 typedef struct Em {
 	Arena *a;
 	const Target *t;
 	const IrKernel *k;
-	Buf *o;
-	int ind;
+	LKernel *lk;         /* the lowered kernel being built */
+	LList *cur;          /* the list nodes go into */
+	int ldepth;          /* cur's depth in the printed text */
+	LSave *saved;        /* the enclosing lists */
+	int ind;             /* the indentation of the next node */
 	Err *err;
 	SmemPlan sp;
 	Layout **frag;       /* per buffer: the Fragment of a local buffer */
@@ -64,18 +75,161 @@ typedef struct Em {
 static void
 line(Em *e, const char *fmt, ...) TL_PRINTF(2, 3);
 
+/* a node of kind k at the current place */
+static LNode *
+add(Em *e, LKind k)
+{
+	LNode *n = lir_node(e->a, k, e->ind - e->ldepth);
+
+	lir_append(e->cur, n);
+	return n;
+}
+
+/* one line of C not yet made a node (L_TEXT) */
 static void
 line(Em *e, const char *fmt, ...)
 {
 	va_list ap;
-	int i;
+	Buf b;
 
-	for (i = 0; i < e->ind; i++)
-		buf_putc(e->o, '\t');
+	buf_init(&b);
 	va_start(ap, fmt);
-	buf_vprintf(e->o, fmt, ap);
+	buf_vprintf(&b, fmt, ap);
 	va_end(ap);
-	buf_putc(e->o, '\n');
+	add(e, L_TEXT)->text = arena_strdup(e->a, buf_str(&b));
+	buf_free(&b);
+}
+
+/* nodes go into l, one level deeper, until pop() */
+static void
+push(Em *e, LList *l)
+{
+	LSave *sv = anew(e->a, LSave);
+
+	sv->cur = e->cur, sv->ldepth = e->ldepth, sv->up = e->saved;
+	e->saved = sv;
+	e->cur = l;
+	e->ind++;
+	e->ldepth = e->ind;
+}
+
+static void
+pop(Em *e)
+{
+	LSave *sv = e->saved;
+
+	e->cur = sv->cur, e->ldepth = sv->ldepth, e->saved = sv->up;
+	e->ind--;
+}
+
+static void
+barrier(Em *e)
+{
+	add(e, L_BARRIER)->u.bar.kind = LB_BLOCK;
+}
+
+static void
+async_commit(Em *e)
+{
+	add(e, L_ASYNC_COMMIT);
+}
+
+static void
+async_wait(Em *e, int n)
+{
+	add(e, L_ASYNC_WAIT)->u.wait.n = n;
+}
+
+static LNode *
+comment(Em *e, const char *fmt, ...) TL_PRINTF(2, 3);
+
+static LNode *
+comment(Em *e, const char *fmt, ...)
+{
+	va_list ap;
+	Buf b;
+	LNode *n;
+
+	buf_init(&b);
+	va_start(ap, fmt);
+	buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	n = add(e, L_COMMENT);
+	n->text = arena_strdup(e->a, buf_str(&b));
+	buf_free(&b);
+	return n;
+}
+
+/* if (cond): the statements that follow go into it until pop() (guard: exactly one,
+ * printed without braces; divergent: threads of the block may disagree on cond) */
+static LNode *
+open_if(Em *e, const char *cond, int guard, int divergent)
+{
+	LNode *n = add(e, L_IF);
+
+	n->u.cond.cond = cond, n->u.cond.guard = guard, n->u.cond.divergent = divergent;
+	push(e, &n->body);
+	return n;
+}
+
+/* the else branch of n, opened by open_if (text: a comment after "} else {") */
+static void
+open_else(Em *e, LNode *n, const char *text)
+{
+	pop(e);
+	n->text = text;
+	push(e, &n->els);
+}
+
+/* for (int var = lo; var < end; var++), trip its constant trip count or -1 */
+static LNode *
+open_for(Em *e, const char *var, const char *lo, const char *end, int64_t trip, int unroll, int hoist)
+{
+	LNode *n = add(e, L_FOR);
+
+	n->u.loop.var = var, n->u.loop.lo = lo, n->u.loop.end = end, n->u.loop.trip = trip;
+	n->u.loop.unroll = unroll, n->u.loop.hoist = hoist;
+	push(e, &n->body);
+	return n;
+}
+
+/* { // text */
+static LNode *
+open_block(Em *e, const char *text)
+{
+	LNode *n = add(e, L_BLOCK);
+
+	n->text = text;
+	push(e, &n->body);
+	return n;
+}
+
+static LNode *
+decl(Em *e, int is_const, const char *type, const char *name, int64_t count, const char *init, const char *text)
+{
+	LNode *n = add(e, L_DECL);
+
+	n->u.decl.is_const = is_const, n->u.decl.type = type, n->u.decl.name = name;
+	n->u.decl.count = count, n->u.decl.init = init;
+	n->text = text;
+	return n;
+}
+
+static LMem
+memof(const IrBuffer *B)
+{
+	return B->scope == MEM_GLOBAL ? LM_GLOBAL : B->scope == MEM_SHARED ? LM_SHARED : LM_LOCAL;
+}
+
+/* lhs = rhs: into memory (L_STORE, bytes per thread) or a register (L_ASSIGN) */
+static LNode *
+assign(Em *e, LMem mem, int buf, int bytes, const char *lhs, const char *rhs)
+{
+	LNode *n = add(e, mem == LM_LOCAL ? L_ASSIGN : L_STORE);
+
+	n->u.set.mem = mem, n->u.set.buf = buf, n->u.set.bytes = bytes;
+	n->u.set.lhs = arena_strdup(e->a, lhs), n->u.set.rhs = arena_strdup(e->a, rhs);
+	return n;
 }
 
 static const char *
@@ -1182,8 +1336,15 @@ veccond(Em *e, Buf *chk, const Region *r, int v)
 		c = arena_printf(e->a, "tl_rows%d_%s", v, vname(e, sym));
 		snprintf(decl, sizeof decl, "\tconst bool %s = %s %% %d == 0; /* rows of whole %d-vectors */\n",
 			 c, vname(e, sym), v, v);
-		if (!strstr(buf_str(chk), decl))
+		if (!strstr(buf_str(chk), decl)) {
+			LNode *n = lir_node(e->a, L_DECL, 0);
+
 			buf_puts(chk, decl);
+			n->u.decl.is_const = 1, n->u.decl.type = "bool", n->u.decl.name = c;
+			n->u.decl.init = arena_printf(e->a, "%s %% %d == 0", vname(e, sym), v);
+			n->text = arena_printf(e->a, "/* rows of whole %d-vectors */", v);
+			lir_append(&e->lk->checks, n);
+		}
 		for (i = 0; i < e->nflags && strcmp(e->flags[i], c); i++)
 			;
 		if (i == e->nflags && i < (int)(sizeof e->flags / sizeof e->flags[0]))
@@ -1264,6 +1425,8 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 	int64_t S = e->slots[lr->buf];
 	int d, k, nk, v, eb = dtype_bytes(Mb->dtype), nn = F->nin;
 	char *cs[LAYOUT_MAXDIM], *g, *vals[16], *vc, **c2;
+	int L_buf = lr->buf;
+	LNode *gi = NULL, *vi = NULL;
 	Buf b;
 
 	for (d = 0; d < lr->ndim; d++) {
@@ -1280,13 +1443,15 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 		v = 1;
 	if ((vc = veccond(e, chk, mr, v)) == scalar_only)
 		v = 1, vc = NULL;
-	line(e, "#pragma unroll");
-	line(e, "for (int s = 0; s < %lld; s += %d) {", (long long)S, v);
-	e->ind++;
+	{
+		LNode *fl = open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)S), (S + v - 1) / v, 1, 0);
+
+		fl->u.loop.step = v, fl->u.loop.stepped = 1;
+	}
 	buf_init(&b);
 	for (d = 0; d < nn; d++) {
 		cs[d] = arena_printf(e->a, "c%d", d);
-		line(e, "const int c%d = %s;", d, ixstr(e, co[d], slotnames));
+		decl(e, 1, "int", cs[d], 0, ixstr(e, co[d], slotnames), NULL);
 	}
 	/* the nest's loop coordinates are the local buffer's non-unit dims */
 	for (k = 0, d = 0; d < nn; d++)
@@ -1301,23 +1466,24 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 		g = arena_printf(e->a, "%s%s(%s) == 0", g ? g : "", g ? " && " : "",
 				 ixstr(e, co[nn], slotnames));
 	if (g)
-		line(e, "if (%s) {", g), e->ind++;
+		gi = open_if(e, g, 0, 1);
 	if (vc)
-		line(e, "if (%s) {", vc), e->ind++;
+		vi = open_if(e, vc, 0, 1);
 	if (v == 1) {
 		if (to_local)
-			line(e, "%s[s] = %s;", L->name,
-			     conv(e, arena_printf(e->a, "*(%s)", memaddr(e, mr, cs, nk)), Mb->dtype, L->dtype));
+			assign(e, LM_LOCAL, L_buf, eb, arena_printf(e->a, "%s[s]", L->name),
+			       conv(e, arena_printf(e->a, "*(%s)", memaddr(e, mr, cs, nk)), Mb->dtype, L->dtype));
 		else
-			line(e, "*(%s) = %s;", memaddr(e, mr, cs, nk),
-			     conv(e, arena_printf(e->a, "%s[s]", L->name), L->dtype, Mb->dtype));
+			assign(e, memof(Mb), mr->buf, dtype_bytes(Mb->dtype), arena_printf(e->a, "*(%s)", memaddr(e, mr, cs, nk)),
+			       conv(e, arena_printf(e->a, "%s[s]", L->name), L->dtype, Mb->dtype));
 	} else if (to_local) {
 		int words = v * eb / 4;
 
-		line(e, "const %s r = *(const %s *)(%s);", vtype(v * eb), vtype(v * eb), memaddr(e, mr, cs, nk));
+		decl(e, 1, vtype(v * eb), "r", 0, arena_printf(e->a, "*(const %s *)(%s)", vtype(v * eb),
+							       memaddr(e, mr, cs, nk)), NULL);
 		for (k = 0; k < v; k++)
-			line(e, "%s[s + %d] = %s;", L->name, k,
-			     conv(e, unpack(e, Mb->dtype, "r", words, k), Mb->dtype, L->dtype));
+			assign(e, LM_LOCAL, L_buf, eb, arena_printf(e->a, "%s[s + %d]", L->name, k),
+			       conv(e, unpack(e, Mb->dtype, "r", words, k), Mb->dtype, L->dtype));
 	} else {
 		int words = v * eb / 4, w;
 
@@ -1335,52 +1501,49 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 			}
 			buf_putc(&b, ')');
 		}
-		line(e, "*(%s *)(%s) = %s;", vtype(v * eb), memaddr(e, mr, cs, nk), buf_str(&b));
+		assign(e, memof(Mb), mr->buf, v * (int)dtype_bytes(Mb->dtype),
+		       arena_printf(e->a, "*(%s *)(%s)", vtype(v * eb), memaddr(e, mr, cs, nk)), buf_str(&b));
 	}
 	if (vc) {
 		/* rows not of whole vectors: element by element, each guarded */
 		char *g2;
+		LNode *gi2 = NULL;
 
-		e->ind--;
-		line(e, "} else {");
-		e->ind++;
+		open_else(e, vi, NULL);
 		c2 = lanecs(e, cs, nk);
 		g2 = regguard(e, mr, c2, nk, 1);
-		line(e, "#pragma unroll");
-		line(e, "for (int tl_k = 0; tl_k < %d; tl_k++)", v);
-		e->ind++;
+		open_for(e, "tl_k", "0", arena_printf(e->a, "%d", v), v, 1, 0)->u.loop.nobrace = 1;
 		if (g2)
-			line(e, "if (%s)", g2), e->ind++;
+			gi2 = open_if(e, g2, 1, 1);
 		if (to_local)
-			line(e, "%s[s + tl_k] = %s;", L->name,
-			     conv(e, arena_printf(e->a, "*(%s)", memaddr(e, mr, c2, nk)), Mb->dtype, L->dtype));
+			assign(e, LM_LOCAL, L_buf, eb, arena_printf(e->a, "%s[s + tl_k]", L->name),
+			       conv(e, arena_printf(e->a, "*(%s)", memaddr(e, mr, c2, nk)), Mb->dtype, L->dtype));
 		else
-			line(e, "*(%s) = %s;", memaddr(e, mr, c2, nk),
-			     conv(e, arena_printf(e->a, "%s[s + tl_k]", L->name), L->dtype, Mb->dtype));
+			assign(e, memof(Mb), mr->buf, dtype_bytes(Mb->dtype), arena_printf(e->a, "*(%s)", memaddr(e, mr, c2, nk)),
+			       conv(e, arena_printf(e->a, "%s[s + tl_k]", L->name), L->dtype, Mb->dtype));
 		if (g2 && to_local) {
 			/* past the tensor's edge a copy reads zero (docs/semantics.md) */
-			e->ind--;
-			line(e, "else");
-			line(e, "\t%s[s + tl_k] = (%s)0;", L->name, ctype(L->dtype));
-			e->ind++;
+			open_else(e, gi2, NULL);
+			assign(e, LM_LOCAL, L_buf, eb, arena_printf(e->a, "%s[s + tl_k]", L->name),
+			       arena_printf(e->a, "(%s)0", ctype(L->dtype)));
 		}
-		e->ind -= g2 ? 2 : 1;
-		e->ind--;
-		line(e, "}");
+		if (g2)
+			pop(e);
+		pop(e);
+		pop(e);
 	}
 	if (g) {
-		e->ind--;
 		if (to_local) {
 			/* past the tensor's edge a copy reads zero (docs/semantics.md) */
-			line(e, "} else {");
-			line(e, "\t#pragma unroll");
-			line(e, "\tfor (int tl_k = 0; tl_k < %d; tl_k++)", v);
-			line(e, "\t\t%s[s + tl_k] = (%s)0;", L->name, ctype(L->dtype));
+			open_else(e, gi, NULL);
+			open_for(e, "tl_k", "0", arena_printf(e->a, "%d", v), v, 1, 0)->u.loop.nobrace = 1;
+			assign(e, LM_LOCAL, L_buf, eb, arena_printf(e->a, "%s[s + tl_k]", L->name),
+			       arena_printf(e->a, "(%s)0", ctype(L->dtype)));
+			pop(e);
 		}
-		line(e, "}");
+		pop(e);
 	}
-	e->ind--;
-	line(e, "}");
+	pop(e);
 	buf_free(&b);
 	return 0;
 }
@@ -1572,7 +1735,7 @@ smemreduce(Em *e, const IrStmt *st)
 			       dtype_name(SB->dtype), dtype_name(DB->dtype));
 	for (d = 0; d < DB->ndim; d++)
 		NY *= DB->dims[d].c;
-	line(e, "__syncthreads();");
+	barrier(e);
 	line(e, "{ // reduce %s %s -> %s dim %d from shared memory", reduceop_name(op), SB->name, DB->name,
 	     dim);
 	e->ind++;
@@ -1628,7 +1791,7 @@ smemreduce(Em *e, const IrStmt *st)
 	e->ind--;
 	line(e, "}");
 	if (DB->scope == MEM_SHARED)
-		line(e, "__syncthreads();");
+		barrier(e);
 	return 0;
 }
 
@@ -1725,7 +1888,7 @@ reduce(Em *e, const IrStmt *st)
 		line(e, "\t%s[g * %lld + (tid >> %d)] = %s[g];", red, (long long)NC, kb, r);
 		if (kb)
 			e->ind--, line(e, "}");
-		line(e, "__syncthreads();");
+		barrier(e);
 		line(e, "#pragma unroll");
 		line(e, "for (int g = 0; g < %lld; g++) {", (long long)p.SG);
 		line(e, "\t%s tl_v = %s[g * %lld + (tid >> %d)];", ty, red, (long long)NC, kb);
@@ -1735,7 +1898,7 @@ reduce(Em *e, const IrStmt *st)
 								  (long long)NC, (long long)wl[i], kb)));
 		line(e, "\t%s[g] = tl_v;", r);
 		line(e, "}");
-		line(e, "__syncthreads();");
+		barrier(e);
 	}
 	line(e, "#pragma unroll");
 	line(e, "for (int g = 0; g < %lld; g++)", (long long)p.SG);
@@ -1808,7 +1971,7 @@ memfill(Em *e, const IrStmt *st, const char *v)
 	e->ind--;
 	line(e, "}");
 	if (B->scope == MEM_SHARED)
-		line(e, "__syncthreads();");
+		barrier(e);
 	return 0;
 }
 
@@ -2330,13 +2493,13 @@ store(Em *e, const IrStmt *st)
 		e->ind++;
 		line(e, "const %s tl_st = %s;", ctype(B->dtype),
 		     conv(e, exprstr(e, st->u.store.value), calctype(st->u.store.value->type), B->dtype));
-		line(e, "__syncthreads();");
+		barrier(e);
 		if (g)
 			line(e, "if (%s)", g), e->ind++;
 		line(e, "%s = tl_st;", buf_str(&b));
 		if (g)
 			e->ind--;
-		line(e, "__syncthreads();");
+		barrier(e);
 		e->ind--;
 		line(e, "}");
 		buf_free(&b);
@@ -2409,7 +2572,7 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 	line(e, "const int wgm = warp / 4 %% %d, wgn = warp / 4 / %d;", p->wg_m, p->wg_m);
 	if (!e->wg_inflight) {
 		line(e, "tl_fence_proxy_async();");
-		line(e, "__syncthreads();");
+		barrier(e);
 	}
 	line(e, "tl_wgmma_fence();");
 	buf_init(&b);
@@ -2970,17 +3133,17 @@ pipeline(Em *e, Buf *chk, const IrStmt *st)
 			goto out;
 		e->ind--;
 		line(e, "}");
-		line(e, "tl_cp_async_commit();");
+		async_commit(e);
 		e->ind--;
 		line(e, "}");
 	}
 	line(e, "for (int %s = 0; %s < %s_n; %s++) {", v, v, v, v);
 	e->ind++;
 	if (S > 1) {
-		line(e, "tl_cp_async_wait<%d>();", D - 1);
+		async_wait(e, D - 1);
 		if (mode)
 			line(e, "tl_fence_proxy_async();");
-		line(e, "__syncthreads();");
+		barrier(e);
 		line(e, "if (%s + %d < %s_n) {", v, D, v);
 		e->ind++;
 		line(e, "const int %s_next = %s + %d;", v, v, D);
@@ -2993,7 +3156,7 @@ pipeline(Em *e, Buf *chk, const IrStmt *st)
 		line(e, "}");
 		e->ind--;
 		line(e, "}");
-		line(e, "tl_cp_async_commit();");
+		async_commit(e);
 	} else {
 		/* a block, as above: the lets issued with the loads are declared again for the body */
 		line(e, "{");
@@ -3002,9 +3165,9 @@ pipeline(Em *e, Buf *chk, const IrStmt *st)
 			goto out;
 		e->ind--;
 		line(e, "}");
-		line(e, "tl_cp_async_commit();");
-		line(e, "tl_cp_async_wait<0>();");
-		line(e, "__syncthreads();");
+		async_commit(e);
+		async_wait(e, 0);
+		barrier(e);
 	}
 	e->wg_inflight = mode;
 	/* after the barrier at the top of the iteration nothing is pending; the loads just
@@ -3016,13 +3179,13 @@ pipeline(Em *e, Buf *chk, const IrStmt *st)
 		if (!isload(e, b) && stmt_synced(e, chk, b))
 			goto out;
 	if (S == 1)
-		line(e, "__syncthreads();");
+		barrier(e);
 	e->ind--;
 	line(e, "}");
 	if (mode == 2)
 		line(e, "tl_wgmma_wait0();");
-	line(e, "tl_cp_async_wait<0>();");
-	line(e, "__syncthreads();");
+	async_wait(e, 0);
+	barrier(e);
 	if (e->shrd)
 		sh_clear(e);
 	r = 0;
@@ -3048,11 +3211,11 @@ copy(Em *e, Buf *chk, const IrStmt *st)
 	if ((r = tilecopy(e, chk, st)) < 0)
 		return -1;
 	if (r) {
-		line(e, "tl_cp_async_commit();");
-		line(e, "tl_cp_async_wait<0>();");
+		async_commit(e);
+		async_wait(e, 0);
 	}
 	if (d == MEM_SHARED || s == MEM_SHARED)
-		line(e, "__syncthreads();");
+		barrier(e);
 	return 0;
 }
 
@@ -3252,7 +3415,7 @@ stmt1_lower(Em *e, Buf *chk, const IrStmt *s)
 				return -1;
 			break;
 		case S_BARRIER:
-			line(e, "__syncthreads();");
+			barrier(e);
 			break;
 		default:
 			break; /* assume and layout statements emit nothing */
@@ -3358,14 +3521,13 @@ sh_alias(const Em *e, int a, int b)
 	return x->offset < y->offset + y->bytes && y->offset < x->offset + x->bytes;
 }
 
-/* did the text emitted so far end with a barrier? */
+/* is the last node emitted a barrier? */
 static int
 ends_with_barrier(const Em *e)
 {
-	static const char tail[] = "__syncthreads();\n";
-	size_t n = sizeof tail - 1;
+	const LNode *n = lir_last(e->cur);
 
-	return e->o->len >= n && !memcmp(e->o->s + e->o->len - n, tail, n);
+	return n && n->kind == L_BARRIER;
 }
 
 static void
@@ -3402,7 +3564,7 @@ stmt_synced(Em *e, Buf *chk, const IrStmt *s)
 				need = (wr[b] && (e->shrd[c] || e->shwr[c])) || (rd[b] && e->shwr[c]);
 	}
 	if (need) {
-		line(e, "__syncthreads();");
+		barrier(e);
 		sh_clear(e);
 	}
 	if (stmt1(e, chk, s))
@@ -3491,54 +3653,55 @@ cutecomment(Em *e, const Layout *L, int frag, const char *swz, int vec)
 		else
 			buf_puts(&b, "(no CuTe form)");
 	}
-	line(e, "// layout: %s  swizzle: %s  vec: %d", buf_str(&b), swz, vec);
+	comment(e, "layout: %s  swizzle: %s  vec: %d", buf_str(&b), swz, vec);
 	buf_free(&b);
 }
 
-/* the statements of the kernel into body: once; or, when vector accesses depend on
- * rows-of-whole-vectors flags, as `if (flags) { vector body } else { scalar body }`
- * so that each body keeps its own registers (no scalar code in the vector loops) */
+/* the statements of the kernel into the lowered body: once; or, when vector accesses
+ * depend on rows-of-whole-vectors flags, as `if (flags) { vector body } else { scalar
+ * body }` so that each body keeps its own registers (no scalar code in the vector loops) */
 static int
-bodies(Em *e, Buf *chk, Buf *body)
+bodies(Em *e, Buf *chk)
 {
-	Buf vb, sb;
+	LList vb = {0}, sb = {0}, *body = e->cur;
 	int i, tmp = e->tmp, ret;
 
 	e->nflags = 0;
 	e->scalar = 0;
 	e->shrd = anewn(e->a, unsigned char, e->k->nbuf + 1);
 	e->shwr = anewn(e->a, unsigned char, e->k->nbuf + 1);
-	buf_init(&vb);
-	buf_init(&sb);
-	e->o = &vb;
+	e->cur = &vb;
 	if ((ret = stmts(e, chk, e->k->body)) == 0 && e->nflags > 0) {
-		buf_reset(&vb);
-		e->ind = 2;
+		Buf c;
+		LNode *n;
+
+		buf_init(&c);
+		for (i = 0; i < e->nflags; i++)
+			buf_printf(&c, "%s%s", i ? " && " : "", e->flags[i]);
+		e->cur = body;
+		/* the flags depend on sizes alone: every thread takes the same branch */
+		n = open_if(e, arena_strdup(e->a, buf_str(&c)), 0, 0);
+		buf_free(&c);
 		e->tmp = tmp;
 		sh_clear(e);
 		if ((ret = stmts(e, chk, e->k->body)) == 0) {
 			e->scalar = 1;
-			e->o = &sb;
+			open_else(e, n, "rows that are not whole vectors: element by element");
 			sh_clear(e);
 			ret = stmts(e, chk, e->k->body);
 			e->scalar = 0;
 		}
-		e->o = body;
-		e->ind = 1;
-		buf_puts(body, "\tif (");
-		for (i = 0; i < e->nflags; i++)
-			buf_printf(body, "%s%s", i ? " && " : "", e->flags[i]);
-		buf_puts(body, ") {\n");
-		buf_puts(body, buf_str(&vb));
-		line(e, "} else { // rows that are not whole vectors: element by element");
-		buf_puts(body, buf_str(&sb));
-		line(e, "}");
+		pop(e);
+		(void)sb;
 	} else {
-		buf_puts(body, buf_str(&vb));
+		LNode *x, *nx;
+
+		for (x = vb.head; x; x = nx) {
+			nx = x->next;
+			lir_append(body, x);
+		}
 	}
-	e->o = body;
-	buf_free(&vb);
-	buf_free(&sb);
+	e->cur = body;
 	return ret;
 }
 
@@ -3546,7 +3709,8 @@ static int
 kernel(Em *e)
 {
 	const IrKernel *k = e->k;
-	Buf body, chk, *out = e->o;
+	LKernel *lk = e->lk;
+	Buf chk;
 	int i, b, ret;
 
 	/* the plan of the pass plan-shared-memory, or one made here (emit_cuda called alone) */
@@ -3600,41 +3764,42 @@ kernel(Em *e)
 			return err_loc(e->err, B->loc);
 	}
 
-	/* header */
-	buf_printf(out, "// kernel %s: %lld threads, %lld bytes of dynamic shared memory%s\n", k->name,
-		   (long long)k->threads, (long long)e->sp.total,
-		   e->sp.needs_optin ? " (set cudaFuncAttributeMaxDynamicSharedMemorySize)" : "");
-	buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%lld)\n%s(", (long long)k->threads,
-		   cname(e->a, k->name));
+	/* the kernel's entry: its launch contract and parameters */
+	lk->name = k->name;
+	lk->cname = cname(e->a, k->name);
+	lk->threads = k->threads;
+	lk->smem_bytes = e->sp.total;
+	lk->smem_optin = e->sp.needs_optin;
+	lk->smem_align = e->sp.align;
+	lk->has_smem = e->sp.n > 0;
+	lk->warp_size = e->t->warp_size;
+	lk->nparam = k->nparam + k->nsize;
+	lk->params = anewn(e->a, LParam, lk->nparam + 1);
 	for (i = 0; i < k->nparam; i++) {
 		const IrParam *P = &k->params[i];
 
-		if (P->is_tensor)
-			buf_printf(out, "%s%s *__restrict__ %s", i ? ", " : "", ctype(P->dtype), cname(e->a, P->name));
-		else
-			buf_printf(out, "%s%s %s", i ? ", " : "", ctype(P->dtype), cname(e->a, P->name));
+		lk->params[i].type = ctype(P->dtype);
+		lk->params[i].name = cname(e->a, P->name);
+		lk->params[i].is_ptr = P->is_tensor;
 	}
-	for (i = 0; i < k->nsize; i++)
-		buf_printf(out, "%sint %s", i || k->nparam ? ", " : "", vname(e, k->sizes[i]));
-	buf_puts(out, ")\n{\n");
+	for (i = 0; i < k->nsize; i++) {
+		lk->params[k->nparam + i].type = "int";
+		lk->params[k->nparam + i].name = vname(e, k->sizes[i]);
+	}
 
-	buf_init(&body);
 	buf_init(&chk);
-	e->o = &body;
+	e->cur = &lk->body;
 	e->ind = 1;
-	if (e->sp.n)
-		line(e, "extern __shared__ __align__(%lld) unsigned char tl_smem[];", (long long)e->sp.align);
-	line(e, "const int tid = threadIdx.x, lane = tid %% %d, warp = tid / %d;", e->t->warp_size,
-	     e->t->warp_size);
-	line(e, "(void)lane, (void)warp;");
+	e->ldepth = 1;
 	for (i = 0; i < e->sp.n; i++) {
 		const SmemBuf *sb = &e->sp.bufs[i];
 		const IrBuffer *B = &k->bufs[sb->buf];
 
 		cutecomment(e, sb->layout, 0, swizzle_name(sb->mode), (int)sb->run);
-		line(e, "%s *%s = (%s *)(tl_smem + %lld); // %d stage%s of %lld elements", ctype(B->dtype),
-		     B->name, ctype(B->dtype), (long long)sb->offset, sb->stages, sb->stages > 1 ? "s" : "",
-		     (long long)sb->stage_elems);
+		decl(e, 0, arena_printf(e->a, "%s *", ctype(B->dtype)), B->name, 0,
+		     arena_printf(e->a, "(%s *)(tl_smem + %lld)", ctype(B->dtype), (long long)sb->offset),
+		     arena_printf(e->a, "// %d stage%s of %lld elements", sb->stages, sb->stages > 1 ? "s" : "",
+				  (long long)sb->stage_elems));
 	}
 	for (b = 0; b < k->nbuf; b++) {
 		const IrBuffer *B = &k->bufs[b];
@@ -3648,26 +3813,22 @@ kernel(Em *e)
 
 			cutecomment(e, e->frag[b], 1, "none", eb == 1 && vv < 4 ? 1 : vv);
 		}
-		line(e, "%s %s[%lld];", ctype(B->dtype), B->name, (long long)e->slots[b]);
+		decl(e, 0, ctype(B->dtype), B->name, e->slots[b], NULL, NULL);
 	}
-	ret = bodies(e, &chk, &body);
-	e->o = out;
-	if (ret == 0) {
-		buf_puts(out, buf_str(&chk));
-		buf_puts(out, buf_str(&body));
-		buf_puts(out, "}\n");
-	}
-	buf_free(&body);
+	ret = bodies(e, &chk);
 	buf_free(&chk);
 	return ret;
 }
 
+/* the lowered IR of every kernel of p into *out (p->arch picks the target) */
 int
-emit_cuda(Arena *a, const IrProgram *p, Buf *out, Err *err)
+lower_kernels(Arena *a, const IrProgram *p, LProgram **out, Err *err)
 {
 	const Target *t;
 	const IrKernel *k;
 	TargetKind kind;
+	LProgram *lp;
+	LKernel **tail;
 	Em e;
 	Err local = {0};
 	char msg[sizeof local.msg];
@@ -3675,29 +3836,47 @@ emit_cuda(Arena *a, const IrProgram *p, Buf *out, Err *err)
 	if (!err)
 		err = &local;
 	if (!a || !p || !out)
-		return err_set(err, "emit_cuda: null argument");
-	/* the same lowering for both targets; the Target and tilec_hip.h give the HIP dialect */
+		return err_set(err, "lower_kernels: null argument");
+	/* the same lowering for both targets; the dialect and tilec_hip.h give HIP's spellings */
 	kind = p->target == 0 ? TGT_CUDA : TGT_HIP;
 	if (p->target != 0 && p->target != 1)
-		return err_set(err, "emit_cuda: unknown target %d", p->target);
+		return err_set(err, "lower_kernels: unknown target %d", p->target);
 	if (!(t = target_lookup(kind, p->arch ? p->arch : target_default_arch(kind), err)))
 		return -1;
-	buf_printf(out, "// generated by tilec %s for %s\n#include \"%s\"\n", TL_VERSION, t->arch,
-		   kind == TGT_HIP ? "tilec_hip.h" : "tilec_cuda.h");
+	lp = anew(a, LProgram);
+	lp->target = p->target;
+	lp->arch = t->arch;
+	lp->version = TL_VERSION;
+	tail = &lp->kernels;
 	for (k = p->kernels; k; k = k->next) {
 		memset(&e, 0, sizeof e);
 		e.a = a;
 		e.t = t;
 		e.k = k;
-		e.o = out;
 		e.err = err;
-		buf_putc(out, '\n');
+		e.lk = anew(a, LKernel);
 		if (kernel(&e)) {
 			snprintf(msg, sizeof msg, "%s", err->msg);
 			err_set(err, "kernel '%s': %s", k->name, msg);
 			return err_loc(err, k->loc);
 		}
+		*tail = e.lk;
+		tail = &e.lk->next;
 	}
+	*out = lp;
+	return 0;
+}
+
+int
+emit_cuda(Arena *a, const IrProgram *p, Buf *out, Err *err)
+{
+	LProgram *lp;
+
+	if (!out)
+		return err_set(err, "emit_cuda: null argument");
+	if (lower_kernels(a, p, &lp, err) || lir_verify(lp, err))
+		return -1;
+	lir_render_c(out, lp, lir_dialect(lp));
 	return 0;
 }
 

@@ -236,7 +236,7 @@ pipeline(Arena *arena, Diags *d, Buf *out, Buf *log, const char *src, size_t len
 	}
 	if (o->dump != TILEC_DUMP_NONE && o->dump != TILEC_DUMP_AST && o->dump != TILEC_DUMP_IR
 	    && o->dump != TILEC_DUMP_LAYOUTS && o->dump != TILEC_DUMP_EXPLAIN
-	    && o->dump != TILEC_DUMP_CUDA && o->dump != TILEC_DUMP_HEADER) {
+	    && o->dump != TILEC_DUMP_CUDA && o->dump != TILEC_DUMP_HEADER && o->dump != TILEC_DUMP_LOWERED) {
 		diag(d, nowhere, "unknown dump kind %d", (int)o->dump);
 		st = TILEC_ERR_ARG;
 	}

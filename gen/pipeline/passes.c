@@ -15,6 +15,7 @@
 #include "convert.h"
 #include "emit_header.h"
 #include "infer.h"
+#include "lir.h"
 #include "lower.h"
 #include "passes.h"
 
@@ -200,15 +201,57 @@ show_smem(PassCtx *c, Buf *b)
 	}
 }
 
-/* CUDA C, or HIP C for the hip target (emit_cuda.c with tilec_hip.h) */
+/* the lowered kernel IR (gen/lir/lir.h) of every kernel, from the tile IR and its layouts */
 static int
-emit_code(PassCtx *c)
+lower(PassCtx *c)
 {
 	Err e = {0};
 
-	buf_reset(&c->code);
-	if (emit_cuda(c->a, c->prog, &c->code, &e))
+	if (lower_kernels(c->a, c->prog, &c->lir, &e))
 		return kernel_error(c, NULL, &e);
+	return 0;
+}
+
+static int
+verify_lowered(PassCtx *c)
+{
+	Err e = {0};
+
+	if (!c->lir) {
+		Loc nowhere = {"tilec", 0, 0};
+
+		diag(c->d, nowhere, "verify-lowered: no lowered IR (lower-kernels did not run)");
+		return -1;
+	}
+	if (lir_verify(c->lir, &e))
+		return kernel_error(c, NULL, &e);
+	if (c->o->dump == TILEC_DUMP_LOWERED)
+		lir_dump(c->out, c->lir);
+	return 0;
+}
+
+static void
+show_lowered(PassCtx *c, Buf *b)
+{
+	if (c->lir)
+		lir_dump(b, c->lir);
+	else
+		buf_puts(b, "// (not lowered yet)\n");
+}
+
+/* CUDA C, or HIP C for the hip target: the C renderer of the lowered IR (gen/target/) */
+static int
+emit_code(PassCtx *c)
+{
+	if (!c->lir) {
+		Loc nowhere = {"tilec", 0, 0};
+
+		diag(c->d, nowhere, "%s: no lowered IR (lower-kernels did not run)",
+		     c->o->target == TILEC_TARGET_HIP ? "emit-hip" : "emit-cuda");
+		return -1;
+	}
+	buf_reset(&c->code);
+	lir_render_c(&c->code, c->lir, lir_dialect(c->lir));
 	c->coded = 1;
 	if (c->o->dump == TILEC_DUMP_CUDA)
 		buf_puts(c->out, buf_str(&c->code));
@@ -257,7 +300,10 @@ passes_default(Arena *a, tilec_pass_list *l, int target)
 	insert(l, l->n, "convert-layouts", pass_convert_layouts, NULL, NULL, PASS_ALWAYS, NULL);
 	insert(l, l->n, "layout-diagnostics", pass_layout_diagnostics, NULL, NULL, PASS_ALWAYS, NULL);
 	/* lowering: for the outputs that are code */
-	insert(l, l->n, "plan-shared-memory", plan_shared_memory, NULL, NULL, PASS_CODE, show_smem);
+	insert(l, l->n, "plan-shared-memory", plan_shared_memory, NULL, NULL, PASS_LOWER, show_smem);
+	insert(l, l->n, "lower-kernels", lower, NULL, NULL, PASS_LOWER, show_lowered);
+	insert(l, l->n, "verify-lowered", verify_lowered, NULL, NULL, PASS_LOWER, show_lowered);
+	/* the printers of the lowered IR */
 	insert(l, l->n, target == TILEC_TARGET_HIP ? "emit-hip" : "emit-cuda", emit_code, NULL, NULL,
 	       PASS_CODE, show_code);
 	if (target != TILEC_TARGET_HIP)
@@ -497,6 +543,8 @@ needed(const PassCtx *c, const Pass *p)
 {
 	tilec_dump dk = c->o->dump;
 
+	if (p->when == PASS_LOWER)
+		return dk == TILEC_DUMP_CUDA || dk == TILEC_DUMP_HEADER || dk == TILEC_DUMP_LOWERED;
 	if (p->when == PASS_CODE)
 		return dk == TILEC_DUMP_CUDA || dk == TILEC_DUMP_HEADER;
 	if (p->when == PASS_HEADER)
@@ -548,7 +596,8 @@ runall(PassCtx *c, const tilec_pass_list *l)
 		    !strcmp(p->name, "infer-layouts"))
 			return 0;
 	}
-	return c->o->dump == TILEC_DUMP_CUDA || c->o->dump == TILEC_DUMP_HEADER;
+	return c->o->dump == TILEC_DUMP_CUDA || c->o->dump == TILEC_DUMP_HEADER ||
+	       c->o->dump == TILEC_DUMP_LOWERED;
 }
 
 int

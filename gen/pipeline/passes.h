@@ -2,7 +2,8 @@
  * passes.h: the pass manager (passes.c). The front end (parse, sema with
  * helper inlining) makes the tile IR; everything after it is a named pass of
  * one list: verify-ir, split-conversions, infer-layouts, convert-layouts,
- * layout-diagnostics, plan-shared-memory, emit-cuda or emit-hip, emit-header
+ * layout-diagnostics, plan-shared-memory, lower-kernels, verify-lowered,
+ * emit-cuda or emit-hip (the C printer of the lowered IR), emit-header
  * (cuda), plus passes a host hook inserts and passes loaded from plugins
  * (runtime/tilec_plugin.h). --print-passes, --print-before and --print-after
  * inspect the list and what each pass leaves.
@@ -28,12 +29,13 @@ struct PassCtx {
 	Buf *out;   /* the compile's output (layout dumps go here with layout_dump_to_output) */
 	Buf *log;   /* the compile's log (IR dumps between passes, layout dumps) */
 	const Target *tgt;  /* the compile's target (NULL for --print-passes alone) */
+	struct LProgram *lir; /* the lowered kernels (lower-kernels), for the printers */
 	Buf code;   /* the emitted CUDA or HIP C (emit-cuda, emit-hip), for emit-header */
 	int coded;  /* the emit pass ran */
 };
 
 /* when a built-in pass runs: always, or only for an output that needs it */
-enum { PASS_ALWAYS, PASS_CODE, PASS_HEADER };
+enum { PASS_ALWAYS, PASS_LOWER, PASS_CODE, PASS_HEADER };
 
 typedef struct Pass {
 	const char *name;

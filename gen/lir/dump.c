@@ -1,0 +1,124 @@
+/*
+ * dump.c: the lowered kernel IR as text (--dump=lowered): one node per
+ * line, nested by two spaces, every decision written out (trip counts,
+ * guards and whether threads may disagree on them, memory and bytes of each
+ * store, barriers, async copy groups). Statements still carried as C text
+ * show as `c: ...`; the kernel's first line counts them.
+ */
+#include "lir.h"
+
+static void list(Buf *b, const LList *l, int d);
+
+static void
+pad(Buf *b, int d)
+{
+	while (d-- > 0)
+		buf_puts(b, "  ");
+}
+
+static const char *
+memname(LMem m)
+{
+	return m == LM_GLOBAL ? "global" : m == LM_SHARED ? "shared" : "local";
+}
+
+static void
+node(Buf *b, const LNode *n, int d)
+{
+	d += n->extra;
+	pad(b, d);
+	switch (n->kind) {
+	case L_TEXT: buf_printf(b, "c: %s\n", n->text); break;
+	case L_COMMENT: buf_printf(b, "// %s\n", n->text); break;
+	case L_BLOCK:
+		buf_printf(b, "block%s%s\n", n->text ? " // " : "", n->text ? n->text : "");
+		list(b, &n->body, d + 1);
+		break;
+	case L_FOR:
+		buf_printf(b, "for %s in [%s, %s)", n->u.loop.var, n->u.loop.lo, n->u.loop.end);
+		if (n->u.loop.step != 1)
+			buf_printf(b, " step %lld", (long long)n->u.loop.step);
+		if (n->u.loop.trip >= 0)
+			buf_printf(b, " trip %lld", (long long)n->u.loop.trip);
+		buf_printf(b, "%s%s\n", n->u.loop.unroll ? " unrolled" : "", n->u.loop.hoist ? " end-once" : "");
+		list(b, &n->body, d + 1);
+		break;
+	case L_IF:
+		buf_printf(b, "if%s (%s)\n", n->u.cond.divergent ? " per-thread" : " uniform", n->u.cond.cond);
+		list(b, &n->body, d + 1);
+		if (n->els.head) {
+			pad(b, d);
+			buf_printf(b, "else%s%s\n", n->text ? " // " : "", n->text ? n->text : "");
+			list(b, &n->els, d + 1);
+		}
+		break;
+	case L_DECL:
+		buf_printf(b, "decl %s%s %s", n->u.decl.is_const ? "const " : "", n->u.decl.type, n->u.decl.name);
+		if (n->u.decl.count)
+			buf_printf(b, "[%lld]", (long long)n->u.decl.count);
+		if (n->u.decl.init)
+			buf_printf(b, " = %s", n->u.decl.init);
+		buf_putc(b, '\n');
+		break;
+	case L_ASSIGN: buf_printf(b, "set %s = %s\n", n->u.set.lhs, n->u.set.rhs); break;
+	case L_STORE:
+		buf_printf(b, "store %s %d bytes: %s = %s\n", memname(n->u.set.mem), n->u.set.bytes, n->u.set.lhs,
+			   n->u.set.rhs);
+		break;
+	case L_BARRIER: buf_puts(b, "barrier block\n"); break;
+	case L_ASYNC_COMMIT: buf_puts(b, "async commit\n"); break;
+	case L_ASYNC_WAIT: buf_printf(b, "async wait %d\n", n->u.wait.n); break;
+	case L_KINDS: break;
+	}
+}
+
+static void
+list(Buf *b, const LList *l, int d)
+{
+	const LNode *n;
+
+	for (n = l->head; n; n = n->next)
+		node(b, n, d);
+}
+
+static void
+count(const LList *l, int *all, int *text)
+{
+	const LNode *n;
+
+	for (n = l->head; n; n = n->next) {
+		++*all;
+		*text += n->kind == L_TEXT;
+		count(&n->body, all, text);
+		count(&n->els, all, text);
+	}
+}
+
+void
+lir_dump(Buf *b, const LProgram *p)
+{
+	const LKernel *k;
+	int i;
+
+	buf_printf(b, "lowered for %s (%s)\n", p->arch, p->target == 1 ? "hip" : "cuda");
+	for (k = p->kernels; k; k = k->next) {
+		int all = 0, text = 0;
+
+		count(&k->checks, &all, &text);
+		count(&k->body, &all, &text);
+		buf_printf(b, "kernel %s: %lld threads, warp %d, %lld bytes of shared memory", k->name,
+			   (long long)k->threads, k->warp_size, (long long)k->smem_bytes);
+		if (k->has_smem)
+			buf_printf(b, " aligned %lld%s", (long long)k->smem_align, k->smem_optin ? ", opt-in" : "");
+		buf_printf(b, "; %d nodes, %d still C text\n", all, text);
+		for (i = 0; i < k->nparam; i++)
+			buf_printf(b, "  param %s%s %s\n", k->params[i].type, k->params[i].is_ptr ? " *" : "",
+				   k->params[i].name);
+		if (k->checks.head) {
+			buf_puts(b, "  at entry\n");
+			list(b, &k->checks, 2);
+		}
+		buf_puts(b, "  body\n");
+		list(b, &k->body, 2);
+	}
+}

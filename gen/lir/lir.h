@@ -1,0 +1,145 @@
+/*
+ * lir.h: the lowered kernel IR. What a kernel does per thread once every
+ * layout decision is made: loops over slots with their trip counts, guards,
+ * declarations, stores with their memory and vector width, barriers, async
+ * copy groups, MMA instructions, shared buffers at byte offsets. The lowering
+ * (gen/emit/emit_cuda.c) builds it, lir_verify checks it, and the printers of
+ * gen/target/ (one C renderer, small CUDA and HIP parts) turn it into text
+ * without deciding anything.
+ *
+ * Expressions are C expression text for now; statements the lowering has not
+ * yet turned into nodes are L_TEXT (one line of C). Each node keeps `extra`,
+ * how far the line is indented past its place in the tree, while text lines
+ * still open braces of their own.
+ */
+#ifndef TILEC_LIR_H
+#define TILEC_LIR_H
+
+#include "tl.h"
+
+typedef enum {
+	L_TEXT,        /* text: one C statement or line, as written */
+	L_COMMENT,     /* text: "// text" */
+	L_BLOCK,       /* { // text   body   } */
+	L_FOR,         /* for (int var = lo; var < end; var++) body */
+	L_IF,          /* if (cond) body [else els] */
+	L_DECL,        /* [const] type name[count] [= init]; */
+	L_ASSIGN,      /* lhs = rhs; a register, a slot of a local or a let variable */
+	L_STORE,       /* lhs = rhs; into shared or global memory */
+	L_BARRIER,     /* a barrier (kind) */
+	L_ASYNC_COMMIT,/* close the thread's group of async copies */
+	L_ASYNC_WAIT,  /* wait until at most n groups are in flight */
+	L_KINDS
+} LKind;
+
+typedef enum { LB_BLOCK } LBarrier;            /* __syncthreads */
+typedef enum { LM_GLOBAL, LM_SHARED, LM_LOCAL } LMem;
+
+typedef struct LNode LNode;
+typedef struct LList {
+	LNode *head, *tail;
+} LList;
+
+struct LNode {
+	LKind kind;
+	int extra;          /* indentation past the node's depth in the tree */
+	LNode *next;
+	/* L_TEXT, L_COMMENT: the text; L_BLOCK, L_IF: a comment after the opening (L_IF:
+	 * after "} else {"); L_DECL, L_ASSIGN, L_STORE: a comment after the statement */
+	const char *text;
+	LList body, els;    /* L_BLOCK, L_FOR, L_IF */
+	union {
+		struct {
+			const char *var, *lo, *end;
+			int64_t step;    /* var += step (var++ when 1 and not stepped) */
+			int stepped;     /* written var += step even when 1 */
+			int unroll;      /* #pragma unroll before it */
+			int nobrace;     /* one statement, no braces */
+			int hoist;       /* end evaluated once into var_end_ */
+			int64_t trip;    /* constant trip count, or -1 */
+		} loop;
+		struct {
+			const char *cond;
+			int guard;       /* one statement (and one in else), no braces */
+			int divergent;   /* threads of a block may disagree on cond */
+		} cond;
+		struct {
+			const char *type, *name, *init;
+			int is_const;
+			int64_t count;   /* array elements, 0 for a scalar */
+		} decl;
+		struct {
+			const char *lhs, *rhs;
+			LMem mem;
+			int bytes;       /* bytes stored per thread by this statement (vector width) */
+			int buf;         /* tile IR buffer id, -1 if none */
+		} set;
+		struct {
+			LBarrier kind;
+		} bar;
+		struct {
+			int n;
+		} wait;
+	} u;
+};
+
+typedef struct LParam {
+	const char *type, *name;
+	int is_ptr;          /* a tensor: type *__restrict__ name */
+} LParam;
+
+typedef struct LKernel LKernel;
+struct LKernel {
+	LKernel *next;
+	const char *name;    /* in the program */
+	const char *cname;   /* in the code (a C keyword gets a _) */
+	int64_t threads;
+	int64_t smem_bytes;  /* dynamic shared memory */
+	int64_t smem_align;
+	int smem_optin;      /* needs cudaFuncAttributeMaxDynamicSharedMemorySize */
+	LParam *params;
+	int nparam;
+	int warp_size;
+	int has_smem;        /* declares the dynamic shared memory (smem_align) */
+	LList checks;        /* declarations before the body (vector-row flags) */
+	LList body;          /* shared buffer views, locals, statements */
+};
+
+typedef struct LProgram {
+	int target;          /* 0 CUDA, 1 HIP */
+	const char *arch;
+	const char *version; /* of tilec, for the first line */
+	LKernel *kernels;
+} LProgram;
+
+/* ---- building (lir.c) ---- */
+LNode *lir_node(Arena *a, LKind k, int extra);
+void lir_append(LList *l, LNode *n);
+/* the last node of l, or NULL */
+LNode *lir_last(const LList *l);
+
+/* ---- checking (verify.c) ----
+ * The invariants: a barrier is not under a divergent if; an unrolled loop has a
+ * constant trip count; vector stores move 1, 2, 4, 8 or 16 bytes; nodes have the
+ * fields their kind needs. 0, or -1 with err naming the kernel and the node. */
+int lir_verify(const LProgram *p, Err *err);
+
+/* ---- dumping (dump.c): the --dump=lowered text ---- */
+void lir_dump(Buf *b, const LProgram *p);
+
+/* ---- printing (gen/target/c/render_c.c, gen/target/cuda, gen/target/hip) ---- */
+typedef struct LDialect {
+	const char *name;           /* "cuda", "hip" */
+	const char *include;        /* the support header the code includes */
+	const char *kernel_decl;    /* before the launch bounds: extern "C" __global__ void */
+	const char *barrier;        /* the block barrier statement */
+	const char *commit, *wait;  /* async copy group statements (wait: printf with %d) */
+} LDialect;
+
+extern const LDialect lir_cuda, lir_hip;
+/* the C of program p in dialect d into out */
+void lir_render_c(Buf *out, const LProgram *p, const LDialect *d);
+/* the dialect of p's target */
+const LDialect *lir_dialect(const LProgram *p);
+
+#endif
