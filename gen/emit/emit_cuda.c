@@ -1557,6 +1557,7 @@ tilecopy(Em *e, Buf *chk, const IrStmt *st)
 	int64_t ext[IR_MAXDIM], R, C, chunks, T = e->k->threads, iters;
 	int nn = nest_shape(st, ext), v, eb = dtype_bytes(SB->dtype), async;
 	char *cs[2], *gs, *gd, *g, *vc, **c2, *qg;
+	LNode *vi = NULL;
 
 	if (nn > 2)
 		return err_set(e->err, "copy of rank %d between memories is not lowered yet", nn);
@@ -1574,11 +1575,15 @@ tilecopy(Em *e, Buf *chk, const IrStmt *st)
 	iters = (chunks + T - 1) / T;
 	/* element by element, a rolled loop: unrolled, the loads of the whole tile would be
 	 * hoisted and held in registers */
-	line(e, v == 1 && e->scalar ? "#pragma unroll 1" : "#pragma unroll");
-	line(e, "for (int it = 0; it < %lld; it++) {", (long long)iters);
-	e->ind++;
-	line(e, "const int q = tid + it * %lld;", (long long)T);
-	line(e, "const int r = q / %lld, c = q %% %lld * %d;", (long long)(C / v), (long long)(C / v), v);
+	{
+		LNode *fl = open_for(e, "it", "0", arena_printf(e->a, "%lld", (long long)iters), iters,
+				     !(v == 1 && e->scalar), 0);
+
+		fl->u.loop.rolled = v == 1 && e->scalar;
+	}
+	decl(e, 1, "int", "q", 0, arena_printf(e->a, "tid + it * %lld", (long long)T), NULL);
+	add(e, L_TEXT)->text = arena_printf(e->a, "const int r = q / %lld, c = q %% %lld * %d;", (long long)(C / v),
+					    (long long)(C / v), v);
 	if (nn == 2)
 		cs[0] = "r", cs[1] = "c";
 	else
@@ -1588,82 +1593,79 @@ tilecopy(Em *e, Buf *chk, const IrStmt *st)
 	g = gs && gd ? arena_printf(e->a, "%s && %s", gs, gd) : gs ? gs : gd;
 	qg = chunks % T ? arena_printf(e->a, "q < %lld", (long long)chunks) : NULL;
 	if (vc)
-		line(e, "if (%s) {", vc), e->ind++;
+		vi = open_if(e, vc, 0, 1);
 	if (async) {
 		/* out-of-range chunks are zero-filled (src-size 0); chunks past the tile are skipped */
+		LNode *n;
+
 		if (qg)
-			line(e, "if (%s)", qg), e->ind++;
-		if (g)
-			line(e, "tl_cp_async16_zfill(%s, %s, %s);", memaddr(e, dr, cs, nn), memaddr(e, sr, cs, nn), g);
-		else
-			line(e, "tl_cp_async16(%s, %s);", memaddr(e, dr, cs, nn), memaddr(e, sr, cs, nn));
+			open_if(e, qg, 1, 1);
+		n = add(e, L_ASYNC_COPY);
+		n->u.acp.dst = memaddr(e, dr, cs, nn), n->u.acp.src = memaddr(e, sr, cs, nn);
+		n->u.acp.pred = g, n->u.acp.bytes = 16, n->u.acp.dbuf = dr->buf, n->u.acp.sbuf = sr->buf;
 		if (qg)
-			e->ind--;
+			pop(e);
 	} else if (SB->scope == MEM_GLOBAL && DB->scope == MEM_SHARED && gs && !gd) {
 		/* zeros where the source is out of range, as cp.async's zero fill */
 		if (qg)
-			line(e, "if (%s)", qg), e->ind++;
+			open_if(e, qg, 1, 1);
 		if (v > 1)
-			line(e, "*(uint4 *)(%s) = %s ? *(const uint4 *)(%s) : make_uint4(0, 0, 0, 0);",
-			     memaddr(e, dr, cs, nn), gs, memaddr(e, sr, cs, nn));
+			assign(e, LM_SHARED, dr->buf, 16, arena_printf(e->a, "*(uint4 *)(%s)", memaddr(e, dr, cs, nn)),
+			       arena_printf(e->a, "%s ? *(const uint4 *)(%s) : make_uint4(0, 0, 0, 0)", gs,
+					    memaddr(e, sr, cs, nn)));
 		else
-			line(e, "*(%s) = %s ? %s : %s;", memaddr(e, dr, cs, nn), gs,
-			     conv(e, arena_printf(e->a, "*(%s)", memaddr(e, sr, cs, nn)), SB->dtype, DB->dtype),
-			     conv(e, "0.0f", DT_F32, DB->dtype));
+			assign(e, LM_SHARED, dr->buf, dtype_bytes(DB->dtype),
+			       arena_printf(e->a, "*(%s)", memaddr(e, dr, cs, nn)),
+			       arena_printf(e->a, "%s ? %s : %s", gs,
+					    conv(e, arena_printf(e->a, "*(%s)", memaddr(e, sr, cs, nn)), SB->dtype, DB->dtype),
+					    conv(e, "0.0f", DT_F32, DB->dtype)));
 		if (qg)
-			e->ind--;
+			pop(e);
 		async = 0;
 	} else {
 		if (qg)
 			g = arena_printf(e->a, "%s%s%s", qg, g ? " && " : "", g ? g : "");
 		if (g)
-			line(e, "if (%s)", g), e->ind++;
+			open_if(e, g, 1, 1);
 		if (v > 1)
-			line(e, "*(uint4 *)(%s) = *(const uint4 *)(%s);", memaddr(e, dr, cs, nn),
-			     memaddr(e, sr, cs, nn));
+			assign(e, memof(DB), dr->buf, 16, arena_printf(e->a, "*(uint4 *)(%s)", memaddr(e, dr, cs, nn)),
+			       arena_printf(e->a, "*(const uint4 *)(%s)", memaddr(e, sr, cs, nn)));
 		else
-			line(e, "*(%s) = %s;", memaddr(e, dr, cs, nn),
-			     conv(e, arena_printf(e->a, "*(%s)", memaddr(e, sr, cs, nn)), SB->dtype, DB->dtype));
+			assign(e, memof(DB), dr->buf, dtype_bytes(DB->dtype), arena_printf(e->a, "*(%s)", memaddr(e, dr, cs, nn)),
+			       conv(e, arena_printf(e->a, "*(%s)", memaddr(e, sr, cs, nn)), SB->dtype, DB->dtype));
 		if (g)
-			e->ind--;
+			pop(e);
 		async = 0;
 	}
 	if (vc) {
 		/* rows not of whole vectors: element by element; shared memory gets zeros
 		 * where the global source is out of range, as cp.async's zero fill */
-		e->ind--;
-		line(e, "} else {");
-		e->ind++;
+		open_else(e, vi, NULL);
 		c2 = lanecs(e, cs, nn);
 		gs = regguard(e, sr, c2, nn, 1);
 		gd = regguard(e, dr, c2, nn, 1);
-		line(e, "#pragma unroll");
-		line(e, "for (int tl_k = 0; tl_k < %d; tl_k++) {", v);
-		e->ind++;
+		open_for(e, "tl_k", "0", arena_printf(e->a, "%d", v), v, 1, 0);
 		if (chunks % T)
-			line(e, "if (q < %lld) {", (long long)chunks), e->ind++;
+			open_if(e, arena_printf(e->a, "q < %lld", (long long)chunks), 0, 1);
 		if (DB->scope == MEM_SHARED && gs)
-			line(e, "*(%s) = %s ? %s : %s;", memaddr(e, dr, c2, nn), gs,
-			     conv(e, arena_printf(e->a, "*(%s)", memaddr(e, sr, c2, nn)), SB->dtype, DB->dtype),
-			     conv(e, "0.0f", DT_F32, DB->dtype));
+			assign(e, LM_SHARED, dr->buf, dtype_bytes(DB->dtype), arena_printf(e->a, "*(%s)", memaddr(e, dr, c2, nn)),
+			       arena_printf(e->a, "%s ? %s : %s", gs,
+					    conv(e, arena_printf(e->a, "*(%s)", memaddr(e, sr, c2, nn)), SB->dtype, DB->dtype),
+					    conv(e, "0.0f", DT_F32, DB->dtype)));
 		else {
 			if (gd || gs)
-				line(e, "if (%s)", gd && gs ? arena_printf(e->a, "%s && %s", gs, gd) : gd ? gd : gs),
-				e->ind++;
-			line(e, "*(%s) = %s;", memaddr(e, dr, c2, nn),
-			     conv(e, arena_printf(e->a, "*(%s)", memaddr(e, sr, c2, nn)), SB->dtype, DB->dtype));
+				open_if(e, gd && gs ? arena_printf(e->a, "%s && %s", gs, gd) : gd ? gd : gs, 1, 1);
+			assign(e, memof(DB), dr->buf, dtype_bytes(DB->dtype), arena_printf(e->a, "*(%s)", memaddr(e, dr, c2, nn)),
+			       conv(e, arena_printf(e->a, "*(%s)", memaddr(e, sr, c2, nn)), SB->dtype, DB->dtype));
 			if (gd || gs)
-				e->ind--;
+				pop(e);
 		}
 		if (chunks % T)
-			e->ind--, line(e, "}");
-		e->ind--;
-		line(e, "}");
-		e->ind--;
-		line(e, "}");
+			pop(e);
+		pop(e);
+		pop(e);
 	}
-	e->ind--;
-	line(e, "}");
+	pop(e);
 	return async;
 }
 
@@ -1950,26 +1952,23 @@ memfill(Em *e, const IrStmt *st, const char *v)
 	for (k = 0; k < nn; k++)
 		n *= ext[k];
 	iters = (n + T - 1) / T;
-	line(e, "// fill %s %s", memscope_name(B->scope), B->name);
-	if (iters <= 64)
-		line(e, "#pragma unroll");
-	line(e, "for (int it = 0; it < %lld; it++) {", (long long)iters);
-	e->ind++;
-	line(e, "const int q = tid + it * %lld;", (long long)T);
+	comment(e, "fill %s %s", memscope_name(B->scope), B->name);
+	open_for(e, "it", "0", arena_printf(e->a, "%lld", (long long)iters), iters, iters <= 64, 0);
+	decl(e, 1, "int", "q", 0, arena_printf(e->a, "tid + it * %lld", (long long)T), NULL);
 	for (k = nn - 1, div = 1; k >= 0; div *= ext[k], k--) {
 		cs[k] = arena_printf(e->a, "c%d", k);
-		line(e, "const int c%d = q / %lld %% %lld;", k, (long long)div, (long long)ext[k]);
+		decl(e, 1, "int", cs[k], 0, arena_printf(e->a, "q / %lld %% %lld", (long long)div, (long long)ext[k]),
+		     NULL);
 	}
 	g = regguard(e, r, cs, nn, 1);
 	if (n % T)
 		g = arena_printf(e->a, "q < %lld%s%s", (long long)n, g ? " && " : "", g ? g : "");
 	if (g)
-		line(e, "if (%s)", g), e->ind++;
-	line(e, "*(%s) = %s;", memaddr(e, r, cs, nn), v);
+		open_if(e, g, 1, 1);
+	assign(e, memof(B), r->buf, dtype_bytes(B->dtype), arena_printf(e->a, "*(%s)", memaddr(e, r, cs, nn)), v);
 	if (g)
-		e->ind--;
-	e->ind--;
-	line(e, "}");
+		pop(e);
+	pop(e);
 	if (B->scope == MEM_SHARED)
 		barrier(e);
 	return 0;
@@ -1983,20 +1982,19 @@ fill(Em *e, const IrStmt *st)
 	IExpr **co = e->coord[r->buf];
 	char *v, *g = NULL;
 	int d;
+	int64_t S = e->slots[r->buf];
 
 	v = conv(e, exprstr(e, st->u.fill.value), calctype(st->u.fill.value->type), B->dtype);
 	if (B->scope != MEM_LOCAL)
 		return memfill(e, st, v);
 	if (wholeregion(e, r)) {
-		line(e, "#pragma unroll");
-		line(e, "for (int s = 0; s < %lld; s++)", (long long)e->slots[r->buf]);
-		line(e, "\t%s[s] = %s;", B->name, v);
+		open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)S), S, 1, 0)->u.loop.nobrace = 1;
+		assign(e, LM_LOCAL, r->buf, dtype_bytes(B->dtype), arena_printf(e->a, "%s[s]", B->name), v);
+		pop(e);
 		return 0;
 	}
 	/* part of a local buffer: the slots whose coordinates lie in the region */
-	line(e, "#pragma unroll");
-	line(e, "for (int s = 0; s < %lld; s++) {", (long long)e->slots[r->buf]);
-	e->ind++;
+	open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)S), S, 1, 0);
 	for (d = 0; d < r->ndim; d++) {
 		char *o = exprstr(e, r->off[d]), *c = ixstr(e, co[d], slotnames);
 
@@ -2005,10 +2003,12 @@ fill(Em *e, const IrStmt *st)
 		g = arena_printf(e->a, "%s%s%s >= %s && %s < %s + %lld", g ? g : "", g ? " && " : "", c, o, c,
 				 o, (long long)r->ext[d]);
 	}
-	line(e, "if (%s)", g);
-	line(e, "\t%s[s] = %s;", B->name, v);
-	e->ind--;
-	line(e, "}");
+	if (g)
+		open_if(e, g, 1, 1);
+	assign(e, LM_LOCAL, r->buf, dtype_bytes(B->dtype), arena_printf(e->a, "%s[s]", B->name), v);
+	if (g)
+		pop(e);
+	pop(e);
 	return 0;
 }
 
@@ -2430,15 +2430,11 @@ parallel(Em *e, Buf *chk, const IrStmt *st)
 		}
 	}
 	/* a loop layout over fewer threads than the block's: the others have no point */
-	if (LF->nthreads < e->k->threads) {
-		line(e, "if (tid < %lld) {", (long long)LF->nthreads);
-		e->ind++;
-	}
-	line(e, "#pragma unroll");
-	line(e, "for (int s = 0; s < %lld; s++) {", (long long)S);
-	e->ind++;
+	if (LF->nthreads < e->k->threads)
+		open_if(e, arena_printf(e->a, "tid < %lld", (long long)LF->nthreads), 0, 1);
+	open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)S), S, 1, 0);
 	for (i = 0; i < n; i++)
-		line(e, "const int %s = %s;", vname(e, st->u.par.vars[i]), ixstr(e, pc[i], slotnames));
+		decl(e, 1, "int", vname(e, st->u.par.vars[i]), 0, ixstr(e, pc[i], slotnames), NULL);
 	/* the body reads most points through the fragment's slot s, not through the
 	 * coordinates: marked used, so that nvcc (#177-D) and clang -Wall stay quiet */
 	if (n > 0) {
@@ -2458,12 +2454,9 @@ parallel(Em *e, Buf *chk, const IrStmt *st)
 	e->par = NULL, e->parpc = NULL, e->parrep = NULL, e->parsync = NULL;
 	if (i)
 		return -1;
-	e->ind--;
-	line(e, "}");
-	if (LF->nthreads < e->k->threads) {
-		e->ind--;
-		line(e, "}");
-	}
+	pop(e);
+	if (LF->nthreads < e->k->threads)
+		pop(e);
 	return 0;
 }
 
@@ -2489,28 +2482,29 @@ store(Em *e, const IrStmt *st)
 	if (e->par && e->parrep && e->parsync && e->parsync[st->u.store.buf]) {
 		/* the replicas read the point's old value before the store, and the new one after
 		 * it (plan_parsync) */
-		line(e, "{ // '%s' is read by every replica of this point: stored between barriers", B->name);
-		e->ind++;
-		line(e, "const %s tl_st = %s;", ctype(B->dtype),
-		     conv(e, exprstr(e, st->u.store.value), calctype(st->u.store.value->type), B->dtype));
+		open_block(e, arena_printf(e->a, "'%s' is read by every replica of this point: stored between barriers",
+					   B->name));
+		decl(e, 1, ctype(B->dtype), "tl_st", 0,
+		     conv(e, exprstr(e, st->u.store.value), calctype(st->u.store.value->type), B->dtype), NULL);
 		barrier(e);
 		if (g)
-			line(e, "if (%s)", g), e->ind++;
-		line(e, "%s = tl_st;", buf_str(&b));
+			open_if(e, g, 1, 1);
+		assign(e, memof(B), st->u.store.buf, dtype_bytes(B->dtype), buf_str(&b), "tl_st");
 		if (g)
-			e->ind--;
+			pop(e);
 		barrier(e);
-		e->ind--;
-		line(e, "}");
+		pop(e);
 		buf_free(&b);
 		return 0;
 	}
+	/* a store from a parallel nest or by thread 0 depends on the thread; a guard of a
+	 * statement every thread runs alike (a local's elements) does not */
 	if (g)
-		line(e, "if (%s)", g), e->ind++;
-	line(e, "%s = %s;", buf_str(&b),
-	     conv(e, exprstr(e, st->u.store.value), calctype(st->u.store.value->type), B->dtype));
+		open_if(e, g, 1, e->par || B->scope != MEM_LOCAL);
+	assign(e, memof(B), st->u.store.buf, dtype_bytes(B->dtype), buf_str(&b),
+	       conv(e, exprstr(e, st->u.store.value), calctype(st->u.store.value->type), B->dtype));
 	if (g)
-		e->ind--;
+		pop(e);
 	buf_free(&b);
 	return 0;
 }
@@ -3307,14 +3301,12 @@ stmt1_lower(Em *e, Buf *chk, const IrStmt *s)
 				 * warp are recomputed from threadIdx here, not kept from the kernel entry */
 				int r;
 
-				line(e, "{ // late_address_compute: lane and warp recomputed at this use");
-				e->ind++;
+				open_block(e, "late_address_compute: lane and warp recomputed at this use");
 				line(e, "const int tid = (int)threadIdx.x, lane = tid %% %d, warp = tid / %d;",
 				     e->t->warp_size, e->t->warp_size);
 				line(e, "(void)lane, (void)warp;");
 				r = copy(e, chk, s);
-				e->ind--;
-				line(e, "}");
+				pop(e);
 				if (r)
 					return -1;
 				break;
@@ -3339,11 +3331,11 @@ stmt1_lower(Em *e, Buf *chk, const IrStmt *s)
 				return -1;
 			break;
 		case S_LET:
-			line(e, "%s %s = %s;", ctype(calctype(s->u.let.var->type)), vname(e, s->u.let.var),
-			     exprstr(e, s->u.let.value));
+			decl(e, 0, ctype(calctype(s->u.let.var->type)), vname(e, s->u.let.var), 0,
+			     exprstr(e, s->u.let.value), NULL);
 			break;
 		case S_SET:
-			line(e, "%s = %s;", vname(e, s->u.let.var), exprstr(e, s->u.let.value));
+			assign(e, LM_LOCAL, -1, 0, vname(e, s->u.let.var), exprstr(e, s->u.let.value));
 			break;
 		case S_FOR: {
 			/* the bound is evaluated once, before the first iteration */
@@ -3351,17 +3343,15 @@ stmt1_lower(Em *e, Buf *chk, const IrStmt *s)
 			const char *vn = vname(e, s->u.loop.var);
 
 			if (ir_is_const(s->u.loop.lo, &lo) && ir_is_const(s->u.loop.extent, &n))
-				line(e, "for (int %s = %lld; %s < %lld; %s++) {", vn, (long long)lo, vn,
-				     (long long)(lo + n), vn);
+				open_for(e, vn, arena_printf(e->a, "%lld", (long long)lo),
+					 arena_printf(e->a, "%lld", (long long)(lo + n)), n, 0, 0);
 			else
-				line(e, "for (int %s = %s, %s_end_ = %s + %s; %s < %s_end_; %s++) {", vn,
-				     exprstr(e, s->u.loop.lo), vn, exprstr(e, s->u.loop.lo),
-				     exprstr(e, s->u.loop.extent), vn, vn, vn);
-			e->ind++;
+				open_for(e, vn, exprstr(e, s->u.loop.lo),
+					 arena_printf(e->a, "%s + %s", exprstr(e, s->u.loop.lo), exprstr(e, s->u.loop.extent)),
+					 -1, 0, 1);
 			if (loopbody(e, chk, s->u.loop.body))
 				return -1;
-			e->ind--;
-			line(e, "}");
+			pop(e);
 			break;
 		}
 		case S_PIPELINE:
@@ -3372,6 +3362,7 @@ stmt1_lower(Em *e, Buf *chk, const IrStmt *s)
 			/* after the if: what either branch left pending */
 			unsigned char *rd0 = NULL, *wr0 = NULL;
 			int b;
+			LNode *ifn;
 
 			if (e->shrd && !e->par) {
 				rd0 = anewn(e->a, unsigned char, e->k->nbuf + 1);
@@ -3379,11 +3370,11 @@ stmt1_lower(Em *e, Buf *chk, const IrStmt *s)
 				memcpy(rd0, e->shrd, (size_t)e->k->nbuf);
 				memcpy(wr0, e->shwr, (size_t)e->k->nbuf);
 			}
-			line(e, "if (%s) {", exprstr(e, s->u.cond.cond));
-			e->ind++;
+			/* an if inside a parallel nest is per point; outside, its condition reads what
+			 * every thread sees alike (serial_check) */
+			ifn = open_if(e, exprstr(e, s->u.cond.cond), 0, e->par != NULL);
 			if (stmts(e, chk, s->u.cond.then))
 				return -1;
-			e->ind--;
 			if (s->u.cond.els) {
 				unsigned char *rd1 = NULL, *wr1 = NULL;
 
@@ -3395,11 +3386,9 @@ stmt1_lower(Em *e, Buf *chk, const IrStmt *s)
 					memcpy(e->shrd, rd0, (size_t)e->k->nbuf);
 					memcpy(e->shwr, wr0, (size_t)e->k->nbuf);
 				}
-				line(e, "} else {");
-				e->ind++;
+				open_else(e, ifn, NULL);
 				if (stmts(e, chk, s->u.cond.els))
 					return -1;
-				e->ind--;
 				if (rd0)
 					for (b = 0; b < e->k->nbuf; b++)
 						e->shrd[b] |= rd1[b], e->shwr[b] |= wr1[b];
@@ -3407,7 +3396,7 @@ stmt1_lower(Em *e, Buf *chk, const IrStmt *s)
 				for (b = 0; b < e->k->nbuf; b++)
 					e->shrd[b] |= rd0[b], e->shwr[b] |= wr0[b];
 			}
-			line(e, "}");
+			pop(e);
 			break;
 		}
 		case S_REDUCE:

@@ -40,7 +40,8 @@ node(Buf *b, const LNode *n, int d)
 			buf_printf(b, " step %lld", (long long)n->u.loop.step);
 		if (n->u.loop.trip >= 0)
 			buf_printf(b, " trip %lld", (long long)n->u.loop.trip);
-		buf_printf(b, "%s%s\n", n->u.loop.unroll ? " unrolled" : "", n->u.loop.hoist ? " end-once" : "");
+		buf_printf(b, "%s%s\n", n->u.loop.unroll ? " unrolled" : n->u.loop.rolled ? " rolled" : "",
+			   n->u.loop.hoist ? " end-once" : "");
 		list(b, &n->body, d + 1);
 		break;
 	case L_IF:
@@ -66,6 +67,12 @@ node(Buf *b, const LNode *n, int d)
 			   n->u.set.rhs);
 		break;
 	case L_BARRIER: buf_puts(b, "barrier block\n"); break;
+	case L_ASYNC_COPY:
+		buf_printf(b, "async copy %d bytes: %s <- %s", n->u.acp.bytes, n->u.acp.dst, n->u.acp.src);
+		if (n->u.acp.pred)
+			buf_printf(b, " zeros unless %s", n->u.acp.pred);
+		buf_putc(b, '\n');
+		break;
 	case L_ASYNC_COMMIT: buf_puts(b, "async commit\n"); break;
 	case L_ASYNC_WAIT: buf_printf(b, "async wait %d\n", n->u.wait.n); break;
 	case L_KINDS: break;

@@ -27,6 +27,7 @@ typedef enum {
 	L_ASSIGN,      /* lhs = rhs; a register, a slot of a local or a let variable */
 	L_STORE,       /* lhs = rhs; into shared or global memory */
 	L_BARRIER,     /* a barrier (kind) */
+	L_ASYNC_COPY,  /* copy bytes from global src to shared dst asynchronously (zeros if !pred) */
 	L_ASYNC_COMMIT,/* close the thread's group of async copies */
 	L_ASYNC_WAIT,  /* wait until at most n groups are in flight */
 	L_KINDS
@@ -54,6 +55,7 @@ struct LNode {
 			int64_t step;    /* var += step (var++ when 1 and not stepped) */
 			int stepped;     /* written var += step even when 1 */
 			int unroll;      /* #pragma unroll before it */
+			int rolled;      /* #pragma unroll 1: kept a loop */
 			int nobrace;     /* one statement, no braces */
 			int hoist;       /* end evaluated once into var_end_ */
 			int64_t trip;    /* constant trip count, or -1 */
@@ -80,6 +82,11 @@ struct LNode {
 		struct {
 			int n;
 		} wait;
+		struct {
+			const char *dst, *src, *pred;  /* pred NULL: always in range */
+			int bytes;
+			int dbuf, sbuf;
+		} acp;
 	} u;
 };
 
@@ -134,6 +141,7 @@ typedef struct LDialect {
 	const char *kernel_decl;    /* before the launch bounds: extern "C" __global__ void */
 	const char *barrier;        /* the block barrier statement */
 	const char *commit, *wait;  /* async copy group statements (wait: printf with %d) */
+	const char *acopy16, *acopy16_zfill; /* 16-byte async copy (dst, src[, pred]) */
 } LDialect;
 
 extern const LDialect lir_cuda, lir_hip;

@@ -16,7 +16,7 @@ bad(V *v, const char *what, const LNode *n)
 	const char *t = n->kind == L_TEXT || n->kind == L_COMMENT ? n->text :
 			n->kind == L_IF ? n->u.cond.cond : n->kind == L_FOR ? n->u.loop.var :
 			n->kind == L_DECL ? n->u.decl.name : n->kind == L_STORE || n->kind == L_ASSIGN ? n->u.set.lhs :
-			NULL;
+			n->kind == L_ASYNC_COPY ? n->u.acp.dst : NULL;
 
 	return err_set(v->err, "lowered kernel '%s': %s (at '%s')", v->k->name, what, t ? t : "?");
 }
@@ -86,6 +86,10 @@ node(V *v, const LNode *n)
 	case L_ASYNC_WAIT:
 		if (n->u.wait.n < 0)
 			return bad(v, "negative async wait count", n);
+		break;
+	case L_ASYNC_COPY:
+		if (!n->u.acp.dst || !n->u.acp.src || n->u.acp.bytes != 16)
+			return bad(v, "an async copy moves 16 bytes between two addresses", n);
 		break;
 	case L_ASYNC_COMMIT:
 		break;

@@ -54,9 +54,9 @@ node(Buf *o, const LNode *n, int depth, const LDialect *d)
 	case L_FOR: {
 		char inc[48];
 
-		if (n->u.loop.unroll) {
+		if (n->u.loop.unroll || n->u.loop.rolled) {
 			indent(o, in);
-			buf_puts(o, "#pragma unroll\n");
+			buf_puts(o, n->u.loop.rolled ? "#pragma unroll 1\n" : "#pragma unroll\n");
 		}
 		if (n->u.loop.step == 1 && !n->u.loop.stepped)
 			snprintf(inc, sizeof inc, "%s++", n->u.loop.var);
@@ -123,6 +123,13 @@ node(Buf *o, const LNode *n, int depth, const LDialect *d)
 	case L_BARRIER:
 		indent(o, in);
 		buf_printf(o, "%s\n", d->barrier);
+		break;
+	case L_ASYNC_COPY:
+		indent(o, in);
+		if (n->u.acp.pred)
+			buf_printf(o, "%s(%s, %s, %s);\n", d->acopy16_zfill, n->u.acp.dst, n->u.acp.src, n->u.acp.pred);
+		else
+			buf_printf(o, "%s(%s, %s);\n", d->acopy16, n->u.acp.dst, n->u.acp.src);
 		break;
 	case L_ASYNC_COMMIT:
 		indent(o, in);

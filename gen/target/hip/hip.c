@@ -12,4 +12,6 @@ const LDialect lir_hip = {
 	"__syncthreads();",
 	"tl_cp_async_commit();",
 	"tl_cp_async_wait<%d>();",
+	"tl_cp_async16",
+	"tl_cp_async16_zfill",
 };
