@@ -1738,23 +1738,20 @@ smemreduce(Em *e, const IrStmt *st)
 	for (d = 0; d < DB->ndim; d++)
 		NY *= DB->dims[d].c;
 	barrier(e);
-	line(e, "{ // reduce %s %s -> %s dim %d from shared memory", reduceop_name(op), SB->name, DB->name,
-	     dim);
-	e->ind++;
+	open_block(e, arena_printf(e->a, "reduce %s %s -> %s dim %d from shared memory", reduceop_name(op),
+				   SB->name, DB->name, dim));
 	if (DB->scope == MEM_LOCAL) {
-		line(e, "#pragma unroll");
-		line(e, "for (int g = 0; g < %lld; g++) {", (long long)e->slots[db]);
-		e->ind++;
+		open_for(e, "g", "0", arena_printf(e->a, "%lld", (long long)e->slots[db]), e->slots[db], 1, 0);
 		for (d = 0; d < DB->ndim; d++)
-			line(e, "const int c%d = %s;", d, ixstr(e, e->coord[db][d], gnames));
+			decl(e, 1, "int", arena_printf(e->a, "c%d", d), 0, ixstr(e, e->coord[db][d], gnames), NULL);
 	} else {
-		line(e, "for (int it = 0; it < %lld; it++) {", (long long)((NY + T - 1) / T));
-		e->ind++;
-		line(e, "const int q = tid + it * %lld;", (long long)T);
+		open_for(e, "it", "0", arena_printf(e->a, "%lld", (long long)((NY + T - 1) / T)), (NY + T - 1) / T, 0, 0);
+		decl(e, 1, "int", "q", 0, arena_printf(e->a, "tid + it * %lld", (long long)T), NULL);
 		for (d = DB->ndim - 1, div = 1; d >= 0; div *= DB->dims[d].c, d--)
-			line(e, "const int c%d = q / %lld %% %lld;", d, (long long)div, (long long)DB->dims[d].c);
+			decl(e, 1, "int", arena_printf(e->a, "c%d", d), 0,
+			     arena_printf(e->a, "q / %lld %% %lld", (long long)div, (long long)DB->dims[d].c), NULL);
 		if (NY % T)
-			line(e, "if (q < %lld) {", (long long)NY), e->ind++;
+			open_if(e, arena_printf(e->a, "q < %lld", (long long)NY), 0, 1);
 	}
 	for (d = 0; d < DB->ndim; d++)
 		dc[d] = arena_printf(e->a, "c%d", d);
@@ -1771,9 +1768,10 @@ smemreduce(Em *e, const IrStmt *st)
 	smemoff(e, sb, idx, &b);
 	buf_putc(&b, ']');
 	v = redval(e, op, ct, conv(e, buf_str(&b), SB->dtype, ct));
-	line(e, "%s tl_a = %s;", ty, ident);
-	line(e, "for (int tl_k = 0; tl_k < %lld; tl_k++)", (long long)S);
-	line(e, "\ttl_a = %s;", redop(e, op, ct, "tl_a", v));
+	decl(e, 0, ty, "tl_a", 0, ident, NULL);
+	open_for(e, "tl_k", "0", arena_printf(e->a, "%lld", (long long)S), S, 0, 0)->u.loop.nobrace = 1;
+	assign(e, LM_LOCAL, -1, 0, "tl_a", redop(e, op, ct, "tl_a", v));
+	pop(e);
 	buf_reset(&b);
 	if (DB->scope == MEM_LOCAL) {
 		buf_printf(&b, "%s[g]", DB->name);
@@ -1784,14 +1782,12 @@ smemreduce(Em *e, const IrStmt *st)
 	}
 	old = conv(e, buf_str(&b), DB->dtype, ct);
 	res = st->u.reduce.clear ? "tl_a" : redop(e, op, ct, old, "tl_a");
-	line(e, "%s = %s;", buf_str(&b), conv(e, res, ct, DB->dtype));
+	assign(e, memof(DB), db, dtype_bytes(DB->dtype), buf_str(&b), conv(e, res, ct, DB->dtype));
 	buf_free(&b);
 	if (DB->scope == MEM_SHARED && NY % T)
-		e->ind--, line(e, "}");
-	e->ind--;
-	line(e, "}");
-	e->ind--;
-	line(e, "}");
+		pop(e);
+	pop(e);
+	pop(e);
 	if (DB->scope == MEM_SHARED)
 		barrier(e);
 	return 0;
@@ -1830,14 +1826,13 @@ reduce(Em *e, const IrStmt *st)
 	full = p.T >= 32 ? 0xffffffffu : (unsigned)((1ull << p.T) - 1);
 	snprintf(r, sizeof r, "tl_r%d", id);
 	snprintf(red, sizeof red, "tl_red%d", id);
-	line(e, "{ // reduce %s %s -> %s dim %d: %lld slots into %lld, shuffles xor 0x%x, warps xor 0x%x",
-	     reduceop_name(op), SB->name, DB->name, st->u.reduce.dim, (long long)p.S, (long long)p.SG,
-	     lanes, warps >> lb);
-	e->ind++;
-	line(e, "%s %s[%lld];", ty, r, (long long)p.SG);
-	line(e, "#pragma unroll");
-	line(e, "for (int g = 0; g < %lld; g++)", (long long)p.SG);
-	line(e, "\t%s[g] = %s;", r, ident);
+	open_block(e, arena_printf(e->a, "reduce %s %s -> %s dim %d: %lld slots into %lld, shuffles xor 0x%x, "
+				   "warps xor 0x%x", reduceop_name(op), SB->name, DB->name, st->u.reduce.dim,
+				   (long long)p.S, (long long)p.SG, lanes, warps >> lb));
+	decl(e, 0, ty, arena_strdup(e->a, r), p.SG, NULL, NULL);
+	open_for(e, "g", "0", arena_printf(e->a, "%lld", (long long)p.SG), p.SG, 1, 0)->u.loop.nobrace = 1;
+	assign(e, LM_LOCAL, -1, 0, arena_printf(e->a, "%s[g]", r), ident);
+	pop(e);
 	if (op == RED_SUM && e->frag[sb]->rep > 1)
 		rep = ixstr(e, e->coord[sb][e->frag[sb]->nin], slotnames);
 	v = conv(e, arena_printf(e->a, "%s[s]", SB->name), SB->dtype, ct);
@@ -1845,9 +1840,9 @@ reduce(Em *e, const IrStmt *st)
 	if (p.gx) {
 		char *gx = ixstr(e, p.gx, slotnames), *ri = arena_printf(e->a, "%s[%s]", r, gx);
 
-		line(e, "#pragma unroll");
-		line(e, "for (int s = 0; s < %lld; s++)", (long long)p.S);
-		line(e, "\t%s = %s;", ri, redop(e, op, ct, ri, v));
+		open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)p.S), p.S, 1, 0)->u.loop.nobrace = 1;
+		assign(e, LM_LOCAL, -1, 0, ri, redop(e, op, ct, ri, v));
+		pop(e);
 	} else {
 		for (s = 0; s < p.S; s++) {
 			char *ri, *vs;
@@ -1861,18 +1856,18 @@ reduce(Em *e, const IrStmt *st)
 						  iexpr_subst(e->a, e->coord[sb][e->frag[sb]->nin],
 							      (IExpr *[IEXPR_NVARS]){iexpr_const(e->a, s)}, NULL),
 						  slotnames), vs, ty);
-			line(e, "%s = %s;", ri, redop(e, op, ct, ri, redval(e, op, ct, vs)));
+			assign(e, LM_LOCAL, -1, 0, ri, redop(e, op, ct, ri, redval(e, op, ct, vs)));
 		}
 	}
 	if (lanes) {
-		line(e, "#pragma unroll");
-		line(e, "for (int g = 0; g < %lld; g++) {", (long long)p.SG);
+		open_for(e, "g", "0", arena_printf(e->a, "%lld", (long long)p.SG), p.SG, 1, 0);
 		for (m = 1; m < W; m <<= 1)
 			if (lanes & m)
-				line(e, "\t%s[g] = %s;", r, redop(e, op, ct, arena_printf(e->a, "%s[g]", r),
-					arena_printf(e->a, "__shfl_xor_sync(0x%x, %s[g], %lld)", full, r,
-						     (long long)m)));
-		line(e, "}");
+				assign(e, LM_LOCAL, -1, 0, arena_printf(e->a, "%s[g]", r),
+				       redop(e, op, ct, arena_printf(e->a, "%s[g]", r),
+					     arena_printf(e->a, "__shfl_xor_sync(0x%x, %s[g], %lld)", full, r,
+							  (long long)m)));
+		pop(e);
 	}
 	if (warps) {
 		/* lanes 0..2^kb-1 hold the same partials: one slot of shared memory per group */
@@ -1884,34 +1879,34 @@ reduce(Em *e, const IrStmt *st)
 				wl[nw++] = m;
 		line(e, "static __shared__ %s %s[%lld];", ty, red, (long long)(p.SG * NC));
 		if (kb)
-			line(e, "if ((tid & %d) == 0) {", (1 << kb) - 1), e->ind++;
-		line(e, "#pragma unroll");
-		line(e, "for (int g = 0; g < %lld; g++)", (long long)p.SG);
-		line(e, "\t%s[g * %lld + (tid >> %d)] = %s[g];", red, (long long)NC, kb, r);
+			open_if(e, arena_printf(e->a, "(tid & %d) == 0", (1 << kb) - 1), 0, 1);
+		open_for(e, "g", "0", arena_printf(e->a, "%lld", (long long)p.SG), p.SG, 1, 0)->u.loop.nobrace = 1;
+		assign(e, LM_SHARED, -1, dtype_bytes(ct), arena_printf(e->a, "%s[g * %lld + (tid >> %d)]", red,
+									(long long)NC, kb), arena_printf(e->a, "%s[g]", r));
+		pop(e);
 		if (kb)
-			e->ind--, line(e, "}");
+			pop(e);
 		barrier(e);
-		line(e, "#pragma unroll");
-		line(e, "for (int g = 0; g < %lld; g++) {", (long long)p.SG);
-		line(e, "\t%s tl_v = %s[g * %lld + (tid >> %d)];", ty, red, (long long)NC, kb);
+		open_for(e, "g", "0", arena_printf(e->a, "%lld", (long long)p.SG), p.SG, 1, 0);
+		decl(e, 0, ty, "tl_v", 0, arena_printf(e->a, "%s[g * %lld + (tid >> %d)]", red, (long long)NC, kb), NULL);
 		for (i = 1; i < nw; i++)
-			line(e, "\ttl_v = %s;", redop(e, op, ct, "tl_v",
-						     arena_printf(e->a, "%s[g * %lld + ((tid ^ %lld) >> %d)]", red,
-								  (long long)NC, (long long)wl[i], kb)));
-		line(e, "\t%s[g] = tl_v;", r);
-		line(e, "}");
+			assign(e, LM_LOCAL, -1, 0, "tl_v", redop(e, op, ct, "tl_v",
+								 arena_printf(e->a, "%s[g * %lld + ((tid ^ %lld) >> %d)]", red,
+									      (long long)NC, (long long)wl[i], kb)));
+		assign(e, LM_LOCAL, -1, 0, arena_printf(e->a, "%s[g]", r), "tl_v");
+		pop(e);
 		barrier(e);
 	}
-	line(e, "#pragma unroll");
-	line(e, "for (int g = 0; g < %lld; g++)", (long long)p.SG);
+	open_for(e, "g", "0", arena_printf(e->a, "%lld", (long long)p.SG), p.SG, 1, 0)->u.loop.nobrace = 1;
 	if (st->u.reduce.clear)
-		line(e, "\t%s[g] = %s;", DB->name, conv(e, arena_printf(e->a, "%s[g]", r), ct, DB->dtype));
+		assign(e, LM_LOCAL, db, 0, arena_printf(e->a, "%s[g]", DB->name),
+		       conv(e, arena_printf(e->a, "%s[g]", r), ct, DB->dtype));
 	else
-		line(e, "\t%s[g] = %s;", DB->name,
-		     conv(e, redop(e, op, ct, conv(e, arena_printf(e->a, "%s[g]", DB->name), DB->dtype, ct),
-				   arena_printf(e->a, "%s[g]", r)), ct, DB->dtype));
-	e->ind--;
-	line(e, "}");
+		assign(e, LM_LOCAL, db, 0, arena_printf(e->a, "%s[g]", DB->name),
+		       conv(e, redop(e, op, ct, conv(e, arena_printf(e->a, "%s[g]", DB->name), DB->dtype, ct),
+				     arena_printf(e->a, "%s[g]", r)), ct, DB->dtype));
+	pop(e);
+	pop(e);
 	return 0;
 }
 
@@ -3087,78 +3082,65 @@ pipeline(Em *e, Buf *chk, const IrStmt *st)
 
 	if (why) {
 		/* not software-pipelined: a serial loop over the body, in order */
-		line(e, "// pipeline over %s: run as a serial loop (%s)", v, why);
-		line(e, "for (int %s = 0, %s_end_ = %s; %s < %s_end_; %s++) {", vname(e, st->u.pipe.var),
-		     vname(e, st->u.pipe.var), exprstr(e, st->u.pipe.extent), vname(e, st->u.pipe.var),
-		     vname(e, st->u.pipe.var), vname(e, st->u.pipe.var));
-		e->ind++;
+		const char *vn = vname(e, st->u.pipe.var);
+
+		comment(e, "pipeline over %s: run as a serial loop (%s)", v, why);
+		open_for(e, vn, "0", exprstr(e, st->u.pipe.extent), -1, 0, 1);
 		if (loopbody(e, chk, st->u.pipe.body))
 			return -1;
-		e->ind--;
-		line(e, "}");
+		pop(e);
 		return 0;
 	}
 	e->in_pipe = 1;
 	e->stage = arena_printf(e->a, "%s %% %d", v, S);
 	if (mode) {
-		line(e, "// pipeline over %s: %d stages of cp.async, loads %d ahead%s", v, S, D,
-		     mode == 2 ? ", one wgmma group in flight" : "");
+		comment(e, "pipeline over %s: %d stages of cp.async, loads %d ahead%s", v, S, D,
+			mode == 2 ? ", one wgmma group in flight" : "");
 		for (b = st->u.pipe.body; b; b = b->next)
 			if (b->kind == S_GEMM) {
 				int c = b->u.gemm.c.buf;
 
-				line(e, "#pragma unroll");
-				line(e, "for (int s = 0; s < %lld; s++)", (long long)e->slots[c]);
-				line(e, "\ttl_fence_operand(%s[s]); // accumulators defined here, once",
-				     e->k->bufs[c].name);
+				open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)e->slots[c]), e->slots[c], 1,
+					 0)->u.loop.nobrace = 1;
+				line(e, "tl_fence_operand(%s[s]); // accumulators defined here, once", e->k->bufs[c].name);
+				pop(e);
 			}
 	} else {
-		line(e, "// pipeline over %s: %d stage%s of cp.async", v, S, S > 1 ? "s" : "");
+		comment(e, "pipeline over %s: %d stage%s of cp.async", v, S, S > 1 ? "s" : "");
 	}
-	line(e, "const int %s_n = %s;", v, exprstr(e, st->u.pipe.extent));
+	decl(e, 1, "int", arena_printf(e->a, "%s_n", v), 0, exprstr(e, st->u.pipe.extent), NULL);
 	if (S > 1) {
-		line(e, "#pragma unroll");
-		line(e, "for (int st = 0; st < %d; st++) {", D);
-		e->ind++;
-		line(e, "if (st < %s_n) {", v);
-		e->ind++;
-		line(e, "const int %s = st;", v);
+		/* the prologue: the first D stages' loads, one group each */
+		open_for(e, "st", "0", arena_printf(e->a, "%d", D), D, 1, 0);
+		open_if(e, arena_printf(e->a, "st < %s_n", v), 0, 0);
+		decl(e, 1, "int", v, 0, "st", NULL);
 		if (loads(e, chk, st->u.pipe.body))
 			goto out;
-		e->ind--;
-		line(e, "}");
+		pop(e);
 		async_commit(e);
-		e->ind--;
-		line(e, "}");
+		pop(e);
 	}
-	line(e, "for (int %s = 0; %s < %s_n; %s++) {", v, v, v, v);
-	e->ind++;
+	open_for(e, v, "0", arena_printf(e->a, "%s_n", v), -1, 0, 0);
 	if (S > 1) {
 		async_wait(e, D - 1);
 		if (mode)
 			line(e, "tl_fence_proxy_async();");
 		barrier(e);
-		line(e, "if (%s + %d < %s_n) {", v, D, v);
-		e->ind++;
-		line(e, "const int %s_next = %s + %d;", v, v, D);
-		line(e, "{");
-		e->ind++;
-		line(e, "const int %s = %s_next;", v, v);
+		open_if(e, arena_printf(e->a, "%s + %d < %s_n", v, D, v), 0, 0);
+		decl(e, 1, "int", arena_printf(e->a, "%s_next", v), 0, arena_printf(e->a, "%s + %d", v, D), NULL);
+		open_block(e, NULL);
+		decl(e, 1, "int", v, 0, arena_printf(e->a, "%s_next", v), NULL);
 		if (loads(e, chk, st->u.pipe.body))
 			goto out;
-		e->ind--;
-		line(e, "}");
-		e->ind--;
-		line(e, "}");
+		pop(e);
+		pop(e);
 		async_commit(e);
 	} else {
 		/* a block, as above: the lets issued with the loads are declared again for the body */
-		line(e, "{");
-		e->ind++;
+		open_block(e, NULL);
 		if (loads(e, chk, st->u.pipe.body))
 			goto out;
-		e->ind--;
-		line(e, "}");
+		pop(e);
 		async_commit(e);
 		async_wait(e, 0);
 		barrier(e);
@@ -3174,8 +3156,7 @@ pipeline(Em *e, Buf *chk, const IrStmt *st)
 			goto out;
 	if (S == 1)
 		barrier(e);
-	e->ind--;
-	line(e, "}");
+	pop(e);
 	if (mode == 2)
 		line(e, "tl_wgmma_wait0();");
 	async_wait(e, 0);
