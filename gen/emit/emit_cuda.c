@@ -221,6 +221,17 @@ memof(const IrBuffer *B)
 	return B->scope == MEM_GLOBAL ? LM_GLOBAL : B->scope == MEM_SHARED ? LM_SHARED : LM_LOCAL;
 }
 
+/* fn(args); a target operation of category cat (text: a comment after it, or NULL) */
+static LNode *
+call(Em *e, LCall cat, const char *fn, const char *args, const char *text)
+{
+	LNode *n = add(e, L_CALL);
+
+	n->u.call.cat = cat, n->u.call.fn = fn, n->u.call.args = args;
+	n->text = text;
+	return n;
+}
+
 /* lhs = rhs: into memory (L_STORE, bytes per thread) or a register (L_ASSIGN) */
 static LNode *
 assign(Em *e, LMem mem, int buf, int bytes, const char *lhs, const char *rhs)
@@ -2121,12 +2132,11 @@ localcopy(Em *e, const IrStmt *st)
 					       "the thread (registers cannot be indexed by thread)", SB->name,
 					       DB->name);
 		}
-	line(e, "// copy %s -> %s in registers", SB->name, DB->name);
-	line(e, "#pragma unroll");
-	line(e, "for (int s = 0; s < %lld; s++)", (long long)SD);
-	line(e, "\t%s[s] = %s;", DB->name,
-	     conv(e, arena_printf(e->a, "%s[%s]", SB->name, ixstr(e, slot, slotnames)), SB->dtype,
-		  DB->dtype));
+	comment(e, "copy %s -> %s in registers", SB->name, DB->name);
+	open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)SD), SD, 1, 0)->u.loop.nobrace = 1;
+	assign(e, LM_LOCAL, db, 0, arena_printf(e->a, "%s[s]", DB->name),
+	       conv(e, arena_printf(e->a, "%s[%s]", SB->name, ixstr(e, slot, slotnames)), SB->dtype, DB->dtype));
+	pop(e);
 	return 0;
 }
 
@@ -2520,8 +2530,8 @@ wgdesc(Em *e, const char *name, int buf, const char *r, const char *c, int64_t l
 		buf_free(&b);
 		return -1;
 	}
-	line(e, "const tl_u64 %s = tl_wgmma_desc(&%s[%s], %lld, %lld, %d);", name, bufptr(e, buf),
-	     buf_str(&b), (long long)lbo, (long long)sbo, type);
+	decl(e, 1, "tl_u64", name, 0, arena_printf(e->a, "tl_wgmma_desc(&%s[%s], %lld, %lld, %d)", bufptr(e, buf),
+						  buf_str(&b), (long long)lbo, (long long)sbo, type), NULL);
 	buf_free(&b);
 	return 0;
 }
@@ -2554,22 +2564,20 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 	if (!p->trans_b && (p->wg_cols % pw_b || (p->inst_n % pw_b && p->inst_n > pw_b)))
 		return err_set(e->err, "gemm: wgmma N tile %d does not cover whole %lld-column panels",
 			       p->inst_n, (long long)pw_b);
-	line(e, "// gemm %s: wgmma m64n%dk16, warpgroups %dx%d, %dx%d instructions per warpgroup", Cb->name,
-	     p->inst_n, p->wg_m, p->wg_n, p->rep_m, p->rep_n);
-	line(e, "{");
-	e->ind++;
+	comment(e, "gemm %s: wgmma m64n%dk16, warpgroups %dx%d, %dx%d instructions per warpgroup", Cb->name,
+		p->inst_n, p->wg_m, p->wg_n, p->rep_m, p->rep_n);
+	open_block(e, NULL);
 	line(e, "const int wgm = warp / 4 %% %d, wgn = warp / 4 / %d;", p->wg_m, p->wg_m);
 	if (!e->wg_inflight) {
-		line(e, "tl_fence_proxy_async();");
+		call(e, LC_FENCE, "tl_fence_proxy_async", "", NULL);
 		barrier(e);
 	}
-	line(e, "tl_wgmma_fence();");
+	call(e, LC_FENCE, "tl_wgmma_fence", "", NULL);
 	buf_init(&b);
 	for (kk = 0; kk < p->K; kk += 16)
 		for (mi = 0; mi < p->rep_m; mi++)
 			for (ni = 0; ni < p->rep_n; ni++) {
-				line(e, "{");
-				e->ind++;
+				open_block(e, NULL);
 				snprintf(rs, sizeof rs, "(wgm * %lld + %d)", (long long)p->wg_rows, mi * 64);
 				snprintf(cs, sizeof cs, "%lld", (long long)kk);
 				if (wgdesc(e, "da", st->u.gemm.a.buf, rs, cs, 16, atom_a,
@@ -2583,20 +2591,19 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 							swizzle_wgmma_layout_type(sb->mode)))
 					goto fail;
 				/* tilec_cuda.h: wgmma.mma_async m64nNk16 on this thread's N/2 accumulators */
-				line(e, "tl_wgmma_%s<%d, %d>(&%s[%d], da, db); // m64n%dk16, B %s-major",
-				     p->ab_type == DT_BF16 ? "bf16" : "f16", p->inst_n, p->trans_b ? 0 : 1, Cb->name,
-				     (mi * p->rep_n + ni) * nreg, p->inst_n, p->trans_b ? "K" : "N");
+				call(e, LC_MMA, arena_printf(e->a, "tl_wgmma_%s<%d, %d>", p->ab_type == DT_BF16 ? "bf16" : "f16",
+							     p->inst_n, p->trans_b ? 0 : 1),
+				     arena_printf(e->a, "&%s[%d], da, db", Cb->name, (mi * p->rep_n + ni) * nreg),
+				     arena_printf(e->a, "// m64n%dk16, B %s-major", p->inst_n, p->trans_b ? "K" : "N"));
 				buf_reset(&b);
-				e->ind--;
-				line(e, "}");
+				pop(e);
 			}
-	line(e, "tl_wgmma_commit();");
+	call(e, LC_MMA_GROUP, "tl_wgmma_commit", "", NULL);
 	if (e->wg_inflight == 2)
-		line(e, "tl_wgmma_wait1();   // this group stays in flight; the pipeline waits for it");
+		call(e, LC_MMA_GROUP, "tl_wgmma_wait1", "", "  // this group stays in flight; the pipeline waits for it");
 	else
-		line(e, "tl_wgmma_wait0();");
-	e->ind--;
-	line(e, "}");
+		call(e, LC_MMA_GROUP, "tl_wgmma_wait0", "", NULL);
+	pop(e);
 	buf_free(&b);
 	return 0;
 fail:
@@ -2645,7 +2652,7 @@ gemm(Em *e, const IrStmt *st)
 		/* clear = true: C = A * B, the accumulator zeroed first (an in-flight wgmma group
 		 * still writes it: retire it before) */
 		if (p.instr == GEMM_WGMMA && e->wg_inflight == 2)
-			line(e, "tl_wgmma_wait0(); // clear = true: the group in flight writes %s", Cb->name);
+			call(e, LC_MMA_GROUP, "tl_wgmma_wait0", "", arena_printf(e->a, "// clear = true: the group in flight writes %s", Cb->name));
 		line(e, "#pragma unroll");
 		line(e, "for (int s = 0; s < %lld; s++) // clear = true", (long long)e->slots[st->u.gemm.c.buf]);
 		line(e, "\t%s[s] = 0;", Cb->name);
@@ -2702,28 +2709,29 @@ gemm(Em *e, const IrStmt *st)
 	wm = p.M / p.m_warp;
 	wn = p.N / p.n_warp;
 	buf_init(&b);
-	line(e, "// gemm %s: mma.sync m16n8k16, warps %dx%d, %dx%d tiles per warp", Cb->name, p.m_warp,
-	     p.n_warp, p.rep_m, p.rep_n);
-	line(e, "{");
-	e->ind++;
+	comment(e, "gemm %s: mma.sync m16n8k16, warps %dx%d, %dx%d tiles per warp", Cb->name, p.m_warp,
+		p.n_warp, p.rep_m, p.rep_n);
+	open_block(e, NULL);
 	line(e, "const int wm = warp %% %d, wn = warp / %d;", p.m_warp, p.m_warp);
-	line(e, "#pragma unroll");
-	line(e, "for (int kk = 0; kk < %lld; kk += 16) {", (long long)p.K);
-	e->ind++;
+	{
+		LNode *kl = open_for(e, "kk", "0", arena_printf(e->a, "%lld", (long long)p.K), (p.K + 15) / 16, 1, 0);
+
+		kl->u.loop.step = 16, kl->u.loop.stepped = 1;
+	}
 	line(e, "tl_u32 af[%d][4], bf[%d][2];", p.rep_m, p.rep_n);
-	line(e, "#pragma unroll");
-	line(e, "for (int mi = 0; mi < %d; mi++) {", p.rep_m);
-	e->ind++;
+	open_for(e, "mi", "0", arena_printf(e->a, "%d", p.rep_m), p.rep_m, 1, 0);
 	line(e, "const int r = wm * %lld + mi * 16 + lane %% 16, c = kk + lane / 16 * 8;", (long long)wm);
 	ia[0] = "r", ia[1] = "c";
 	buf_reset(&b);
 	smemoff(e, st->u.gemm.a.buf, ia, &b);
-	line(e, "tl_ldmatrix_x4(af[mi], &%s[%s]);", bufptr(e, st->u.gemm.a.buf), buf_str(&b));
-	e->ind--;
-	line(e, "}");
-	line(e, "#pragma unroll");
-	line(e, "for (int nj = 0; nj < %d; nj += 2) {", p.rep_n);
-	e->ind++;
+	call(e, LC_LDMATRIX, "tl_ldmatrix_x4", arena_printf(e->a, "af[mi], &%s[%s]", bufptr(e, st->u.gemm.a.buf),
+							    buf_str(&b)), NULL);
+	pop(e);
+	{
+		LNode *nl = open_for(e, "nj", "0", arena_printf(e->a, "%d", p.rep_n), (p.rep_n + 1) / 2, 1, 0);
+
+		nl->u.loop.step = 2, nl->u.loop.stepped = 1;
+	}
 	if (p.trans_b) {
 		/* B stored [N, K]: matrices (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15) */
 		line(e, "const int n = wn * %lld + nj * 8 + lane / 16 * 8 + lane %% 8, k = kk + lane / 8 %% 2 * 8;",
@@ -2733,27 +2741,28 @@ gemm(Em *e, const IrStmt *st)
 		line(e, "const int k = kk + lane %% 16, n = wn * %lld + nj * 8 + lane / 16 * 8;", (long long)wn);
 		ib[0] = "k", ib[1] = "n";
 	}
-	line(e, "tl_u32 t4[4];");
+	decl(e, 0, "tl_u32", "t4", 4, NULL, NULL);
 	buf_reset(&b);
 	smemoff(e, st->u.gemm.b.buf, ib, &b);
-	line(e, "%s(t4, &%s[%s]);", p.trans_b ? "tl_ldmatrix_x4" : "tl_ldmatrix_x4_trans",
-	     bufptr(e, st->u.gemm.b.buf), buf_str(&b));
-	line(e, "bf[nj][0] = t4[0];");
-	line(e, "bf[nj][1] = t4[1];");
-	line(e, "bf[nj + 1][0] = t4[2];");
-	line(e, "bf[nj + 1][1] = t4[3];");
-	e->ind--;
-	line(e, "}");
-	line(e, "#pragma unroll");
-	line(e, "for (int mi = 0; mi < %d; mi++)", p.rep_m);
-	line(e, "#pragma unroll");
-	line(e, "\tfor (int ni = 0; ni < %d; ni++)", p.rep_n);
-	line(e, "\t\t%s(&%s[(mi * %d + ni) * 4], af[mi], bf[ni]);",
-	     p.ab_type == DT_BF16 ? "tl_mma_bf16_16816" : "tl_mma_f16_16816", Cb->name, p.rep_n);
-	e->ind--;
-	line(e, "}");
-	e->ind--;
-	line(e, "}");
+	call(e, LC_LDMATRIX, p.trans_b ? "tl_ldmatrix_x4" : "tl_ldmatrix_x4_trans",
+	     arena_printf(e->a, "t4, &%s[%s]", bufptr(e, st->u.gemm.b.buf), buf_str(&b)), NULL);
+	assign(e, LM_LOCAL, -1, 0, "bf[nj][0]", "t4[0]");
+	assign(e, LM_LOCAL, -1, 0, "bf[nj][1]", "t4[1]");
+	assign(e, LM_LOCAL, -1, 0, "bf[nj + 1][0]", "t4[2]");
+	assign(e, LM_LOCAL, -1, 0, "bf[nj + 1][1]", "t4[3]");
+	pop(e);
+	open_for(e, "mi", "0", arena_printf(e->a, "%d", p.rep_m), p.rep_m, 1, 0)->u.loop.nobrace = 1;
+	{
+		LNode *nl = open_for(e, "ni", "0", arena_printf(e->a, "%d", p.rep_n), p.rep_n, 1, 0);
+
+		nl->u.loop.nobrace = 1, nl->u.loop.pragma_out = 1;
+	}
+	call(e, LC_MMA, p.ab_type == DT_BF16 ? "tl_mma_bf16_16816" : "tl_mma_f16_16816",
+	     arena_printf(e->a, "&%s[(mi * %d + ni) * 4], af[mi], bf[ni]", Cb->name, p.rep_n), NULL);
+	pop(e);
+	pop(e);
+	pop(e);
+	pop(e);
 	(void)mi, (void)nj, (void)ni;
 	buf_free(&b);
 	return 0;
@@ -3124,7 +3133,7 @@ pipeline(Em *e, Buf *chk, const IrStmt *st)
 	if (S > 1) {
 		async_wait(e, D - 1);
 		if (mode)
-			line(e, "tl_fence_proxy_async();");
+			call(e, LC_FENCE, "tl_fence_proxy_async", "", NULL);
 		barrier(e);
 		open_if(e, arena_printf(e->a, "%s + %d < %s_n", v, D, v), 0, 0);
 		decl(e, 1, "int", arena_printf(e->a, "%s_next", v), 0, arena_printf(e->a, "%s + %d", v, D), NULL);
@@ -3158,7 +3167,7 @@ pipeline(Em *e, Buf *chk, const IrStmt *st)
 		barrier(e);
 	pop(e);
 	if (mode == 2)
-		line(e, "tl_wgmma_wait0();");
+		call(e, LC_MMA_GROUP, "tl_wgmma_wait0", "", NULL);
 	async_wait(e, 0);
 	barrier(e);
 	if (e->shrd)

@@ -67,6 +67,12 @@ node(Buf *b, const LNode *n, int d)
 			   n->u.set.rhs);
 		break;
 	case L_BARRIER: buf_puts(b, "barrier block\n"); break;
+	case L_CALL: {
+		static const char *const cat[] = {"mma", "ldmatrix", "fence", "mma-group", "call"};
+
+		buf_printf(b, "%s %s(%s)\n", cat[n->u.call.cat], n->u.call.fn, n->u.call.args);
+		break;
+	}
 	case L_ASYNC_COPY:
 		buf_printf(b, "async copy %d bytes: %s <- %s", n->u.acp.bytes, n->u.acp.dst, n->u.acp.src);
 		if (n->u.acp.pred)

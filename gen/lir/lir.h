@@ -27,6 +27,7 @@ typedef enum {
 	L_ASSIGN,      /* lhs = rhs; a register, a slot of a local or a let variable */
 	L_STORE,       /* lhs = rhs; into shared or global memory */
 	L_BARRIER,     /* a barrier (kind) */
+	L_CALL,        /* fn(args); a target operation: an MMA, ldmatrix, a fence (cat) */
 	L_ASYNC_COPY,  /* copy bytes from global src to shared dst asynchronously (zeros if !pred) */
 	L_ASYNC_COMMIT,/* close the thread's group of async copies */
 	L_ASYNC_WAIT,  /* wait until at most n groups are in flight */
@@ -34,6 +35,7 @@ typedef enum {
 } LKind;
 
 typedef enum { LB_BLOCK } LBarrier;            /* __syncthreads */
+typedef enum { LC_MMA, LC_LDMATRIX, LC_FENCE, LC_MMA_GROUP, LC_OTHER } LCall;
 typedef enum { LM_GLOBAL, LM_SHARED, LM_LOCAL } LMem;
 
 typedef struct LNode LNode;
@@ -56,6 +58,7 @@ struct LNode {
 			int stepped;     /* written var += step even when 1 */
 			int unroll;      /* #pragma unroll before it */
 			int rolled;      /* #pragma unroll 1: kept a loop */
+			int pragma_out;  /* the pragma one level out (under a loop without braces) */
 			int nobrace;     /* one statement, no braces */
 			int hoist;       /* end evaluated once into var_end_ */
 			int64_t trip;    /* constant trip count, or -1 */
@@ -79,6 +82,10 @@ struct LNode {
 		struct {
 			LBarrier kind;
 		} bar;
+		struct {
+			const char *fn, *args;
+			LCall cat;
+		} call;
 		struct {
 			int n;
 		} wait;

@@ -87,6 +87,10 @@ node(V *v, const LNode *n)
 		if (n->u.wait.n < 0)
 			return bad(v, "negative async wait count", n);
 		break;
+	case L_CALL:
+		if (!n->u.call.fn || !n->u.call.args)
+			return bad(v, "a call without its function or arguments", n);
+		break;
 	case L_ASYNC_COPY:
 		if (!n->u.acp.dst || !n->u.acp.src || n->u.acp.bytes != 16)
 			return bad(v, "an async copy moves 16 bytes between two addresses", n);

@@ -55,7 +55,7 @@ node(Buf *o, const LNode *n, int depth, const LDialect *d)
 		char inc[48];
 
 		if (n->u.loop.unroll || n->u.loop.rolled) {
-			indent(o, in);
+			indent(o, in - (n->u.loop.pragma_out && in > 0));
 			buf_puts(o, n->u.loop.rolled ? "#pragma unroll 1\n" : "#pragma unroll\n");
 		}
 		if (n->u.loop.step == 1 && !n->u.loop.stepped)
@@ -123,6 +123,11 @@ node(Buf *o, const LNode *n, int depth, const LDialect *d)
 	case L_BARRIER:
 		indent(o, in);
 		buf_printf(o, "%s\n", d->barrier);
+		break;
+	case L_CALL:
+		indent(o, in);
+		buf_printf(o, "%s(%s);", n->u.call.fn, n->u.call.args);
+		tail(o, n->text);
 		break;
 	case L_ASYNC_COPY:
 		indent(o, in);
