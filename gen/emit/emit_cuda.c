@@ -2811,19 +2811,12 @@ amdload(Em *e, const GemmPlan *p, int buf, int xfirst, const char *reg, int rep,
 	char *ix[2];
 	Buf b, b2;
 
-	if (rep) {
-		line(e, "#pragma unroll");
-		line(e, "for (int i = 0; i < %d; i++) {", rep);
-		e->ind++;
-	}
-	if (!vec) {
-		line(e, "#pragma unroll");
-		line(e, "for (int v = 0; v < %d; v++) {", nv);
-		e->ind++;
-	} else {
-		line(e, "{");
-		e->ind++;
-	}
+	if (rep)
+		open_for(e, "i", "0", arena_printf(e->a, "%d", rep), rep, 1, 0);
+	if (!vec)
+		open_for(e, "v", "0", arena_printf(e->a, "%d", nv), nv, 1, 0);
+	else
+		open_block(e, NULL);
 	line(e, "const int x = %s * %lld + i * 16 + lane %% 16, k = kk + %s;", w, (long long)wt,
 	     mfma ? (vec ? "lane / 16 % 4 * 4" : "lane / 16 % 4 * 4 + v") : vec ? "0" : "v");
 	ix[0] = xfirst ? "x" : "k", ix[1] = xfirst ? "k" : "x";
@@ -2831,23 +2824,23 @@ amdload(Em *e, const GemmPlan *p, int buf, int xfirst, const char *reg, int rep,
 	buf_init(&b2);
 	smemoff(e, buf, ix, &b);
 	if (!vec) {
-		line(e, "%s%s[v] = %s[%s];", reg, rep ? "[i]" : "", bufptr(e, buf), buf_str(&b));
+		assign(e, LM_LOCAL, -1, 0, arena_printf(e->a, "%s%s[v]", reg, rep ? "[i]" : ""),
+		       arena_printf(e->a, "%s[%s]", bufptr(e, buf), buf_str(&b)));
 	} else if (mfma) {
-		line(e, "%s%s = tl_ld_u16x4(&%s[%s]);", reg, rep ? "[i]" : "", bufptr(e, buf), buf_str(&b));
+		assign(e, LM_LOCAL, -1, 0, arena_printf(e->a, "%s%s", reg, rep ? "[i]" : ""),
+		       arena_printf(e->a, "tl_ld_u16x4(&%s[%s])", bufptr(e, buf), buf_str(&b)));
 	} else {
 		ix[xfirst ? 1 : 0] = "(k + 8)";
 		smemoff(e, buf, ix, &b2);
-		line(e, "%s%s = tl_ld_u16x16(&%s[%s], &%s[%s]);", reg, rep ? "[i]" : "", bufptr(e, buf),
-		     buf_str(&b), bufptr(e, buf), buf_str(&b2));
+		assign(e, LM_LOCAL, -1, 0, arena_printf(e->a, "%s%s", reg, rep ? "[i]" : ""),
+		       arena_printf(e->a, "tl_ld_u16x16(&%s[%s], &%s[%s])", bufptr(e, buf), buf_str(&b),
+				    bufptr(e, buf), buf_str(&b2)));
 	}
 	buf_free(&b);
 	buf_free(&b2);
-	e->ind--;
-	line(e, "}");
-	if (rep) {
-		e->ind--;
-		line(e, "}");
-	}
+	pop(e);
+	if (rep)
+		pop(e);
 }
 
 static int
@@ -2864,36 +2857,33 @@ gemm_amd(Em *e, const IrStmt *st, const GemmPlan *p)
 			       "f32 accumulator", gemm_instr_name(p->instr));
 	if (e->frag[st->u.gemm.c.buf] != p->acc && layout_equal(e->frag[st->u.gemm.c.buf], p->acc, NULL) != 1)
 		return err_set(e->err, "gemm: accumulator '%s' does not have the gemm plan's layout", Cb->name);
-	line(e, "// gemm %s: %s 16x16x16 (wave%d), warps %dx%d, %dx%d tiles per warp", Cb->name,
-	     gemm_instr_name(p->instr), mfma ? 64 : 32, p->m_warp, p->n_warp, p->rep_m, p->rep_n);
-	line(e, "{");
-	e->ind++;
+	comment(e, "gemm %s: %s 16x16x16 (wave%d), warps %dx%d, %dx%d tiles per warp", Cb->name,
+		gemm_instr_name(p->instr), mfma ? 64 : 32, p->m_warp, p->n_warp, p->rep_m, p->rep_n);
+	open_block(e, NULL);
 	line(e, "const int wm = warp %% %d, wn = warp / %d;", p->m_warp, p->m_warp);
 	/* WMMA operands take 8 registers per lane and instruction: unrolling the k-steps
 	 * as well would keep two steps' operands and LDS addresses live and spill */
-	line(e, "#pragma unroll%s", mfma ? "" : " 1");
-	line(e, "for (int kk = 0; kk < %lld; kk += 16) {", (long long)p->K);
-	e->ind++;
+	{
+		LNode *kl = open_for(e, "kk", "0", arena_printf(e->a, "%lld", (long long)p->K), (p->K + 15) / 16,
+				     mfma, 0);
+
+		kl->u.loop.rolled = !mfma, kl->u.loop.step = 16, kl->u.loop.stepped = 1;
+	}
 	/* operand registers: nv 16-bit patterns per lane and instruction, packed in a
 	 * vector; B for the warp's whole N, A one M-instruction at a time */
-	line(e, "tl_u16x%d bf[%d];", nv, p->rep_n);
+	decl(e, 0, arena_printf(e->a, "tl_u16x%d", nv), "bf", p->rep_n, NULL, NULL);
 	/* B [K, N] (trans_b: stored [N, K]); A [M, K] (trans_a: stored [K, M]) */
 	amdload(e, p, st->u.gemm.b.buf, p->trans_b, "bf", p->rep_n, p->N / p->n_warp, "wn");
-	line(e, "#pragma unroll");
-	line(e, "for (int i = 0; i < %d; i++) {", p->rep_m);
-	e->ind++;
-	line(e, "tl_u16x%d af;", nv);
+	open_for(e, "i", "0", arena_printf(e->a, "%d", p->rep_m), p->rep_m, 1, 0);
+	decl(e, 0, arena_printf(e->a, "tl_u16x%d", nv), "af", 0, NULL, NULL);
 	amdload(e, p, st->u.gemm.a.buf, !p->trans_a, "af", 0, p->M / p->m_warp, "wm");
-	line(e, "#pragma unroll");
-	line(e, "for (int ni = 0; ni < %d; ni++)", p->rep_n);
-	line(e, "\ttl_%s_%s_16x16x16(&%s[(i * %d + ni) * %d], af, bf[ni]);", mfma ? "mfma" : "wmma", ty,
-	     Cb->name, p->rep_n, nc);
-	e->ind--;
-	line(e, "}");
-	e->ind--;
-	line(e, "}");
-	e->ind--;
-	line(e, "}");
+	open_for(e, "ni", "0", arena_printf(e->a, "%d", p->rep_n), p->rep_n, 1, 0)->u.loop.nobrace = 1;
+	call(e, LC_MMA, arena_printf(e->a, "tl_%s_%s_16x16x16", mfma ? "mfma" : "wmma", ty),
+	     arena_printf(e->a, "&%s[(i * %d + ni) * %d], af, bf[ni]", Cb->name, p->rep_n, nc), NULL);
+	pop(e);
+	pop(e);
+	pop(e);
+	pop(e);
 	return 0;
 }
 
