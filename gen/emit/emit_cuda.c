@@ -221,6 +221,15 @@ memof(const IrBuffer *B)
 	return B->scope == MEM_GLOBAL ? LM_GLOBAL : B->scope == MEM_SHARED ? LM_SHARED : LM_LOCAL;
 }
 
+/* const int a = ia, b = ib; */
+static void
+decl2(Em *e, const char *a, const char *ia, const char *b, const char *ib)
+{
+	LNode *n = decl(e, 1, "int", a, 0, ia, NULL);
+
+	n->u.decl.name2 = b, n->u.decl.init2 = ib;
+}
+
 /* fn(args); a target operation of category cat (text: a comment after it, or NULL) */
 static LNode *
 call(Em *e, LCall cat, const char *fn, const char *args, const char *text)
@@ -1593,8 +1602,8 @@ tilecopy(Em *e, Buf *chk, const IrStmt *st)
 		fl->u.loop.rolled = v == 1 && e->scalar;
 	}
 	decl(e, 1, "int", "q", 0, arena_printf(e->a, "tid + it * %lld", (long long)T), NULL);
-	add(e, L_TEXT)->text = arena_printf(e->a, "const int r = q / %lld, c = q %% %lld * %d;", (long long)(C / v),
-					    (long long)(C / v), v);
+	decl2(e, "r", arena_printf(e->a, "q / %lld", (long long)(C / v)), "c",
+	      arena_printf(e->a, "q %% %lld * %d", (long long)(C / v), v));
 	if (nn == 2)
 		cs[0] = "r", cs[1] = "c";
 	else
@@ -2567,7 +2576,7 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 	comment(e, "gemm %s: wgmma m64n%dk16, warpgroups %dx%d, %dx%d instructions per warpgroup", Cb->name,
 		p->inst_n, p->wg_m, p->wg_n, p->rep_m, p->rep_n);
 	open_block(e, NULL);
-	line(e, "const int wgm = warp / 4 %% %d, wgn = warp / 4 / %d;", p->wg_m, p->wg_m);
+	decl2(e, "wgm", arena_printf(e->a, "warp / 4 %% %d", p->wg_m), "wgn", arena_printf(e->a, "warp / 4 / %d", p->wg_m));
 	if (!e->wg_inflight) {
 		call(e, LC_FENCE, "tl_fence_proxy_async", "", NULL);
 		barrier(e);
@@ -2712,7 +2721,7 @@ gemm(Em *e, const IrStmt *st)
 	comment(e, "gemm %s: mma.sync m16n8k16, warps %dx%d, %dx%d tiles per warp", Cb->name, p.m_warp,
 		p.n_warp, p.rep_m, p.rep_n);
 	open_block(e, NULL);
-	line(e, "const int wm = warp %% %d, wn = warp / %d;", p.m_warp, p.m_warp);
+	decl2(e, "wm", arena_printf(e->a, "warp %% %d", p.m_warp), "wn", arena_printf(e->a, "warp / %d", p.m_warp));
 	{
 		LNode *kl = open_for(e, "kk", "0", arena_printf(e->a, "%lld", (long long)p.K), (p.K + 15) / 16, 1, 0);
 
@@ -2720,7 +2729,7 @@ gemm(Em *e, const IrStmt *st)
 	}
 	line(e, "tl_u32 af[%d][4], bf[%d][2];", p.rep_m, p.rep_n);
 	open_for(e, "mi", "0", arena_printf(e->a, "%d", p.rep_m), p.rep_m, 1, 0);
-	line(e, "const int r = wm * %lld + mi * 16 + lane %% 16, c = kk + lane / 16 * 8;", (long long)wm);
+	decl2(e, "r", arena_printf(e->a, "wm * %lld + mi * 16 + lane %% 16", (long long)wm), "c", "kk + lane / 16 * 8");
 	ia[0] = "r", ia[1] = "c";
 	buf_reset(&b);
 	smemoff(e, st->u.gemm.a.buf, ia, &b);
@@ -2734,11 +2743,11 @@ gemm(Em *e, const IrStmt *st)
 	}
 	if (p.trans_b) {
 		/* B stored [N, K]: matrices (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15) */
-		line(e, "const int n = wn * %lld + nj * 8 + lane / 16 * 8 + lane %% 8, k = kk + lane / 8 %% 2 * 8;",
-		     (long long)wn);
+		decl2(e, "n", arena_printf(e->a, "wn * %lld + nj * 8 + lane / 16 * 8 + lane %% 8", (long long)wn), "k",
+		      "kk + lane / 8 % 2 * 8");
 		ib[0] = "n", ib[1] = "k";
 	} else {
-		line(e, "const int k = kk + lane %% 16, n = wn * %lld + nj * 8 + lane / 16 * 8;", (long long)wn);
+		decl2(e, "k", "kk + lane % 16", "n", arena_printf(e->a, "wn * %lld + nj * 8 + lane / 16 * 8", (long long)wn));
 		ib[0] = "k", ib[1] = "n";
 	}
 	decl(e, 0, "tl_u32", "t4", 4, NULL, NULL);
@@ -2817,8 +2826,8 @@ amdload(Em *e, const GemmPlan *p, int buf, int xfirst, const char *reg, int rep,
 		open_for(e, "v", "0", arena_printf(e->a, "%d", nv), nv, 1, 0);
 	else
 		open_block(e, NULL);
-	line(e, "const int x = %s * %lld + i * 16 + lane %% 16, k = kk + %s;", w, (long long)wt,
-	     mfma ? (vec ? "lane / 16 % 4 * 4" : "lane / 16 % 4 * 4 + v") : vec ? "0" : "v");
+	decl2(e, "x", arena_printf(e->a, "%s * %lld + i * 16 + lane %% 16", w, (long long)wt), "k",
+	      arena_printf(e->a, "kk + %s", mfma ? (vec ? "lane / 16 % 4 * 4" : "lane / 16 % 4 * 4 + v") : vec ? "0" : "v"));
 	ix[0] = xfirst ? "x" : "k", ix[1] = xfirst ? "k" : "x";
 	buf_init(&b);
 	buf_init(&b2);
@@ -2860,7 +2869,7 @@ gemm_amd(Em *e, const IrStmt *st, const GemmPlan *p)
 	comment(e, "gemm %s: %s 16x16x16 (wave%d), warps %dx%d, %dx%d tiles per warp", Cb->name,
 		gemm_instr_name(p->instr), mfma ? 64 : 32, p->m_warp, p->n_warp, p->rep_m, p->rep_n);
 	open_block(e, NULL);
-	line(e, "const int wm = warp %% %d, wn = warp / %d;", p->m_warp, p->m_warp);
+	decl2(e, "wm", arena_printf(e->a, "warp %% %d", p->m_warp), "wn", arena_printf(e->a, "warp / %d", p->m_warp));
 	/* WMMA operands take 8 registers per lane and instruction: unrolling the k-steps
 	 * as well would keep two steps' operands and LDS addresses live and spill */
 	{

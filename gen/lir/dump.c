@@ -59,6 +59,8 @@ node(Buf *b, const LNode *n, int d)
 			buf_printf(b, "[%lld]", (long long)n->u.decl.count);
 		if (n->u.decl.init)
 			buf_printf(b, " = %s", n->u.decl.init);
+		if (n->u.decl.name2)
+			buf_printf(b, ", %s = %s", n->u.decl.name2, n->u.decl.init2);
 		buf_putc(b, '\n');
 		break;
 	case L_ASSIGN: buf_printf(b, "set %s = %s\n", n->u.set.lhs, n->u.set.rhs); break;

@@ -70,6 +70,7 @@ struct LNode {
 		} cond;
 		struct {
 			const char *type, *name, *init;
+			const char *name2, *init2; /* a second declarator of the type, or NULL */
 			int is_const;
 			int64_t count;   /* array elements, 0 for a scalar */
 		} decl;

@@ -62,7 +62,7 @@ node(V *v, const LNode *n)
 		v->div = save;
 		break;
 	case L_DECL:
-		if (!n->u.decl.type || !n->u.decl.name || n->u.decl.count < 0)
+		if (!n->u.decl.type || !n->u.decl.name || n->u.decl.count < 0 || (n->u.decl.name2 && !n->u.decl.init2))
 			return bad(v, "declaration without type or name", n);
 		break;
 	case L_STORE:

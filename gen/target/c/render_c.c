@@ -111,6 +111,8 @@ node(Buf *o, const LNode *n, int depth, const LDialect *d)
 			buf_printf(o, "[%lld]", (long long)n->u.decl.count);
 		if (n->u.decl.init)
 			buf_printf(o, " = %s", n->u.decl.init);
+		if (n->u.decl.name2)
+			buf_printf(o, ", %s = %s", n->u.decl.name2, n->u.decl.init2);
 		buf_putc(o, ';');
 		tail(o, n->text);
 		break;
