@@ -27,7 +27,7 @@ ifeq ($(SAN),1)
 CFLAGS   := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDSAN    := -fsanitize=address,undefined
 endif
-# gen/ has a folder per stage: util, front (parse, sema, inlining), ir, infer, layout, lower,
+# gen/ has a folder per stage: util, front (parse, sema, inlining), ir, infer, layout, lower, lir,
 # emit, pipeline (the compile API and the pass manager), target, cli
 GEN_DIRS := $(patsubst %/,%,$(sort $(dir $(wildcard gen/*/*.c gen/*/*.h gen/*/*/*.c gen/*/*/*.h))))
 CPPFLAGS := $(addprefix -I,$(GEN_DIRS)) -Icpu -Iruntime -I$(GS)

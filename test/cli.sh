@@ -104,6 +104,17 @@ has "--dump=cuda for hip" "$tmp/out" '#include "tilec_hip.h"'
 has "--dump=hip" "$tmp/out" "tl_wmma_f16_16x16x16"
 "$TILEC" --dump=hip --target=cuda samples/copy.tile 2>"$tmp/err"; check "--dump=hip for cuda" 2 $?
 has "--dump=hip for cuda" "$tmp/err" "for --target=hip only"
+# --dump=lowered: the lowered kernel IR, not code; a kernel it cannot lower is located
+"$TILEC" --dump=lowered samples/gemm.tile >"$tmp/out"; check "--dump=lowered" 0 $?
+has "--dump=lowered" "$tmp/out" "mma tl_mma_f16_16816("
+has "--dump=lowered async" "$tmp/out" "async copy 16 bytes: "
+"$TILEC" --dump=lowered --target=hip --arch=gfx90a samples/gemm.tile >"$tmp/out"; check "--dump=lowered hip" 0 $?
+has "--dump=lowered hip" "$tmp/out" "lowered for gfx90a (hip)"
+"$TILEC" --dump=lowered test/layout/ragged.tile 2>"$tmp/err"; check "--dump=lowered refused" 1 $?
+has "--dump=lowered refused" "$tmp/err" "ragged.tile:"
+"$TILEC" --print-passes samples/gemm.tile >"$tmp/out"; check "--print-passes" 0 $?
+has "--print-passes lower-kernels" "$tmp/out" "lower-kernels"
+has "--print-passes verify-lowered" "$tmp/out" "verify-lowered"
 "$TILEC" --dump=ir - <samples/gemm.tile >"$tmp/out"; check "stdin" 0 $?
 has "stdin" "$tmp/out" "kernel gemm"
 "$TILEC" -o /no/such/dir/x.ir samples/gemm.tile 2>"$tmp/err"; check "-o unwritable" 1 $?
