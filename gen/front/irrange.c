@@ -5,7 +5,7 @@
  * every integer +, -, * and constant << over known ranges is checked:
  * a result past 64 bits is an error at the operator, and so is one past
  * 32 bits where the generated code computes it in C int (its operands are
- * loop variables and constants that fit in int, as emit_cuda.c prints them).
+ * loop variables and constants that fit in int, as the lowering prints them).
  */
 #include <stdint.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * layout decision is made: loops over slots with their trip counts, guards,
  * declarations, stores with their memory and vector width, barriers, async
  * copy groups, MMA instructions, shared buffers at byte offsets. The lowering
- * (gen/emit/emit_cuda.c) builds it, lir_verify checks it, and the printers of
+ * (gen/lower/lower_*.c) builds it, lir_verify checks it, and the printers of
  * gen/target/ (one C renderer, small CUDA and HIP parts) turn it into text
  * without deciding anything.
  *

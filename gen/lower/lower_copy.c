@@ -1,0 +1,397 @@
+/*
+ * lower_copy.c: copies. Registers <-> memory through the fragment's slots
+ * (vectorized up to 16 bytes where the fragment holds aligned runs, zeros
+ * past the tensor's edge), global <-> shared cooperatively in 16-byte chunks
+ * (cp.async with zero fill into shared memory), and register -> register
+ * where every thread holds what it receives.
+ */
+#include "lw.h"
+/* copy between a local buffer (whole) and a memory region; to_local gives the direction */
+static int
+regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
+{
+	const Region *lr = to_local ? &st->u.copy.dst : &st->u.copy.src;
+	const Region *mr = to_local ? &st->u.copy.src : &st->u.copy.dst;
+	const IrBuffer *L = &e->k->bufs[lr->buf], *Mb = &e->k->bufs[mr->buf];
+	const Fragment *F = e->frag[lr->buf];
+	IExpr **co = e->coord[lr->buf];
+	int64_t S = e->slots[lr->buf];
+	int d, k, nk, v, eb = dtype_bytes(Mb->dtype), nn = F->nin;
+	char *cs[LAYOUT_MAXDIM], *g, *vals[16], *vc, **c2;
+	int L_buf = lr->buf;
+	LNode *gi = NULL, *vi = NULL;
+	Buf b;
+
+	for (d = 0; d < lr->ndim; d++) {
+		int64_t c;
+
+		if (!ir_is_const(lr->off[d], &c) || c || lr->ext[d] != L->dims[d].c)
+			return err_set(e->err, "copy: local '%s' must be copied whole", L->name);
+	}
+	/* 1-byte elements move in whole 32-bit words: at least 4 */
+	v = eb == 1 || eb == 2 || eb == 4 ? lw_fragvec(F, co, S, 16 / eb) : 1;
+	if (eb == 1 && v < 4)
+		v = 1;
+	if (!lw_vecdim(e, mr, L->ndim - lw_countunit(L), v))
+		v = 1;
+	if ((vc = lw_veccond(e, chk, mr, v)) == lw_scalar_only)
+		v = 1, vc = NULL;
+	{
+		LNode *fl = lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)S), (S + v - 1) / v, 1, 0);
+
+		fl->u.loop.step = v, fl->u.loop.stepped = 1;
+	}
+	buf_init(&b);
+	for (d = 0; d < nn; d++) {
+		cs[d] = arena_printf(e->a, "c%d", d);
+		lw_decl(e, 1, "int", cs[d], 0, lw_ixstr(e, co[d], lw_slotnames), NULL);
+	}
+	/* the nest's loop coordinates are the local buffer's non-unit dims */
+	for (k = 0, d = 0; d < nn; d++)
+		if (L->dims[d].c != 1)
+			cs[k++] = cs[d];
+	nk = k;
+	g = lw_regguard(e, mr, cs, nk, v);
+	/* a fragment over fewer threads than the block's: the others hold nothing */
+	if (F->nthreads < e->k->threads)
+		g = arena_printf(e->a, "%s%stid < %lld", g ? g : "", g ? " && " : "", (long long)F->nthreads);
+	if (!to_local && F->rep > 1)
+		g = arena_printf(e->a, "%s%s(%s) == 0", g ? g : "", g ? " && " : "",
+				 lw_ixstr(e, co[nn], lw_slotnames));
+	if (g)
+		gi = lw_open_if(e, g, 0, 1);
+	if (vc)
+		vi = lw_open_if(e, vc, 0, 1);
+	if (v == 1) {
+		if (to_local)
+			lw_assign(e, LM_LOCAL, L_buf, eb, arena_printf(e->a, "%s[s]", L->name),
+			       lw_conv(e, arena_printf(e->a, "*(%s)", lw_memaddr(e, mr, cs, nk)), Mb->dtype, L->dtype));
+		else
+			lw_assign(e, lw_memof(Mb), mr->buf, dtype_bytes(Mb->dtype), arena_printf(e->a, "*(%s)", lw_memaddr(e, mr, cs, nk)),
+			       lw_conv(e, arena_printf(e->a, "%s[s]", L->name), L->dtype, Mb->dtype));
+	} else if (to_local) {
+		int words = v * eb / 4;
+
+		lw_decl(e, 1, lw_vtype(v * eb), "r", 0, arena_printf(e->a, "*(const %s *)(%s)", lw_vtype(v * eb),
+							       lw_memaddr(e, mr, cs, nk)), NULL);
+		for (k = 0; k < v; k++)
+			lw_assign(e, LM_LOCAL, L_buf, eb, arena_printf(e->a, "%s[s + %d]", L->name, k),
+			       lw_conv(e, lw_unpack(e, Mb->dtype, "r", words, k), Mb->dtype, L->dtype));
+	} else {
+		int words = v * eb / 4, w;
+
+		for (k = 0; k < v; k++)
+			vals[k] = lw_conv(e, arena_printf(e->a, "%s[s + %d]", L->name, k), L->dtype, Mb->dtype);
+		buf_reset(&b);
+		if (words == 1) {
+			lw_packword(&b, Mb->dtype, vals, 0);
+		} else {
+			buf_printf(&b, "make_uint%d(", words);
+			for (w = 0; w < words; w++) {
+				if (w)
+					buf_puts(&b, ", ");
+				lw_packword(&b, Mb->dtype, vals, w);
+			}
+			buf_putc(&b, ')');
+		}
+		lw_assign(e, lw_memof(Mb), mr->buf, v * (int)dtype_bytes(Mb->dtype),
+		       arena_printf(e->a, "*(%s *)(%s)", lw_vtype(v * eb), lw_memaddr(e, mr, cs, nk)), buf_str(&b));
+	}
+	if (vc) {
+		/* rows not of whole vectors: element by element, each guarded */
+		char *g2;
+		LNode *gi2 = NULL;
+
+		lw_open_else(e, vi, NULL);
+		c2 = lw_lanecs(e, cs, nk);
+		g2 = lw_regguard(e, mr, c2, nk, 1);
+		lw_open_for(e, "tl_k", "0", arena_printf(e->a, "%d", v), v, 1, 0)->u.loop.nobrace = 1;
+		if (g2)
+			gi2 = lw_open_if(e, g2, 1, 1);
+		if (to_local)
+			lw_assign(e, LM_LOCAL, L_buf, eb, arena_printf(e->a, "%s[s + tl_k]", L->name),
+			       lw_conv(e, arena_printf(e->a, "*(%s)", lw_memaddr(e, mr, c2, nk)), Mb->dtype, L->dtype));
+		else
+			lw_assign(e, lw_memof(Mb), mr->buf, dtype_bytes(Mb->dtype), arena_printf(e->a, "*(%s)", lw_memaddr(e, mr, c2, nk)),
+			       lw_conv(e, arena_printf(e->a, "%s[s + tl_k]", L->name), L->dtype, Mb->dtype));
+		if (g2 && to_local) {
+			/* past the tensor's edge a copy reads zero (docs/semantics.md) */
+			lw_open_else(e, gi2, NULL);
+			lw_assign(e, LM_LOCAL, L_buf, eb, arena_printf(e->a, "%s[s + tl_k]", L->name),
+			       arena_printf(e->a, "(%s)0", lw_ctype(L->dtype)));
+		}
+		if (g2)
+			lw_pop(e);
+		lw_pop(e);
+		lw_pop(e);
+	}
+	if (g) {
+		if (to_local) {
+			/* past the tensor's edge a copy reads zero (docs/semantics.md) */
+			lw_open_else(e, gi, NULL);
+			lw_open_for(e, "tl_k", "0", arena_printf(e->a, "%d", v), v, 1, 0)->u.loop.nobrace = 1;
+			lw_assign(e, LM_LOCAL, L_buf, eb, arena_printf(e->a, "%s[s + tl_k]", L->name),
+			       arena_printf(e->a, "(%s)0", lw_ctype(L->dtype)));
+			lw_pop(e);
+		}
+		lw_pop(e);
+	}
+	lw_pop(e);
+	buf_free(&b);
+	return 0;
+}
+
+/* cooperative copy between global and shared memory, 16-byte chunks where possible */
+int
+lw_tilecopy(Em *e, Buf *chk, const IrStmt *st)
+{
+	const Region *sr = &st->u.copy.src, *dr = &st->u.copy.dst;
+	const IrBuffer *SB = &e->k->bufs[sr->buf], *DB = &e->k->bufs[dr->buf];
+	int64_t ext[IR_MAXDIM], R, C, chunks, T = e->k->threads, iters;
+	int nn = nest_shape(st, ext), v, eb = dtype_bytes(SB->dtype), async;
+	char *cs[2], *gs, *gd, *g, *vc, **c2, *qg;
+	LNode *vi = NULL;
+
+	if (nn > 2)
+		return err_set(e->err, "copy of rank %d between memories is not lowered yet", nn);
+	R = nn == 2 ? ext[0] : 1;
+	C = ext[nn - 1];
+	v = SB->dtype == DB->dtype && (eb == 1 || eb == 2 || eb == 4 || eb == 8) && C % (16 / eb) == 0 ? 16 / eb : 1;
+	if (!lw_vecdim(e, sr, nn, v) || !lw_vecdim(e, dr, nn, v))
+		v = 1;
+	if ((vc = lw_veccond(e, chk, SB->scope == MEM_GLOBAL ? sr : dr, v)) == lw_scalar_only)
+		v = 1, vc = NULL;
+	/* HIP: tilec_hip.h's tl_cp_async16(_zfill) are synchronous 16-byte copies (zeros past the edge) */
+	async = v > 1 && (e->t->has_cp_async || e->t->kind == TGT_HIP) && SB->scope == MEM_GLOBAL &&
+		DB->scope == MEM_SHARED;
+	chunks = R * C / v;
+	iters = (chunks + T - 1) / T;
+	/* element by element, a rolled loop: unrolled, the loads of the whole tile would be
+	 * hoisted and held in registers */
+	{
+		LNode *fl = lw_open_for(e, "it", "0", arena_printf(e->a, "%lld", (long long)iters), iters,
+				     !(v == 1 && e->scalar), 0);
+
+		fl->u.loop.rolled = v == 1 && e->scalar;
+	}
+	lw_decl(e, 1, "int", "q", 0, arena_printf(e->a, "tid + it * %lld", (long long)T), NULL);
+	lw_decl2(e, "r", arena_printf(e->a, "q / %lld", (long long)(C / v)), "c",
+	      arena_printf(e->a, "q %% %lld * %d", (long long)(C / v), v));
+	if (nn == 2)
+		cs[0] = "r", cs[1] = "c";
+	else
+		cs[0] = "c";
+	gs = lw_regguard(e, sr, cs, nn, v);
+	gd = lw_regguard(e, dr, cs, nn, v);
+	g = gs && gd ? arena_printf(e->a, "%s && %s", gs, gd) : gs ? gs : gd;
+	qg = chunks % T ? arena_printf(e->a, "q < %lld", (long long)chunks) : NULL;
+	if (vc)
+		vi = lw_open_if(e, vc, 0, 1);
+	if (async) {
+		/* out-of-range chunks are zero-filled (src-size 0); chunks past the tile are skipped */
+		LNode *n;
+
+		if (qg)
+			lw_open_if(e, qg, 1, 1);
+		n = lw_add(e, L_ASYNC_COPY);
+		n->u.acp.dst = lw_memaddr(e, dr, cs, nn), n->u.acp.src = lw_memaddr(e, sr, cs, nn);
+		n->u.acp.pred = g, n->u.acp.bytes = 16, n->u.acp.dbuf = dr->buf, n->u.acp.sbuf = sr->buf;
+		if (qg)
+			lw_pop(e);
+	} else if (SB->scope == MEM_GLOBAL && DB->scope == MEM_SHARED && gs && !gd) {
+		/* zeros where the source is out of range, as cp.async's zero fill */
+		if (qg)
+			lw_open_if(e, qg, 1, 1);
+		if (v > 1)
+			lw_assign(e, LM_SHARED, dr->buf, 16, arena_printf(e->a, "*(uint4 *)(%s)", lw_memaddr(e, dr, cs, nn)),
+			       arena_printf(e->a, "%s ? *(const uint4 *)(%s) : make_uint4(0, 0, 0, 0)", gs,
+					    lw_memaddr(e, sr, cs, nn)));
+		else
+			lw_assign(e, LM_SHARED, dr->buf, dtype_bytes(DB->dtype),
+			       arena_printf(e->a, "*(%s)", lw_memaddr(e, dr, cs, nn)),
+			       arena_printf(e->a, "%s ? %s : %s", gs,
+					    lw_conv(e, arena_printf(e->a, "*(%s)", lw_memaddr(e, sr, cs, nn)), SB->dtype, DB->dtype),
+					    lw_conv(e, "0.0f", DT_F32, DB->dtype)));
+		if (qg)
+			lw_pop(e);
+		async = 0;
+	} else {
+		if (qg)
+			g = arena_printf(e->a, "%s%s%s", qg, g ? " && " : "", g ? g : "");
+		if (g)
+			lw_open_if(e, g, 1, 1);
+		if (v > 1)
+			lw_assign(e, lw_memof(DB), dr->buf, 16, arena_printf(e->a, "*(uint4 *)(%s)", lw_memaddr(e, dr, cs, nn)),
+			       arena_printf(e->a, "*(const uint4 *)(%s)", lw_memaddr(e, sr, cs, nn)));
+		else
+			lw_assign(e, lw_memof(DB), dr->buf, dtype_bytes(DB->dtype), arena_printf(e->a, "*(%s)", lw_memaddr(e, dr, cs, nn)),
+			       lw_conv(e, arena_printf(e->a, "*(%s)", lw_memaddr(e, sr, cs, nn)), SB->dtype, DB->dtype));
+		if (g)
+			lw_pop(e);
+		async = 0;
+	}
+	if (vc) {
+		/* rows not of whole vectors: element by element; shared memory gets zeros
+		 * where the global source is out of range, as cp.async's zero fill */
+		lw_open_else(e, vi, NULL);
+		c2 = lw_lanecs(e, cs, nn);
+		gs = lw_regguard(e, sr, c2, nn, 1);
+		gd = lw_regguard(e, dr, c2, nn, 1);
+		lw_open_for(e, "tl_k", "0", arena_printf(e->a, "%d", v), v, 1, 0);
+		if (chunks % T)
+			lw_open_if(e, arena_printf(e->a, "q < %lld", (long long)chunks), 0, 1);
+		if (DB->scope == MEM_SHARED && gs)
+			lw_assign(e, LM_SHARED, dr->buf, dtype_bytes(DB->dtype), arena_printf(e->a, "*(%s)", lw_memaddr(e, dr, c2, nn)),
+			       arena_printf(e->a, "%s ? %s : %s", gs,
+					    lw_conv(e, arena_printf(e->a, "*(%s)", lw_memaddr(e, sr, c2, nn)), SB->dtype, DB->dtype),
+					    lw_conv(e, "0.0f", DT_F32, DB->dtype)));
+		else {
+			if (gd || gs)
+				lw_open_if(e, gd && gs ? arena_printf(e->a, "%s && %s", gs, gd) : gd ? gd : gs, 1, 1);
+			lw_assign(e, lw_memof(DB), dr->buf, dtype_bytes(DB->dtype), arena_printf(e->a, "*(%s)", lw_memaddr(e, dr, c2, nn)),
+			       lw_conv(e, arena_printf(e->a, "*(%s)", lw_memaddr(e, sr, c2, nn)), SB->dtype, DB->dtype));
+			if (gd || gs)
+				lw_pop(e);
+		}
+		if (chunks % T)
+			lw_pop(e);
+		lw_pop(e);
+		lw_pop(e);
+	}
+	lw_pop(e);
+	return async;
+}
+
+Held *
+lw_heldtab(Em *e, int buf)
+{
+	const Fragment *F = e->frag[buf];
+	IExpr **co = e->coord[buf];
+	int64_t vals[IEXPR_NVARS] = {0}, x, t, s, y, NY = layout_size(F), R = F->rep, pairs;
+	Held *h;
+	int d;
+
+	if (ck_mul(NY, R, &pairs) || pairs > layout_enum_limit() ||
+	    ck_mul(F->nthreads, e->slots[buf], &x) || x > layout_enum_limit()) {
+		err_set(e->err, "local '%s': %lld elements held %lld times (%lld threads x %lld slots) is "
+			"past the %lld (thread, slot) pairs the lowering checks; use a smaller tile per "
+			"block", e->k->bufs[buf].name, (long long)NY, (long long)R, (long long)F->nthreads,
+			(long long)e->slots[buf], (long long)layout_enum_limit());
+		return NULL;
+	}
+	h = anew(e->a, Held);
+	h->NY = NY, h->R = R;
+	h->thr = anewn(e->a, int32_t, (size_t)pairs);
+	h->cnt = anewn(e->a, int32_t, (size_t)NY);
+	h->mark = anewn(e->a, unsigned char, (size_t)pairs);
+	for (t = 0; t < F->nthreads; t++)
+		for (s = 0; s < e->slots[buf]; s++) {
+			vals[0] = s, vals[1] = t, y = 0;
+			for (d = 0; d < F->nin; d++) {
+				if (iexpr_eval(co[d], vals, &x, e->err))
+					return NULL;
+				y = y * F->in_shape[d] + x;
+			}
+			if (y < 0 || y >= NY || h->cnt[y] >= R) {
+				err_set(e->err, "local '%s': element %lld has more holders than its %lld "
+					"replicas", e->k->bufs[buf].name, (long long)y, (long long)R);
+				return NULL;
+			}
+			h->thr[y * R + h->cnt[y]++] = (int32_t)t;
+		}
+	return h;
+}
+
+/* the index of thread t among the holders of element y, or -1 */
+int64_t
+lw_held_by(const Held *h, int64_t y, int64_t t)
+{
+	int64_t k;
+
+	for (k = 0; k < h->cnt[y]; k++)
+		if (h->thr[y * h->R + k] == t)
+			return y * h->R + k;
+	return -1;
+}
+
+/* copy between local buffers of one shape, through registers: every thread must
+ * hold each element it receives, at a slot that does not depend on the thread */
+static int
+localcopy(Em *e, const IrStmt *st)
+{
+	int sb = st->u.copy.src.buf, db = st->u.copy.dst.buf, d;
+	const IrBuffer *SB = &e->k->bufs[sb], *DB = &e->k->bufs[db];
+	const Fragment *FS = e->frag[sb], *FD = e->frag[db];
+	IExpr **cd = e->coord[db], *sub[IEXPR_NVARS] = {0}, *slot;
+	int64_t vals[IEXPR_NVARS] = {0}, x, t, g, y, SD = e->slots[db], r0, r;
+	Held *held;
+	IDom dom = {{0}};
+
+	if (!lw_wholeregion(e, &st->u.copy.src) || !lw_wholeregion(e, &st->u.copy.dst) || SB->ndim != DB->ndim)
+		return err_set(e->err, "copy %s -> %s: local buffers are copied whole, between equal shapes",
+			       SB->name, DB->name);
+	for (d = 0; d < SB->ndim; d++)
+		if (SB->dims[d].c != DB->dims[d].c)
+			return err_set(e->err, "copy %s -> %s: local buffers are copied whole, between equal "
+				       "shapes", SB->name, DB->name);
+	if (!(held = lw_heldtab(e, sb)))
+		return -1;
+	for (d = 0; d < FS->nin; d++)
+		sub[d] = cd[d];
+	dom.ext[0] = SD, dom.ext[1] = e->k->threads;
+	if (!(slot = iexpr_subst(e->a, FS->fwd[0], sub, &dom)))
+		return err_set(e->err, "copy %s -> %s: out of memory", SB->name, DB->name);
+	for (t = 0; t < FD->nthreads; t++)
+		for (g = 0; g < SD; g++) {
+			vals[0] = g, vals[1] = t, y = 0;
+			for (d = 0; d < FD->nin; d++) {
+				if (iexpr_eval(cd[d], vals, &x, e->err))
+					return -1;
+				y = y * FD->in_shape[d] + x;
+			}
+			if (t >= FS->nthreads || lw_held_by(held, y, t) < 0)
+				return err_set(e->err, "copy %s -> %s: thread %lld receives an element of '%s' "
+					       "that it does not hold in '%s' (the layouts differ across threads: "
+					       "convert through shared memory)", SB->name, DB->name,
+					       (long long)t, DB->name, SB->name);
+			vals[1] = 0;
+			if (iexpr_eval(slot, vals, &r0, e->err))
+				return -1;
+			vals[1] = t;
+			if (iexpr_eval(slot, vals, &r, e->err))
+				return -1;
+			if (r != r0)
+				return err_set(e->err, "copy %s -> %s: the source slot of an element depends on "
+					       "the thread (registers cannot be indexed by thread)", SB->name,
+					       DB->name);
+		}
+	lw_comment(e, "copy %s -> %s in registers", SB->name, DB->name);
+	lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)SD), SD, 1, 0)->u.loop.nobrace = 1;
+	lw_assign(e, LM_LOCAL, db, 0, arena_printf(e->a, "%s[s]", DB->name),
+	       lw_conv(e, arena_printf(e->a, "%s[%s]", SB->name, lw_ixstr(e, slot, lw_slotnames)), SB->dtype, DB->dtype));
+	lw_pop(e);
+	return 0;
+}
+
+int
+lw_copy(Em *e, Buf *chk, const IrStmt *st)
+{
+	MemScope s = e->k->bufs[st->u.copy.src.buf].scope, d = e->k->bufs[st->u.copy.dst.buf].scope;
+	int r;
+
+	if (s == MEM_LOCAL && d == MEM_LOCAL)
+		return localcopy(e, st);
+	if (d == MEM_LOCAL)
+		return regcopy(e, chk, st, 1);
+	if (s == MEM_LOCAL)
+		return regcopy(e, chk, st, 0);
+	if ((r = lw_tilecopy(e, chk, st)) < 0)
+		return -1;
+	if (r) {
+		lw_async_commit(e);
+		lw_async_wait(e, 0);
+	}
+	if (d == MEM_SHARED || s == MEM_SHARED)
+		lw_barrier(e);
+	return 0;
+}

@@ -1,0 +1,594 @@
+/*
+ * lower_kernel.c: the lowering of a kernel into the lowered IR (gen/lir/lir.h):
+ * the kernel's entry (launch contract, parameters, shared-memory views, local
+ * fragments), the statement walk, and the barriers between statements that
+ * read and write shared memory (hazard tracking). lower_kernels() is the
+ * lower-kernels pass; emit_cuda() lowers, verifies and prints in one call.
+ * Local buffers and parallel nests are partitioned per thread through the
+ * fragment inverse; edges are guarded unless assume() or the range prover
+ * shows they cannot be crossed.
+ */
+#include "lw.h"
+
+static int stmt1_lower(Em *e, Buf *chk, const IrStmt *s);
+/* one statement; a failure takes its place in the source (the innermost statement that failed) */
+int
+lw_stmt1(Em *e, Buf *chk, const IrStmt *s)
+{
+	if (stmt1_lower(e, chk, s))
+		return err_loc(e->err, s->loc);
+	return 0;
+}
+
+static int
+stmt1_lower(Em *e, Buf *chk, const IrStmt *s)
+{
+	if (lw_serial_check(e, s))
+		return -1;
+	{
+		switch (s->kind) {
+		case S_COPY:
+			if (s->late_address && e->t->kind == TGT_HIP) {
+				/* require_layout(..., late_address_compute = true): the thread's lane and
+				 * warp are recomputed from threadIdx here, not kept from the kernel entry */
+				int r;
+
+				lw_open_block(e, "late_address_compute: lane and warp recomputed at this use");
+				lw_line(e, "const int tid = (int)threadIdx.x, lane = tid %% %d, warp = tid / %d;",
+				     e->t->warp_size, e->t->warp_size);
+				lw_line(e, "(void)lane, (void)warp;");
+				r = lw_copy(e, chk, s);
+				lw_pop(e);
+				if (r)
+					return -1;
+				break;
+			}
+			if (lw_copy(e, chk, s))
+				return -1;
+			break;
+		case S_GEMM:
+			if (lw_gemm(e, s))
+				return -1;
+			break;
+		case S_FILL:
+			if (lw_fill(e, s))
+				return -1;
+			break;
+		case S_PARALLEL:
+			if (lw_parallel(e, chk, s))
+				return -1;
+			break;
+		case S_STORE:
+			if (lw_store(e, s))
+				return -1;
+			break;
+		case S_LET:
+			lw_decl(e, 0, lw_ctype(lw_calctype(s->u.let.var->type)), lw_vname(e, s->u.let.var), 0,
+			     lw_exprstr(e, s->u.let.value), NULL);
+			break;
+		case S_SET:
+			lw_assign(e, LM_LOCAL, -1, 0, lw_vname(e, s->u.let.var), lw_exprstr(e, s->u.let.value));
+			break;
+		case S_FOR: {
+			/* the bound is evaluated once, before the first iteration */
+			int64_t lo, n;
+			const char *vn = lw_vname(e, s->u.loop.var);
+
+			if (ir_is_const(s->u.loop.lo, &lo) && ir_is_const(s->u.loop.extent, &n))
+				lw_open_for(e, vn, arena_printf(e->a, "%lld", (long long)lo),
+					 arena_printf(e->a, "%lld", (long long)(lo + n)), n, 0, 0);
+			else
+				lw_open_for(e, vn, lw_exprstr(e, s->u.loop.lo),
+					 arena_printf(e->a, "%s + %s", lw_exprstr(e, s->u.loop.lo), lw_exprstr(e, s->u.loop.extent)),
+					 -1, 0, 1);
+			if (lw_loopbody(e, chk, s->u.loop.body))
+				return -1;
+			lw_pop(e);
+			break;
+		}
+		case S_PIPELINE:
+			if (lw_pipeline(e, chk, s))
+				return -1;
+			break;
+		case S_IF: {
+			/* after the if: what either branch left pending */
+			unsigned char *rd0 = NULL, *wr0 = NULL;
+			int b;
+			LNode *ifn;
+
+			if (e->shrd && !e->par) {
+				rd0 = anewn(e->a, unsigned char, e->k->nbuf + 1);
+				wr0 = anewn(e->a, unsigned char, e->k->nbuf + 1);
+				memcpy(rd0, e->shrd, (size_t)e->k->nbuf);
+				memcpy(wr0, e->shwr, (size_t)e->k->nbuf);
+			}
+			/* an if inside a parallel nest is per point; outside, its condition reads what
+			 * every thread sees alike (serial_check) */
+			ifn = lw_open_if(e, lw_exprstr(e, s->u.cond.cond), 0, e->par != NULL);
+			if (lw_stmts(e, chk, s->u.cond.then))
+				return -1;
+			if (s->u.cond.els) {
+				unsigned char *rd1 = NULL, *wr1 = NULL;
+
+				if (rd0) {
+					rd1 = anewn(e->a, unsigned char, e->k->nbuf + 1);
+					wr1 = anewn(e->a, unsigned char, e->k->nbuf + 1);
+					memcpy(rd1, e->shrd, (size_t)e->k->nbuf);
+					memcpy(wr1, e->shwr, (size_t)e->k->nbuf);
+					memcpy(e->shrd, rd0, (size_t)e->k->nbuf);
+					memcpy(e->shwr, wr0, (size_t)e->k->nbuf);
+				}
+				lw_open_else(e, ifn, NULL);
+				if (lw_stmts(e, chk, s->u.cond.els))
+					return -1;
+				if (rd0)
+					for (b = 0; b < e->k->nbuf; b++)
+						e->shrd[b] |= rd1[b], e->shwr[b] |= wr1[b];
+			} else if (rd0) {
+				for (b = 0; b < e->k->nbuf; b++)
+					e->shrd[b] |= rd0[b], e->shwr[b] |= wr0[b];
+			}
+			lw_pop(e);
+			break;
+		}
+		case S_REDUCE:
+			if (lw_reduce(e, s))
+				return -1;
+			break;
+		case S_BARRIER:
+			lw_barrier(e);
+			break;
+		default:
+			break; /* assume and layout statements emit nothing */
+		}
+	}
+	return 0;
+}
+
+/* ---- barriers: every statement sees the shared memory the statements before it left ---- */
+
+static void
+sh_expr(const Em *e, const IrExpr *x, unsigned char *rd)
+{
+	int i;
+
+	if (!x)
+		return;
+	switch (x->kind) {
+	case IE_LOAD:
+		if (e->k->bufs[x->u.load.buf].scope == MEM_SHARED)
+			rd[x->u.load.buf] = 1;
+		for (i = 0; i < x->u.load.n; i++)
+			sh_expr(e, x->u.load.idx[i], rd);
+		break;
+	case IE_UNARY: sh_expr(e, x->u.un.a, rd); break;
+	case IE_BINARY: sh_expr(e, x->u.bin.a, rd), sh_expr(e, x->u.bin.b, rd); break;
+	case IE_SELECT: sh_expr(e, x->u.sel.c, rd), sh_expr(e, x->u.sel.a, rd), sh_expr(e, x->u.sel.b, rd); break;
+	case IE_CAST: sh_expr(e, x->u.cast.a, rd); break;
+	case IE_CALL:
+		for (i = 0; i < x->u.call.n; i++)
+			sh_expr(e, x->u.call.args[i], rd);
+		break;
+	default: break;
+	}
+}
+
+static void
+sh_mark(const Em *e, int buf, unsigned char *m)
+{
+	if (buf >= 0 && buf < e->k->nbuf && e->k->bufs[buf].scope == MEM_SHARED)
+		m[buf] = 1;
+}
+
+static void
+sh_region(const Em *e, const Region *r, unsigned char *m, unsigned char *rd)
+{
+	int d;
+
+	sh_mark(e, r->buf, m);
+	for (d = 0; d < r->ndim; d++)
+		sh_expr(e, r->off[d], rd);
+}
+
+/* the shared buffers statement list s (with what it nests) reads and writes */
+void
+lw_sh_stmts(const Em *e, const IrStmt *s, unsigned char *rd, unsigned char *wr, int one)
+{
+	int i;
+
+	for (; s; s = one ? NULL : s->next) {
+		switch (s->kind) {
+		case S_COPY: sh_region(e, &s->u.copy.src, rd, rd), sh_region(e, &s->u.copy.dst, wr, rd); break;
+		case S_GEMM:
+			sh_region(e, &s->u.gemm.a, rd, rd), sh_region(e, &s->u.gemm.b, rd, rd);
+			sh_region(e, &s->u.gemm.c, wr, rd);
+			break;
+		case S_FILL: sh_region(e, &s->u.fill.dst, wr, rd), sh_expr(e, s->u.fill.value, rd); break;
+		case S_REDUCE: sh_mark(e, s->u.reduce.src, rd), sh_mark(e, s->u.reduce.dst, wr); break;
+		case S_PARALLEL: lw_sh_stmts(e, s->u.par.body, rd, wr, 0); break;
+		case S_STORE:
+			sh_mark(e, s->u.store.buf, wr);
+			for (i = 0; i < s->u.store.n; i++)
+				sh_expr(e, s->u.store.idx[i], rd);
+			sh_expr(e, s->u.store.value, rd);
+			break;
+		case S_LET: case S_SET: sh_expr(e, s->u.let.value, rd); break;
+		case S_FOR:
+			sh_expr(e, s->u.loop.lo, rd), sh_expr(e, s->u.loop.extent, rd);
+			lw_sh_stmts(e, s->u.loop.body, rd, wr, 0);
+			break;
+		case S_PIPELINE: lw_sh_stmts(e, s->u.pipe.body, rd, wr, 0); break;
+		case S_IF:
+			sh_expr(e, s->u.cond.cond, rd);
+			lw_sh_stmts(e, s->u.cond.then, rd, wr, 0);
+			lw_sh_stmts(e, s->u.cond.els, rd, wr, 0);
+			break;
+		default: break;
+		}
+	}
+}
+
+/* do shared buffers a and b share bytes (the same buffer, or overlapping lifetimes' bytes
+ * the planner gave both)? */
+static int
+sh_alias(const Em *e, int a, int b)
+{
+	const SmemBuf *x, *y;
+
+	if (a == b)
+		return 1;
+	if (!(x = smem_find(&e->sp, a)) || !(y = smem_find(&e->sp, b)))
+		return 0;
+	return x->offset < y->offset + y->bytes && y->offset < x->offset + x->bytes;
+}
+
+/* is the last node emitted a barrier? */
+static int
+ends_with_barrier(const Em *e)
+{
+	const LNode *n = lir_last(e->cur);
+
+	return n && n->kind == L_BARRIER;
+}
+
+void
+lw_sh_clear(Em *e)
+{
+	memset(e->shrd, 0, (size_t)e->k->nbuf);
+	memset(e->shwr, 0, (size_t)e->k->nbuf);
+}
+
+/*
+ * Emit s after a __syncthreads when it writes a shared buffer some thread
+ * read or wrote since the last barrier, or reads one written since (a
+ * statement of the tile program runs for the whole block before the next).
+ */
+int
+lw_stmt_synced(Em *e, Buf *chk, const IrStmt *s)
+{
+	unsigned char *rd, *wr;
+	int b, need = 0;
+
+	if (e->par || !e->shrd)
+		return lw_stmt1(e, chk, s);
+	rd = anewn(e->a, unsigned char, e->k->nbuf + 1);
+	wr = anewn(e->a, unsigned char, e->k->nbuf + 1);
+	lw_sh_stmts(e, s, rd, wr, 1);
+	for (b = 0; b < e->k->nbuf && !need; b++) {
+		int c;
+
+		if (!rd[b] && !wr[b])
+			continue;
+		/* buffers the planner placed on overlapping bytes are one for hazards */
+		for (c = 0; c < e->k->nbuf && !need; c++)
+			if ((e->shrd[c] || e->shwr[c]) && sh_alias(e, b, c))
+				need = (wr[b] && (e->shrd[c] || e->shwr[c])) || (rd[b] && e->shwr[c]);
+	}
+	if (need) {
+		lw_barrier(e);
+		lw_sh_clear(e);
+	}
+	if (lw_stmt1(e, chk, s))
+		return -1;
+	if (ends_with_barrier(e)) {
+		lw_sh_clear(e);
+	} else {
+		for (b = 0; b < e->k->nbuf; b++)
+			e->shrd[b] |= rd[b], e->shwr[b] |= wr[b];
+	}
+	return 0;
+}
+
+int
+lw_stmts(Em *e, Buf *chk, const IrStmt *s)
+{
+	for (; s; s = s->next)
+		if (lw_stmt_synced(e, chk, s))
+			return -1;
+	return 0;
+}
+
+/* a loop body: what the body leaves pending reaches its start again */
+int
+lw_loopbody(Em *e, Buf *chk, const IrStmt *body)
+{
+	int b;
+
+	if (e->shrd && !e->par) {
+		unsigned char *rd = anewn(e->a, unsigned char, e->k->nbuf + 1);
+		unsigned char *wr = anewn(e->a, unsigned char, e->k->nbuf + 1);
+
+		lw_sh_stmts(e, body, rd, wr, 0);
+		for (b = 0; b < e->k->nbuf; b++)
+			e->shrd[b] |= rd[b], e->shwr[b] |= wr[b];
+		if (lw_stmts(e, chk, body))
+			return -1;
+		for (b = 0; b < e->k->nbuf; b++)
+			e->shrd[b] |= rd[b], e->shwr[b] |= wr[b];
+		return 0;
+	}
+	return lw_stmts(e, chk, body);
+}
+
+static void
+cutecomment(Em *e, const Layout *L, int frag, const char *swz, int vec)
+{
+	Buf b;
+	Err ce = {0};
+
+	buf_init(&b);
+	if (frag) {
+		CuteLayout cl;
+
+		if (frag_to_cute(e->a, L, &cl, &ce) == 1)
+			cute_print_layout(&b, cl);
+		else
+			buf_puts(&b, "(no CuTe form)");
+	} else {
+		CuteComposed cc;
+
+		if (!strcmp(swz, "none") && layout_to_cute(e->a, L, LC_FLAT, &cc, &ce) == 1)
+			cute_print_layout(&b, cc.l);
+		else if (layout_to_cute(e->a, L, LC_COMPOSED, &cc, &ce) == 1)
+			cute_print_composed(&b, &cc);
+		else
+			buf_puts(&b, "(no CuTe form)");
+	}
+	lw_comment(e, "layout: %s  swizzle: %s  vec: %d", buf_str(&b), swz, vec);
+	buf_free(&b);
+}
+
+/* the statements of the kernel into the lowered body: once; or, when vector accesses
+ * depend on rows-of-whole-vectors flags, as `if (flags) { vector body } else { scalar
+ * body }` so that each body keeps its own registers (no scalar code in the vector loops) */
+static int
+bodies(Em *e, Buf *chk)
+{
+	LList vb = {0}, sb = {0}, *body = e->cur;
+	int i, tmp = e->tmp, ret;
+
+	e->nflags = 0;
+	e->scalar = 0;
+	e->shrd = anewn(e->a, unsigned char, e->k->nbuf + 1);
+	e->shwr = anewn(e->a, unsigned char, e->k->nbuf + 1);
+	e->cur = &vb;
+	if ((ret = lw_stmts(e, chk, e->k->body)) == 0 && e->nflags > 0) {
+		Buf c;
+		LNode *n;
+
+		buf_init(&c);
+		for (i = 0; i < e->nflags; i++)
+			buf_printf(&c, "%s%s", i ? " && " : "", e->flags[i]);
+		e->cur = body;
+		/* the flags depend on sizes alone: every thread takes the same branch */
+		n = lw_open_if(e, arena_strdup(e->a, buf_str(&c)), 0, 0);
+		buf_free(&c);
+		e->tmp = tmp;
+		lw_sh_clear(e);
+		if ((ret = lw_stmts(e, chk, e->k->body)) == 0) {
+			e->scalar = 1;
+			lw_open_else(e, n, "rows that are not whole vectors: element by element");
+			lw_sh_clear(e);
+			ret = lw_stmts(e, chk, e->k->body);
+			e->scalar = 0;
+		}
+		lw_pop(e);
+		(void)sb;
+	} else {
+		LNode *x, *nx;
+
+		for (x = vb.head; x; x = nx) {
+			nx = x->next;
+			lir_append(body, x);
+		}
+	}
+	e->cur = body;
+	return ret;
+}
+
+static int
+kernel(Em *e)
+{
+	const IrKernel *k = e->k;
+	LKernel *lk = e->lk;
+	Buf chk;
+	int i, b, ret;
+
+	/* the plan of the pass plan-shared-memory, or one made here (emit_cuda called alone) */
+	if (k->smem)
+		e->sp = *k->smem;
+	else if (smem_plan(e->a, e->t, k, &e->sp, e->err))
+		return -1;
+	{
+		/* emit from a copy whose buffers carry their C names */
+		IrKernel *kc = anew(e->a, IrKernel);
+
+		*kc = *k;
+		kc->bufs = anewn(e->a, IrBuffer, k->nbuf + 1);
+		for (b = 0; b < k->nbuf; b++) {
+			kc->bufs[b] = k->bufs[b];
+			kc->bufs[b].name = lw_cname(e->a, k->bufs[b].name);
+		}
+		e->k = k = kc;
+	}
+	lw_signs(e);
+	e->frag = anewn(e->a, Layout *, k->nbuf + 1);
+	e->coord = anewn(e->a, IExpr **, k->nbuf + 1);
+	e->slots = anewn(e->a, int64_t, k->nbuf + 1);
+	for (b = 0; b < k->nbuf; b++) {
+		const IrBuffer *B = &k->bufs[b];
+		const IrStmt *g;
+		int64_t shape[LAYOUT_MAXDIM];
+
+		if (B->scope != MEM_LOCAL)
+			continue;
+		if (B->layout) {
+			if (!B->layout->is_frag)
+				return err_loc(e->err, B->loc), err_set(e->err, "local '%s' has a layout that is not a Fragment", B->name);
+			e->frag[b] = B->layout;
+		} else if ((g = lw_accgemm(k->body, b))) {
+			GemmPlan p;
+
+			if (lw_plan_of(e, g, &p, e->err))
+				return err_loc(e->err, B->loc);
+			e->frag[b] = p.acc;
+		} else {
+			for (i = 0; i < B->ndim; i++)
+				shape[i] = B->dims[i].c;
+			if (!(e->frag[b] = lw_defaultfrag(e, shape, B->ndim)))
+				return err_loc(e->err, B->loc);
+		}
+		if (e->frag[b]->nthreads > k->threads)
+			return err_loc(e->err, B->loc), err_set(e->err, "local '%s': its layout needs %lld threads, the kernel has %lld",
+				       B->name, (long long)e->frag[b]->nthreads, (long long)k->threads);
+		if (!(e->coord[b] = lw_fragcoords(e, e->frag[b], &e->slots[b])))
+			return err_loc(e->err, B->loc);
+	}
+
+	/* the kernel's entry: its launch contract and parameters */
+	lk->name = k->name;
+	lk->cname = lw_cname(e->a, k->name);
+	lk->threads = k->threads;
+	lk->smem_bytes = e->sp.total;
+	lk->smem_optin = e->sp.needs_optin;
+	lk->smem_align = e->sp.align;
+	lk->has_smem = e->sp.n > 0;
+	lk->warp_size = e->t->warp_size;
+	lk->nparam = k->nparam + k->nsize;
+	lk->params = anewn(e->a, LParam, lk->nparam + 1);
+	for (i = 0; i < k->nparam; i++) {
+		const IrParam *P = &k->params[i];
+
+		lk->params[i].type = lw_ctype(P->dtype);
+		lk->params[i].name = lw_cname(e->a, P->name);
+		lk->params[i].is_ptr = P->is_tensor;
+	}
+	for (i = 0; i < k->nsize; i++) {
+		lk->params[k->nparam + i].type = "int";
+		lk->params[k->nparam + i].name = lw_vname(e, k->sizes[i]);
+	}
+
+	buf_init(&chk);
+	e->cur = &lk->body;
+	e->ind = 1;
+	e->ldepth = 1;
+	for (i = 0; i < e->sp.n; i++) {
+		const SmemBuf *sb = &e->sp.bufs[i];
+		const IrBuffer *B = &k->bufs[sb->buf];
+
+		cutecomment(e, sb->layout, 0, swizzle_name(sb->mode), (int)sb->run);
+		lw_decl(e, 0, arena_printf(e->a, "%s *", lw_ctype(B->dtype)), B->name, 0,
+		     arena_printf(e->a, "(%s *)(tl_smem + %lld)", lw_ctype(B->dtype), (long long)sb->offset),
+		     arena_printf(e->a, "// %d stage%s of %lld elements", sb->stages, sb->stages > 1 ? "s" : "",
+				  (long long)sb->stage_elems));
+	}
+	for (b = 0; b < k->nbuf; b++) {
+		const IrBuffer *B = &k->bufs[b];
+		int eb = dtype_bytes(B->dtype);
+
+		if (B->scope != MEM_LOCAL)
+			continue;
+		{
+			int vv = eb == 1 || eb == 2 || eb == 4 ?
+				 lw_fragvec(e->frag[b], e->coord[b], e->slots[b], 16 / eb) : 1;
+
+			cutecomment(e, e->frag[b], 1, "none", eb == 1 && vv < 4 ? 1 : vv);
+		}
+		lw_decl(e, 0, lw_ctype(B->dtype), B->name, e->slots[b], NULL, NULL);
+	}
+	ret = bodies(e, &chk);
+	buf_free(&chk);
+	return ret;
+}
+
+/* the lowered IR of every kernel of p into *out (p->arch picks the target) */
+int
+lower_kernels(Arena *a, const IrProgram *p, LProgram **out, Err *err)
+{
+	const Target *t;
+	const IrKernel *k;
+	TargetKind kind;
+	LProgram *lp;
+	LKernel **tail;
+	Em e;
+	Err local = {0};
+	char msg[sizeof local.msg];
+
+	if (!err)
+		err = &local;
+	if (!a || !p || !out)
+		return err_set(err, "lower_kernels: null argument");
+	/* the same lowering for both targets; the dialect and tilec_hip.h give HIP's spellings */
+	kind = p->target == 0 ? TGT_CUDA : TGT_HIP;
+	if (p->target != 0 && p->target != 1)
+		return err_set(err, "lower_kernels: unknown target %d", p->target);
+	if (!(t = target_lookup(kind, p->arch ? p->arch : target_default_arch(kind), err)))
+		return -1;
+	lp = anew(a, LProgram);
+	lp->target = p->target;
+	lp->arch = t->arch;
+	lp->version = TL_VERSION;
+	tail = &lp->kernels;
+	for (k = p->kernels; k; k = k->next) {
+		memset(&e, 0, sizeof e);
+		e.a = a;
+		e.t = t;
+		e.k = k;
+		e.err = err;
+		e.lk = anew(a, LKernel);
+		if (kernel(&e)) {
+			snprintf(msg, sizeof msg, "%s", err->msg);
+			err_set(err, "kernel '%s': %s", k->name, msg);
+			return err_loc(err, k->loc);
+		}
+		*tail = e.lk;
+		tail = &e.lk->next;
+	}
+	*out = lp;
+	return 0;
+}
+
+int
+emit_cuda(Arena *a, const IrProgram *p, Buf *out, Err *err)
+{
+	LProgram *lp;
+
+	if (!out)
+		return err_set(err, "emit_cuda: null argument");
+	if (lower_kernels(a, p, &lp, err) || lir_verify(lp, err))
+		return -1;
+	lir_render_c(out, lp, lir_dialect(lp));
+	return 0;
+}
+
+const char *
+emit_ctype(DType t)
+{
+	return lw_ctype(t);
+}
+
+const char *
+emit_cname(Arena *a, const char *n)
+{
+	return lw_cname(a, n);
+}

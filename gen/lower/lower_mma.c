@@ -1,0 +1,396 @@
+/*
+ * lower_mma.c: gemm. mma.sync m16n8k16 with ldmatrix operands (sm_80 and
+ * later), wgmma m64nNk16 from shared-memory descriptors (sm_90a), MFMA and
+ * WMMA 16x16x16 on AMD, each over the gemm plan (lower/gemm_plan.c).
+ */
+#include "lw.h"
+
+static int gemm_amd(Em *e, const IrStmt *st, const GemmPlan *p);
+/* ---- gemm on sm_90a: wgmma.mma_async m64nNk16 from shared-memory descriptors ---------- */
+
+/* a descriptor for operand buf at element (r, c), whose row r % 8 == 0 starts a swizzle atom */
+static int
+wgdesc(Em *e, const char *name, int buf, const char *r, const char *c, int64_t lbo, int64_t sbo,
+       int type)
+{
+	char *ix[2];
+	Buf b;
+
+	ix[0] = (char *)r, ix[1] = (char *)c;
+	buf_init(&b);
+	if (lw_smemoff(e, buf, ix, &b)) {
+		buf_free(&b);
+		return -1;
+	}
+	lw_decl(e, 1, "tl_u64", name, 0, arena_printf(e->a, "tl_wgmma_desc(&%s[%s], %lld, %lld, %d)", lw_bufptr(e, buf),
+						  buf_str(&b), (long long)lbo, (long long)sbo, type), NULL);
+	buf_free(&b);
+	return 0;
+}
+
+static int
+gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
+{
+	const IrBuffer *A = &e->k->bufs[st->u.gemm.a.buf], *B = &e->k->bufs[st->u.gemm.b.buf];
+	const IrBuffer *Cb = &e->k->bufs[st->u.gemm.c.buf];
+	const SmemBuf *sa = smem_find(&e->sp, st->u.gemm.a.buf), *sb = smem_find(&e->sp, st->u.gemm.b.buf);
+	int64_t atom_a, atom_b, lbo_b, pw_b, kk;
+	int mi, ni, nreg = p->inst_n / 2;
+	char rs[64], cs[64];
+	Buf b;
+
+	if (p->trans_a || p->elem_bits != 16 || !sa || !sb || A->ndim != 2 || B->ndim != 2 ||
+	    Cb->ndim != 2 || p->acc_type != DT_F32)
+		return err_set(e->err, "gemm: wgmma lowers only f16/bf16 A[M,K] x B[K,N] or B[N,K] from shared "
+			       "memory into an f32 accumulator");
+	if (sa->kind != SMEM_SWIZZLE || sb->kind != SMEM_SWIZZLE || sa->mode == SWZ_NONE ||
+	    (!p->trans_b && sb->mode != SWZ_128B))
+		return err_set(e->err, "gemm: wgmma needs swizzled shared operands (A %s, B %s; an N-major B "
+			       "needs the 128B swizzle)", swizzle_name(sa->mode), swizzle_name(sb->mode));
+	if (e->frag[st->u.gemm.c.buf] != p->acc && layout_equal(e->frag[st->u.gemm.c.buf], p->acc, NULL) != 1)
+		return err_set(e->err, "gemm: accumulator '%s' does not have the gemm plan's layout", Cb->name);
+	atom_a = swizzle_alignment(sa->mode);   /* 8 rows of one swizzle panel, in bytes */
+	atom_b = swizzle_alignment(sb->mode);
+	pw_b = swizzle_bytes(sb->mode) / 2;     /* panel width in elements */
+	lbo_b = p->trans_b ? 16 : p->K / 8 * atom_b;
+	if (!p->trans_b && (p->wg_cols % pw_b || (p->inst_n % pw_b && p->inst_n > pw_b)))
+		return err_set(e->err, "gemm: wgmma N tile %d does not cover whole %lld-column panels",
+			       p->inst_n, (long long)pw_b);
+	lw_comment(e, "gemm %s: wgmma m64n%dk16, warpgroups %dx%d, %dx%d instructions per warpgroup", Cb->name,
+		p->inst_n, p->wg_m, p->wg_n, p->rep_m, p->rep_n);
+	lw_open_block(e, NULL);
+	lw_decl2(e, "wgm", arena_printf(e->a, "warp / 4 %% %d", p->wg_m), "wgn", arena_printf(e->a, "warp / 4 / %d", p->wg_m));
+	if (!e->wg_inflight) {
+		lw_call(e, LC_FENCE, "tl_fence_proxy_async", "", NULL);
+		lw_barrier(e);
+	}
+	lw_call(e, LC_FENCE, "tl_wgmma_fence", "", NULL);
+	buf_init(&b);
+	for (kk = 0; kk < p->K; kk += 16)
+		for (mi = 0; mi < p->rep_m; mi++)
+			for (ni = 0; ni < p->rep_n; ni++) {
+				lw_open_block(e, NULL);
+				snprintf(rs, sizeof rs, "(wgm * %lld + %d)", (long long)p->wg_rows, mi * 64);
+				snprintf(cs, sizeof cs, "%lld", (long long)kk);
+				if (wgdesc(e, "da", st->u.gemm.a.buf, rs, cs, 16, atom_a,
+					   swizzle_wgmma_layout_type(sa->mode)))
+					goto fail;
+				snprintf(cs, sizeof cs, "(wgn * %lld + %d)", (long long)p->wg_cols, ni * p->inst_n);
+				snprintf(rs, sizeof rs, "%lld", (long long)kk);
+				if (p->trans_b ? wgdesc(e, "db", st->u.gemm.b.buf, cs, rs, 16, atom_b,
+							swizzle_wgmma_layout_type(sb->mode))
+					       : wgdesc(e, "db", st->u.gemm.b.buf, rs, cs, lbo_b, atom_b,
+							swizzle_wgmma_layout_type(sb->mode)))
+					goto fail;
+				/* tilec_cuda.h: wgmma.mma_async m64nNk16 on this thread's N/2 accumulators */
+				lw_call(e, LC_MMA, arena_printf(e->a, "tl_wgmma_%s<%d, %d>", p->ab_type == DT_BF16 ? "bf16" : "f16",
+							     p->inst_n, p->trans_b ? 0 : 1),
+				     arena_printf(e->a, "&%s[%d], da, db", Cb->name, (mi * p->rep_n + ni) * nreg),
+				     arena_printf(e->a, "// m64n%dk16, B %s-major", p->inst_n, p->trans_b ? "K" : "N"));
+				buf_reset(&b);
+				lw_pop(e);
+			}
+	lw_call(e, LC_MMA_GROUP, "tl_wgmma_commit", "", NULL);
+	if (e->wg_inflight == 2)
+		lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait1", "", "  // this group stays in flight; the pipeline waits for it");
+	else
+		lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait0", "", NULL);
+	lw_pop(e);
+	buf_free(&b);
+	return 0;
+fail:
+	buf_free(&b);
+	return -1;
+}
+
+/* gemm_plan for st, memoised per kernel: planning builds and checks fragments */
+int
+lw_plan_of(Em *e, const IrStmt *st, GemmPlan *p, Err *err)
+{
+	int i;
+
+	for (i = 0; i < e->nplan; i++)
+		if (e->plan_st[i] == st) {
+			*p = e->plan[i];
+			return 0;
+		}
+	if (gemm_plan(e->a, e->t, e->k, st, p, err))
+		return -1;
+	if (e->nplan < (int)(sizeof e->plan / sizeof e->plan[0])) {
+		e->plan_st[e->nplan] = st;
+		e->plan[e->nplan++] = *p;
+	}
+	return 0;
+}
+
+int
+lw_gemm(Em *e, const IrStmt *st)
+{
+	GemmPlan p;
+	const IrBuffer *A = &e->k->bufs[st->u.gemm.a.buf], *B = &e->k->bufs[st->u.gemm.b.buf];
+	const IrBuffer *Cb = &e->k->bufs[st->u.gemm.c.buf];
+	int64_t wm, wn;
+	int mi, nj, ni;
+	char *ia[2], *ib[2];
+	Buf b;
+
+	if (lw_plan_of(e, st, &p, e->err))
+		return -1;
+	if (st->u.gemm.clear) {
+		/* clear = true: C = A * B, the accumulator zeroed first (an in-flight wgmma group
+		 * still writes it: retire it before) */
+		if (p.instr == GEMM_WGMMA && e->wg_inflight == 2)
+			lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait0", "", arena_printf(e->a, "// clear = true: the group in flight writes %s", Cb->name));
+		lw_line(e, "#pragma unroll");
+		lw_line(e, "for (int s = 0; s < %lld; s++) // clear = true", (long long)e->slots[st->u.gemm.c.buf]);
+		lw_line(e, "\t%s[s] = 0;", Cb->name);
+	}
+	if (p.instr == GEMM_WGMMA)
+		return gemm_wgmma(e, st, &p);
+	if (p.instr == GEMM_MFMA || p.instr == GEMM_WMMA)
+		return gemm_amd(e, st, &p);
+	if (p.instr != GEMM_MMA_SYNC)
+		return err_set(e->err, "gemm: %s emission is not implemented yet (use --arch=sm_90 or sm_80)",
+			       gemm_instr_name(p.instr));
+	if (p.trans_a || p.elem_bits != 16 || !p.a_shared || !p.b_shared ||
+	    p.rep_n % 2 || A->ndim != 2 || B->ndim != 2 || Cb->ndim != 2 || p.acc_type != DT_F32) {
+		/* say which of the conditions this gemm misses, so the user knows what to change */
+		char why[256];
+		size_t at = 0;
+		const char *miss[8];
+		int nm = 0, i;
+
+		if (p.trans_a)
+			miss[nm++] = "trans_a (store A as M x K)";
+		if (p.elem_bits != 16)
+			miss[nm++] = "operands that are not f16/bf16";
+		if (!p.a_shared || !p.b_shared)
+			miss[nm++] = "an operand in registers (stage it through shared memory)";
+		if (p.rep_n % 2)
+			miss[nm++] = "an odd number of n8 tiles per warp (make N per warp a multiple of 16)";
+		if (A->ndim != 2 || B->ndim != 2 || Cb->ndim != 2)
+			miss[nm++] = "operands that are not 2-D";
+		if (p.acc_type != DT_F32)
+			miss[nm++] = "an accumulator that is not f32";
+		why[0] = 0;
+		for (i = 0; i < nm && at < sizeof why; i++) {
+			int w = snprintf(why + at, sizeof why - at, "%s%s", i ? ", " : "", miss[i]);
+
+			if (w > 0)
+				at += (size_t)w;
+		}
+		return err_set(e->err, "gemm: not lowered yet for mma.sync: %s; lowered: f16/bf16 "
+			       "A[M,K] x B[K,N] or B[N,K] from shared memory into an f32 accumulator", why);
+	}
+	if (e->frag[st->u.gemm.c.buf] != p.acc && layout_equal(e->frag[st->u.gemm.c.buf], p.acc, NULL) != 1)
+		return err_set(e->err, "gemm: accumulator '%s' does not have the gemm plan's layout", Cb->name);
+	/* ldmatrix reads rows of 8 elements (16 bytes) along the last dimension of each operand */
+	{
+		const SmemBuf *sa = smem_find(&e->sp, st->u.gemm.a.buf), *sbb = smem_find(&e->sp, st->u.gemm.b.buf);
+
+		if (!sa || !sbb || sa->run < 8 || sbb->run < 8)
+			return err_set(e->err, "gemm: shared operand '%s' keeps only %lld consecutive elements "
+				       "together in its layout; ldmatrix reads 8 (16 bytes) along the last "
+				       "dimension", !sa || sa->run < 8 ? A->name : B->name,
+				       (long long)(!sa || sa->run < 8 ? (sa ? sa->run : 0) : sbb->run));
+	}
+	wm = p.M / p.m_warp;
+	wn = p.N / p.n_warp;
+	buf_init(&b);
+	lw_comment(e, "gemm %s: mma.sync m16n8k16, warps %dx%d, %dx%d tiles per warp", Cb->name, p.m_warp,
+		p.n_warp, p.rep_m, p.rep_n);
+	lw_open_block(e, NULL);
+	lw_decl2(e, "wm", arena_printf(e->a, "warp %% %d", p.m_warp), "wn", arena_printf(e->a, "warp / %d", p.m_warp));
+	{
+		LNode *kl = lw_open_for(e, "kk", "0", arena_printf(e->a, "%lld", (long long)p.K), (p.K + 15) / 16, 1, 0);
+
+		kl->u.loop.step = 16, kl->u.loop.stepped = 1;
+	}
+	lw_line(e, "tl_u32 af[%d][4], bf[%d][2];", p.rep_m, p.rep_n);
+	lw_open_for(e, "mi", "0", arena_printf(e->a, "%d", p.rep_m), p.rep_m, 1, 0);
+	lw_decl2(e, "r", arena_printf(e->a, "wm * %lld + mi * 16 + lane %% 16", (long long)wm), "c", "kk + lane / 16 * 8");
+	ia[0] = "r", ia[1] = "c";
+	buf_reset(&b);
+	lw_smemoff(e, st->u.gemm.a.buf, ia, &b);
+	lw_call(e, LC_LDMATRIX, "tl_ldmatrix_x4", arena_printf(e->a, "af[mi], &%s[%s]", lw_bufptr(e, st->u.gemm.a.buf),
+							    buf_str(&b)), NULL);
+	lw_pop(e);
+	{
+		LNode *nl = lw_open_for(e, "nj", "0", arena_printf(e->a, "%d", p.rep_n), (p.rep_n + 1) / 2, 1, 0);
+
+		nl->u.loop.step = 2, nl->u.loop.stepped = 1;
+	}
+	if (p.trans_b) {
+		/* B stored [N, K]: matrices (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15) */
+		lw_decl2(e, "n", arena_printf(e->a, "wn * %lld + nj * 8 + lane / 16 * 8 + lane %% 8", (long long)wn), "k",
+		      "kk + lane / 8 % 2 * 8");
+		ib[0] = "n", ib[1] = "k";
+	} else {
+		lw_decl2(e, "k", "kk + lane % 16", "n", arena_printf(e->a, "wn * %lld + nj * 8 + lane / 16 * 8", (long long)wn));
+		ib[0] = "k", ib[1] = "n";
+	}
+	lw_decl(e, 0, "tl_u32", "t4", 4, NULL, NULL);
+	buf_reset(&b);
+	lw_smemoff(e, st->u.gemm.b.buf, ib, &b);
+	lw_call(e, LC_LDMATRIX, p.trans_b ? "tl_ldmatrix_x4" : "tl_ldmatrix_x4_trans",
+	     arena_printf(e->a, "t4, &%s[%s]", lw_bufptr(e, st->u.gemm.b.buf), buf_str(&b)), NULL);
+	lw_assign(e, LM_LOCAL, -1, 0, "bf[nj][0]", "t4[0]");
+	lw_assign(e, LM_LOCAL, -1, 0, "bf[nj][1]", "t4[1]");
+	lw_assign(e, LM_LOCAL, -1, 0, "bf[nj + 1][0]", "t4[2]");
+	lw_assign(e, LM_LOCAL, -1, 0, "bf[nj + 1][1]", "t4[3]");
+	lw_pop(e);
+	lw_open_for(e, "mi", "0", arena_printf(e->a, "%d", p.rep_m), p.rep_m, 1, 0)->u.loop.nobrace = 1;
+	{
+		LNode *nl = lw_open_for(e, "ni", "0", arena_printf(e->a, "%d", p.rep_n), p.rep_n, 1, 0);
+
+		nl->u.loop.nobrace = 1, nl->u.loop.pragma_out = 1;
+	}
+	lw_call(e, LC_MMA, p.ab_type == DT_BF16 ? "tl_mma_bf16_16816" : "tl_mma_f16_16816",
+	     arena_printf(e->a, "&%s[(mi * %d + ni) * 4], af[mi], bf[ni]", Cb->name, p.rep_n), NULL);
+	lw_pop(e);
+	lw_pop(e);
+	lw_pop(e);
+	lw_pop(e);
+	(void)mi, (void)nj, (void)ni;
+	buf_free(&b);
+	return 0;
+}
+
+/* ---- gemm on AMD: MFMA (wave64) or WMMA (wave32) 16x16x16 over the plan --------------- */
+
+/* do runs of n elements along K of operand buf (K the last dim when xfirst, else the
+ * first) stay contiguous and n-aligned in its LDS layout? then they load as one vector */
+static int
+kcontig(Em *e, int buf, int xfirst, int n)
+{
+	const SmemBuf *sb = smem_find(&e->sp, buf);
+	const IrBuffer *B = &e->k->bufs[buf];
+	int64_t vals[IEXPR_NVARS] = {0}, o0, o, x, k;
+	int kd = xfirst ? 1 : 0, j;
+	IExpr *lin;
+
+	if (!sb || B->ndim != 2 || sb->layout->nin != 2 || !(lin = layout_linear_index(e->a, sb->layout)))
+		return 0;
+	if (B->dims[kd].c % n)
+		return 0;
+	for (x = 0; x < B->dims[1 - kd].c; x++)
+		for (k = 0; k < B->dims[kd].c; k += n) {
+			vals[1 - kd] = x, vals[kd] = k;
+			if (iexpr_eval(lin, vals, &o0, NULL) || o0 % n)
+				return 0;
+			for (j = 1; j < n; j++) {
+				vals[kd] = k + j;
+				if (iexpr_eval(lin, vals, &o, NULL) || o != o0 + j)
+					return 0;
+			}
+		}
+	return 1;
+}
+
+/* one operand's registers for a k-step: lane row/col x = base + i * 16 + lane % 16,
+ * k = kk + (MFMA) lane / 16 * 4 + v or (WMMA) v, read from LDS per the fragment:
+ * one 8-byte (MFMA) or two 16-byte (WMMA) reads where the K-runs are contiguous,
+ * else element by element; rep > 0: reg[i] for i < rep, else reg for the enclosing i */
+static void
+amdload(Em *e, const GemmPlan *p, int buf, int xfirst, const char *reg, int rep, int64_t wt,
+	const char *w)
+{
+	int mfma = p->instr == GEMM_MFMA, nv = mfma ? 4 : 16, vec = kcontig(e, buf, xfirst, mfma ? 4 : 8);
+	char *ix[2];
+	Buf b, b2;
+
+	if (rep)
+		lw_open_for(e, "i", "0", arena_printf(e->a, "%d", rep), rep, 1, 0);
+	if (!vec)
+		lw_open_for(e, "v", "0", arena_printf(e->a, "%d", nv), nv, 1, 0);
+	else
+		lw_open_block(e, NULL);
+	lw_decl2(e, "x", arena_printf(e->a, "%s * %lld + i * 16 + lane %% 16", w, (long long)wt), "k",
+	      arena_printf(e->a, "kk + %s", mfma ? (vec ? "lane / 16 % 4 * 4" : "lane / 16 % 4 * 4 + v") : vec ? "0" : "v"));
+	ix[0] = xfirst ? "x" : "k", ix[1] = xfirst ? "k" : "x";
+	buf_init(&b);
+	buf_init(&b2);
+	lw_smemoff(e, buf, ix, &b);
+	if (!vec) {
+		lw_assign(e, LM_LOCAL, -1, 0, arena_printf(e->a, "%s%s[v]", reg, rep ? "[i]" : ""),
+		       arena_printf(e->a, "%s[%s]", lw_bufptr(e, buf), buf_str(&b)));
+	} else if (mfma) {
+		lw_assign(e, LM_LOCAL, -1, 0, arena_printf(e->a, "%s%s", reg, rep ? "[i]" : ""),
+		       arena_printf(e->a, "tl_ld_u16x4(&%s[%s])", lw_bufptr(e, buf), buf_str(&b)));
+	} else {
+		ix[xfirst ? 1 : 0] = "(k + 8)";
+		lw_smemoff(e, buf, ix, &b2);
+		lw_assign(e, LM_LOCAL, -1, 0, arena_printf(e->a, "%s%s", reg, rep ? "[i]" : ""),
+		       arena_printf(e->a, "tl_ld_u16x16(&%s[%s], &%s[%s])", lw_bufptr(e, buf), buf_str(&b),
+				    lw_bufptr(e, buf), buf_str(&b2)));
+	}
+	buf_free(&b);
+	buf_free(&b2);
+	lw_pop(e);
+	if (rep)
+		lw_pop(e);
+}
+
+static int
+gemm_amd(Em *e, const IrStmt *st, const GemmPlan *p)
+{
+	const IrBuffer *A = &e->k->bufs[st->u.gemm.a.buf], *B = &e->k->bufs[st->u.gemm.b.buf];
+	const IrBuffer *Cb = &e->k->bufs[st->u.gemm.c.buf];
+	int mfma = p->instr == GEMM_MFMA, nv = mfma ? 4 : 16, nc = mfma ? 4 : 8;
+	const char *ty = p->ab_type == DT_BF16 ? "bf16" : "f16";
+
+	if (p->elem_bits != 16 || !p->a_shared || !p->b_shared || A->ndim != 2 || B->ndim != 2 ||
+	    Cb->ndim != 2 || p->acc_type != DT_F32)
+		return err_set(e->err, "gemm: %s lowers only f16/bf16 operands from shared memory into an "
+			       "f32 accumulator", gemm_instr_name(p->instr));
+	if (e->frag[st->u.gemm.c.buf] != p->acc && layout_equal(e->frag[st->u.gemm.c.buf], p->acc, NULL) != 1)
+		return err_set(e->err, "gemm: accumulator '%s' does not have the gemm plan's layout", Cb->name);
+	lw_comment(e, "gemm %s: %s 16x16x16 (wave%d), warps %dx%d, %dx%d tiles per warp", Cb->name,
+		gemm_instr_name(p->instr), mfma ? 64 : 32, p->m_warp, p->n_warp, p->rep_m, p->rep_n);
+	lw_open_block(e, NULL);
+	lw_decl2(e, "wm", arena_printf(e->a, "warp %% %d", p->m_warp), "wn", arena_printf(e->a, "warp / %d", p->m_warp));
+	/* WMMA operands take 8 registers per lane and instruction: unrolling the k-steps
+	 * as well would keep two steps' operands and LDS addresses live and spill */
+	{
+		LNode *kl = lw_open_for(e, "kk", "0", arena_printf(e->a, "%lld", (long long)p->K), (p->K + 15) / 16,
+				     mfma, 0);
+
+		kl->u.loop.rolled = !mfma, kl->u.loop.step = 16, kl->u.loop.stepped = 1;
+	}
+	/* operand registers: nv 16-bit patterns per lane and instruction, packed in a
+	 * vector; B for the warp's whole N, A one M-instruction at a time */
+	lw_decl(e, 0, arena_printf(e->a, "tl_u16x%d", nv), "bf", p->rep_n, NULL, NULL);
+	/* B [K, N] (trans_b: stored [N, K]); A [M, K] (trans_a: stored [K, M]) */
+	amdload(e, p, st->u.gemm.b.buf, p->trans_b, "bf", p->rep_n, p->N / p->n_warp, "wn");
+	lw_open_for(e, "i", "0", arena_printf(e->a, "%d", p->rep_m), p->rep_m, 1, 0);
+	lw_decl(e, 0, arena_printf(e->a, "tl_u16x%d", nv), "af", 0, NULL, NULL);
+	amdload(e, p, st->u.gemm.a.buf, !p->trans_a, "af", 0, p->M / p->m_warp, "wm");
+	lw_open_for(e, "ni", "0", arena_printf(e->a, "%d", p->rep_n), p->rep_n, 1, 0)->u.loop.nobrace = 1;
+	lw_call(e, LC_MMA, arena_printf(e->a, "tl_%s_%s_16x16x16", mfma ? "mfma" : "wmma", ty),
+	     arena_printf(e->a, "&%s[(i * %d + ni) * %d], af, bf[ni]", Cb->name, p->rep_n, nc), NULL);
+	lw_pop(e);
+	lw_pop(e);
+	lw_pop(e);
+	lw_pop(e);
+	return 0;
+}
+
+/* ---- kernels ------------------------------------------------------------------------ */
+
+/* the first gemm whose accumulator is buffer buf */
+const IrStmt *
+lw_accgemm(const IrStmt *s, int buf)
+{
+	const IrStmt *g;
+
+	for (; s; s = s->next) {
+		if (s->kind == S_GEMM && s->u.gemm.c.buf == buf)
+			return s;
+		g = s->kind == S_PIPELINE ? lw_accgemm(s->u.pipe.body, buf)
+		    : s->kind == S_FOR ? lw_accgemm(s->u.loop.body, buf)
+		    : s->kind == S_IF ? lw_accgemm(s->u.cond.then, buf) : NULL;
+		if (g)
+			return g;
+	}
+	return NULL;
+}

@@ -1,0 +1,445 @@
+/*
+ * lower_nest.c: parallel nests and element stores. A nest runs over the slots
+ * of its loop layout (the fragment inverse in closed form); locals are read
+ * and written at the slots the thread owns; with a replicated layout replica
+ * 0 alone stores to memory (between barriers when the nest also reads what it
+ * stores); statements outside nests store from thread 0.
+ */
+#include "lw.h"
+/* the slot of local buffer buf at the nest's coordinates, as an expression in
+ * (s, tid), checked to be owned by the thread; NULL if the indices are not plain loop vars */
+char *
+lw_parslot(Em *e, const IrStmt *par, IExpr *const *pc, int buf, int n, IrExpr *const *idx)
+{
+	const Fragment *F = e->frag[buf];
+	IExpr *sub[IEXPR_NVARS] = {0}, *slot;
+	IDom dom = {{0}};
+	int d, i;
+
+	if (!F || n != F->nin)
+		return NULL;
+	for (d = 0; d < n; d++) {
+		if (idx[d]->kind != IE_VAR)
+			return NULL;
+		for (i = 0; i < par->u.par.n; i++)
+			if (par->u.par.vars[i] == idx[d]->u.var)
+				break;
+		if (i == par->u.par.n)
+			return NULL;
+		sub[d] = pc[i];
+	}
+	dom.ext[0] = e->parS;
+	dom.ext[1] = e->k->threads;
+	if (!(slot = iexpr_subst(e->a, F->fwd[0], sub, &dom)))
+		return NULL;
+	/* the usual case: the buffer and the nest share the layout, the slot is s */
+	{
+		int64_t vals[IEXPR_NVARS] = {0}, v;
+		int same = 1;
+
+		for (vals[1] = 0; same && vals[1] < e->k->threads; vals[1]++)
+			for (vals[0] = 0; same && vals[0] < e->parS; vals[0]++)
+				if (iexpr_eval(slot, vals, &v, NULL) || v != vals[0])
+					same = 0;
+		if (same)
+			return "s";
+	}
+	return lw_ixstr(e, slot, lw_slotnames);
+}
+
+/* check that the nest's thread for every (s, tid) owns the local element (some
+ * replica of it: a table of the elements each thread holds, from the inverse) */
+static int
+owned(Em *e, const IrStmt *par, const Fragment *LF, IExpr *const *pc, int64_t S, int buf,
+      int n, IrExpr *const *idx, int is_store)
+{
+	const Fragment *F = e->frag[buf];
+	int64_t vals[IEXPR_NVARS] = {0}, x, t, s, y, k, NY = layout_size(F);
+	unsigned char *any = NULL;
+	Held *held;
+	int d, i;
+
+	if (!(held = lw_heldtab(e, buf)))
+		return -1;
+	/* the check below walks the nest's coordinates: every index must be a nest variable */
+	for (d = 0; d < n; d++) {
+		for (i = 0; i < par->u.par.n; i++)
+			if (idx[d]->kind == IE_VAR && par->u.par.vars[i] == idx[d]->u.var)
+				break;
+		if (i == par->u.par.n)
+			return err_set(e->err, "local '%s': index %d in the parallel nest is not one of the nest's "
+				       "variables (not lowered yet)", e->k->bufs[buf].name, d);
+	}
+	if (is_store)
+		any = anewn(e->a, unsigned char, NY);
+	for (t = 0; t < LF->nthreads; t++)
+		for (s = 0; s < S; s++) {
+			vals[0] = s, vals[1] = t, y = 0;
+			for (d = 0; d < n; d++) {
+				for (i = 0; par->u.par.vars[i] != idx[d]->u.var; i++)
+					;
+				if (iexpr_eval(pc[i], vals, &x, e->err))
+					return -1;
+				y = y * F->in_shape[d] + x;
+			}
+			if (t >= F->nthreads || lw_held_by(held, y, t) < 0)
+				return err_set(e->err, "local '%s': an element is used by thread %lld of the "
+					       "parallel nest, which does not hold it (layouts disagree)",
+					       e->k->bufs[buf].name, (long long)t);
+			if (is_store) {
+				for (k = 0; k < held->cnt[y]; k++)
+					if (held->thr[y * held->R + k] == t)
+						held->mark[y * held->R + k] = 1;
+				any[y] = 1;
+			}
+		}
+	/* a store must reach every replica of what it writes */
+	for (y = 0; is_store && y < NY; y++)
+		for (k = 0; any[y] && k < held->cnt[y]; k++)
+			if (!held->mark[y * held->R + k])
+				return err_set(e->err, "local '%s': thread %lld holds a replica of an element the "
+					       "parallel nest writes but does not write it there (the nest's "
+					       "layout must cover every replica)", e->k->bufs[buf].name,
+					       (long long)held->thr[y * held->R + k]);
+	return 0;
+}
+
+/* rewrite local accesses of a parallel body through the nest coordinates */
+typedef struct ParCtx {
+	const IrStmt *par;
+	const Fragment *LF;
+	IExpr **pc;
+	int64_t S;
+} ParCtx;
+
+static int
+parexpr(Em *e, ParCtx *pcx, const IrExpr *x)
+{
+	int i;
+
+	if (!x)
+		return 0;
+	switch (x->kind) {
+	case IE_LOAD:
+		if (e->k->bufs[x->u.load.buf].scope == MEM_LOCAL &&
+		    owned(e, pcx->par, pcx->LF, pcx->pc, pcx->S, x->u.load.buf, x->u.load.n, x->u.load.idx, 0))
+			return -1;
+		return 0;
+	case IE_UNARY: return parexpr(e, pcx, x->u.un.a);
+	case IE_BINARY: return parexpr(e, pcx, x->u.bin.a) || parexpr(e, pcx, x->u.bin.b) ? -1 : 0;
+	case IE_SELECT:
+		return parexpr(e, pcx, x->u.sel.c) || parexpr(e, pcx, x->u.sel.a) ||
+		       parexpr(e, pcx, x->u.sel.b) ? -1 : 0;
+	case IE_CAST: return parexpr(e, pcx, x->u.cast.a);
+	case IE_CALL:
+		for (i = 0; i < x->u.call.n; i++)
+			if (parexpr(e, pcx, x->u.call.args[i]))
+				return -1;
+		return 0;
+	default: return 0;
+	}
+}
+
+/* does expression x read buffer buf? */
+static int
+expr_reads(const IrExpr *x, int buf)
+{
+	int i;
+
+	if (!x)
+		return 0;
+	switch (x->kind) {
+	case IE_LOAD:
+		if (x->u.load.buf == buf)
+			return 1;
+		for (i = 0; i < x->u.load.n; i++)
+			if (expr_reads(x->u.load.idx[i], buf))
+				return 1;
+		return 0;
+	case IE_UNARY: return expr_reads(x->u.un.a, buf);
+	case IE_BINARY: return expr_reads(x->u.bin.a, buf) || expr_reads(x->u.bin.b, buf);
+	case IE_SELECT:
+		return expr_reads(x->u.sel.c, buf) || expr_reads(x->u.sel.a, buf) || expr_reads(x->u.sel.b, buf);
+	case IE_CAST: return expr_reads(x->u.cast.a, buf);
+	case IE_CALL:
+		for (i = 0; i < x->u.call.n; i++)
+			if (expr_reads(x->u.call.args[i], buf))
+				return 1;
+		return 0;
+	default: return 0;
+	}
+}
+
+/* does a parallel nest's body (with what it nests) read buffer buf? */
+static int
+body_reads(const IrStmt *s, int buf)
+{
+	int i;
+
+	for (; s; s = s->next)
+		switch (s->kind) {
+		case S_STORE:
+			if (expr_reads(s->u.store.value, buf))
+				return 1;
+			for (i = 0; i < s->u.store.n; i++)
+				if (expr_reads(s->u.store.idx[i], buf))
+					return 1;
+			break;
+		case S_LET: case S_SET:
+			if (expr_reads(s->u.let.value, buf))
+				return 1;
+			break;
+		case S_IF:
+			if (expr_reads(s->u.cond.cond, buf) || body_reads(s->u.cond.then, buf) ||
+			    body_reads(s->u.cond.els, buf))
+				return 1;
+			break;
+		default: break;
+		}
+	return 0;
+}
+
+/* the first store into buf nested in an if of body s (NULL when every one is at its top level) */
+static const IrStmt *
+nested_store(const IrStmt *s, int buf, int depth)
+{
+	const IrStmt *r;
+
+	for (; s; s = s->next) {
+		if (s->kind == S_STORE && s->u.store.buf == buf && depth)
+			return s;
+		if (s->kind == S_IF && ((r = nested_store(s->u.cond.then, buf, depth + 1)) ||
+					(r = nested_store(s->u.cond.els, buf, depth + 1))))
+			return r;
+	}
+	return NULL;
+}
+
+static int
+stores_into(const IrStmt *s, int buf)
+{
+	for (; s; s = s->next)
+		if ((s->kind == S_STORE && s->u.store.buf == buf) ||
+		    (s->kind == S_IF && (stores_into(s->u.cond.then, buf) || stores_into(s->u.cond.els, buf))))
+			return 1;
+	return 0;
+}
+
+/*
+ * A replicated loop layout runs each point in several threads and replica 0 alone
+ * stores shared and global elements. When the body also reads a buffer it stores
+ * into, the other replicas' reads of the point's element must come before replica
+ * 0's store and their reads after it must see the new value: each such store is
+ * done between two barriers (iterations of a nest are independent, docs/semantics.md,
+ * so one point's store only meets the replicas of that point). The barriers need
+ * every thread of the block in the loop: the store must be at the top of the body
+ * and the layout must span the block.
+ */
+static int
+plan_parsync(Em *e, const IrStmt *st, const Fragment *LF, int64_t S, unsigned char *sync)
+{
+	int64_t ext[IR_MAXDIM], pts = 1, nrep;
+	int b, n = nest_shape(st, ext), i;
+	const IrStmt *bad;
+
+	for (i = 0; i < n; i++)
+		pts *= ext[i];
+	nrep = pts > 0 ? LF->nthreads * S / pts : LF->rep;   /* threads per point */
+	for (b = 0; b < e->k->nbuf; b++) {
+		const IrBuffer *B = &e->k->bufs[b];
+
+		if (B->scope == MEM_LOCAL || !stores_into(st->u.par.body, b) || !body_reads(st->u.par.body, b))
+			continue;
+		if ((bad = nested_store(st->u.par.body, b, 0))) {
+			err_loc(e->err, bad->loc);
+			return err_set(e->err, "a parallel nest whose loop layout is replicated (%lld threads run "
+				       "each point) reads %s '%s' and stores into it inside an if: the store "
+				       "needs barriers around it, which threads skipping the if would not "
+				       "reach; write the store outside the if (with select(...))",
+				       (long long)nrep, B->scope == MEM_SHARED ? "shared" : "tensor", B->name);
+		}
+		if (LF->nthreads < e->k->threads)
+			return err_set(e->err, "a parallel nest whose loop layout is replicated (%lld threads run "
+				       "each point) over %lld of the block's %d threads reads '%s' and stores "
+				       "into it: the store needs barriers that the other threads would not reach",
+				       (long long)nrep, (long long)LF->nthreads, (int)e->k->threads, B->name);
+		sync[b] = 1;
+	}
+	return 0;
+}
+
+int
+lw_parallel(Em *e, Buf *chk, const IrStmt *st)
+{
+	int64_t ext[IR_MAXDIM], S;
+	int n = nest_shape(st, ext), i;
+	const Fragment *LF = st->loop_layout;
+	IExpr **pc;
+	const IrStmt *b;
+	ParCtx pcx;
+
+	if (!LF && !(LF = lw_defaultfrag(e, ext, n)))
+		return -1;
+	if (!(pc = lw_fragcoords(e, LF, &S)))
+		return -1;
+	e->parsync = NULL;
+	if (LF->rep > 1) {
+		e->parsync = anewn(e->a, unsigned char, e->k->nbuf + 1);
+		if (plan_parsync(e, st, LF, S, e->parsync))
+			return -1;
+	}
+	pcx.par = st, pcx.LF = LF, pcx.pc = pc, pcx.S = S;
+	for (b = st->u.par.body; b; b = b->next) {
+		if ((b->kind == S_LET || b->kind == S_SET) && parexpr(e, &pcx, b->u.let.value))
+			return -1;
+		if (b->kind == S_STORE) {
+			if (parexpr(e, &pcx, b->u.store.value))
+				return -1;
+			if (e->k->bufs[b->u.store.buf].scope == MEM_LOCAL &&
+			    owned(e, st, LF, pc, S, b->u.store.buf, b->u.store.n, b->u.store.idx, 1))
+				return -1;
+		}
+	}
+	/* a loop layout over fewer threads than the block's: the others have no point */
+	if (LF->nthreads < e->k->threads)
+		lw_open_if(e, arena_printf(e->a, "tid < %lld", (long long)LF->nthreads), 0, 1);
+	lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)S), S, 1, 0);
+	for (i = 0; i < n; i++)
+		lw_decl(e, 1, "int", lw_vname(e, st->u.par.vars[i]), 0, lw_ixstr(e, pc[i], lw_slotnames), NULL);
+	/* the body reads most points through the fragment's slot s, not through the
+	 * coordinates: marked used, so that nvcc (#177-D) and clang -Wall stay quiet */
+	if (n > 0) {
+		Buf u;
+
+		buf_init(&u);
+		for (i = 0; i < n; i++)
+			buf_printf(&u, "%s(void)%s", i ? ", " : "", lw_vname(e, st->u.par.vars[i]));
+		lw_line(e, "%s;", buf_str(&u));
+		buf_free(&u);
+	}
+	e->par = st, e->parpc = pc, e->parS = S;
+	/* a replicated loop layout runs each point in LF->rep threads: only replica 0 writes
+	 * shared or global memory (a read-modify-write by every replica would race) */
+	e->parrep = LF->rep > 1 ? lw_ixstr(e, pc[n], lw_slotnames) : NULL;
+	i = lw_stmts(e, chk, st->u.par.body);
+	e->par = NULL, e->parpc = NULL, e->parrep = NULL, e->parsync = NULL;
+	if (i)
+		return -1;
+	lw_pop(e);
+	if (LF->nthreads < e->k->threads)
+		lw_pop(e);
+	return 0;
+}
+
+int
+lw_store(Em *e, const IrStmt *st)
+{
+	Buf b;
+	const IrBuffer *B = &e->k->bufs[st->u.store.buf];
+
+	char *g = lw_elemguard(e, B, st->u.store.n, st->u.store.idx);
+
+	if (e->par && e->parrep && B->scope != MEM_LOCAL)
+		g = arena_printf(e->a, "%s%s(%s) == 0", g ? g : "", g ? " && " : "", e->parrep);
+	/* a statement outside parallel nests runs once for the block: every thread computes it
+	 * (locals are replicated), thread 0 alone writes shared or global memory, so that a
+	 * read-modify-write is not done by every thread (the barrier before the next reader
+	 * comes from the hazard tracking) */
+	if (!e->par && B->scope != MEM_LOCAL)
+		g = arena_printf(e->a, "%s%stid == 0", g ? g : "", g ? " && " : "");
+	/* a global element outside the tensor is not written (docs/semantics.md) */
+	buf_init(&b);
+	lw_access(e, &b, st->u.store.buf, st->u.store.n, st->u.store.idx);
+	if (e->par && e->parrep && e->parsync && e->parsync[st->u.store.buf]) {
+		/* the replicas read the point's old value before the store, and the new one after
+		 * it (plan_parsync) */
+		lw_open_block(e, arena_printf(e->a, "'%s' is read by every replica of this point: stored between barriers",
+					   B->name));
+		lw_decl(e, 1, lw_ctype(B->dtype), "tl_st", 0,
+		     lw_conv(e, lw_exprstr(e, st->u.store.value), lw_calctype(st->u.store.value->type), B->dtype), NULL);
+		lw_barrier(e);
+		if (g)
+			lw_open_if(e, g, 1, 1);
+		lw_assign(e, lw_memof(B), st->u.store.buf, dtype_bytes(B->dtype), buf_str(&b), "tl_st");
+		if (g)
+			lw_pop(e);
+		lw_barrier(e);
+		lw_pop(e);
+		buf_free(&b);
+		return 0;
+	}
+	/* a store from a parallel nest or by thread 0 depends on the thread; a guard of a
+	 * statement every thread runs alike (a local's elements) does not */
+	if (g)
+		lw_open_if(e, g, 1, e->par || B->scope != MEM_LOCAL);
+	lw_assign(e, lw_memof(B), st->u.store.buf, dtype_bytes(B->dtype), buf_str(&b),
+	       lw_conv(e, lw_exprstr(e, st->u.store.value), lw_calctype(st->u.store.value->type), B->dtype));
+	if (g)
+		lw_pop(e);
+	buf_free(&b);
+	return 0;
+}
+
+/* a local buffer read in expression x outside a parallel nest that not every thread holds
+ * whole (every thread runs the statement); -1 with the error */
+static int
+serial_reads(Em *e, const IrExpr *x, const IrStmt *s)
+{
+	int i;
+
+	if (!x)
+		return 0;
+	switch (x->kind) {
+	case IE_LOAD:
+		for (i = 0; i < x->u.load.n; i++)
+			if (serial_reads(e, x->u.load.idx[i], s))
+				return -1;
+		if (e->k->bufs[x->u.load.buf].scope == MEM_LOCAL && !e->par &&
+		    !(frag_is_fully_replicated(e->frag[x->u.load.buf]) &&
+		      e->frag[x->u.load.buf]->rep >= e->k->threads))
+			return err_set(e->err, "%s:%d:%d: local '%s' is used outside parallel(), so every thread "
+				       "must hold all of it, but its layout does not replicate it", s->loc.file,
+				       s->loc.line, s->loc.col, e->k->bufs[x->u.load.buf].name);
+		return 0;
+	case IE_UNARY: return serial_reads(e, x->u.un.a, s);
+	case IE_BINARY: return serial_reads(e, x->u.bin.a, s) || serial_reads(e, x->u.bin.b, s) ? -1 : 0;
+	case IE_SELECT:
+		return serial_reads(e, x->u.sel.c, s) || serial_reads(e, x->u.sel.a, s) ||
+		       serial_reads(e, x->u.sel.b, s) ? -1 : 0;
+	case IE_CAST: return serial_reads(e, x->u.cast.a, s);
+	case IE_CALL:
+		for (i = 0; i < x->u.call.n; i++)
+			if (serial_reads(e, x->u.call.args[i], s))
+				return -1;
+		return 0;
+	default: return 0;
+	}
+}
+
+/* the local accesses of a statement every thread runs must be to buffers each holds whole */
+int
+lw_serial_check(Em *e, const IrStmt *s)
+{
+	int i;
+
+	if (e->par)
+		return 0;
+	switch (s->kind) {
+	case S_STORE:
+		if (e->k->bufs[s->u.store.buf].scope == MEM_LOCAL &&
+		    !(frag_is_fully_replicated(e->frag[s->u.store.buf]) &&
+		      e->frag[s->u.store.buf]->rep >= e->k->threads))
+			return err_set(e->err, "%s:%d:%d: local '%s' is written outside parallel(), so every "
+				       "thread must hold all of it, but its layout does not replicate it",
+				       s->loc.file, s->loc.line, s->loc.col, e->k->bufs[s->u.store.buf].name);
+		for (i = 0; i < s->u.store.n; i++)
+			if (serial_reads(e, s->u.store.idx[i], s))
+				return -1;
+		return serial_reads(e, s->u.store.value, s);
+	case S_LET: case S_SET: return serial_reads(e, s->u.let.value, s);
+	case S_IF: return serial_reads(e, s->u.cond.cond, s);
+	case S_FOR: return serial_reads(e, s->u.loop.lo, s) || serial_reads(e, s->u.loop.extent, s) ? -1 : 0;
+	case S_PIPELINE: return serial_reads(e, s->u.pipe.extent, s);
+	default: return 0;
+	}
+}

@@ -1,0 +1,148 @@
+/*
+ * lw.h: what the lowering's files share (gen/lower/lw_*.c, lower_*.c): the
+ * lowering state of one kernel (Em), the node builders and the expression
+ * helpers. Internal to gen/lower; the interface is lower.h.
+ */
+#ifndef LW_H
+#define LW_H
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "infer.h"
+#include "layout_cute.h"
+#include "lir.h"
+#include "lower.h"
+#include "numeric.h"
+
+typedef struct LSave {
+	LList *cur;
+	int ldepth;
+	struct LSave *up;
+} LSave;
+
+typedef struct Em {
+	Arena *a;
+	const Target *t;
+	const IrKernel *k;
+	LKernel *lk;         /* the lowered kernel being built */
+	LList *cur;          /* the list nodes go into */
+	int ldepth;          /* cur's depth in the printed text */
+	LSave *saved;        /* the enclosing lists */
+	int ind;             /* the indentation of the next node */
+	Err *err;
+	SmemPlan sp;
+	Layout **frag;       /* per buffer: the Fragment of a local buffer */
+	IExpr ***coord;      /* per local buffer: coords (x..., rep) in slot (_i) and thread (_j) */
+	int64_t *slots;      /* per local buffer: slots per thread */
+	/* the pipeline being lowered: stage expression for shared buffers it fills */
+	const char *stage;
+	int in_pipe;
+	int wg_inflight;     /* wgmma in a pipeline: 1 fenced by it, 2 also one group in flight */
+	/* gemm plans already made in this kernel (the body may be emitted twice) */
+	int nplan;
+	const IrStmt *plan_st[16];
+	GemmPlan plan[16];
+	int tmp;             /* counter for unique C names */
+	/* rows-of-whole-vectors flags (veccond): the kernel body is emitted twice, with
+	 * vector accesses when every flag holds and element by element otherwise */
+	const char *flags[32];
+	int nflags;
+	int scalar;          /* emitting the element-by-element body */
+	/* parallel nest being emitted: loop var -> C coordinate expression */
+	const IrStmt *par;
+	IExpr **parpc;       /* its coordinates in (slot, thread) */
+	int64_t parS;        /* its slots per thread */
+	const char *parrep;  /* its replica index when the loop layout is replicated, else NULL */
+	unsigned char *parsync; /* per buffer: replica 0's stores into it go between barriers */
+	unsigned char *nnvar; /* per var id: loop and let variables proven >= 0 (signs()) */
+	/* per var id (signs()): a constant largest value (hasmax), or the count X of a
+	 * variable running over [0, X) (a block index over its grid extent, a pipeline or
+	 * serial loop from 0) */
+	unsigned char *hasmax;
+	int64_t *vmax;
+	const IrExpr **vcount;
+	/* shared buffers some thread read / wrote since the last __syncthreads (hazards) */
+	unsigned char *shrd, *shwr;
+} Em;
+
+/*
+ * The holders of every element of local buffer buf: for element flat, the threads of its
+ * replicas (thr[flat * R + k], k < cnt[flat]), each with a mark (written by a nest). Its size
+ * is the fragment's (thread, slot) pairs, not threads x elements.
+ */
+typedef struct Held {
+	int64_t NY, R;
+	int32_t *thr, *cnt;
+	unsigned char *mark;
+} Held;
+
+LNode *lw_add(Em *e, LKind k);
+void lw_line(Em *e, const char *fmt, ...) TL_PRINTF(2, 3);
+void lw_pop(Em *e);
+void lw_barrier(Em *e);
+void lw_async_commit(Em *e);
+void lw_async_wait(Em *e, int n);
+LNode *lw_comment(Em *e, const char *fmt, ...) TL_PRINTF(2, 3);
+LNode *lw_open_if(Em *e, const char *cond, int guard, int divergent);
+void lw_open_else(Em *e, LNode *n, const char *text);
+LNode *lw_open_for(Em *e, const char *var, const char *lo, const char *end, int64_t trip, int unroll, int hoist);
+LNode *lw_open_block(Em *e, const char *text);
+LNode *lw_decl(Em *e, int is_const, const char *type, const char *name, int64_t count, const char *init, const char *text);
+LMem lw_memof(const IrBuffer *B);
+void lw_decl2(Em *e, const char *a, const char *ia, const char *b, const char *ib);
+LNode *lw_call(Em *e, LCall cat, const char *fn, const char *args, const char *text);
+LNode *lw_assign(Em *e, LMem mem, int buf, int bytes, const char *lhs, const char *rhs);
+const char *lw_ctype(DType t);
+DType lw_calctype(DType t);
+const char *lw_cname(Arena *a, const char *n);
+const char *lw_vname(Em *e, const IrVar *v);
+char *lw_ixstr(Em *e, const IExpr *x, const char *const *names);
+void lw_signs(Em *e);
+int lw_smemoff(Em *e, int buf, char *const *idx, Buf *b);
+const char *lw_bufptr(Em *e, int buf);
+void lw_access(Em *e, Buf *b, int buf, int n, IrExpr *const *ix);
+char *lw_exprstr(Em *e, const IrExpr *x);
+char *lw_guard(Em *e, const Region *r, int d, const char *cd, int64_t ext);
+char *lw_elemguard(Em *e, const IrBuffer *B, int n, IrExpr *const *idx);
+Fragment *lw_defaultfrag(Em *e, const int64_t *shape, int n);
+IExpr **lw_fragcoords(Em *e, const Fragment *F, int64_t *S);
+int lw_fragvec(const Fragment *F, IExpr *const *co, int64_t S, int maxv);
+extern const char *const lw_slotnames[IEXPR_NVARS];
+const char *lw_vtype(int bytes);
+void lw_packword(Buf *b, DType t, char *const *vals, int w);
+char *lw_unpack(Em *e, DType t, const char *r, int words, int k);
+char *lw_conv(Em *e, const char *v, DType from, DType to);
+char *lw_memaddr(Em *e, const Region *r, char *const *cs, int nn);
+char *lw_regguard(Em *e, const Region *r, char *const *cs, int nn, int vec);
+extern char lw_scalar_only[];
+char *lw_veccond(Em *e, Buf *chk, const Region *r, int v);
+int lw_vecdim(const Em *e, const Region *r, int nn, int v);
+char **lw_lanecs(Em *e, char *const *cs, int nn);
+int lw_countunit(const IrBuffer *B);
+int lw_tilecopy(Em *e, Buf *chk, const IrStmt *st);
+int lw_reduce(Em *e, const IrStmt *st);
+int lw_wholeregion(const Em *e, const Region *r);
+int lw_fill(Em *e, const IrStmt *st);
+Held *lw_heldtab(Em *e, int buf);
+int64_t lw_held_by(const Held *h, int64_t y, int64_t t);
+char *lw_parslot(Em *e, const IrStmt *par, IExpr *const *pc, int buf, int n, IrExpr *const *idx);
+int lw_parallel(Em *e, Buf *chk, const IrStmt *st);
+int lw_store(Em *e, const IrStmt *st);
+int lw_plan_of(Em *e, const IrStmt *st, GemmPlan *p, Err *err);
+int lw_gemm(Em *e, const IrStmt *st);
+int lw_pipeline(Em *e, Buf *chk, const IrStmt *st);
+int lw_copy(Em *e, Buf *chk, const IrStmt *st);
+int lw_serial_check(Em *e, const IrStmt *s);
+int lw_stmt1(Em *e, Buf *chk, const IrStmt *s);
+void lw_sh_stmts(const Em *e, const IrStmt *s, unsigned char *rd, unsigned char *wr, int one);
+void lw_sh_clear(Em *e);
+int lw_stmt_synced(Em *e, Buf *chk, const IrStmt *s);
+int lw_stmts(Em *e, Buf *chk, const IrStmt *s);
+int lw_loopbody(Em *e, Buf *chk, const IrStmt *body);
+const IrStmt *lw_accgemm(const IrStmt *s, int buf);
+
+#endif

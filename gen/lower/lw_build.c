@@ -1,0 +1,244 @@
+/*
+ * lw_build.c: building the lowered kernel IR from the lowering (lw.h): nodes
+ * at the current place (statements, lists pushed and popped, ifs, loops,
+ * blocks, declarations, stores, barriers, async groups, target calls), and
+ * the C names and types the nodes use.
+ */
+#include "lw.h"
+/* a node of kind k at the current place */
+LNode *
+lw_add(Em *e, LKind k)
+{
+	LNode *n = lir_node(e->a, k, e->ind - e->ldepth);
+
+	lir_append(e->cur, n);
+	return n;
+}
+
+/* one line of C not yet made a node (L_TEXT) */
+void
+lw_line(Em *e, const char *fmt, ...)
+{
+	va_list ap;
+	Buf b;
+
+	buf_init(&b);
+	va_start(ap, fmt);
+	buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	lw_add(e, L_TEXT)->text = arena_strdup(e->a, buf_str(&b));
+	buf_free(&b);
+}
+
+/* nodes go into l, one level deeper, until pop() */
+static void
+push(Em *e, LList *l)
+{
+	LSave *sv = anew(e->a, LSave);
+
+	sv->cur = e->cur, sv->ldepth = e->ldepth, sv->up = e->saved;
+	e->saved = sv;
+	e->cur = l;
+	e->ind++;
+	e->ldepth = e->ind;
+}
+
+void
+lw_pop(Em *e)
+{
+	LSave *sv = e->saved;
+
+	e->cur = sv->cur, e->ldepth = sv->ldepth, e->saved = sv->up;
+	e->ind--;
+}
+
+void
+lw_barrier(Em *e)
+{
+	lw_add(e, L_BARRIER)->u.bar.kind = LB_BLOCK;
+}
+
+void
+lw_async_commit(Em *e)
+{
+	lw_add(e, L_ASYNC_COMMIT);
+}
+
+void
+lw_async_wait(Em *e, int n)
+{
+	lw_add(e, L_ASYNC_WAIT)->u.wait.n = n;
+}
+
+LNode *
+lw_comment(Em *e, const char *fmt, ...)
+{
+	va_list ap;
+	Buf b;
+	LNode *n;
+
+	buf_init(&b);
+	va_start(ap, fmt);
+	buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	n = lw_add(e, L_COMMENT);
+	n->text = arena_strdup(e->a, buf_str(&b));
+	buf_free(&b);
+	return n;
+}
+
+/* if (cond): the statements that follow go into it until pop() (guard: exactly one,
+ * printed without braces; divergent: threads of the block may disagree on cond) */
+LNode *
+lw_open_if(Em *e, const char *cond, int guard, int divergent)
+{
+	LNode *n = lw_add(e, L_IF);
+
+	n->u.cond.cond = cond, n->u.cond.guard = guard, n->u.cond.divergent = divergent;
+	push(e, &n->body);
+	return n;
+}
+
+/* the else branch of n, opened by open_if (text: a comment after "} else {") */
+void
+lw_open_else(Em *e, LNode *n, const char *text)
+{
+	lw_pop(e);
+	n->text = text;
+	push(e, &n->els);
+}
+
+/* for (int var = lo; var < end; var++), trip its constant trip count or -1 */
+LNode *
+lw_open_for(Em *e, const char *var, const char *lo, const char *end, int64_t trip, int unroll, int hoist)
+{
+	LNode *n = lw_add(e, L_FOR);
+
+	n->u.loop.var = var, n->u.loop.lo = lo, n->u.loop.end = end, n->u.loop.trip = trip;
+	n->u.loop.unroll = unroll, n->u.loop.hoist = hoist;
+	push(e, &n->body);
+	return n;
+}
+
+/* { // text */
+LNode *
+lw_open_block(Em *e, const char *text)
+{
+	LNode *n = lw_add(e, L_BLOCK);
+
+	n->text = text;
+	push(e, &n->body);
+	return n;
+}
+
+LNode *
+lw_decl(Em *e, int is_const, const char *type, const char *name, int64_t count, const char *init, const char *text)
+{
+	LNode *n = lw_add(e, L_DECL);
+
+	n->u.decl.is_const = is_const, n->u.decl.type = type, n->u.decl.name = name;
+	n->u.decl.count = count, n->u.decl.init = init;
+	n->text = text;
+	return n;
+}
+
+LMem
+lw_memof(const IrBuffer *B)
+{
+	return B->scope == MEM_GLOBAL ? LM_GLOBAL : B->scope == MEM_SHARED ? LM_SHARED : LM_LOCAL;
+}
+
+/* const int a = ia, b = ib; */
+void
+lw_decl2(Em *e, const char *a, const char *ia, const char *b, const char *ib)
+{
+	LNode *n = lw_decl(e, 1, "int", a, 0, ia, NULL);
+
+	n->u.decl.name2 = b, n->u.decl.init2 = ib;
+}
+
+/* fn(args); a target operation of category cat (text: a comment after it, or NULL) */
+LNode *
+lw_call(Em *e, LCall cat, const char *fn, const char *args, const char *text)
+{
+	LNode *n = lw_add(e, L_CALL);
+
+	n->u.call.cat = cat, n->u.call.fn = fn, n->u.call.args = args;
+	n->text = text;
+	return n;
+}
+
+/* lhs = rhs: into memory (L_STORE, bytes per thread) or a register (L_ASSIGN) */
+LNode *
+lw_assign(Em *e, LMem mem, int buf, int bytes, const char *lhs, const char *rhs)
+{
+	LNode *n = lw_add(e, mem == LM_LOCAL ? L_ASSIGN : L_STORE);
+
+	n->u.set.mem = mem, n->u.set.buf = buf, n->u.set.bytes = bytes;
+	n->u.set.lhs = arena_strdup(e->a, lhs), n->u.set.rhs = arena_strdup(e->a, rhs);
+	return n;
+}
+
+const char *
+lw_ctype(DType t)
+{
+	switch (t) {
+	case DT_F16: return "tl_half_t";
+	case DT_BF16: return "tl_bf16_t";
+	case DT_F32: return "float";
+	case DT_F64: return "double";
+	case DT_I32: return "int";
+	case DT_INT: return "long long";
+	case DT_I8: return "signed char";
+	case DT_U8: case DT_FP8E4M3: case DT_FP8E5M2: return "unsigned char";
+	case DT_BOOL: return "bool";
+	default: return "void";
+	}
+}
+
+/* the arithmetic type a value of t computes in */
+DType
+lw_calctype(DType t)
+{
+	return t == DT_F16 || t == DT_BF16 || t == DT_FP8E4M3 || t == DT_FP8E5M2 ? DT_F32 : t;
+}
+
+/* ---- names: user names that would clash with generated ones get a '_' ----------- */
+
+static const char *const reserved[] = {
+	/* names the generated code declares */
+	"s", "g", "r", "q", "c", "it", "tid", "lane", "warp", "kk", "mi", "ni", "nj", "st", "wm",
+	"wgm", "main",
+	/* C, C++ and CUDA words, math functions the code calls */
+	"auto", "bool", "break", "case", "char", "class", "const", "continue", "default", "delete",
+	"do", "double", "else", "enum", "explicit", "extern", "false", "float", "for", "friend", "goto",
+	"if", "inline", "int", "long", "mutable", "namespace", "new", "operator", "private",
+	"protected", "public", "register", "return", "short", "signed", "sizeof", "static", "struct",
+	"switch", "template", "this", "throw", "true", "try", "typedef", "typename", "union",
+	"unsigned", "using", "virtual", "void", "volatile", "while", "and", "or", "not", "xor", "asm",
+	"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "min", "max", "abs", "fabs",
+	"fabsf", "fmax", "fmaxf", "fmin", "fminf", "expf", "exp2f", "logf", "log2f", "sqrtf", "rsqrtf",
+	"tanhf", "sinf", "cosf", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sin", "cos",
+	"uint4", "uint2", "make_uint4", "make_uint2", "half", "INFINITY", "NAN",
+};
+
+/* the C name of a user name: reserved words, c<digits>, names starting with "tl"
+ * or ending in '_' get a '_' appended (injective: kept names never end in '_') */
+const char *
+lw_cname(Arena *a, const char *n)
+{
+	size_t i, l = strlen(n);
+	int bad = l == 0 || n[l - 1] == '_' || !strncmp(n, "tl", 2);
+
+	if (!bad && n[0] == 'c' && l > 1 && strspn(n + 1, "0123456789") == l - 1)
+		bad = 1;
+	for (i = 0; !bad && i < sizeof reserved / sizeof reserved[0]; i++)
+		bad = !strcmp(n, reserved[i]);
+	return bad ? arena_printf(a, "%s_", n) : n;
+}
+
+const char *
+lw_vname(Em *e, const IrVar *v)
+{
+	return lw_cname(e->a, v->name);
+}
