@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 /* 2 added output and set_output; a version 1 plugin still loads (it does not see them) */
-#define TILEC_PLUGIN_API_VERSION 2
+#define TILEC_PLUGIN_API_VERSION 3
 
 /* the program between two passes (opaque) */
 typedef struct tilec_ir tilec_ir;
@@ -43,6 +43,9 @@ typedef struct tilec_ir_api {
 	 * owned by the compile), and replacing it (0 ok, -1 on a NULL text or no memory) */
 	const char *(*output)(tilec_ir *ir);
 	int (*set_output)(tilec_ir *ir, const char *text);
+	/* version 3: the lowered kernel IR as text (--dump=lowered; docs/cuda.md), NULL before
+	 * lower-kernels has run; owned by the compile */
+	const char *(*lowered)(tilec_ir *ir);
 } tilec_ir_api;
 
 /* A pass: TILEC_OK (0) on success; anything else fails the compile with msg (NUL-terminated). */

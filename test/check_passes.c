@@ -214,6 +214,27 @@ ext_stamp(tilec_ir *ir, const tilec_ir_api *api, void *arg, char *msg, size_t ms
 	return r || api->set_output(ir, NULL) != -1;
 }
 
+/* a pass that reads the lowered IR (api version 3): NULL before lower-kernels */
+static int
+ext_lowered(tilec_ir *ir, const tilec_ir_api *api, void *arg, char *msg, size_t msgsz)
+{
+	const char *t = api->lowered(ir);
+	char line[160];
+	const char *k;
+
+	if (!strcmp((const char *)arg, "before")) {
+		api->note(ir, t ? "lowered before lowering" : "not lowered yet");
+		return 0;
+	}
+	if (!t || !(k = strstr(t, "\nkernel "))) {
+		snprintf(msg, msgsz, "no lowered IR");
+		return 1;
+	}
+	snprintf(line, sizeof line, "%.*s", (int)strcspn(k + 1, ";"), k + 1);
+	api->note(ir, line);
+	return 0;
+}
+
 /* an emitter of its own in place of emit-cuda */
 static int
 ext_emit(tilec_ir *ir, const tilec_ir_api *api, void *arg, char *msg, size_t msgsz)
@@ -236,6 +257,9 @@ lowhook(tilec_pass_list *l, void *user)
 		return tilec_pass_insert(l, tilec_pass_count(l), "stamp", ext_stamp, NULL);
 	if (!strcmp(h->op, "emit"))
 		return tilec_pass_replace(l, "emit-cuda", ext_emit, "// my own code\n");
+	if (!strcmp(h->op, "lowered"))
+		return tilec_pass_insert(l, tilec_pass_find(l, "lower-kernels"), "before", ext_lowered, "before") ||
+		       tilec_pass_insert(l, tilec_pass_find(l, "verify-lowered") + 1, "inspect", ext_lowered, "after");
 	if (!strcmp(h->op, "noplan"))
 		return tilec_pass_remove(l, "plan-shared-memory");
 	if (!strcmp(h->op, "late"))  /* after the emitters: never reached by a layout dump */
@@ -274,6 +298,14 @@ static const struct {
 	 NULL, NULL, NULL, NULL},
 	{TILEC_DUMP_CUDA, TILEC_TARGET_CUDA, "emit", NULL, TILEC_OK, "// my own code\n", NULL, NULL,
 	 NULL, NULL},
+	/* a pass reads the lowered IR after lower-kernels; before it there is none; --dump=lowered
+	 * stops after verify-lowered (emit-cuda does not run) and shows the same IR */
+	{TILEC_DUMP_CUDA, TILEC_TARGET_CUDA, "lowered", NULL, TILEC_OK, "__global__", NULL,
+	 "note: not lowered yet", NULL, NULL},
+	{TILEC_DUMP_CUDA, TILEC_TARGET_CUDA, "lowered", NULL, TILEC_OK, "__global__", NULL,
+	 "note: kernel k: 128 threads, warp 32", NULL, NULL},
+	{TILEC_DUMP_LOWERED, TILEC_TARGET_CUDA, "", "all", TILEC_OK, "lowered for sm_80 (cuda)\nkernel k: ",
+	 "Dump After verify-lowered", NULL, "Dump After emit-cuda", NULL},
 	{TILEC_DUMP_CUDA, TILEC_TARGET_HIP, "", "emit-hip", TILEC_OK, "tilec_hip.h",
 	 "// -----// IR Dump After emit-hip //----- //\n", NULL, NULL, NULL},
 	{TILEC_DUMP_HEADER, TILEC_TARGET_HIP, "", NULL, TILEC_ERROR, NULL, NULL,

@@ -457,10 +457,26 @@ api_set_output(tilec_ir *ir, const char *text)
 	return c->out->oom ? -1 : 0;
 }
 
+static const char *
+api_lowered(tilec_ir *ir)
+{
+	PassCtx *c = (PassCtx *)ir;
+	Buf b;
+	char *t;
+
+	if (!c || !c->lir)
+		return NULL;
+	buf_init(&b);
+	lir_dump(&b, c->lir);
+	t = arena_strdup(c->a, buf_str(&b));
+	buf_free(&b);
+	return t;
+}
+
 static const tilec_ir_api the_api = {
 	TILEC_PLUGIN_API_VERSION, api_kernel_count, api_kernel_name, api_stmt_count,
 	api_buffer_count, api_buffer_name, api_buffer_scope, api_buffer_has_layout, api_dump, api_note,
-	api_output, api_set_output,
+	api_output, api_set_output, api_lowered,
 };
 
 /* ---- plugins ---------------------------------------------------------------------- */
