@@ -240,6 +240,17 @@ static const struct {
 	 "  clear(c);\n  copy(A[0, 0], a);\n  copy(B[0, 0], b);\n  gemm(a, b, c);\n"
 	 "  copy(c, C[0, 0]);\n}\n", 0, "local c: f32[64, 64]\n    Fragment([64, 64] -> [32]",
 	 "(none)"},
+	/* TileLang's candidate rule: the nest reads a fully replicated tile (written by a serial
+	 * loop); the replicated candidate contains the plan, so the plan is taken: 4 points per
+	 * thread, not all 512 in every thread (both cost models) */
+	{"candidate_gives_plan",
+	 "kernel k(A: f32[512], B: f32[512]) grid(1) threads(128) {\n  local x: f32[512];\n"
+	 "  for i in range(512) { x[i] = A[i] * 3.0; }\n  for i in parallel(512) { B[i] = x[i] * 2.0; }\n}\n", 0,
+	 "parallel #3 at 4:3\n    Fragment([512] -> [4], replicate: 1, thread: 128", NULL},
+	{"candidate_gives_plan_regs",
+	 "kernel k(A: f32[512], B: f32[512]) grid(1) threads(128) {\n  local x: f32[512];\n"
+	 "  for i in range(512) { x[i] = A[i] * 3.0; }\n  for i in parallel(512) { B[i] = x[i] * 2.0; }\n}\n", 1,
+	 "parallel #3 at 4:3\n    Fragment([512] -> [4], replicate: 1, thread: 128", NULL},
 	/* a transposed read of a tile through the loop: the loop follows the written tile */
 	{"transposed_read",
 	 "kernel k(A: f32[32, 32], B: f32[32, 32]) grid(1) threads(128) {\n"
@@ -325,6 +336,16 @@ START_TEST(explain_costs)
 	ck_assert_ptr_nonnull(strstr(r.output, "root parallel #2 at 4:3: mem "));
 	ck_assert_ptr_nonnull(strstr(r.output, "    parallel #2 at 4:3: mem "));
 	ck_assert_ptr_nonnull(strstr(r.output, "chosen: root parallel #2 at 4:3"));
+	ck_assert_ptr_null(strstr(r.output, "loop layout: "));
+	tilec_result_free(&r);
+	/* the candidate rule's choice is said next to the nest */
+	src = "kernel k(A: f32[512], B: f32[512]) grid(1) threads(128) {\n  local x: f32[512];\n"
+	 "  for i in range(512) { x[i] = A[i] * 3.0; }\n  for i in parallel(512) { B[i] = x[i] * 2.0; }\n}\n";
+	run(src, strlen(src), "x", TILEC_COST_IO_AWARE, TILEC_DUMP_EXPLAIN, &r);
+	ck_assert_msg(r.status == TILEC_OK, "%s", r.diagnostics);
+	ck_assert_msg(strstr(r.output, "    parallel #3 at 4:3: mem 2048 (bw 2048, issue 2048, vec 4)\n"
+				     "      loop layout: the planned partition: 'x' (128 replicas) holds every "
+				     "point of it\n"), "%s", r.output);
 	tilec_result_free(&r);
 }
 END_TEST

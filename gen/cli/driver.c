@@ -218,7 +218,7 @@ driver_main(int argc, char **argv)
 			else {
 				free(defs);
 				free(plugins);
-				return usage_error("unknown dump kind '%s' (ast, ir, layouts, lowered or cuda; hip for "
+				return usage_error("unknown dump kind '%s' (ast, ir, layouts or cuda; lowered: the lowered IR; hip for "
 						   "HIP C; header: the launcher header)", optarg);
 			}
 			break;

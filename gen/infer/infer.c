@@ -685,6 +685,9 @@ explain_attempt(Inf *in, int comp, const Op *root, const State *st, const Cost *
 			   inf_stmt_name(sc->stmt), sc->stmt->id, sc->stmt->loc.line, sc->stmt->loc.col,
 			   (long long)sc->mem, (long long)sc->bw_bytes, (long long)sc->issue_bytes,
 			   sc->vec, sc->why ? ": " : "", sc->why ? sc->why : "");
+		if (in->rule_loop && sc->stmt->kind == S_PARALLEL && in->rule_loop[sc->stmt->id] &&
+		    st->map.loop[sc->stmt->id] == in->rule_loop[sc->stmt->id])
+			buf_printf(b, "      loop layout: %s\n", in->rule_text[sc->stmt->id]);
 	}
 	charge_convs(in, st, comp, NULL, b);
 }

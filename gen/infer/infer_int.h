@@ -83,6 +83,10 @@ typedef struct Inf {
 	Fragment **plan;        /* per op: its planned partition (cached) */
 	Fragment *plans[64];    /* distinct plans, for sharing */
 	int nplan;
+	/* per statement id: why a nest took the loop layout it did, when a rule chose
+	 * (shown by --explain next to the statement while its loop has that layout) */
+	const Layout **rule_loop;
+	const char **rule_text;
 	const IrStmt *where;    /* the statement whose rule failed */
 	int nconv;
 	IrStmt **conv;          /* conversion copies (convert.c): not ops, charged in free mode */

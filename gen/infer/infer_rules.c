@@ -343,6 +343,20 @@ complete(Inf *in, const Op *op, const Acc *ac, const Fragment *L, Err *e)
 	return tidy(in, F);
 }
 
+/* why op's loop layout is L, for --explain */
+static void
+note_rule(Inf *in, const Op *op, const Layout *L, const char *text)
+{
+	if (!in->explain)
+		return;
+	if (!in->rule_loop) {
+		in->rule_loop = anewn(in->a, const Layout *, in->nstmt + 1);
+		in->rule_text = anewn(in->a, const char *, in->nstmt + 1);
+	}
+	in->rule_loop[op->s->id] = L;
+	in->rule_text[op->s->id] = text;
+}
+
 static int
 nest_step(Inf *in, State *st, Op *op, int level)
 {
@@ -396,6 +410,24 @@ nest_step(Inf *in, State *st, Op *op, int level)
 				if (check_acc(in, st, op, &op->acc[i], L) < 0)
 					L = NULL;
 			st->why = NULL;
+			/* TileLang's candidate rule: a replicated candidate that contains the planned
+			 * partition gives the plan (a nest reading a fully replicated tile runs each
+			 * point once, not in every replica) */
+			if (L && L->rep > 1) {
+				Fragment *P = plan_cached(in, op, touches, &e);
+
+				for (i = 0; P && P->rep < L->rep && i < op->nacc; i++)
+					if (check_acc(in, st, op, &op->acc[i], P) < 0)
+						P = NULL;
+				st->why = NULL;
+				if (P && P->rep < L->rep) {
+					note_rule(in, op, P, arena_printf(in->a, "the planned partition: '%s' (%lld "
+									  "replicas) holds every point of it",
+									  in->k->bufs[rsrc->buf].name,
+									  (long long)L->rep));
+					L = P;
+				}
+			}
 		}
 		if (!L) {
 			L = plan_cached(in, op, touches, &e);
