@@ -237,6 +237,8 @@ START_TEST(dump_programs)
 	for (i = 0; i < 4 && dumps[_i].want[i]; i++)
 		ck_assert_msg(strstr(r.output, dumps[_i].want[i]), "%s: no '%s' in\n%s", dumps[_i].file,
 			      dumps[_i].want[i], r.output);
+	/* every statement is a node */
+	ck_assert_msg(strstr(r.output, " 0 still C text\n") && !strstr(r.output, "\n    c: "), "%s", r.output);
 	/* the dump is not the code */
 	ck_assert(strstr(r.output, "#include") == NULL);
 	tilec_result_free(&r);

@@ -40,8 +40,8 @@ node(Buf *b, const LNode *n, int d)
 			buf_printf(b, " step %lld", (long long)n->u.loop.step);
 		if (n->u.loop.trip >= 0)
 			buf_printf(b, " trip %lld", (long long)n->u.loop.trip);
-		buf_printf(b, "%s%s\n", n->u.loop.unroll ? " unrolled" : n->u.loop.rolled ? " rolled" : "",
-			   n->u.loop.hoist ? " end-once" : "");
+		buf_printf(b, "%s%s%s%s\n", n->u.loop.unroll ? " unrolled" : n->u.loop.rolled ? " rolled" : "",
+			   n->u.loop.hoist ? " end-once" : "", n->text ? " // " : "", n->text ? n->text : "");
 		list(b, &n->body, d + 1);
 		break;
 	case L_IF:
@@ -60,7 +60,9 @@ node(Buf *b, const LNode *n, int d)
 		if (n->u.decl.init)
 			buf_printf(b, " = %s", n->u.decl.init);
 		if (n->u.decl.name2)
-			buf_printf(b, ", %s = %s", n->u.decl.name2, n->u.decl.init2);
+			buf_printf(b, ", %s", n->u.decl.name2);
+		if (n->u.decl.init2)
+			buf_printf(b, " = %s", n->u.decl.init2);
 		buf_putc(b, '\n');
 		break;
 	case L_ASSIGN: buf_printf(b, "set %s = %s\n", n->u.set.lhs, n->u.set.rhs); break;
@@ -69,6 +71,8 @@ node(Buf *b, const LNode *n, int d)
 			   n->u.set.rhs);
 		break;
 	case L_BARRIER: buf_puts(b, "barrier block\n"); break;
+	case L_USE: buf_printf(b, "use %s\n", n->text); break;
+	case L_COORDS: buf_printf(b, "thread coordinates again (warp %d)\n", n->u.wait.n); break;
 	case L_CALL: {
 		static const char *const cat[] = {"mma", "ldmatrix", "fence", "mma-group", "call"};
 

@@ -28,6 +28,8 @@ typedef enum {
 	L_STORE,       /* lhs = rhs; into shared or global memory */
 	L_BARRIER,     /* a barrier (kind) */
 	L_CALL,        /* fn(args); a target operation: an MMA, ldmatrix, a fence (cat) */
+	L_USE,         /* the names of text (comma-separated) marked used: (void)a, (void)b; */
+	L_COORDS,      /* tid, lane and warp computed again from the hardware (u.wait.n: warp size) */
 	L_ASYNC_COPY,  /* copy bytes from global src to shared dst asynchronously (zeros if !pred) */
 	L_ASYNC_COMMIT,/* close the thread's group of async copies */
 	L_ASYNC_WAIT,  /* wait until at most n groups are in flight */
@@ -59,6 +61,7 @@ struct LNode {
 			int unroll;      /* #pragma unroll before it */
 			int rolled;      /* #pragma unroll 1: kept a loop */
 			int pragma_out;  /* the pragma one level out (under a loop without braces) */
+			/* text: a comment after the loop's header */
 			int nobrace;     /* one statement, no braces */
 			int hoist;       /* end evaluated once into var_end_ */
 			int64_t trip;    /* constant trip count, or -1 */

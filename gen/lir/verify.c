@@ -62,7 +62,7 @@ node(V *v, const LNode *n)
 		v->div = save;
 		break;
 	case L_DECL:
-		if (!n->u.decl.type || !n->u.decl.name || n->u.decl.count < 0 || (n->u.decl.name2 && !n->u.decl.init2))
+		if (!n->u.decl.type || !n->u.decl.name || n->u.decl.count < 0 || (n->u.decl.init2 && !n->u.decl.name2))
 			return bad(v, "declaration without type or name", n);
 		break;
 	case L_STORE:
@@ -86,6 +86,14 @@ node(V *v, const LNode *n)
 	case L_ASYNC_WAIT:
 		if (n->u.wait.n < 0)
 			return bad(v, "negative async wait count", n);
+		break;
+	case L_USE:
+		if (!n->text || !*n->text)
+			return bad(v, "a use without names", n);
+		break;
+	case L_COORDS:
+		if (n->u.wait.n != 32 && n->u.wait.n != 64)
+			return bad(v, "thread coordinates for a warp of 32 or 64", n);
 		break;
 	case L_CALL:
 		if (!n->u.call.fn || !n->u.call.args)

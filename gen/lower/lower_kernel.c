@@ -34,9 +34,7 @@ stmt1_lower(Em *e, Buf *chk, const IrStmt *s)
 				int r;
 
 				lw_open_block(e, "late_address_compute: lane and warp recomputed at this use");
-				lw_line(e, "const int tid = (int)threadIdx.x, lane = tid %% %d, warp = tid / %d;",
-				     e->t->warp_size, e->t->warp_size);
-				lw_line(e, "(void)lane, (void)warp;");
+				lw_add(e, L_COORDS)->u.wait.n = e->t->warp_size;
 				r = lw_copy(e, chk, s);
 				lw_pop(e);
 				if (r)

@@ -141,9 +141,14 @@ lw_gemm(Em *e, const IrStmt *st)
 		 * still writes it: retire it before) */
 		if (p.instr == GEMM_WGMMA && e->wg_inflight == 2)
 			lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait0", "", arena_printf(e->a, "// clear = true: the group in flight writes %s", Cb->name));
-		lw_line(e, "#pragma unroll");
-		lw_line(e, "for (int s = 0; s < %lld; s++) // clear = true", (long long)e->slots[st->u.gemm.c.buf]);
-		lw_line(e, "\t%s[s] = 0;", Cb->name);
+		{
+			int64_t S = e->slots[st->u.gemm.c.buf];
+			LNode *fl = lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)S), S, 1, 0);
+
+			fl->u.loop.nobrace = 1, fl->text = "clear = true";
+			lw_assign(e, LM_LOCAL, st->u.gemm.c.buf, 0, arena_printf(e->a, "%s[s]", Cb->name), "0");
+			lw_pop(e);
+		}
 	}
 	if (p.instr == GEMM_WGMMA)
 		return gemm_wgmma(e, st, &p);
@@ -206,7 +211,8 @@ lw_gemm(Em *e, const IrStmt *st)
 
 		kl->u.loop.step = 16, kl->u.loop.stepped = 1;
 	}
-	lw_line(e, "tl_u32 af[%d][4], bf[%d][2];", p.rep_m, p.rep_n);
+	lw_decl(e, 0, "tl_u32", arena_printf(e->a, "af[%d][4]", p.rep_m), 0, NULL, NULL)->u.decl.name2 =
+		arena_printf(e->a, "bf[%d][2]", p.rep_n);
 	lw_open_for(e, "mi", "0", arena_printf(e->a, "%d", p.rep_m), p.rep_m, 1, 0);
 	lw_decl2(e, "r", arena_printf(e->a, "wm * %lld + mi * 16 + lane %% 16", (long long)wm), "c", "kk + lane / 16 * 8");
 	ia[0] = "r", ia[1] = "c";

@@ -313,8 +313,8 @@ lw_parallel(Em *e, Buf *chk, const IrStmt *st)
 
 		buf_init(&u);
 		for (i = 0; i < n; i++)
-			buf_printf(&u, "%s(void)%s", i ? ", " : "", lw_vname(e, st->u.par.vars[i]));
-		lw_line(e, "%s;", buf_str(&u));
+			buf_printf(&u, "%s%s", i ? ", " : "", lw_vname(e, st->u.par.vars[i]));
+		lw_add(e, L_USE)->text = arena_strdup(e->a, buf_str(&u));
 		buf_free(&u);
 	}
 	e->par = st, e->parpc = pc, e->parS = S;

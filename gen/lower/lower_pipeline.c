@@ -219,7 +219,8 @@ lw_pipeline(Em *e, Buf *chk, const IrStmt *st)
 
 				lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)e->slots[c]), e->slots[c], 1,
 					 0)->u.loop.nobrace = 1;
-				lw_line(e, "tl_fence_operand(%s[s]); // accumulators defined here, once", e->k->bufs[c].name);
+				lw_call(e, LC_FENCE, "tl_fence_operand", arena_printf(e->a, "%s[s]", e->k->bufs[c].name),
+					"// accumulators defined here, once");
 				lw_pop(e);
 			}
 	} else {

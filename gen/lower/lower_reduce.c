@@ -213,7 +213,7 @@ lw_reduce(Em *e, const IrStmt *st)
 		for (m = 0; m < p.T; m += W)
 			if ((m & ~(int64_t)warps) == 0)
 				wl[nw++] = m;
-		lw_line(e, "static __shared__ %s %s[%lld];", ty, red, (long long)(p.SG * NC));
+		lw_decl(e, 0, arena_printf(e->a, "static __shared__ %s", ty), arena_strdup(e->a, red), p.SG * NC, NULL, NULL);
 		if (kb)
 			lw_open_if(e, arena_printf(e->a, "(tid & %d) == 0", (1 << kb) - 1), 0, 1);
 		lw_open_for(e, "g", "0", arena_printf(e->a, "%lld", (long long)p.SG), p.SG, 1, 0)->u.loop.nobrace = 1;

@@ -69,7 +69,10 @@ node(Buf *o, const LNode *n, int depth, const LDialect *d)
 		else
 			buf_printf(o, "for (int %s = %s; %s < %s; %s)", n->u.loop.var, n->u.loop.lo,
 				   n->u.loop.var, n->u.loop.end, inc);
-		buf_puts(o, n->u.loop.nobrace ? "\n" : " {\n");
+		buf_puts(o, n->u.loop.nobrace ? "" : " {");
+		if (n->text)
+			buf_printf(o, " // %s", n->text);
+		buf_putc(o, '\n');
 		list(o, &n->body, in + 1, d);
 		if (!n->u.loop.nobrace) {
 			indent(o, in);
@@ -112,7 +115,9 @@ node(Buf *o, const LNode *n, int depth, const LDialect *d)
 		if (n->u.decl.init)
 			buf_printf(o, " = %s", n->u.decl.init);
 		if (n->u.decl.name2)
-			buf_printf(o, ", %s = %s", n->u.decl.name2, n->u.decl.init2);
+			buf_printf(o, ", %s", n->u.decl.name2);
+		if (n->u.decl.init2)
+			buf_printf(o, " = %s", n->u.decl.init2);
 		buf_putc(o, ';');
 		tail(o, n->text);
 		break;
@@ -125,6 +130,26 @@ node(Buf *o, const LNode *n, int depth, const LDialect *d)
 	case L_BARRIER:
 		indent(o, in);
 		buf_printf(o, "%s\n", d->barrier);
+		break;
+	case L_USE: {
+		const char *p = n->text, *q;
+
+		indent(o, in);
+		for (; *p; p = *q ? q + 2 : q) {
+			q = strchr(p, ',');
+			if (!q)
+				q = p + strlen(p);
+			buf_printf(o, "%s(void)%.*s", p == n->text ? "" : ", ", (int)(q - p), p);
+		}
+		buf_puts(o, ";\n");
+		break;
+	}
+	case L_COORDS:
+		indent(o, in);
+		buf_printf(o, "const int tid = (int)threadIdx.x, lane = tid %% %d, warp = tid / %d;\n", n->u.wait.n,
+			   n->u.wait.n);
+		indent(o, in);
+		buf_puts(o, "(void)lane, (void)warp;\n");
 		break;
 	case L_CALL:
 		indent(o, in);
