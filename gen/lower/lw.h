@@ -81,7 +81,6 @@ typedef struct Held {
 } Held;
 
 LNode *lw_add(Em *e, LKind k);
-void lw_line(Em *e, const char *fmt, ...) TL_PRINTF(2, 3);
 void lw_pop(Em *e);
 void lw_barrier(Em *e);
 void lw_async_commit(Em *e);

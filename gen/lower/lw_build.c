@@ -15,21 +15,6 @@ lw_add(Em *e, LKind k)
 	return n;
 }
 
-/* one line of C not yet made a node (L_TEXT) */
-void
-lw_line(Em *e, const char *fmt, ...)
-{
-	va_list ap;
-	Buf b;
-
-	buf_init(&b);
-	va_start(ap, fmt);
-	buf_vprintf(&b, fmt, ap);
-	va_end(ap);
-	lw_add(e, L_TEXT)->text = arena_strdup(e->a, buf_str(&b));
-	buf_free(&b);
-}
-
 /* nodes go into l, one level deeper, until pop() */
 static void
 push(Em *e, LList *l)
