@@ -7,10 +7,10 @@
  * gen/target/ (one C renderer, small CUDA and HIP parts) turn it into text
  * without deciding anything.
  *
- * Expressions are C expression text for now; statements the lowering has not
- * yet turned into nodes are L_TEXT (one line of C). Each node keeps `extra`,
- * how far the line is indented past its place in the tree, while text lines
- * still open braces of their own.
+ * Expressions are C expression text for now. L_TEXT is one line of C as
+ * written (the lowering makes none; a rewrite may). Each node keeps `extra`,
+ * how far it is indented past its place in the tree (0 for every node the
+ * lowering makes today).
  */
 #ifndef TILEC_LIR_H
 #define TILEC_LIR_H
@@ -18,7 +18,7 @@
 #include "tl.h"
 
 typedef enum {
-	L_TEXT,        /* text: one C statement or line, as written */
+	L_TEXT,        /* text: one C statement or line, as written (not made by the lowering) */
 	L_COMMENT,     /* text: "// text" */
 	L_BLOCK,       /* { // text   body   } */
 	L_FOR,         /* for (int var = lo; var < end; var++) body */
