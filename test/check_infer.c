@@ -251,6 +251,13 @@ static const struct {
 	 "kernel k(A: f32[512], B: f32[512]) grid(1) threads(128) {\n  local x: f32[512];\n"
 	 "  for i in range(512) { x[i] = A[i] * 3.0; }\n  for i in parallel(512) { B[i] = x[i] * 2.0; }\n}\n", 1,
 	 "parallel #3 at 4:3\n    Fragment([512] -> [4], replicate: 1, thread: 128", NULL},
+	/* parallel(..., layout = cute(...)): the given loop layout, and the tile it writes gets it */
+	{"given_loop_layout",
+	 "kernel k(A: f32[32, 32], B: f32[32, 32]) grid(1) threads(128) {\n  local x: f32[32, 32];\n"
+	 "  for i, j in parallel(32, 32, layout = cute(\"(_128,_8):(_1,_128)\")) { x[i, j] = A[i, j]; }\n"
+	 "  copy(x, B[0, 0]);\n}\n", 0,
+	 "local x: f32[32, 32]\n    Fragment([32, 32] -> [8], replicate: 1, thread: 128, forward_thread: _j + _i % 4 * 32, "
+	 "forward_index: [_i // 4])", NULL},
 	/* a transposed read of a tile through the loop: the loop follows the written tile */
 	{"transposed_read",
 	 "kernel k(A: f32[32, 32], B: f32[32, 32]) grid(1) threads(128) {\n"
@@ -337,6 +344,14 @@ START_TEST(explain_costs)
 	ck_assert_ptr_nonnull(strstr(r.output, "    parallel #2 at 4:3: mem "));
 	ck_assert_ptr_nonnull(strstr(r.output, "chosen: root parallel #2 at 4:3"));
 	ck_assert_ptr_null(strstr(r.output, "loop layout: "));
+	tilec_result_free(&r);
+	/* a loop layout the program gives is listed */
+	src = "kernel k(A: f32[32, 32], B: f32[32, 32]) grid(1) threads(128) {\n  local x: f32[32, 32];\n"
+	      "  for i, j in parallel(32, 32, layout = cute(\"(_128,_8):(_8,_1)\")) { x[i, j] = A[i, j]; }\n"
+	      "  copy(x, B[0, 0]);\n}\n";
+	run(src, strlen(src), "x", TILEC_COST_IO_AWARE, TILEC_DUMP_EXPLAIN, &r);
+	ck_assert_msg(r.status == TILEC_OK, "%s", r.diagnostics);
+	ck_assert_msg(strstr(r.output, "  parallel #1 at 3:3: loop layout given by the program\n"), "%s", r.output);
 	tilec_result_free(&r);
 	/* the candidate rule's choice is said next to the nest */
 	src = "kernel k(A: f32[512], B: f32[512]) grid(1) threads(128) {\n  local x: f32[512];\n"

@@ -389,14 +389,17 @@ forloop(Sema *S, const Node *n, Tail *t)
 		if (!s->u.pipe.var)
 			s = NULL;
 	} else {
-		int np = it->u.call.nargs;
-		const Node *v;
+		int np = 0;
+		const Node *v, *lay = NULL;
+		int64_t npts = 1;
 
 		if (S->in_par) {
 			diag(S->d, it->loc, "parallel loop nested inside a parallel loop; list all "
 			     "extents in one parallel(...)");
 			goto out;
 		}
+		for (a = it->u.call.args; a; a = a->next)
+			np += a->kind != N_NAMED;
 		if (np != n->u.loop.nvars) {
 			diag(S->d, it->loc, "parallel(...) has %d extent%s but the loop has %d "
 			     "variable%s",
@@ -415,8 +418,14 @@ forloop(Sema *S, const Node *n, Tail *t)
 			IrExpr *e;
 
 			if (a->kind == N_NAMED) {
-				diag(S->d, a->loc, "parallel: unknown argument '%s'", a->u.bind.name);
-				bad = 1;
+				if (!strcmp(a->u.bind.name, "layout") && !lay)
+					lay = a;
+				else if (!strcmp(a->u.bind.name, "layout"))
+					diag(S->d, a->loc, "parallel: a second 'layout' argument"), bad = 1;
+				else
+					diag(S->d, a->loc, "parallel: unknown argument '%s' (a nest takes layout = "
+					     "cute(\"...\"))", a->u.bind.name), bad = 1;
+				i--;
 				continue;
 			}
 			e = sx_expr(S, a);
@@ -432,7 +441,11 @@ forloop(Sema *S, const Node *n, Tail *t)
 				continue;
 			}
 			s->u.par.ext[i] = e->u.i;
+			if (npts <= ((int64_t)1 << 40))
+				npts *= e->u.i;
 		}
+		if (lay && !bad && !(s->u.par.layout = sl_loop_layout(S, lay->u.bind.value, npts)))
+			bad = 1;
 		for (i = 0, v = n->u.loop.vars; v; i++, v = v->next)
 			if (!(s->u.par.vars[i] = loopvar(S, v)))
 				bad = 1;

@@ -207,6 +207,45 @@ nonzero_size(const CuteTup *shape, const CuteTup *stride)
 	return n;
 }
 
+/*
+ * parallel(..., layout = cute("(threads, values)")): the loop layout the program gives
+ * a nest of npts points. The (thread, value) form of a local tile's layout, over the
+ * nest's points: its stride-0 modes replicate, its thread mode fits the kernel.
+ */
+LayoutLit *
+sl_loop_layout(Sema *S, const Node *n, int64_t npts)
+{
+	LayoutLit *l = layoutlit(S, n);
+	CuteObj *o;
+	Err e = {0};
+	int64_t size, nt;
+
+	if (!l)
+		return NULL;
+	if (l->kind != LAYOUT_CUTE) {
+		diag(S->d, n->loc, "parallel: a loop layout is cute(\"(threads, values)\") over the nest's "
+		     "points");
+		return NULL;
+	}
+	if (cute_parse(S->a, l->text, &o, &e) || o->k != CUTE_LAYOUT) {
+		diag(S->d, n->loc, "parallel: a loop layout is a (thread, value) CuTe layout, not a swizzled one");
+		return NULL;
+	}
+	size = nonzero_size(o->l.shape, o->l.stride);
+	if (l->size < 0 || size != npts) {
+		diag(S->d, n->loc, "parallel: the loop layout maps %lld points but the nest has %lld",
+		     (long long)size, (long long)npts);
+		return NULL;
+	}
+	if (S->k && S->k->threads > 0 && cute_rank(o->l) >= 1 && cute_size(cute_mode(o->l, 0), &nt, &e) == 0 &&
+	    nt > S->k->threads) {
+		diag(S->d, n->loc, "parallel: the loop layout's thread mode has %lld threads; kernel '%s' has "
+		     "%lld (threads(...))", (long long)nt, S->k->name, (long long)S->k->threads);
+		return NULL;
+	}
+	return l;
+}
+
 /* does the layout fit the buffer's scope (and a CuTe layout its size)? */
 static int
 fits_scope(Sema *S, const LayoutLit *l, const IrBuffer *b)

@@ -343,6 +343,28 @@ complete(Inf *in, const Op *op, const Acc *ac, const Fragment *L, Err *e)
 	return tidy(in, F);
 }
 
+/* the loop layout a nest's program gives (parallel(..., layout = cute("..."))) over its points */
+static Fragment *
+given_loop(Inf *in, const Op *op, Err *e)
+{
+	const LayoutLit *lit = op->s->u.par.layout;
+	CuteObj *o;
+	LinLayout lin;
+	int r;
+
+	if (cute_parse(in->a, lit->text, &o, e))
+		return NULL;
+	if (o->k != CUTE_LAYOUT)
+		return err_set(e, "a loop layout is a (thread, value) CuTe layout"), NULL;
+	r = lin_from_cute_tv(in->a, o->l, op->ext, op->nloop, in->t->warp_size, &lin, e);
+	if (r <= 0) {
+		if (!e->set)
+			err_set(e, "the CuTe layout is not linear over F2");
+		return NULL;
+	}
+	return (Fragment *)frag_from_linear(in->a, &lin, in->t->warp_size, e);
+}
+
 /* why op's loop layout is L, for --explain */
 static void
 note_rule(Inf *in, const Op *op, const Layout *L, const char *text)
@@ -368,6 +390,17 @@ nest_step(Inf *in, State *st, Op *op, int level)
 	if (st->map.loop[op->s->id]) {
 		inf_done(st, op->idx);
 		return 0;
+	}
+	/* the program gives the loop layout: every access must agree with it (a write from a
+	 * thread that does not own the element is a conflict), tiles without a layout get it */
+	if (op->s->kind == S_PARALLEL && op->s->u.par.layout) {
+		if (!(L = given_loop(in, op, &e))) {
+			st->why = arena_printf(in->a, "parallel at %d:%d: its layout = cute(\"%s\") does not give a "
+					       "loop layout over the nest: %s", op->s->loc.line, op->s->loc.col,
+					       op->s->u.par.layout->text, e.msg);
+			return -1;
+		}
+		goto chosen;
 	}
 	if (level == LV_STRICT) {
 		/* fragments read at constant indices only: fully replicated */
@@ -439,6 +472,7 @@ nest_step(Inf *in, State *st, Op *op, int level)
 	} else {
 		return 0;
 	}
+chosen:
 	for (i = 0; i < op->nacc; i++)
 		if (check_acc(in, st, op, &op->acc[i], L) < 0)
 			return -1;

@@ -1040,6 +1040,10 @@ dstmt(Buf *b, const IrKernel *k, const IrStmt *s, int d)
 		for (i = 0; i < s->u.par.n; i++)
 			buf_printf(b, "%s%s < %lld", i ? ", " : "", s->u.par.vars[i]->name,
 				   (long long)s->u.par.ext[i]);
+		if (s->u.par.layout) {
+			buf_puts(b, " layout=");
+			ir_dump_layout(b, s->u.par.layout);
+		}
 		dblock(b, k, s->u.par.body, d);
 		break;
 	case S_STORE:

@@ -222,7 +222,9 @@ struct IrStmt {
 		struct { Region a, b, c; int trans_a, trans_b, clear; } gemm;
 		struct { Region dst; IrExpr *value; } fill;
 		struct { int src, dst; ReduceOp op; int dim, clear; } reduce;
-		struct { int n; IrVar **vars; int64_t *ext; IrStmt *body; } par;
+		/* layout: the loop layout the program gives (parallel(..., layout = cute("..."))),
+		 * or NULL: inference chooses */
+		struct { int n; IrVar **vars; int64_t *ext; IrStmt *body; struct LayoutLit *layout; } par;
 		struct { int buf, n; IrExpr **idx; IrExpr *value; } store;
 		struct { IrVar *var; IrExpr *value; } let; /* LET and SET (assign a let var) */
 		/* FOR: var in [lo, lo + extent) */
