@@ -290,6 +290,8 @@ static const struct {
 	 "of kernel 'k'\n"
 	 "t:1:75: error: stride 0 of 'B' must be a size name or a constant; 'X' is a tensor parameter "
 	 "of kernel 'k'\n"},
+	{"kernel k(x: foo, A: f32[M, K] strides(x, 1)) grid(1) threads(32) {}",
+	 "t:1:13: error: unknown element type 'foo'\n"},
 	{"kernel k(A: f32[M, K] strides(A, 1)) grid(1) threads(32) {}",
 	 "t:1:31: error: stride 0 of 'A' names the tensor itself; a stride is a size name or a constant\n"},
 	{"kernel k(A: f32[M, K] strides(ld, 1), ld: i32) grid(1) threads(32) {}",

@@ -798,6 +798,10 @@ kstrides(Sema *S, const Node *p, const IrDim *dims, int *bad)
 		Sym *c = d->kind == N_IDENT ? sema_lookup(S, d->u.name) : NULL;
 		int64_t t;
 
+		if (c && SYM_POISONED(c)) { /* its declaration failed, and said so */
+			*bad = 1;
+			continue;
+		}
 		if (d->kind == N_IDENT && !strcmp(d->u.name, p->u.decl.name)) {
 			diag(S->d, d->loc, "stride %d of '%s' names the tensor itself; a stride is a "
 			     "size name or a constant", i, p->u.decl.name);
