@@ -69,10 +69,29 @@ irun_elemtext(Run *R, Buf *b, const BufRt *B, int64_t lin)
 {
 	int d;
 
+	int64_t co[IR_MAXDIM] = {0};
+	int done[IR_MAXDIM] = {0}, i;
+
 	(void)R;
+	/* the coordinates: dims by decreasing stride (a strided tensor's dims need not be in
+	 * stride order; for the views tilec run makes this inverts the addressing) */
+	for (i = 0; i < B->ndim; i++) {
+		int best = -1;
+
+		for (d = 0; d < B->ndim; d++)
+			if (!done[d] && (best < 0 || B->stride[d] > B->stride[best]))
+				best = d;
+		done[best] = 1;
+		if (B->stride[best] > 0 && B->dim[best] > 0) {
+			co[best] = lin / B->stride[best];
+			if (co[best] >= B->dim[best])
+				co[best] = B->dim[best] - 1;
+			lin -= co[best] * B->stride[best];
+		}
+	}
 	buf_printf(b, "%s[", B->b->name);
 	for (d = 0; d < B->ndim; d++)
-		buf_printf(b, "%s%lld", d ? ", " : "", (long long)(B->stride[d] ? lin / B->stride[d] % B->dim[d] : 0));
+		buf_printf(b, "%s%lld", d ? ", " : "", (long long)co[d]);
 	buf_putc(b, ']');
 }
 
@@ -369,7 +388,7 @@ parallel(Run *R, const IrStmt *s)
 	memset(R->vwritten, 0, (size_t)k->nvar);
 	scan_body(R, s->u.par.body);
 	for (i = 0; i < k->nbuf; i++) {
-		R->bufs[i].tracked = R->stored[i] && R->pstate[i] == 2;
+		R->bufs[i].tracked = R->stored[i] && (R->pstate[i] == 2 || R->bufs[i].overlap);
 		tracked |= R->bufs[i].tracked;
 	}
 	R->anyvt = 0;
@@ -682,6 +701,50 @@ grid(Run *R)
 	return 0;
 }
 
+/* a strided tensor's strides (B->dim set): B->stride, and in *n the elements its storage
+ * spans (1 + the offset of its last element; 0 when a dim is 0) */
+static int
+stridedview(Run *R, const IrBuffer *b, BufRt *B, int64_t *n)
+{
+	int64_t span = 0, t;
+	int d, empty = 0;
+
+	for (d = 0; d < b->ndim; d++) {
+		const IrDim *s = &b->strides[d];
+
+		B->stride[d] = s->sym ? R->vars[s->sym->id].c.i : s->c;
+		if (B->stride[d] <= 0)
+			return irun_fail(R, INTERP_ERROR, b->loc, "stride %d of '%s' (%s) is %lld; strides must be positive",
+					 d, b->name, s->sym ? s->sym->name : "a constant", (long long)B->stride[d]);
+		empty |= B->dim[d] == 0;
+		if (B->dim[d] > 0 && (__builtin_mul_overflow(B->dim[d] - 1, B->stride[d], &t) ||
+				      __builtin_add_overflow(span, t, &span) || span == INT64_MAX))
+			return irun_fail(R, INTERP_ERROR, b->loc, "'%s' spans more than 2^63 elements", b->name);
+	}
+	*n = empty ? 0 : span + 1;
+	/* distinct coordinates give distinct elements when, dims by increasing stride, each
+	 * stride passes the offset the smaller ones reach; else the view may overlap */
+	{
+		int done[IR_MAXDIM] = {0}, i;
+		int64_t reach = 0;
+
+		for (i = 0; i < b->ndim; i++) {
+			int best = -1;
+
+			for (d = 0; d < b->ndim; d++)
+				if (!done[d] && B->dim[d] > 1 && (best < 0 || B->stride[d] < B->stride[best]))
+					best = d;
+			if (best < 0)
+				break;
+			done[best] = 1;
+			if (B->stride[best] <= reach)
+				B->overlap = 1;
+			reach += (B->dim[best] - 1) * B->stride[best]; /* <= span: no overflow */
+		}
+	}
+	return 0;
+}
+
 static int
 setbuffers(Run *R)
 {
@@ -704,6 +767,8 @@ setbuffers(Run *R)
 			if (__builtin_mul_overflow(n, B->dim[d], &n))
 				return irun_fail(R, INTERP_ERROR, b->loc, "'%s' has more than 2^63 elements", b->name);
 		}
+		if (b->strides && stridedview(R, b, B, &n))
+			return -1;
 		B->n = n;
 		if (b->scope == MEM_GLOBAL) {
 			InterpTensor *t;
@@ -712,8 +777,9 @@ setbuffers(Run *R)
 				return irun_fail(R, INTERP_ERROR, b->loc, "no tensor for '%s'", b->name);
 			t = &R->args->tensors[b->param];
 			if (t->n != n)
-				return irun_fail(R, INTERP_ERROR, b->loc, "tensor '%s' has %lld elements, its shape needs %lld",
-						 b->name, (long long)t->n, (long long)n);
+				return irun_fail(R, INTERP_ERROR, b->loc, "tensor '%s' has %lld elements, its %s %lld",
+						 b->name, (long long)t->n, b->strides ? "shape and strides need" : "shape needs",
+						 (long long)n);
 			if (n > 0 && !t->data)
 				return irun_fail(R, INTERP_ERROR, b->loc, "tensor '%s' has no data", b->name);
 			B->tensor = t;

@@ -38,14 +38,18 @@ enum {
 };
 
 /*
- * Tensors are dense and row-major. An element is stored in its type's
+ * A tensor is dense and row-major, or strided (IrBuffer.strides: element (i0, i1, ...) at
+ * i0*s0 + i1*s1 + ..., the strides taken from the sizes for stride symbols); n counts the
+ * storage elements, for a strided tensor the span 1 + sum (dim_d - 1) * s_d (0 when a
+ * dim is 0), data is its first element and flags are per storage element (elements
+ * outside the view are never touched: their flags stay 0). An element is stored in its type's
  * storage format: bool as one byte 0/1, i8 int8_t, u8 uint8_t, i32 int32_t,
  * f16 and bf16 as their uint16_t bits, f32 float, f64 double, fp8_e4m3 and
  * fp8_e5m2 as their byte.
  */
 typedef struct InterpTensor {
 	void *data;            /* the elements (in: the initial contents; out: the result) */
-	int64_t n;             /* number of elements = product of the dims */
+	int64_t n;             /* storage elements: the product of the dims, or the span of a strided one */
 	unsigned char *flags;  /* out, one per element (INTERP_*); may be NULL */
 } InterpTensor;
 

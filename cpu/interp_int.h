@@ -40,6 +40,9 @@ typedef struct BufRt {
 	InterpTensor *tensor;
 	/* accesses in the current parallel nest go through the nest shadow */
 	int tracked;
+	/* a strided tensor whose strides may map two coordinates to one element: its stores
+	 * are always tracked (distinct indices do not mean distinct elements) */
+	int overlap;
 } BufRt;
 
 /* the nest shadow of one element (slot: a buffer, or nbuf + a let variable) */

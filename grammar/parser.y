@@ -126,6 +126,9 @@ paramlist(A) ::= param(X).                    { A = (NodeList){0}; ast_append(&A
 paramlist(A) ::= paramlist(L) COMMA param(X). { A = L; ast_append(&A, X); }
 param(A) ::= ID(N) COLON scope(S) ID(T) dims(D).
                                     { A = ast_decl(p->arena, N_PARAM, N, S, T, D.n ? &D : NULL); }
+/* strides(...) after the type: 'strides' is not reserved (parse_strides checks the word) */
+param(A) ::= ID(N) COLON scope(S) ID(T) dims(D) ID(K) LPAREN exprs(L) RPAREN.
+                   { A = parse_strides(p, ast_decl(p->arena, N_PARAM, N, S, T, D.n ? &D : NULL), K, L); }
 
 scope(A) ::= .                                { A = SCOPE_NONE; }
 scope(A) ::= SHARED.                          { A = SCOPE_SHARED; }

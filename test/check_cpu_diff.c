@@ -228,6 +228,83 @@ START_TEST(usage)
 }
 END_TEST
 
+/* strided tensors: tilec refuses to emit them (until the lowered IR lowers them), so
+ * tilec run refuses the program; against hand-written CUDA C (cuda_override) tilec run
+ * allocates padded views (stride symbols not given: the reach of the other dims + 3),
+ * passes the strides as sizes, compares the views and checks that the padding is left
+ * alone */
+#define STRIDED_SRC \
+	"kernel k(A: f32[M, 64] strides(lda, 1), B: f32[M, 64] strides(ldb, 1),\n" \
+	"         C: f32[64, M] strides(1, ldc)) grid(cdiv(M, 16)) threads(64) {\n" \
+	"  for i, j in parallel(16, 64) { B[bx * 16 + i, j] = A[bx * 16 + i, j] * 2.0;\n" \
+	"    C[j, bx * 16 + i] = A[bx * 16 + i, j]; }\n}\n"
+#define STRIDED_HEAD \
+	"#include \"tilec_cuda.h\"\n// kernel k: 64 threads, 0 bytes of dynamic shared memory\n" \
+	"extern \"C\" __global__ void k(float *A, float *B, float *C, int M, int lda, int ldb, int ldc)\n{\n" \
+	"\tfor (int e = threadIdx.x; e < 16 * 64; e += 64) {\n" \
+	"\t\tint i = blockIdx.x * 16 + e / 64, j = e % 64;\n\t\tif (i >= M) continue;\n"
+
+static const struct {
+	const char *cuda, *sizes, *expect; /* expect: a text of the report (status: agree iff NULL) */
+} strided[] = {
+	/* right, with the default strides: lda = ldb = 64 + 3, ldc = 64 + 3 */
+	{STRIDED_HEAD "\t\tB[i * ldb + j] = A[i * lda + j] * 2.0f;\n\t\tC[j + i * ldc] = A[i * lda + j];\n\t}\n}\n",
+	 "M=40", NULL},
+	{STRIDED_HEAD "\t\tB[i * ldb + j] = A[i * lda + j] * 2.0f;\n\t\tC[j + i * ldc] = A[i * lda + j];\n\t}\n}\n",
+	 "M=40,lda=100,ldc=64", NULL},
+	/* as if dense: reads the wrong elements */
+	{STRIDED_HEAD "\t\tB[i * ldb + j] = A[i * 64 + j] * 2.0f;\n\t\tC[j + i * ldc] = A[i * lda + j];\n\t}\n}\n",
+	 "M=40", "B f32[40, 64]: 2560 elements, 2496 differ"},
+	/* a store into the padding of B */
+	{STRIDED_HEAD "\t\tB[i * ldb + j + (i == 3 && j == 63)] = A[i * lda + j] * 2.0f;\n"
+	 "\t\tC[j + i * ldc] = A[i * lda + j];\n\t}\n}\n",
+	 "M=40", "B: 1 element outside the view (strides(67, 1), 2677 storage elements) written by the emitted "
+	 "code; first at offset 265"},
+	/* the transposed view written row-major */
+	{STRIDED_HEAD "\t\tB[i * ldb + j] = A[i * lda + j] * 2.0f;\n\t\tC[j * ldc + i] = A[i * lda + j];\n\t}\n}\n",
+	 "M=40,ldc=64", "out-of-bounds access to tensor 'C'"},
+};
+
+START_TEST(strided_views)
+{
+	tilec_run_options o;
+	tilec_run_result r;
+
+	tilec_run_options_init(&o);
+	o.sizes = strided[_i].sizes;
+	o.cuda_override = strided[_i].cuda;
+	o.timeout_s = 60;
+	tilec_run(STRIDED_SRC, strlen(STRIDED_SRC), &o, &r);
+	if (!strided[_i].expect) {
+		ck_assert_msg(r.status == TILEC_RUN_AGREE, "%s%s", r.diagnostics, r.report);
+		ck_assert_msg(strstr(r.report, _i ? "k [M=40,lda=100,ldb=67,ldc=64]" : "k [M=40,lda=67,ldb=67,ldc=67]"),
+			      "%s", r.report);
+	} else {
+		ck_assert_msg(r.status == TILEC_RUN_DIFFER, "status %d:\n%s%s", r.status, r.diagnostics, r.report);
+		ck_assert_msg(strstr(r.report, strided[_i].expect) != NULL, "no '%s' in\n%s", strided[_i].expect,
+			      r.report);
+	}
+	tilec_run_result_free(&r);
+}
+END_TEST
+
+/* without an override: refused (tilec does not emit code that would ignore the strides) */
+START_TEST(strided_refused)
+{
+	tilec_run_options o;
+	tilec_run_result r;
+
+	tilec_run_options_init(&o);
+	o.filename = "s.tile";
+	tilec_run(STRIDED_SRC, strlen(STRIDED_SRC), &o, &r);
+	ck_assert_int_eq(r.status, TILEC_ERR_COMPILE);
+	ck_assert_int_eq(r.runs, 0);
+	ck_assert_msg(strstr(r.diagnostics, "s.tile:1:10: error: kernel 'k': strided tensor 'A' is not lowered yet "
+				"for CUDA/HIP"), "%s", r.diagnostics);
+	tilec_run_result_free(&r);
+}
+END_TEST
+
 Suite *
 suite_cpu_diff(void)
 {
@@ -241,6 +318,8 @@ suite_cpu_diff(void)
 	tcase_add_loop_test(tc, extra_arch, 0, countof(extra));
 #endif
 	tcase_add_loop_test(tc, detects, 0, countof(wrong));
+	tcase_add_loop_test(tc, strided_views, 0, countof(strided));
+	tcase_add_test(tc, strided_refused);
 	tcase_add_test(tc, usage);
 	suite_add_tcase(s, tc);
 	return s;

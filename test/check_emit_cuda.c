@@ -15,6 +15,7 @@
 #include "lower.h"
 #include "sema.h"
 #include "tests.h"
+#include "tilec.h"
 #include "tilec_run.h"
 #include "tilec_jit.h"
 #include "tileglue.h"
@@ -493,6 +494,67 @@ START_TEST(reduce_refused)
 }
 END_TEST
 
+/* a kernel with a strided tensor is refused, located at the tensor, for CUDA and HIP; a
+ * provably dense strides(...) emits what the program without it emits */
+static char *
+emit_target(const char *src, int hip, tilec_status *st)
+{
+	tilec_options o;
+	tilec_result r;
+	char *out;
+
+	tilec_options_init(&o);
+	o.filename = "s.tile";
+	o.target = hip ? TILEC_TARGET_HIP : TILEC_TARGET_CUDA;
+	o.dump = TILEC_DUMP_CUDA;
+	tilec_compile(src, strlen(src), &o, &r);
+	*st = r.status;
+	out = r.status == TILEC_OK ? r.output : r.diagnostics;
+	if (r.status == TILEC_OK)
+		r.output = NULL;
+	else
+		r.diagnostics = NULL;
+	tilec_result_free(&r);
+	return out;
+}
+
+#define STRIDED_BODY \
+	" grid(cdiv(M, 16)) threads(64) {\n" \
+	"  for i, j in parallel(16, 64) { B[bx * 16 + i, j] = A[bx * 16 + i, j] * 2.0; }\n}\n"
+
+START_TEST(strided_refused)
+{
+	static const char *const refused[] = {
+		"kernel k(B: f32[M, 64],\n         A: f32[M, 64] strides(lda, 1))" STRIDED_BODY,
+		"kernel k(B: f32[M, 64],\n         A: f32[M, 64] strides(64, 2))" STRIDED_BODY,
+		"kernel k(B: f32[M, 64],\n         A: f32[M, 64] strides(1, M))" STRIDED_BODY,
+	};
+	const char *dense = "kernel k(B: f32[M, 64],\n         A: f32[M, 64])" STRIDED_BODY;
+	const char *dense2 = "kernel k(B: f32[M, 64] strides(64, 1),\n         A: f32[M, 64])" STRIDED_BODY;
+	tilec_status st;
+	char *out, *want;
+	int hip;
+	size_t i;
+
+	for (hip = 0; hip < 2; hip++) {
+		for (i = 0; i < countof(refused); i++) {
+			out = emit_target(refused[i], hip, &st);
+			ck_assert_int_eq(st, TILEC_ERR_COMPILE);
+			ck_assert_msg(strstr(out, "s.tile:2:10: error: kernel 'k': strided tensor 'A' is not "
+					      "lowered yet for CUDA/HIP") == out, "%s", out);
+			free(out);
+		}
+		want = emit_target(dense, hip, &st);
+		ck_assert_int_eq(st, TILEC_OK);
+		out = emit_target(dense2, hip, &st);
+		ck_assert_int_eq(st, TILEC_OK);
+		ck_assert_str_eq(out, want);
+		free(out);
+		free(want);
+	}
+}
+END_TEST
+
 /* emission errors are messages, not crashes */
 START_TEST(emit_errors)
 {
@@ -550,6 +612,7 @@ suite_emit_cuda(void)
 	tcase_add_test(tc, replicated_store);
 	tcase_add_test(tc, reduce_refused);
 	tcase_add_test(tc, emit_errors);
+	tcase_add_test(tc, strided_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -478,6 +478,9 @@ t_alloc(T *t)
 		b = &t->k->bufs[p->buf];
 		for (d = 0; d < b->ndim; d++)
 			n *= t_dim(t, &b->dims[d]);
+		if (b->strides && n > 0) /* the span of a strided view */
+			for (n = 1, d = 0; d < b->ndim; d++)
+				n += (t_dim(t, &b->dims[d]) - 1) * t_dim(t, &b->strides[d]);
 		t->ten[i].n = n;
 		if (n < 0)
 			continue;
@@ -1142,6 +1145,187 @@ START_TEST(nest_tracked)
 	t_free(&t);
 }
 END_TEST
+
+/* ---- strided tensors ---------------------------------------------------------------- */
+
+/* one head of a [B, S, H, D] tensor read and written in place through strided views
+ * (strides (H * D, 1)), S ragged: the copies stop at the view's shape, and no element
+ * of the big tensors outside the two views is read into the result or written */
+START_TEST(strided_head)
+{
+	static const char src[] =
+		"kernel head(Q: f32[S, 16] strides(sq, 1), O: f32[S, 16] strides(so, 1), s: f32)\n"
+		"    grid(cdiv(S, 16)) threads(64)\n"
+		"{\n"
+		"    shared t: f32[16, 16];\n"
+		"    local r: f32[16, 16];\n"
+		"    copy(Q[bx * 16, 0], t);\n"
+		"    copy(t, r);\n"
+		"    for i, j in parallel(16, 16) { r[i, j] = r[i, j] * s + Q[bx * 16 + i, 15 - j]; }\n"
+		"    copy(r, O[bx * 16, 0]);\n"
+		"}\n";
+	enum { NB = 2, S = 37, H = 3, D = 16, N = NB * S * H * D };
+	float *qb = malloc(sizeof *qb * N), *ob = malloc(sizeof *ob * N);
+	unsigned char *qf = calloc(N, 1), *of = calloc(N, 1);
+	int64_t qoff = ((1 * S + 0) * H + 2) * D, ooff = ((0 * S + 0) * H + 1) * D;
+	T t;
+	int i, b, s, h, d, P = 0;
+
+	ck_assert(qb && ob && qf && of);
+	for (i = 0; i < N; i++) {
+		qb[i] = (float)dy((uint64_t)i, 3);
+		ob[i] = 99;
+	}
+	t_compile(&t, src);
+	t_set(&t, "S", S);
+	t_set(&t, "sq", H * D);
+	t_set(&t, "so", H * D);
+	t_set(&t, "s", 2);
+	t.args.sizes = t.sizes;
+	t.args.tensors = t.ten;
+	t.args.scalars = t.scal;
+	for (i = 0; i < t.k->nparam; i++)
+		if (t.k->params[i].is_tensor)
+			t.ten[i].n = (S - 1) * H * D + D;
+	t.ten[t_param(&t, "Q")].data = qb + qoff;
+	t.ten[t_param(&t, "Q")].flags = qf + qoff;
+	t.ten[t_param(&t, "O")].data = ob + ooff;
+	t.ten[t_param(&t, "O")].flags = of + ooff;
+	t_ok(&t);
+	ck_assert_int_eq(t.st.blocks, 3);
+	for (b = 0; b < NB; b++)
+		for (s = 0; s < S; s++)
+			for (h = 0; h < H; h++)
+				for (d = 0; d < D; d++) {
+					int64_t at = ((b * S + s) * H + h) * D + d;
+
+					if (b == 0 && h == 1) {
+						float want = qb[qoff + s * H * D + d] * 2 + qb[qoff + s * H * D + 15 - d];
+
+						EXPECT(ob[at] == want, "O[%d, %d] = %g, want %g", s, d, ob[at], want);
+						P++;
+					} else {
+						EXPECT(ob[at] == 99, "O's tensor at (%d, %d, %d, %d) outside the view was "
+						       "written: %g", b, s, h, d, ob[at]);
+					}
+					EXPECT(of[at] == 0, "flags at %lld", (long long)at);
+					EXPECT(qf[at] == 0, "Q's flags at %lld", (long long)at);
+				}
+	ck_assert_int_eq(P, S * D);
+	t.ten[t_param(&t, "Q")].data = t.ten[t_param(&t, "O")].data = NULL;
+	t.ten[t_param(&t, "Q")].flags = t.ten[t_param(&t, "O")].flags = NULL;
+	t_free(&t);
+	free(qb);
+	free(ob);
+	free(qf);
+	free(of);
+}
+END_TEST
+
+/* a transposed view (strides (1, M): column-major) through copy and gemm, and an output
+ * with a padded leading dim whose last stride is 2 written by a parallel nest */
+START_TEST(strided_transposed)
+{
+	static const char src[] =
+		"kernel tg(A: f32[M, 16] strides(1, M), B: f32[16, 16], C: f32[M, 16] strides(1, M),\n"
+		"          E: f32[M, 16] strides(lde, 2))\n"
+		"    grid(cdiv(M, 16)) threads(128)\n"
+		"{\n"
+		"    shared As: f32[16, 16];\n"
+		"    shared Bs: f32[16, 16];\n"
+		"    local acc: f32[16, 16];\n"
+		"    clear(acc);\n"
+		"    copy(A[bx * 16, 0], As);\n"
+		"    copy(B, Bs);\n"
+		"    gemm(As, Bs, acc);\n"
+		"    copy(acc, C[bx * 16, 0]);\n"
+		"    for i, j in parallel(16, 16) { E[bx * 16 + i, j] = A[bx * 16 + i, j] + 1.0; }\n"
+		"}\n";
+	enum { M = 20, LDE = 40 };
+	T t;
+	float *A, *B, *C, *E;
+	int i, j, k;
+
+	t_compile(&t, src);
+	t_set(&t, "M", M);
+	t_set(&t, "lde", LDE);
+	t_alloc(&t);
+	ck_assert_int_eq(t.ten[t_param(&t, "A")].n, 16 * M);
+	ck_assert_int_eq(t.ten[t_param(&t, "E")].n, (M - 1) * LDE + 15 * 2 + 1);
+	A = t_data(&t, "A");
+	B = t_data(&t, "B");
+	C = t_data(&t, "C");
+	E = t_data(&t, "E");
+	for (i = 0; i < 16 * M; i++)
+		A[i] = (float)dy((uint64_t)i, 1);
+	for (i = 0; i < 256; i++)
+		B[i] = (float)dy((uint64_t)i, 2);
+	for (i = 0; i < t.ten[t_param(&t, "E")].n; i++)
+		E[i] = 99;
+	t_ok(&t);
+	for (i = 0; i < M; i++)
+		for (j = 0; j < 16; j++) {
+			double want = 0;
+
+			for (k = 0; k < 16; k++)
+				want += (double)A[i + k * M] * B[k * 16 + j];
+			EXPECT(C[i + j * M] == (float)want, "C[%d, %d] = %g, want %g", i, j, C[i + j * M], want);
+			EXPECT(E[i * LDE + j * 2] == A[i + j * M] + 1, "E[%d, %d] = %g", i, j, E[i * LDE + j * 2]);
+		}
+	for (i = 0; i < t.ten[t_param(&t, "E")].n; i++)
+		if (i % LDE >= 32 || i % 2)
+			EXPECT(E[i] == 99 && t_fl(&t, "E")[i] == 0, "E's padding at %d was written", i);
+	t_free(&t);
+}
+END_TEST
+
+/* a stride value that is not positive, a tensor that does not span its view, and views
+ * whose strides overlap (stores through them are checked for races, also in batches) */
+START_TEST(strided_errors)
+{
+	static const char src[] =
+		"kernel ov(A: f32[4, 4] strides(sa, 1)) grid(1) threads(32) {\n"
+		"    for i, j in parallel(4, 4) { A[i, j] = f32(i); }\n"
+		"}\n";
+	T t;
+	InterpStatus st;
+	int batch;
+
+	t_compile(&t, src);
+	t_set(&t, "sa", 0);
+	t_alloc(&t);
+	st = t_run(&t);
+	ck_assert_int_eq(st, INTERP_ERROR);
+	ck_assert_msg(strstr(t.e.msg, "t.tile:1:11: stride 0 of 'A' (sa) is 0; strides must be positive"), "%s",
+		      t.e.msg);
+	t_free(&t);
+
+	t_compile(&t, src);
+	t_set(&t, "sa", 5);
+	t_alloc(&t);
+	ck_assert_int_eq(t.ten[0].n, 19);
+	t.ten[0].n = 16;
+	st = t_run(&t);
+	ck_assert_int_eq(st, INTERP_ERROR);
+	ck_assert_msg(strstr(t.e.msg, "tensor 'A' has 16 elements, its shape and strides need 19"), "%s", t.e.msg);
+	t.ten[0].n = 19;
+	t_ok(&t);
+	ck_assert(((float *)t_data(&t, "A"))[3 * 5 + 2] == 3);
+	t_free(&t);
+
+	for (batch = 0; batch < 2; batch++) {
+		t_compile(&t, src);
+		t_set(&t, "sa", 1);
+		t_alloc(&t);
+		t.args.no_batch = !batch;
+		st = t_run(&t);
+		ck_assert_int_eq(st, INTERP_ERROR);
+		ck_assert_msg(strstr(t.e.msg, "race"), "%s", t.e.msg);
+		t_free(&t);
+	}
+}
+END_TEST
+
 
 static int64_t
 fdiv(int64_t a, int64_t b)
@@ -1903,6 +2087,9 @@ suite_interp(void)
 	tcase_add_test(tp, nest_exprs);
 	tcase_add_test(tp, nest_batches);
 	tcase_add_test(tp, nest_tracked);
+	tcase_add_test(tp, strided_head);
+	tcase_add_test(tp, strided_transposed);
+	tcase_add_test(tp, strided_errors);
 	tcase_add_test(tp, floor_divmod);
 	tcase_add_test(tp, f16_at_stores);
 	tcase_add_test(tp, loops_pipeline);

@@ -246,6 +246,10 @@ static const char *const broken[] = {
 	"kernel k, line 10: pipeline with no stage",
 	"kernel k, line 5: bad buffer dimension",
 	"kernel k, line 13: if condition not bool",
+	"kernel k, line 2: bad buffer stride",
+	"kernel k, line 3: strides on a buffer that is not a tensor parameter",
+	"kernel k, line 2: bad buffer stride",
+	NULL, /* valid strides (40, 1) on A */
 };
 
 START_TEST(verify)
@@ -311,6 +315,15 @@ START_TEST(verify)
 	case 9: pipe->u.pipe.stages = 0; break;
 	case 10: k->bufs[3].dims[0].c = -4; break;
 	case 11: ifs->u.cond.cond = store->u.store.value; break;
+	case 12: case 13: case 14: case 15: {
+		IrDim *st = anewn(&a, IrDim, 2);
+
+		st[0].c = _i == 12 ? 0 : 40;
+		st[0].sym = _i == 14 ? k->params[1].var : NULL; /* s: a scalar, not a size */
+		st[1].c = 1;
+		k->bufs[_i == 13 ? 1 : 0].strides = st;
+		break;
+	}
 	}
 	if (!broken[_i]) {
 		ck_assert_msg(ir_verify(p, &e) == 0, "%s", e.msg);

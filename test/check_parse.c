@@ -81,6 +81,11 @@ static const struct {
 	{"kernel k(A: f16[M, 64], s: f32, n: i32) grid(1, 2, 3) threads(128) {}",
 	 "(kernel k\n  (param A f16 [M 64])\n  (param s f32)\n  (param n i32)\n  (grid 1 2 3)\n"
 	 "  (threads 128))\n"},
+	/* strides(...) after a tensor type; 'strides' is not reserved */
+	{"kernel k(A: f16[M, K] strides(lda, 1), B: f16[K, N] strides(1, K + 0)) grid(1) "
+	 "threads(32) { let strides = 1; }",
+	 "(kernel k\n  (param A f16 [M K] strides [lda 1])\n  (param B f16 [K N] strides [1 (+ K 0)])\n"
+	 "  (grid 1)\n  (threads 32)\n  (let strides 1))\n"},
 	{"kernel k() grid(cdiv(N, 4)) threads(32 * 4) { }",
 	 "(kernel k\n  (grid (call cdiv N 4))\n  (threads (* 32 4)))\n"},
 	{"func h(x: local f32[4, 4], s: shared f16[BM, BK], v: f32) { clear(x); }",
@@ -147,6 +152,13 @@ static const struct {
 	const char *src, *err;  /* the first diagnostic */
 } err_cases[] = {
 	{"kernel k(", "1:10: error: unexpected end of input, expected ')'"},
+	{"kernel k(A: f16[M, K] stride(1, 1)) grid(1) threads(1) {}",
+	 "1:23: error: unexpected identifier 'stride' after the type of parameter 'A', expected "
+	 "strides(...), ',' or ')'"},
+	{"kernel k(A: f16[M, K] strides()) grid(1) threads(1) {}",
+	 "1:31: error: unexpected ')', expected expression"},
+	{"kernel k(A: f16[M, K] strides(1, 1) strides(1, 1)) grid(1) threads(1) {}",
+	 "1:37: error: unexpected identifier 'strides', expected ')'"},
 	{"const A = 1", "1:12: error: unexpected end of input, expected ';' or ','"},
 	{"const = 3;", "1:7: error: unexpected '=', expected identifier"},
 	{"foo", "1:1: error: unexpected identifier 'foo', expected 'const', 'kernel' or 'func'"},

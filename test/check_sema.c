@@ -48,6 +48,19 @@ static const struct {
 	const char *src;
 	const char *want; /* a line (or part) of the IR dump */
 } ok_cases[] = {
+	/* strides(...): stride symbols join the sizes in first-appearance order (dims, then
+	 * strides, tensor by tensor); provably dense strides are dropped */
+	{"kernel k(A: f16[M, K] strides(lda, 1), B: f16[K, N] strides(1, K), C: f32[M, N] strides(lda, 1)) "
+	 "grid(1) threads(32) {}",
+	 "  param A: f16[M, K] strides(lda, 1)\n  param B: f16[K, N] strides(1, K)\n"
+	 "  param C: f32[M, N] strides(lda, 1)\n  sizes M, K, lda, N\n"},
+	{"const LD = 72; kernel k(A: f16[M, 64] strides(LD, 1), B: f16[M, 64] strides(LD - 8, 1), "
+	 "C: f16[M, K] strides(K, 1), D: f16[2, 3, 4] strides(12, 4, 1), E: f16[S, HD] strides(sq, 2)) "
+	 "grid(1) threads(32) {}",
+	 "  param A: f16[M, 64] strides(72, 1)\n  param B: f16[M, 64]\n  param C: f16[M, K]\n"
+	 "  param D: f16[2, 3, 4]\n  param E: f16[S, HD] strides(sq, 2)\n  sizes M, K, S, HD, sq\n"},
+	/* a stride symbol is a size: usable in expressions */
+	{"kernel k(A: f16[M, K] strides(lda, 1)) grid(cdiv(lda, 64)) threads(32) {}", "grid cdiv(lda, 64)"},
 	/* constant folding */
 	{"const X = 2 + 3 * 4;" KH "assume(M == X); }", "assume M == 14"},
 	{"const X = -7 / 2, Y = -7 % 2;" KH "assume(M == X + Y * 100); }", "assume M == 96"},
@@ -265,6 +278,36 @@ static const struct {
 	 "t:1:90: error: h: argument 1 't' is local f32[4], which does not match the shape of parameter 'x'\n"},
 	{"kernel k(A: f32[M]) grid(1) threads(32) { k(A); }",
 	 "t:1:43: error: unknown operation or helper 'k'\n"},
+	/* strides(...) */
+	{"kernel k(A: f32[M, K] strides(lda)) grid(1) threads(32) {}",
+	 "t:1:23: error: tensor 'A' has 2 dimensions but strides(...) gives 1 stride; one per "
+	 "dimension, in elements\n"},
+	{"kernel k(A: f32[M, K] strides(0, 1), B: f32[4] strides(-2)) grid(1) threads(32) {}",
+	 "t:1:31: error: stride 0 of 'A' must be positive, got 0\n"
+	 "t:1:56: error: stride 0 of 'B' must be positive, got -2\n"},
+	{"kernel k(n: i32, X: f32[4], A: f32[M, K] strides(n, 1), B: f32[M] strides(X)) grid(1) threads(32) {}",
+	 "t:1:50: error: stride 0 of 'A' must be a size name or a constant; 'n' is a scalar parameter "
+	 "of kernel 'k'\n"
+	 "t:1:75: error: stride 0 of 'B' must be a size name or a constant; 'X' is a tensor parameter "
+	 "of kernel 'k'\n"},
+	{"kernel k(x: foo, A: f32[M, K] strides(x, 1)) grid(1) threads(32) {}",
+	 "t:1:13: error: unknown element type 'foo'\n"},
+	{"kernel k(A: f32[M, K] strides(A, 1)) grid(1) threads(32) {}",
+	 "t:1:31: error: stride 0 of 'A' names the tensor itself; a stride is a size name or a constant\n"},
+	{"kernel k(A: f32[M, K] strides(ld, 1), ld: i32) grid(1) threads(32) {}",
+	 "t:1:39: error: redefinition of 'ld'\nt:1:31: note: previous definition of variable 'ld' is here\n"},
+	{"kernel k(n: i32 strides(1)) grid(1) threads(32) {}",
+	 "t:1:17: error: strides(...) on scalar parameter 'n'; only a tensor parameter NAME: "
+	 "dtype[dims] strides(...) has strides\n"},
+	{"kernel k(A: f32[M, K] strides(2 * K, 1)) grid(1) threads(32) {}",
+	 "t:1:33: error: a tensor stride must be a constant, got '2 * K'\n"},
+	{"kernel k(A: f32[M, K] strides(exp, 1)) grid(1) threads(32) {}",
+	 "t:1:31: error: 'exp' is a builtin name and cannot be redefined\n"},
+	{"func f(x: f32[4] strides(1)) {} kernel k(A: f32[M]) grid(1) threads(32) {}",
+	 "t:1:18: error: strides(...) on parameter 'x' of helper 'f'; only kernel tensor parameters "
+	 "have strides (a helper works on the buffer it is given)\n"},
+	{"kernel k(A: f32[4, 4000000000] strides(4000000000000000000, 1)) grid(1) threads(32) {}",
+	 "t:1:40: error: the constant strides and dimensions of 'A' reach past 2^62 elements\n"},
 	{KH KB "annotate_layout(acc, cute(\"(_4,_0):(_1,_4)\")); }",
 	 "t:3:27: error: bad cute layout \"(_4,_0):(_1,_4)\": shape extent 0 is not positive\n"},
 	{KH KB "require_layout(As, mma_a(m16n8k16)); }",

@@ -221,6 +221,26 @@ has "run: the assume that does not hold" "$tmp/out" "does not hold"
 "$TILEC" run "$tmp/a.tile" >"$tmp/out" 2>&1; check "run moves the default size to the assume" 0 $?
 has "run: N=192 from the default 211" "$tmp/out" "k [N=192]"
 
+# strided tensors (docs/semantics.md): the IR dump shows them; emission is refused (not lowered
+# yet), so tilec run refuses the program (exit 3); against hand-written code (--cuda) it runs,
+# with padded strides by default or those --sizes gives, and catches writes into the padding
+"$TILEC" --dump=ir test/strided/head.tile >"$tmp/out" 2>&1; check "strided --dump=ir" 0 $?
+has "strided --dump=ir: the strides" "$tmp/out" "param T: f32[64, S] strides(1, ldt)"
+has "strided --dump=ir: stride symbols are sizes" "$tmp/out" "sizes S, sq, so, ldt"
+"$TILEC" --dump=cuda test/strided/head.tile >"$tmp/out" 2>&1; check "strided --dump=cuda refused" 1 $?
+has "strided --dump=cuda: located refusal" "$tmp/out" "test/strided/head.tile:7:13: error: kernel 'head': strided tensor 'Q' is not lowered yet for CUDA/HIP"
+"$TILEC" --target=hip -o "$tmp/h.hip" test/strided/head.tile >"$tmp/out" 2>&1; check "strided HIP refused" 1 $?
+[ ! -e "$tmp/h.hip" ]; check "strided HIP: no output file" 0 $?
+"$TILEC" run test/strided/head.tile >"$tmp/out" 2>&1; check "strided run refused" 3 $?
+has "strided run: the refusal" "$tmp/out" "strided tensor 'Q' is not lowered yet"
+"$TILEC" run --cuda=test/strided/head.cu --sizes "S=37,sq=192,so=320" test/strided/head.tile >"$tmp/out" 2>&1
+check "strided run --cuda" 0 $?
+has "strided run --cuda: the strides" "$tmp/out" "head [S=37,sq=192,so=320,ldt=67,"
+sed 's/O\[(long)i \* so + j\]/O[(long)i * so + j + (i + 1 < S \&\& j == 63)]/' test/strided/head.cu >"$tmp/pad.cu"
+"$TILEC" run --cuda="$tmp/pad.cu" --sizes "S=37" test/strided/head.tile >"$tmp/out" 2>&1
+check "strided run: a write into the padding" 1 $?
+has "strided run: the padding" "$tmp/out" "O: 36 elements outside the view (strides(67, 1), 2476 storage elements) written by the emitted code; first at offset 64"
+
 # ---- output rules (issue 19): an output never replaces an input, writes are checked ----
 cp samples/gemm.tile "$tmp/g.tile"
 cp samples/gemm.tile "$tmp/g.orig"

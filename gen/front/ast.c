@@ -349,6 +349,19 @@ ast_decl(Arena *a, NodeKind k, Tok nm, Scope sc, Tok dtype, NodeList *dims)
 }
 
 Node *
+ast_strides(Arena *a, Node *n, Tok kw, NodeList strides)
+{
+	(void)a;
+	if (!n)
+		return NULL;
+	n->u.decl.has_strides = 1;
+	n->u.decl.strides = strides.head;
+	n->u.decl.nstrides = strides.n;
+	n->u.decl.strloc = kw.loc;
+	return n;
+}
+
+Node *
 ast_kernel(Arena *a, Tok nm, NodeList params, NodeList grid, Node *threads, NodeList body)
 {
 	Node *n = ast_new(a, N_KERNEL, nm.loc);
@@ -461,6 +474,10 @@ dumpdecl(Buf *b, const Node *n)
 	buf_puts(b, n->u.decl.dtype);
 	if (n->u.decl.tensor)
 		dumpdims(b, n->u.decl.dims);
+	if (n->u.decl.has_strides) {
+		buf_puts(b, " strides");
+		dumpdims(b, n->u.decl.strides);
+	}
 	buf_putc(b, ')');
 }
 

@@ -104,6 +104,12 @@ struct Node {
 			int tensor;         /* 1 if a [dims] list was written */
 			Node *dims;         /* expression list (N_IDENT for symbolic sizes) */
 			int ndim;
+			/* N_PARAM: strides(...) as written (elements, one per dim: N_IDENT for a
+			 * stride symbol, or a constant expression); has_strides 0 when absent */
+			int has_strides;
+			Node *strides;
+			int nstrides;
+			Loc strloc;         /* the 'strides' word */
 		} decl;
 		struct {            /* N_CALL */
 			const char *name;   /* callee: always an identifier */
@@ -221,6 +227,8 @@ Node *ast_assign(Arena *a, Tok op, AstOp o, Node *lhs, Node *rhs);
 Node *ast_for(Arena *a, Tok kw, NodeList vars, Node *iter, NodeList body);
 Node *ast_if(Arena *a, Tok kw, Node *c, NodeList then, NodeList els);
 Node *ast_decl(Arena *a, NodeKind k, Tok name, Scope sc, Tok dtype, NodeList *dims);
+/* give param n the strides(...) clause that starts at word kw */
+Node *ast_strides(Arena *a, Node *n, Tok kw, NodeList strides);
 Node *ast_kernel(Arena *a, Tok name, NodeList params, NodeList grid, Node *threads,
 		 NodeList body);
 Node *ast_func(Arena *a, Tok name, NodeList params, NodeList body);

@@ -134,6 +134,19 @@ parse_kernel(Parser *p, Tok name, NodeList params, NodeList clauses, NodeList bo
 	return ast_kernel(p->arena, name, params, g, threads->u.call.args, body);
 }
 
+/* NAME: dtype[dims] WORD(exprs): WORD must be 'strides' */
+Node *
+parse_strides(Parser *p, Node *param, Tok kw, NodeList strides)
+{
+	if (kw.len != 7 || memcmp(kw.s, "strides", 7)) {
+		diag(p->diags, kw.loc, "unexpected identifier '%.*s' after the type of parameter "
+		     "'%s', expected strides(...), ',' or ')'",
+		     kw.len > 32 ? 32 : kw.len, kw.s, param ? param->u.decl.name : "?");
+		return NULL;
+	}
+	return ast_strides(p->arena, param, kw, strides);
+}
+
 Node *
 parse_assign(Parser *p, Tok op, AstOp o, Node *lhs, Node *rhs)
 {

@@ -26,6 +26,7 @@ void tl_parseFree(void *lp, void (*dealloc)(void *));
 /* helpers called from grammar actions (parse.c) */
 Node *parse_depth(Parser *p, Node *n);
 Node *parse_kernel(Parser *p, Tok name, NodeList params, NodeList clauses, NodeList body);
+Node *parse_strides(Parser *p, Node *param, Tok kw, NodeList strides);
 Node *parse_assign(Parser *p, Tok op, AstOp o, Node *lhs, Node *rhs);
 Node *parse_exprstmt(Parser *p, Node *e);
 void parse_syntax_error(Parser *p, const Tok *t, const int *expected, int nexpected);

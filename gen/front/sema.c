@@ -725,8 +725,10 @@ inline_call(Sema *S, const Node *c, Sym *fs, Tail *t)
 
 /* ---- kernels ---------------------------------------------------------------- */
 
+/* the size symbol named by d (declared at its first appearance); what: "dimension" or
+ * "stride" */
 static IrVar *
-sizesym(Sema *S, const Node *d)
+sizesym(Sema *S, const Node *d, const char *what)
 {
 	Sym *s = sema_lookup(S, d->u.name);
 	IrKernel *k = S->k;
@@ -734,7 +736,7 @@ sizesym(Sema *S, const Node *d)
 	if (s && s->kind == SYM_VAR && s->u.var->kind == VAR_SIZE)
 		return s->u.var;
 	if (s && s->level > 0) {
-		diag(S->d, d->loc, "dimension '%s' must be a size name or a constant", d->u.name);
+		diag(S->d, d->loc, "%s '%s' must be a size name or a constant", what, d->u.name);
 		return NULL;
 	}
 	s = sema_declare(S, SYM_VAR, d->u.name, d->loc);
@@ -757,12 +759,108 @@ sizesym(Sema *S, const Node *d)
 	return s->u.var;
 }
 
+/* are strides st[0..n) of dims the dense row-major ones, provably for every size (constant
+ * strides equal to the products of constant dims after them, or the one symbol of the last
+ * dim as the stride of the one before it, with stride 1 last)? */
+static int
+dense_strides(const IrDim *dims, const IrDim *st, int n)
+{
+	int64_t c = 1;          /* the dense stride of dim d: c, or the symbol psym */
+	const IrVar *psym = NULL;
+	int d;
+
+	for (d = n - 1; d >= 0; d--) {
+		if (psym ? st[d].sym != psym : st[d].sym || st[d].c != c)
+			return 0;
+		if (d == 0)
+			break;
+		if (!psym && c == 1 && dims[d].sym)
+			psym = dims[d].sym;
+		else if (psym || dims[d].sym || ck_mul(c, dims[d].c, &c))
+			return 0; /* a product the strides cannot name: not provably dense */
+	}
+	return 1;
+}
+
+/* the strides(...) of tensor parameter p (ndim dims, already checked); NULL for dense
+ * ones (no clause, or provably dense), *bad set after an error */
+static IrDim *
+kstrides(Sema *S, const Node *p, const IrDim *dims, int *bad)
+{
+	int n = p->u.decl.ndim, i;
+	const Node *d;
+	IrDim *st;
+	int64_t span = 0;
+
+	if (!p->u.decl.has_strides)
+		return NULL;
+	if (p->u.decl.nstrides != n) {
+		diag(S->d, p->u.decl.strloc, "tensor '%s' has %d dimension%s but strides(...) gives %d "
+		     "stride%s; one per dimension, in elements",
+		     p->u.decl.name, n, n == 1 ? "" : "s", p->u.decl.nstrides,
+		     p->u.decl.nstrides == 1 ? "" : "s");
+		*bad = 1;
+		return NULL;
+	}
+	st = anewn(S->a, IrDim, n > 0 ? n : 1);
+	if (!st) {
+		*bad = 1;
+		return NULL;
+	}
+	for (i = 0, d = p->u.decl.strides; d && i < n; i++, d = d->next) {
+		Sym *c = d->kind == N_IDENT ? sema_lookup(S, d->u.name) : NULL;
+		int64_t t;
+
+		if (c && SYM_POISONED(c)) { /* its declaration failed, and said so */
+			*bad = 1;
+			continue;
+		}
+		if (d->kind == N_IDENT && !strcmp(d->u.name, p->u.decl.name)) {
+			diag(S->d, d->loc, "stride %d of '%s' names the tensor itself; a stride is a "
+			     "size name or a constant", i, p->u.decl.name);
+			*bad = 1;
+			continue;
+		}
+		if (d->kind == N_IDENT && c && c->level > 0 &&
+		    !(c->kind == SYM_VAR && c->u.var->kind == VAR_SIZE) && c->kind != SYM_CONST) {
+			diag(S->d, d->loc, "stride %d of '%s' must be a size name or a constant; '%s' is "
+			     "%s parameter of kernel '%s'",
+			     i, p->u.decl.name, d->u.name,
+			     c->declkind == SYM_BUF ? "a tensor" : "a scalar", S->k->name);
+			*bad = 1;
+			continue;
+		}
+		if (d->kind == N_IDENT && (!c || c->kind != SYM_CONST)) {
+			if (!(st[i].sym = sizesym(S, d, "stride")))
+				*bad = 1;
+			continue;
+		}
+		if (sx_const_int(S, d, "a tensor stride", &st[i].c)) {
+			*bad = 1;
+		} else if (st[i].c <= 0) {
+			diag(S->d, d->loc, "stride %d of '%s' must be positive, got %lld", i,
+			     p->u.decl.name, (long long)st[i].c);
+			*bad = 1;
+		} else if (!dims[i].sym && (ck_mul(st[i].c, dims[i].c - 1, &t) ||
+					    ck_add(span, t, &span) || span > SEMA_MAX_OFFSET)) {
+			diag(S->d, d->loc, "the constant strides and dimensions of '%s' reach past 2^62 "
+			     "elements",
+			     p->u.decl.name);
+			*bad = 1;
+			span = 0;
+		}
+	}
+	if (*bad || dense_strides(dims, st, n))
+		return NULL;
+	return st;
+}
+
 static void
 kparam(Sema *S, const Node *p, IrParam *ip, int index)
 {
 	DType t = dtype_lookup(p->u.decl.dtype, (int)strlen(p->u.decl.dtype));
 	const Node *d;
-	IrDim *dims;
+	IrDim *dims, *strides;
 	int i, bad = 0;
 	int64_t cprod = 1;
 	Sym *s;
@@ -778,6 +876,12 @@ kparam(Sema *S, const Node *p, IrParam *ip, int index)
 	if (p->u.decl.scope != SCOPE_NONE) {
 		diag(S->d, p->loc, "kernel parameter '%s' cannot have a scope; kernel tensors are "
 		     "global",
+		     p->u.decl.name);
+		bad = 1;
+	}
+	if (p->u.decl.has_strides && !p->u.decl.tensor) {
+		diag(S->d, p->u.decl.strloc, "strides(...) on scalar parameter '%s'; only a tensor "
+		     "parameter NAME: dtype[dims] strides(...) has strides",
 		     p->u.decl.name);
 		bad = 1;
 	}
@@ -803,7 +907,7 @@ kparam(Sema *S, const Node *p, IrParam *ip, int index)
 		Sym *c = d->kind == N_IDENT ? sema_lookup(S, d->u.name) : NULL;
 
 		if (d->kind == N_IDENT && (!c || c->kind != SYM_CONST)) {
-			if (!(dims[i].sym = sizesym(S, d)))
+			if (!(dims[i].sym = sizesym(S, d, "dimension")))
 				bad = 1;
 			continue;
 		}
@@ -821,6 +925,7 @@ kparam(Sema *S, const Node *p, IrParam *ip, int index)
 			cprod = 1;
 		}
 	}
+	strides = bad ? NULL : kstrides(S, p, dims, &bad);
 	s = sema_declare(S, SYM_BUF, p->u.decl.name, p->loc);
 	if (!s)
 		return;
@@ -833,6 +938,7 @@ kparam(Sema *S, const Node *p, IrParam *ip, int index)
 		return;
 	}
 	S->k->bufs[ip->buf].param = index;
+	S->k->bufs[ip->buf].strides = strides;
 	s->u.buf = ip->buf;
 }
 
@@ -928,6 +1034,11 @@ checkfunc(Sema *S, const Node *n)
 		if (sema_builtin_name(p->u.decl.name))
 			diag(S->d, p->loc, "'%s' is a builtin name and cannot be redefined",
 			     p->u.decl.name);
+		if (p->u.decl.has_strides)
+			diag(S->d, p->u.decl.strloc, "strides(...) on parameter '%s' of helper '%s'; "
+			     "only kernel tensor parameters have strides (a helper works on the "
+			     "buffer it is given)",
+			     p->u.decl.name, n->u.fn.name);
 		for (q = n->u.fn.params; q != p; q = q->next)
 			if (!strcmp(q->u.decl.name, p->u.decl.name)) {
 				diag(S->d, p->loc, "redefinition of parameter '%s' of helper '%s'",

@@ -459,6 +459,17 @@ ir_kernel_buffer(Arena *a, IrKernel *k, const char *name, MemScope s, DType t, i
 }
 
 int
+ir_strided_buffer(const IrKernel *k)
+{
+	int i;
+
+	for (i = 0; i < k->nbuf; i++)
+		if (k->bufs[i].strides)
+			return i;
+	return -1;
+}
+
+int
 ir_is_const(const IrExpr *e, int64_t *v)
 {
 	if (!e || e->kind != IE_INT)
@@ -740,6 +751,13 @@ ir_verify(const IrProgram *p, Err *e)
 				if (b->dims[j].sym ? b->scope != MEM_GLOBAL || vvar(&v, b->loc, b->dims[j].sym)
 						   : b->dims[j].c <= 0)
 					return vfail(&v, b->loc, "bad buffer dimension");
+			if (b->strides && (b->scope != MEM_GLOBAL || b->param < 0))
+				return vfail(&v, b->loc, "strides on a buffer that is not a tensor parameter");
+			for (j = 0; b->strides && j < b->ndim; j++)
+				if (b->strides[j].sym ? vvar(&v, b->loc, b->strides[j].sym) ||
+								b->strides[j].sym->kind != VAR_SIZE
+						      : b->strides[j].c <= 0)
+					return vfail(&v, b->loc, "bad buffer stride");
 		}
 		for (i = 0; i < k->nvar; i++)
 			if (!k->vars[i] || k->vars[i]->id != i)
@@ -1158,6 +1176,18 @@ ddims(Buf *b, const IrBuffer *buf)
 			buf_printf(b, "%lld", (long long)buf->dims[i].c);
 	}
 	buf_putc(b, ']');
+	if (buf->strides) {
+		buf_puts(b, " strides(");
+		for (i = 0; i < buf->ndim; i++) {
+			if (i)
+				buf_puts(b, ", ");
+			if (buf->strides[i].sym)
+				buf_puts(b, buf->strides[i].sym->name);
+			else
+				buf_printf(b, "%lld", (long long)buf->strides[i].c);
+		}
+		buf_putc(b, ')');
+	}
 }
 
 void

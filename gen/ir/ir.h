@@ -264,6 +264,11 @@ typedef struct IrBuffer {
 	DType dtype;
 	int ndim;
 	IrDim *dims;
+	/* a global tensor's strides in elements, one per dim (a constant >= 1, or a
+	 * size symbol: a stride symbol), element (i0, i1, ...) at i0*s0 + i1*s1 + ...;
+	 * NULL: dense row-major (every buffer but a strides(...) parameter that is
+	 * not provably dense) */
+	IrDim *strides;
 	int param;        /* index in params for a global tensor, else -1 */
 	Loc loc;
 	/* set by layout inference (infer.c): a Fragment for a local buffer, the
@@ -339,6 +344,10 @@ int ir_kernel_buffer(Arena *a, IrKernel *k, const char *name, MemScope s, DType 
 		     IrDim *dims, Loc loc);
 
 /* ---- queries ------------------------------------------------------- */
+
+/* does kernel k have a tensor with strides(...) that are not the dense ones? the first
+ * such buffer's id, or -1 */
+int ir_strided_buffer(const IrKernel *k);
 
 int ir_is_const(const IrExpr *e, int64_t *v); /* an integer constant? */
 int ir_expr_equal(const IrExpr *x, const IrExpr *y); /* structurally equal? */

@@ -548,6 +548,17 @@ lower_kernels(Arena *a, const IrProgram *p, LProgram **out, Err *err)
 	lp->version = TL_VERSION;
 	tail = &lp->kernels;
 	for (k = p->kernels; k; k = k->next) {
+		/* strided tensors are not lowered yet: refused rather than lowered as if dense;
+		 * sema gives a provably dense strides(...) no strides */
+		int sb = ir_strided_buffer(k);
+
+		if (sb >= 0) {
+			err_set(err, "kernel '%s': strided tensor '%s' is not lowered yet for CUDA/HIP "
+				"(strides(...) other than the dense row-major ones run only in the "
+				"reference interpreter for now)",
+				k->name, k->bufs[sb].name);
+			return err_loc(err, k->bufs[sb].loc);
+		}
 		memset(&e, 0, sizeof e);
 		e.a = a;
 		e.t = t;
