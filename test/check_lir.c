@@ -208,11 +208,12 @@ static const struct {
 	const char *want[4];
 } dumps[] = {
 	{"samples/gemm.tile", "sm_80", 0,
-	 {"async copy 16 bytes: ", "ldmatrix tl_ldmatrix_x4(af[mi], ", "mma tl_mma_f16_16816(", "async wait 1\n"}},
+	 {"async copy 16 bytes: ", "ldmatrix tl_ldmatrix_x4(af[mi], ", "mma tl_mma_f16_16816(",
+	  "shared tl_half_t As at byte 0, 3 stages of 4096 elements, swizzle 64B\n"}},
 	{"samples/gemm_sm90.tile", "sm_90a", 0,
 	 {"mma tl_wgmma_f16<", "mma-group tl_wgmma_commit()\n", "fence tl_wgmma_fence()\n", "barrier block\n"}},
 	{"samples/softmax.tile", "sm_80", 0,
-	 {"block // reduce max x -> m dim 1", "set tl_r0[g] = fmaxf(tl_r0[g], __shfl_xor_sync(", "store global 16 bytes",
+	 {"block // reduce max x -> m dim 1", "set tl_r0[g] = fmaxf(tl_r0[g], __shfl_xor_sync(", "load global 16 bytes: r = &X[",
 	  "for s in [0, 32) step 4 trip 8 unrolled\n"}},
 	{"samples/gemm.tile", "gfx90a", 1, {"lowered for gfx90a (hip)", "mma tl_mfma_f16_16x16x16(", "barrier block\n", NULL}},
 };

@@ -72,6 +72,15 @@ node(Buf *b, const LNode *n, int d)
 		break;
 	case L_BARRIER: buf_puts(b, "barrier block\n"); break;
 	case L_USE: buf_printf(b, "use %s\n", n->text); break;
+	case L_SMEM_VIEW:
+		buf_printf(b, "shared %s %s at byte %lld, %d stage%s of %lld elements, swizzle %s\n", n->u.view.type,
+			   n->u.view.name, (long long)n->u.view.offset, n->u.view.stages, n->u.view.stages > 1 ? "s" : "",
+			   (long long)n->u.view.stage_elems, n->u.view.swizzle);
+		break;
+	case L_LOAD:
+		buf_printf(b, "load %s %d bytes: %s = %s\n", memname(n->u.load.mem), n->u.load.bytes, n->u.load.name,
+			   n->u.load.addr);
+		break;
 	case L_COORDS: buf_printf(b, "thread coordinates again (warp %d)\n", n->u.wait.n); break;
 	case L_CALL: {
 		static const char *const cat[] = {"mma", "ldmatrix", "fence", "mma-group", "call"};

@@ -28,6 +28,8 @@ typedef enum {
 	L_STORE,       /* lhs = rhs; into shared or global memory */
 	L_BARRIER,     /* a barrier (kind) */
 	L_CALL,        /* fn(args); a target operation: an MMA, ldmatrix, a fence (cat) */
+	L_SMEM_VIEW,   /* a shared buffer: its element type at a byte offset of the dynamic memory */
+	L_LOAD,        /* const vtype name = a vector of bytes from memory at addr */
 	L_USE,         /* the names of text (comma-separated) marked used: (void)a, (void)b; */
 	L_COORDS,      /* tid, lane and warp computed again from the hardware (u.wait.n: warp size) */
 	L_ASYNC_COPY,  /* copy bytes from global src to shared dst asynchronously (zeros if !pred) */
@@ -90,6 +92,17 @@ struct LNode {
 			const char *fn, *args;
 			LCall cat;
 		} call;
+		struct {
+			const char *type, *name;   /* element C type, buffer name */
+			int64_t offset, stage_elems;
+			int stages, buf;
+			const char *swizzle;       /* "none", "32B", "64B", "128B", "padded", ... */
+		} view;
+		struct {
+			const char *vtype, *name, *addr;
+			LMem mem;
+			int bytes, buf;
+		} load;
 		struct {
 			int n;
 		} wait;

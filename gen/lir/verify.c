@@ -87,6 +87,15 @@ node(V *v, const LNode *n)
 		if (n->u.wait.n < 0)
 			return bad(v, "negative async wait count", n);
 		break;
+	case L_SMEM_VIEW:
+		if (!n->u.view.type || !n->u.view.name || n->u.view.offset < 0 || n->u.view.stages < 1)
+			return bad(v, "a shared view needs its type, name, offset and stages", n);
+		break;
+	case L_LOAD:
+		if (!n->u.load.vtype || !n->u.load.name || !n->u.load.addr ||
+		    (n->u.load.bytes != 4 && n->u.load.bytes != 8 && n->u.load.bytes != 16))
+			return bad(v, "a vector load moves 4, 8 or 16 bytes into a named register", n);
+		break;
 	case L_USE:
 		if (!n->text || !*n->text)
 			return bad(v, "a use without names", n);

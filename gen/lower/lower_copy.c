@@ -72,8 +72,13 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 	} else if (to_local) {
 		int words = v * eb / 4;
 
-		lw_decl(e, 1, lw_vtype(v * eb), "r", 0, arena_printf(e->a, "*(const %s *)(%s)", lw_vtype(v * eb),
-							       lw_memaddr(e, mr, cs, nk)), NULL);
+		{
+			LNode *n = lw_add(e, L_LOAD);
+
+			n->u.load.vtype = lw_vtype(v * eb), n->u.load.name = "r";
+			n->u.load.addr = lw_memaddr(e, mr, cs, nk), n->u.load.mem = lw_memof(Mb);
+			n->u.load.bytes = v * eb, n->u.load.buf = mr->buf;
+		}
 		for (k = 0; k < v; k++)
 			lw_assign(e, LM_LOCAL, L_buf, eb, arena_printf(e->a, "%s[s + %d]", L->name, k),
 			       lw_conv(e, lw_unpack(e, Mb->dtype, "r", words, k), Mb->dtype, L->dtype));

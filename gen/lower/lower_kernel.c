@@ -495,10 +495,13 @@ kernel(Em *e)
 		const IrBuffer *B = &k->bufs[sb->buf];
 
 		cutecomment(e, sb->layout, 0, swizzle_name(sb->mode), (int)sb->run);
-		lw_decl(e, 0, arena_printf(e->a, "%s *", lw_ctype(B->dtype)), B->name, 0,
-		     arena_printf(e->a, "(%s *)(tl_smem + %lld)", lw_ctype(B->dtype), (long long)sb->offset),
-		     arena_printf(e->a, "// %d stage%s of %lld elements", sb->stages, sb->stages > 1 ? "s" : "",
-				  (long long)sb->stage_elems));
+		{
+			LNode *n = lw_add(e, L_SMEM_VIEW);
+
+			n->u.view.type = lw_ctype(B->dtype), n->u.view.name = B->name, n->u.view.buf = sb->buf;
+			n->u.view.offset = sb->offset, n->u.view.stages = sb->stages;
+			n->u.view.stage_elems = sb->stage_elems, n->u.view.swizzle = swizzle_name(sb->mode);
+		}
 	}
 	for (b = 0; b < k->nbuf; b++) {
 		const IrBuffer *B = &k->bufs[b];

@@ -131,6 +131,17 @@ node(Buf *o, const LNode *n, int depth, const LDialect *d)
 		indent(o, in);
 		buf_printf(o, "%s\n", d->barrier);
 		break;
+	case L_SMEM_VIEW:
+		indent(o, in);
+		buf_printf(o, "%s *%s = (%s *)(tl_smem + %lld); // %d stage%s of %lld elements\n", n->u.view.type,
+			   n->u.view.name, n->u.view.type, (long long)n->u.view.offset, n->u.view.stages,
+			   n->u.view.stages > 1 ? "s" : "", (long long)n->u.view.stage_elems);
+		break;
+	case L_LOAD:
+		indent(o, in);
+		buf_printf(o, "const %s %s = *(const %s *)(%s);\n", n->u.load.vtype, n->u.load.name, n->u.load.vtype,
+			   n->u.load.addr);
+		break;
 	case L_USE: {
 		const char *p = n->text, *q;
 
