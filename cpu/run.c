@@ -13,6 +13,7 @@
 #include "interp.h"
 #include "lower.h"
 #include "tilec.h"
+#include "tilec_jit.h"
 #include "tilec_run.h"
 
 enum { MAXSET = 64, MAXVAL = 64 };
@@ -617,7 +618,63 @@ typedef struct Run {
 	const tilec_run_options *o;
 	Buf *rep;
 	int runs, differ, errors;
+	/* the GPU run (options.device 1): the jit, the loaded module, the kernel's C name */
+	tilec_jit *jit;
+	tilec_module *mod;
+	const char *kname;
 } Run;
+
+/*
+ * The emitted kernel on the GPU: each tensor copied to device memory, the launch, the
+ * tensors copied back into args (as the CPU run leaves them). 0, or -1 with e.
+ */
+static int
+gpu_run(Run *R, CpuArg *args, int na, const CpuLaunch *l, Err *e)
+{
+	void *dev[192] = {0};
+	tilec_arg ga[64];
+	char *msg = NULL;
+	unsigned block[3];
+	int i, r = -1;
+
+	if (na > 64)
+		return err_set(e, "%d kernel arguments: the GPU launch takes at most 64", na);
+	for (i = 0; i < na; i++) {
+		memset(&ga[i], 0, sizeof ga[i]);
+		if (args[i].kind == CPUARG_PTR) {
+			if (tilec_dev_alloc(R->jit, &dev[i], args[i].bytes ? args[i].bytes : 1, &msg) ||
+			    (args[i].bytes && tilec_dev_upload(R->jit, dev[i], args[i].data, args[i].bytes, &msg)))
+				goto out;
+			ga[i] = tilec_arg_ptr(dev[i]);
+		} else {
+			/* the parameter's bytes, as the kernel reads them (the driver copies its size) */
+			ga[i].kind = TILEC_ARG_I64;
+			memcpy(&ga[i].v, args[i].data, args[i].bytes < 8 ? args[i].bytes : 8);
+		}
+	}
+	for (i = 0; i < 3; i++)
+		block[i] = l->block[i];
+	if (tilec_launch(R->mod, R->kname, l->grid, block, (unsigned)l->smem, NULL, ga, na, &msg) ||
+	    tilec_dev_sync(R->jit, &msg))
+		goto out;
+	for (i = 0; i < na; i++)
+		if (args[i].kind == CPUARG_PTR && args[i].bytes &&
+		    tilec_dev_download(R->jit, args[i].data, dev[i], args[i].bytes, &msg))
+			goto out;
+	r = 0;
+out:
+	if (r)
+		err_set(e, "the GPU run: %s", msg ? msg : "failed");
+	free(msg);
+	for (i = 0; i < na; i++)
+		if (dev[i]) {
+			char *m2 = NULL;
+
+			tilec_dev_free(R->jit, dev[i], &m2);
+			free(m2);
+		}
+	return r;
+}
 
 static void
 sizes_text(Buf *b, const IrKernel *k, const int64_t *sizes, const double *scalars)
@@ -804,10 +861,12 @@ run_set(Run *R, const IrKernel *k, const CpuExe *x, long long smem, const SizeSe
 	if (!grid[0] || !grid[1] || !grid[2])
 		st = 0, buf_printf(R->rep, "(empty grid %lld x %lld x %lld, no launch) ", (long long)grid[0],
 				   (long long)grid[1], (long long)grid[2]);
+	else if (R->jit)
+		st = gpu_run(R, args, na, &l, &e);
 	else
 		st = cpuexec_run(x, args, na, &l, R->o->timeout_s > 0 ? R->o->timeout_s : 300, &msg, &e);
 	if (st) {
-		buf_printf(R->rep, "DIFFER: the emitted code's CPU run: %s\n", e.msg);
+		buf_printf(R->rep, "DIFFER: the emitted code's %s run: %s\n", R->jit ? "GPU" : "CPU", e.msg);
 		R->differ++;
 		goto done;
 	}
@@ -864,6 +923,9 @@ tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_
 	Run R;
 	int nsets = 0, si, found = 0;
 	tilec_status st = TILEC_OK;
+	tilec_jit *jit = NULL;
+	tilec_module *mod = NULL;
+	char devarch[32], *jmsg = NULL;
 
 	if (!res)
 		return TILEC_ERR_ARG;
@@ -887,6 +949,27 @@ tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_
 				   ? " (HIP: --target=hip)" : "");
 		st = TILEC_ERR_ARG;
 		goto out;
+	}
+	if (o->device != 0 && o->device != 1) {
+		buf_printf(&diags, "tilec: error: tilec run: unknown device %d (0 the CPU, 1 the GPU)\n", o->device);
+		st = TILEC_ERR_ARG;
+		goto out;
+	}
+	if (o->device == 1 && o->target != TILEC_TARGET_CUDA) {
+		buf_puts(&diags, "tilec: error: tilec run: the GPU run takes the cuda target (HIP C runs on the "
+			 "CPU stand-in only)\n");
+		st = TILEC_ERR_ARG;
+		goto out;
+	}
+	/* the GPU run: the JIT runtime and, without --arch, the device's arch */
+	if (o->device == 1) {
+		if (tilec_jit_create(&jit, NULL, &jmsg) ||
+		    (!o->arch && tilec_dev_arch(jit, devarch, sizeof devarch, &jmsg))) {
+			buf_printf(&diags, "tilec: error: tilec run: no GPU to run on: %s\n", jmsg ? jmsg : "?");
+			free(jmsg);
+			st = TILEC_ERR_COMPILE;
+			goto out;
+		}
 	}
 	sets = malloc(sizeof *sets * MAXSET);
 	if (!sets) {
@@ -912,9 +995,10 @@ tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_
 	{
 		static const char *const cuda_defaults[] = {"sm_80", "sm_90a"};
 		static const char *const hip_default[] = {"gfx942"};
+		const char *gpu_arch[1] = {devarch};
 		const char *const *archs = o->arch ? &o->arch : o->target == TILEC_TARGET_HIP ? hip_default
-										 : cuda_defaults;
-		size_t i, narch = o->arch || o->target == TILEC_TARGET_HIP ? 1 : countof(cuda_defaults);
+				: jit ? gpu_arch : cuda_defaults;
+		size_t i, narch = o->arch || jit || o->target == TILEC_TARGET_HIP ? 1 : countof(cuda_defaults);
 		char *first = NULL;
 
 		/* with cuda_override tilec's own code is not run, so not emitted: a program it
@@ -958,6 +1042,22 @@ tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_
 	memset(&R, 0, sizeof R);
 	R.o = o;
 	R.rep = &rep;
+	if (jit) {
+		const char *code = o->cuda_override ? o->cuda_override : cr.output;
+		tilec_header h = {"tilec_cuda.h", tilec_template("tilec_cuda.h")};
+
+		if (tilec_jit_compile_cuda_ex(jit, code, co.arch, NULL, 0, &h, 1, &mod, &jmsg) ||
+		    tilec_module_load(mod, &jmsg)) {
+			buf_printf(&rep, "error: the GPU build for %s: %s\n%.4000s", co.arch, jmsg ? jmsg : "?",
+				   mod ? tilec_module_log(mod) : "");
+			free(jmsg);
+			jmsg = NULL;
+			R.errors++;
+			goto ran;
+		}
+		buf_printf(&rep, "on the GPU (%s)\n", co.arch);
+		R.jit = jit, R.mod = mod;
+	}
 	for (k = prog->kernels; k; k = k->next) {
 		CpuExe x;
 		Buf entry, log;
@@ -972,6 +1072,12 @@ tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_
 		if (smem < 0) {
 			buf_printf(&rep, "%s: error: no launch contract in the emitted code\n", k->name);
 			R.errors++;
+			continue;
+		}
+		if (jit) {
+			R.kname = kname;
+			for (si = 0; si < nsets; si++)
+				run_set(&R, k, NULL, smem, &sets[si], o->seed);
 			continue;
 		}
 		buf_init(&entry);
@@ -992,7 +1098,8 @@ tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_
 		buf_free(&entry);
 		buf_free(&log);
 	}
-	if (!found) {
+ran:
+	if (!found && !R.errors) {
 		buf_printf(&diags, "tilec: error: tilec run: no kernel '%s' in the program\n", o->kernel);
 		st = TILEC_ERR_ARG;
 	} else {
@@ -1003,6 +1110,8 @@ tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_
 	tilec_result_free(&cr);
 	arena_free(&arena);
 out:
+	tilec_module_free(mod);
+	tilec_jit_destroy(jit);
 	free(sets);
 	res->status = st;
 	res->report = buf_take(&rep);

@@ -35,6 +35,8 @@ static const char usage_text[] =
 	"      --cxx=CXX          the C++ compiler (default $TILEC_CXX, $CXX, else c++)\n"
 	"      --keep             keep the build directory\n"
 	"      --timeout=S        seconds per CPU run (default 300)\n"
+	"      --device=D         where the emitted code runs: cpu (default) or gpu (the CUDA\n"
+	"                         driver's device 0 through NVRTC; --arch defaults to the device's)\n"
 	"      --cuda=FILE        run the CUDA C in FILE instead of what tilec emits (its kernels\n"
 	"                         must have the program's signatures): to check hand-edited code\n"
 	"  -v, --verbose          report every output, not only those that differ\n"
@@ -62,6 +64,7 @@ run_main(int argc, char **argv)
 		{"keep", no_argument, NULL, 'K'},         {"timeout", required_argument, NULL, 't'},
 		{"verbose", no_argument, NULL, 'v'},      {"help", no_argument, NULL, 'h'},
 		{"cuda", required_argument, NULL, 'u'},  {"target", required_argument, NULL, 'T'},
+		{"device", required_argument, NULL, 'G'},
 		{NULL, 0, NULL, 0},
 	};
 	tilec_run_options o;
@@ -101,6 +104,14 @@ run_main(int argc, char **argv)
 			else {
 				free(defs);
 				return bad_usage("--target: '%s' is neither cuda nor hip", optarg);
+			}
+			break;
+		case 'G':
+			if (!strcmp(optarg, "cpu") || !strcmp(optarg, "gpu"))
+				o.device = optarg[0] == 'g';
+			else {
+				free(defs);
+				return bad_usage("--device: '%s' is neither cpu nor gpu", optarg);
 			}
 			break;
 		case 'D': defs[ndefs++] = optarg; break;

@@ -49,6 +49,11 @@ typedef struct tilec_run_options {
 	 * 64 lanes on gfx90a and gfx942, 32 on gfx1100); arch is then gfx90a, gfx942 (the
 	 * default) or gfx1100, and cuda_override is HIP C */
 	int target;
+	/* where the emitted code runs: 0 (the default) the CPU build above; 1 the GPU of the
+	 * CUDA driver (target cuda), through the JIT runtime (tilec_jit.h: NVRTC, cuLaunchKernel);
+	 * arch NULL then means the device's. Without a driver every run is an error (status
+	 * TILEC_ERR_COMPILE, "no CUDA driver ..."). cxx, keep and timeout_s do not apply. */
+	int device;
 } tilec_run_options;
 
 /*

@@ -209,6 +209,22 @@ has "run gemm_sm90: agrees" "$tmp/out" "tilec run: 1 run, all agree"
 "$TILEC" run --arch=sm_80 --sizes "M=64,N=256,K=64" samples/gemm_sm90.tile >"$tmp/out" 2>&1
 check "run gemm_sm90 --arch=sm_80" 3 $?
 has "run gemm_sm90 --arch=sm_80: the limit" "$tmp/out" "sm_80 allows 166912"
+# --device=gpu: the emitted code on the CUDA driver's GPU; without a driver exit 3, saying so
+"$TILEC" run --device=tpu samples/copy.tile >"$tmp/out" 2>&1; check "run --device=tpu" 2 $?
+has "run --device=tpu" "$tmp/out" "--device: 'tpu' is neither cpu nor gpu"
+"$TILEC" run --device=gpu --target=hip samples/copy.tile >"$tmp/out" 2>&1; check "run --device=gpu hip" 2 $?
+has "run --device=gpu hip" "$tmp/out" "the GPU run takes the cuda target"
+if ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'; then
+	"$TILEC" run --device=gpu samples/copy.tile >"$tmp/out" 2>&1; check "run --device=gpu" 0 $?
+	has "run --device=gpu" "$tmp/out" "on the GPU (sm_"
+else
+	"$TILEC" run --device=gpu samples/copy.tile >"$tmp/out" 2>&1; check "run --device=gpu, no driver" 3 $?
+	has "run --device=gpu, no driver" "$tmp/out" "no GPU to run on: libcuda.so.1 not found"
+	# with --arch the code is built by NVRTC first, then loading it needs the driver
+	"$TILEC" run --device=gpu --arch=sm_90a samples/gemm_sm90.tile >"$tmp/out" 2>&1
+	check "run --device=gpu --arch, no driver" 3 $?
+	has "run --device=gpu --arch, no driver" "$tmp/out" "the GPU build for sm_90a: libcuda.so.1 not found"
+fi
 "$TILEC" run "$tmp/none.tile" >"$tmp/out" 2>&1; check "run on a missing file" 3 $?
 "$TILEC" run test/err/sem_typo.tile >"$tmp/out" 2>&1; check "run on a bad program" 3 $?
 has "run on a bad program: its diagnostics" "$tmp/out" "error:"
