@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""run_all.py: the differential check of test/check_cpu_diff.c on the GPU.
+
+Every program check_cpu_diff runs (samples/, test/cpu/, test/layout/, test/control/), at the
+sizes, arch and -D its tables give, through `tilec run --device=gpu` (the emitted CUDA C on
+the GPU against the reference interpreter). Programs the tables list as refused must be
+refused (exit 3). Prints one line per run and a summary; exit 1 when a run differs or a
+refusal is not the listed one. Needs a CUDA driver: run it on the GPU machine, from the
+repository root, with build/tilec built. Rows without an arch take GPU_ARCH when set (e.g.
+GPU_ARCH=sm_90 for the mma.sync emission on an H100/H200), else the device's (sm_90a).
+"""
+import glob
+import os
+import re
+import subprocess
+import sys
+
+TILEC = os.environ.get("TILEC", "build/tilec")
+src = open("test/check_cpu_diff.c").read()
+
+
+def table(name):
+    body = src[src.index(name):]
+    body = body[:body.index("};")]
+    rows = []
+    for m in re.finditer(r"\{([^{}]*)\},", body):
+        fields = [f.strip() for f in re.findall(r'"(?:[^"\\]|\\.)*"|NULL', m.group(1))]
+        rows.append([None if f == "NULL" else f[1:-1] for f in fields])
+    return rows
+
+
+special = {r[0]: r for r in table("special[] = {")}
+extra = table("extra[] = {")
+generic = "*=1;*=37;"
+files = []
+for pat in ("test/cpu/*.tile", "samples/*.tile", "test/layout/*.tile", "test/control/*.tile"):
+    files += sorted(glob.glob(pat))
+
+jobs = []  # (file, sizes, arch, define, refused)
+for f in files:
+    if f in special:
+        _, sizes, arch, define, refused = special[f]
+        jobs.append((f, sizes or generic, arch, define, refused))
+    else:
+        jobs.append((f, generic, None, None, None))
+for f, arch, sizes, define in extra:
+    jobs.append((f, sizes or generic, arch, define, None))
+
+agree = differ = refused = bad = runs = 0
+for f, sizes, arch, define, want_refusal in jobs:
+    cmd = [TILEC, "run", "--device=gpu", "--sizes", sizes]
+    arch = arch or os.environ.get("GPU_ARCH")
+    if arch:
+        cmd.append("--arch=" + arch)
+    if define:
+        cmd += ["-D", define]
+    cmd.append(f)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    out = p.stdout + p.stderr
+    tag = " ".join(cmd[2:])
+    if want_refusal:
+        ok = p.returncode == 3 and want_refusal in out
+        refused += ok
+        bad += not ok
+        print(("refused as listed: " if ok else "NOT REFUSED AS LISTED: ") + tag)
+        if not ok:
+            print(out[-2000:])
+        continue
+    n = len(re.findall(r"seed \d+: ", out))
+    runs += n
+    if p.returncode == 0:
+        agree += 1
+        print("agree (%d runs): %s" % (n, tag))
+    else:
+        differ += p.returncode == 1
+        bad += p.returncode != 1
+        print("%s (exit %d): %s" % ("DIFFER" if p.returncode == 1 else "ERROR", p.returncode, tag))
+        print(out[-3000:])
+print("run_all: %d programs and runs of the tables, %d agree, %d differ, %d refused as listed, "
+      "%d other failures; %d size sets run on the GPU" % (len(jobs), agree, differ, refused, bad, runs))
+sys.exit(1 if differ or bad else 0)
