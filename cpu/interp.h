@@ -15,6 +15,9 @@
  *    program leaves open (sum reductions, gemm accumulation) or on a math
  *    library (exp, log, sqrt, tanh, ...). A check compares such elements
  *    within a tolerance; every other defined element must match bit for bit.
+ *    A float sum or difference with an operand that is a product (a register
+ *    value, not through global memory or a conversion) is inexact too: the GPU
+ *    compiler may fuse the two into one rounding (FMA).
  * Elements never written keep their contents and have no flag set.
  */
 #ifndef INTERP_H
@@ -34,7 +37,10 @@ enum {
 	 * widens its tolerance to it) */
 	INTERP_VIA16 = 4,
 	INTERP_VIA8 = 8,
-	INTERP_FLAGS = 15  /* every flag bit */
+	INTERP_FLAGS = 15, /* every flag bit an element keeps in global memory */
+	/* a value that is a float product (of its type, not rounded since): a + or - with it
+	 * may be fused into an FMA. Not an element flag: global memory and conversions drop it */
+	INTERP_PROD = 16
 };
 
 /*

@@ -81,7 +81,7 @@ iexp_conv(Val v, DType from, DType to)
 
 	if (from == to && (to == DT_F32 || to == DT_F64 || !it_float(to)))
 		return v; /* values of these types are always rounded to them */
-	r.fl = v.fl;
+	r.fl = v.fl & ~(unsigned)INTERP_PROD; /* a conversion rounds: nothing fuses across it */
 	if (it_float(from)) {
 		double f = v.c.f;
 
@@ -406,8 +406,16 @@ iexp_binop(Run *R, const IrExpr *x, Val a, Val b)
 	unsigned fl = a.fl | b.fl;
 	Val r;
 
+	/* a product feeding + or - may fuse into one rounding (nvcc's default --fmad=true):
+	 * the sum is inexact; the product flag lasts until the value meets another op */
+	if (it_float(t) && (op == BIN_ADD || op == BIN_SUB) && (fl & INTERP_PROD))
+		fl |= INTERP_INEXACT;
+	fl &= ~(unsigned)INTERP_PROD;
+	if (it_float(t) && op == BIN_MUL)
+		fl |= INTERP_PROD;
 	r.fl = fl;
 	if (op >= BIN_LT && op <= BIN_NE) {
+		r.fl &= ~(unsigned)INTERP_PROD;
 		if (it_float(t))
 			r.c.i = cmp(op, a.c.f < b.c.f, a.c.f == b.c.f, a.c.f > b.c.f);
 		else

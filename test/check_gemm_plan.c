@@ -87,6 +87,10 @@ static const struct {
 	 SWZ_128B, 1},
 	{GEMM_NT("bf16", "64", "64", "16", "128"), "sm_80", GEMM_MMA_SYNC, 2, 2, 8, 2, 4, SWZ_32B,
 	 SWZ_128B, 0},
+	/* an N-major B of 32 columns gets the 64B swizzle, which the wgmma lowering cannot read
+	 * (it needs 128B): mma.sync, with the reason (test/cpu/pipeline_hazard.tile was refused) */
+	{GEMM_NT("f16", "128", "32", "16", "128"), "sm_90a", GEMM_MMA_SYNC, 2, 2, 8, 4, 2, SWZ_32B,
+	 SWZ_64B, 1},
 };
 
 /* PTX: mma.sync C/D fragment: c_r of lane l at (l/4 + 8*(r/2), 2*(l%4) + r%2) */

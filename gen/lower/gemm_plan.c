@@ -160,6 +160,25 @@ plan_wgmma(Arena *a, const Target *t, const IrKernel *k, const IrStmt *g, GemmPl
 		p->why_not_wgmma = arena_printf(a, "no unpadded shared layout: %s", e2.msg);
 		return 1;
 	}
+	/* what the wgmma lowering reads through descriptors (lower_mma.c): swizzled operands,
+	 * an N-major B in the 128-byte swizzle, whose panels the N tile covers whole */
+	if (p->smem_a.kind != SMEM_SWIZZLE || p->smem_a.mode == SWZ_NONE || p->smem_b.kind != SMEM_SWIZZLE ||
+	    p->smem_b.mode == SWZ_NONE || (!p->trans_b && p->smem_b.mode != SWZ_128B)) {
+		p->why_not_wgmma = arena_printf(a, "its shared operands take swizzles A %s, B %s (wgmma needs both "
+						"swizzled, an N-major B 128B: a row of 64 f16)",
+						swizzle_name(p->smem_a.kind == SMEM_SWIZZLE ? p->smem_a.mode : SWZ_NONE),
+						swizzle_name(p->smem_b.kind == SMEM_SWIZZLE ? p->smem_b.mode : SWZ_NONE));
+		return 1;
+	}
+	if (!p->trans_b) {
+		int64_t pw = swizzle_bytes(p->smem_b.mode) / 2;
+
+		if (p->wg_cols % pw || (p->inst_n % pw && p->inst_n > pw)) {
+			p->why_not_wgmma = arena_printf(a, "the warpgroup's N tile %lld does not cover whole %lld-column "
+							"panels of B", (long long)p->wg_cols, (long long)pw);
+			return 1;
+		}
+	}
 	p->instr = GEMM_WGMMA;
 	p->inst_m = 64;
 	p->inst_k = 16;
