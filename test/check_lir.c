@@ -255,6 +255,30 @@ START_TEST(dump_programs)
 }
 END_TEST
 
+/* the plan-gemms pass keeps each gemm's plan; --print-after shows it */
+START_TEST(gemm_plans_pass)
+{
+	tilec_options o;
+	tilec_result r;
+	char *src;
+	size_t len;
+
+	src = test_readfile("samples/gemm_sm90.tile", &len);
+	ck_assert(src != NULL);
+	tilec_options_init(&o);
+	o.filename = "samples/gemm_sm90.tile";
+	o.arch = "sm_90a";
+	o.dump = TILEC_DUMP_CUDA;
+	o.print_after = "plan-gemms";
+	tilec_compile(src, len, &o, &r);
+	ck_assert_msg(r.status == TILEC_OK, "%s", r.diagnostics);
+	ck_assert_msg(strstr(r.log, "// gemm plans of gemm_sm90\n// gemm at ") && strstr(r.log, "instr: wgmma m64n"),
+		      "%s", r.log);
+	tilec_result_free(&r);
+	free(src);
+}
+END_TEST
+
 Suite *
 suite_lir(void)
 {
@@ -264,6 +288,7 @@ suite_lir(void)
 	tcase_add_loop_test(tc, verify_table, 0, countof(broken));
 	tcase_add_test(tc, render);
 	tcase_add_loop_test(tc, dump_programs, 0, countof(dumps));
+	tcase_add_test(tc, gemm_plans_pass);
 	suite_add_tcase(s, tc);
 	return s;
 }

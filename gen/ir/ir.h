@@ -209,6 +209,9 @@ struct IrStmt {
 	 * iteration space) of a PARALLEL nest, and of the element loop of a COPY
 	 * or FILL that runs as a parallel nest */
 	struct Layout *loop_layout;
+	/* set by the plan-gemms pass: the GEMM's plan (gen/lower/gemm_plan.h), which shared
+	 * memory planning and the lowering use; NULL: they plan it themselves */
+	struct GemmPlan *gemm_plan;
 	/* S_COPY between two whole local tiles: a layout conversion inserted by
 	 * layout control (convert.c) at a release_layout or a require_layout;
 	 * the convert-layouts pass lowers it (in registers, or through a shared

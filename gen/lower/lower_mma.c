@@ -114,7 +114,9 @@ lw_plan_of(Em *e, const IrStmt *st, GemmPlan *p, Err *err)
 			*p = e->plan[i];
 			return 0;
 		}
-	if (gemm_plan(e->a, e->t, e->k, st, p, err))
+	if (st->gemm_plan)
+		*p = *st->gemm_plan;
+	else if (gemm_plan(e->a, e->t, e->k, st, p, err))
 		return -1;
 	if (e->nplan < (int)(sizeof e->plan / sizeof e->plan[0])) {
 		e->plan_st[e->nplan] = st;

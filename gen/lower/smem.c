@@ -184,7 +184,7 @@ choose(Arena *a, const Target *t, const IrKernel *k, int b, const IrStmt *g, con
 		if (!sl.layout)
 			return -1;
 		sb->source = "annotated";
-	} else if (g && gemm_plan(a, t, k, g, &gp, &e2) == 0 &&
+	} else if (g && (g->gemm_plan ? (gp = *g->gemm_plan, 1) : gemm_plan(a, t, k, g, &gp, &e2) == 0) &&
 	    ((g->u.gemm.a.buf == b && gp.a_shared) || (g->u.gemm.b.buf == b && gp.b_shared))) {
 		sl = g->u.gemm.a.buf == b ? gp.smem_a : gp.smem_b;
 		sb->source = "gemm";

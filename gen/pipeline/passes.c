@@ -14,6 +14,7 @@
 
 #include "convert.h"
 #include "emit_header.h"
+#include "gemm_plan.h"
 #include "infer.h"
 #include "lir.h"
 #include "lower.h"
@@ -187,6 +188,81 @@ plan_shared_memory(PassCtx *c)
 	return 0;
 }
 
+/* each gemm's plan (instruction, warp partition, fragments, shared layouts), kept on it */
+static int
+plan_gemms_in(PassCtx *c, IrKernel *k, IrStmt *s)
+{
+	Err e = {0};
+
+	for (; s; s = s->next) {
+		switch (s->kind) {
+		case S_GEMM: {
+			GemmPlan *p = anew(c->a, GemmPlan);
+
+			if (gemm_plan(c->a, c->tgt, k, s, p, &e)) {
+				err_loc(&e, s->loc);
+				return kernel_error(c, k, &e);
+			}
+			s->gemm_plan = p;
+			break;
+		}
+		case S_PIPELINE:
+			if (plan_gemms_in(c, k, s->u.pipe.body))
+				return -1;
+			break;
+		case S_FOR:
+			if (plan_gemms_in(c, k, s->u.loop.body))
+				return -1;
+			break;
+		case S_IF:
+			if (plan_gemms_in(c, k, s->u.cond.then) || plan_gemms_in(c, k, s->u.cond.els))
+				return -1;
+			break;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+static int
+plan_gemms(PassCtx *c)
+{
+	IrKernel *k;
+
+	for (k = c->prog->kernels; k; k = k->next)
+		if (plan_gemms_in(c, k, k->body))
+			return -1;
+	return 0;
+}
+
+static void
+show_gemms_in(Buf *b, const IrStmt *s)
+{
+	for (; s; s = s->next) {
+		if (s->kind == S_GEMM && s->gemm_plan) {
+			buf_printf(b, "// gemm at %d:%d\n", s->loc.line, s->loc.col);
+			gemm_plan_dump(b, s->gemm_plan);
+		}
+		show_gemms_in(b, s->kind == S_PIPELINE ? s->u.pipe.body : s->kind == S_FOR ? s->u.loop.body
+				 : s->kind == S_IF ? s->u.cond.then : NULL);
+		if (s->kind == S_IF)
+			show_gemms_in(b, s->u.cond.els);
+	}
+}
+
+static void
+show_gemms(PassCtx *c, Buf *b)
+{
+	const IrKernel *k;
+
+	ir_dump(b, c->prog);
+	for (k = c->prog->kernels; k; k = k->next) {
+		buf_printf(b, "// gemm plans of %s\n", k->name);
+		show_gemms_in(b, k->body);
+	}
+}
+
 static void
 show_smem(PassCtx *c, Buf *b)
 {
@@ -300,6 +376,7 @@ passes_default(Arena *a, tilec_pass_list *l, int target)
 	insert(l, l->n, "convert-layouts", pass_convert_layouts, NULL, NULL, PASS_ALWAYS, NULL);
 	insert(l, l->n, "layout-diagnostics", pass_layout_diagnostics, NULL, NULL, PASS_ALWAYS, NULL);
 	/* lowering: for the outputs that are code */
+	insert(l, l->n, "plan-gemms", plan_gemms, NULL, NULL, PASS_LOWER, show_gemms);
 	insert(l, l->n, "plan-shared-memory", plan_shared_memory, NULL, NULL, PASS_LOWER, show_smem);
 	insert(l, l->n, "lower-kernels", lower, NULL, NULL, PASS_LOWER, show_lowered);
 	insert(l, l->n, "verify-lowered", verify_lowered, NULL, NULL, PASS_LOWER, show_lowered);
