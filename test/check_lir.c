@@ -213,7 +213,7 @@ static const struct {
 	{"samples/gemm_sm90.tile", "sm_90a", 0,
 	 {"mma tl_wgmma_f16<", "mma-group tl_wgmma_commit()\n", "fence tl_wgmma_fence()\n", "barrier block\n"}},
 	{"samples/softmax.tile", "sm_80", 0,
-	 {"block // reduce max x -> m dim 1", "set tl_r0[g] = fmaxf(tl_r0[g], __shfl_xor_sync(", "load global 16 bytes: r = &X[",
+	 {"decl const int c1 = index ((s % 4) + (tid * 4))\n", "set tl_r0[g] = fmaxf(tl_r0[g], __shfl_xor_sync(", "load global 16 bytes: r = &X[",
 	  "for s in [0, 32) step 4 trip 8 unrolled\n"}},
 	{"samples/gemm.tile", "gfx90a", 1, {"lowered for gfx90a (hip)", "mma tl_mfma_f16_16x16x16(", "barrier block\n", NULL}},
 };

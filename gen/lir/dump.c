@@ -57,8 +57,12 @@ node(Buf *b, const LNode *n, int d)
 		buf_printf(b, "decl %s%s %s", n->u.decl.is_const ? "const " : "", n->u.decl.type, n->u.decl.name);
 		if (n->u.decl.count)
 			buf_printf(b, "[%lld]", (long long)n->u.decl.count);
-		if (n->u.decl.init)
+		if (n->u.decl.ix) {
+			buf_puts(b, " = index ");
+			lir_c_index(b, n->u.decl.ix, n->u.decl.ixnames);
+		} else if (n->u.decl.init) {
 			buf_printf(b, " = %s", n->u.decl.init);
+		}
 		if (n->u.decl.name2)
 			buf_printf(b, ", %s", n->u.decl.name2);
 		if (n->u.decl.init2)

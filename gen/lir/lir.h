@@ -15,6 +15,7 @@
 #ifndef TILEC_LIR_H
 #define TILEC_LIR_H
 
+#include "iexpr.h"
 #include "tl.h"
 
 typedef enum {
@@ -76,6 +77,10 @@ struct LNode {
 		struct {
 			const char *type, *name, *init;
 			const char *name2, *init2; /* a second declarator of the type, or NULL */
+			/* an index expression as the initializer (instead of init): over the
+			 * variables ixnames names (slot, thread, ...) */
+			const IExpr *ix;
+			const char *const *ixnames;
 			int is_const;
 			int64_t count;   /* array elements, 0 for a scalar */
 		} decl;
@@ -171,6 +176,8 @@ typedef struct LDialect {
 extern const LDialect lir_cuda, lir_hip;
 /* the C of program p in dialect d into out */
 void lir_render_c(Buf *out, const LProgram *p, const LDialect *d);
+/* an index expression in C, fully parenthesized; names[id] is the C text of variable id */
+void lir_c_index(Buf *b, const IExpr *x, const char *const *names);
 /* the dialect of p's target */
 const LDialect *lir_dialect(const LProgram *p);
 

@@ -64,6 +64,8 @@ node(V *v, const LNode *n)
 	case L_DECL:
 		if (!n->u.decl.type || !n->u.decl.name || n->u.decl.count < 0 || (n->u.decl.init2 && !n->u.decl.name2))
 			return bad(v, "declaration without type or name", n);
+		if (n->u.decl.ix && (!n->u.decl.ixnames || n->u.decl.init))
+			return bad(v, "an index initializer needs the names of its variables and no text", n);
 		break;
 	case L_STORE:
 		if (n->u.set.bytes != 1 && n->u.set.bytes != 2 && n->u.set.bytes != 4 && n->u.set.bytes != 8 &&

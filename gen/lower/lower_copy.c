@@ -44,7 +44,7 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 	buf_init(&b);
 	for (d = 0; d < nn; d++) {
 		cs[d] = arena_printf(e->a, "c%d", d);
-		lw_decl(e, 1, "int", cs[d], 0, lw_ixstr(e, co[d], lw_slotnames), NULL);
+		lw_decl_ix(e, cs[d], co[d], lw_slotnames);
 	}
 	/* the nest's loop coordinates are the local buffer's non-unit dims */
 	for (k = 0, d = 0; d < nn; d++)

@@ -305,7 +305,7 @@ lw_parallel(Em *e, Buf *chk, const IrStmt *st)
 		lw_open_if(e, arena_printf(e->a, "tid < %lld", (long long)LF->nthreads), 0, 1);
 	lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)S), S, 1, 0);
 	for (i = 0; i < n; i++)
-		lw_decl(e, 1, "int", lw_vname(e, st->u.par.vars[i]), 0, lw_ixstr(e, pc[i], lw_slotnames), NULL);
+		lw_decl_ix(e, lw_vname(e, st->u.par.vars[i]), pc[i], lw_slotnames);
 	/* the body reads most points through the fragment's slot s, not through the
 	 * coordinates: marked used, so that nvcc (#177-D) and clang -Wall stay quiet */
 	if (n > 0) {

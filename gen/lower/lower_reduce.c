@@ -79,7 +79,7 @@ smemreduce(Em *e, const IrStmt *st)
 	if (DB->scope == MEM_LOCAL) {
 		lw_open_for(e, "g", "0", arena_printf(e->a, "%lld", (long long)e->slots[db]), e->slots[db], 1, 0);
 		for (d = 0; d < DB->ndim; d++)
-			lw_decl(e, 1, "int", arena_printf(e->a, "c%d", d), 0, lw_ixstr(e, e->coord[db][d], gnames), NULL);
+			lw_decl_ix(e, arena_printf(e->a, "c%d", d), e->coord[db][d], gnames);
 	} else {
 		lw_open_for(e, "it", "0", arena_printf(e->a, "%lld", (long long)((NY + T - 1) / T)), (NY + T - 1) / T, 0, 0);
 		lw_decl(e, 1, "int", "q", 0, arena_printf(e->a, "tid + it * %lld", (long long)T), NULL);

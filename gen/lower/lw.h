@@ -92,6 +92,7 @@ LNode *lw_open_for(Em *e, const char *var, const char *lo, const char *end, int6
 LNode *lw_open_block(Em *e, const char *text);
 LNode *lw_decl(Em *e, int is_const, const char *type, const char *name, int64_t count, const char *init, const char *text);
 LMem lw_memof(const IrBuffer *B);
+void lw_decl_ix(Em *e, const char *name, const IExpr *x, const char *const *names);
 void lw_decl2(Em *e, const char *a, const char *ia, const char *b, const char *ib);
 LNode *lw_call(Em *e, LCall cat, const char *fn, const char *args, const char *text);
 LNode *lw_assign(Em *e, LMem mem, int buf, int bytes, const char *lhs, const char *rhs);

@@ -133,6 +133,15 @@ lw_memof(const IrBuffer *B)
 	return B->scope == MEM_GLOBAL ? LM_GLOBAL : B->scope == MEM_SHARED ? LM_SHARED : LM_LOCAL;
 }
 
+/* const int name = x, an index expression over the variables names names (static) */
+void
+lw_decl_ix(Em *e, const char *name, const IExpr *x, const char *const *names)
+{
+	LNode *n = lw_decl(e, 1, "int", name, 0, NULL, NULL);
+
+	n->u.decl.ix = x, n->u.decl.ixnames = names;
+}
+
 /* const int a = ia, b = ib; */
 void
 lw_decl2(Em *e, const char *a, const char *ia, const char *b, const char *ib)

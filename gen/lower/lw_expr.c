@@ -17,85 +17,6 @@ static int positive(const Em *e, const IrExpr *x);
  * another expression is parenthesized unless it is, so that no composition
  * loses precedence (`bx * cdiv(N, 7)`, a region offset `o + r` times a stride).
  */
-static int
-atomic(const char *s)
-{
-	int depth = 0;
-	const char *p;
-
-	if (!*s)
-		return 0;
-	if (s[0] == '(') {
-		/* one group when the first '(' closes at the last character */
-		for (p = s; *p; p++) {
-			depth += *p == '(' ? 1 : *p == ')' ? -1 : 0;
-			if (depth == 0)
-				break;
-		}
-		if (*p && !p[1])
-			return 1;
-		if (!strncmp(s, "(int)", 5) || !strncmp(s, "(long long)", 11))
-			return atomic(s + (s[1] == 'i' ? 5 : 11));
-	}
-	depth = 0;
-	for (p = s; *p; p++) {
-		if (*p == '(' || *p == '[')
-			depth++;
-		else if (*p == ')' || *p == ']')
-			depth--;
-		else if (depth == 0 && !(isalnum((unsigned char)*p) || *p == '_' || *p == '.'))
-			return 0;
-	}
-	return 1;
-}
-
-static void
-putatom(Buf *b, const char *s)
-{
-	if (atomic(s))
-		buf_puts(b, s);
-	else
-		buf_printf(b, "(%s)", s);
-}
-
-/* fully parenthesized; names[id] is the C text of var id */
-static void
-ixc(Buf *b, const IExpr *x, const char *const *names)
-{
-	static const char *ops[] = {
-		[IX_ADD] = "+", [IX_SUB] = "-", [IX_MUL] = "*", [IX_DIV] = "/", [IX_MOD] = "%",
-		[IX_XOR] = "^", [IX_AND] = "&", [IX_OR] = "|", [IX_SHL] = "<<", [IX_SHR] = ">>",
-		[IX_LT] = "<", [IX_LE] = "<=", [IX_EQ] = "==", [IX_NE] = "!=",
-	};
-
-	switch (x->k) {
-	case IX_CONST: buf_printf(b, "%lld", (long long)x->v); return;
-	case IX_VAR: putatom(b, names[x->v] ? names[x->v] : "0"); return;
-	case IX_MIN: case IX_MAX:
-		buf_puts(b, x->k == IX_MIN ? "min(" : "max(");
-		ixc(b, x->a, names);
-		buf_puts(b, ", ");
-		ixc(b, x->b, names);
-		buf_putc(b, ')');
-		return;
-	case IX_SELECT:
-		buf_putc(b, '(');
-		ixc(b, x->a, names);
-		buf_puts(b, " ? ");
-		ixc(b, x->b, names);
-		buf_puts(b, " : ");
-		ixc(b, x->c, names);
-		buf_putc(b, ')');
-		return;
-	default:
-		buf_putc(b, '(');
-		ixc(b, x->a, names);
-		buf_printf(b, " %s ", ops[x->k]);
-		ixc(b, x->b, names);
-		buf_putc(b, ')');
-	}
-}
-
 char *
 lw_ixstr(Em *e, const IExpr *x, const char *const *names)
 {
@@ -103,7 +24,7 @@ lw_ixstr(Em *e, const IExpr *x, const char *const *names)
 	char *s;
 
 	buf_init(&b);
-	ixc(&b, x, names);
+	lir_c_index(&b, x, names);
 	s = arena_strdup(e->a, buf_str(&b));
 	buf_free(&b);
 	return s;
@@ -328,7 +249,7 @@ localslot(Em *e, int buf, char *const *idx, Buf *b)
 		return err_set(e->err, "local buffer '%s' has no layout", e->k->bufs[buf].name);
 	for (d = 0; d < F->nin; d++)
 		names[d] = idx[d];
-	ixc(b, F->fwd[0], names);
+	lir_c_index(b, F->fwd[0], names);
 	return 0;
 }
 
@@ -350,7 +271,7 @@ lw_smemoff(Em *e, int buf, char *const *idx, Buf *b)
 		names[d] = d < lead ? "0" : idx[d - lead];
 	if (!(lin = layout_linear_index(e->a, sb->layout)))
 		return err_set(e->err, "shared buffer '%s': no linear index", e->k->bufs[buf].name);
-	ixc(b, lin, names);
+	lir_c_index(b, lin, names);
 	return 0;
 }
 

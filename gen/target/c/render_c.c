@@ -4,10 +4,92 @@
  * gen/target/hip/hip.c) gives the few spellings that differ. It decides
  * nothing: every loop, guard, width and barrier is in the IR.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "lir.h"
+
+/* ---- index expressions (IExpr) in C: fully parenthesized, names[id] the text of var id ---- */
+
+static int
+atomic(const char *s)
+{
+	int depth = 0;
+	const char *p;
+
+	if (!*s)
+		return 0;
+	if (s[0] == '(') {
+		/* one group when the first '(' closes at the last character */
+		for (p = s; *p; p++) {
+			depth += *p == '(' ? 1 : *p == ')' ? -1 : 0;
+			if (depth == 0)
+				break;
+		}
+		if (*p && !p[1])
+			return 1;
+		if (!strncmp(s, "(int)", 5) || !strncmp(s, "(long long)", 11))
+			return atomic(s + (s[1] == 'i' ? 5 : 11));
+	}
+	depth = 0;
+	for (p = s; *p; p++) {
+		if (*p == '(' || *p == '[')
+			depth++;
+		else if (*p == ')' || *p == ']')
+			depth--;
+		else if (depth == 0 && !(isalnum((unsigned char)*p) || *p == '_' || *p == '.'))
+			return 0;
+	}
+	return 1;
+}
+
+static void
+putatom(Buf *b, const char *s)
+{
+	if (atomic(s))
+		buf_puts(b, s);
+	else
+		buf_printf(b, "(%s)", s);
+}
+
+/* fully parenthesized; names[id] is the C text of var id */
+void
+lir_c_index(Buf *b, const IExpr *x, const char *const *names)
+{
+	static const char *ops[] = {
+		[IX_ADD] = "+", [IX_SUB] = "-", [IX_MUL] = "*", [IX_DIV] = "/", [IX_MOD] = "%",
+		[IX_XOR] = "^", [IX_AND] = "&", [IX_OR] = "|", [IX_SHL] = "<<", [IX_SHR] = ">>",
+		[IX_LT] = "<", [IX_LE] = "<=", [IX_EQ] = "==", [IX_NE] = "!=",
+	};
+
+	switch (x->k) {
+	case IX_CONST: buf_printf(b, "%lld", (long long)x->v); return;
+	case IX_VAR: putatom(b, names[x->v] ? names[x->v] : "0"); return;
+	case IX_MIN: case IX_MAX:
+		buf_puts(b, x->k == IX_MIN ? "min(" : "max(");
+		lir_c_index(b, x->a, names);
+		buf_puts(b, ", ");
+		lir_c_index(b, x->b, names);
+		buf_putc(b, ')');
+		return;
+	case IX_SELECT:
+		buf_putc(b, '(');
+		lir_c_index(b, x->a, names);
+		buf_puts(b, " ? ");
+		lir_c_index(b, x->b, names);
+		buf_puts(b, " : ");
+		lir_c_index(b, x->c, names);
+		buf_putc(b, ')');
+		return;
+	default:
+		buf_putc(b, '(');
+		lir_c_index(b, x->a, names);
+		buf_printf(b, " %s ", ops[x->k]);
+		lir_c_index(b, x->b, names);
+		buf_putc(b, ')');
+	}
+}
 
 static void
 indent(Buf *o, int n)
@@ -112,8 +194,12 @@ node(Buf *o, const LNode *n, int depth, const LDialect *d)
 			   tl && n->u.decl.type[tl - 1] == '*' ? "" : " ", n->u.decl.name);
 		if (n->u.decl.count > 0)
 			buf_printf(o, "[%lld]", (long long)n->u.decl.count);
-		if (n->u.decl.init)
+		if (n->u.decl.ix) {
+			buf_puts(o, " = ");
+			lir_c_index(o, n->u.decl.ix, n->u.decl.ixnames);
+		} else if (n->u.decl.init) {
 			buf_printf(o, " = %s", n->u.decl.init);
+		}
 		if (n->u.decl.name2)
 			buf_printf(o, ", %s", n->u.decl.name2);
 		if (n->u.decl.init2)
