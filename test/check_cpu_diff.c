@@ -67,6 +67,8 @@ static const struct {
 	{"samples/copy.tile", "sm_90a", NULL, NULL},
 	{"test/cpu/pipeline_let.tile", "sm_90a", NULL, NULL},
 	{"test/cpu/replicated_rmw.tile", "sm_90a", "M=65,N=32,P=8;M=127,N=96,P=24", NULL},
+	{"test/cpu/generated_names.tile", "sm_90a", NULL, NULL},
+	{"test/cpu/generated_names_decl.tile", "sm_90a", NULL, NULL},
 	/* softmax at real widths (the reducer's and the holders' checks were elements x replicas
 	 * or threads x elements: W = 4096 was "too large to check", W = 2048 took 3 s) */
 	{"samples/softmax.tile", NULL, "M=1;M=19", "W=4096"},

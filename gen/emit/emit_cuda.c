@@ -105,9 +105,11 @@ calctype(DType t)
 /* ---- names: user names that would clash with generated ones get a '_' ----------- */
 
 static const char *const reserved[] = {
-	/* names the generated code declares */
+	/* names the generated code declares (or spell them tl_...: check_emit_cuda's
+	 * generated_names finds every identifier of the emitted code that is not a name of the
+	 * kernel's IR and that cname() would keep) */
 	"s", "g", "r", "q", "c", "it", "tid", "lane", "warp", "kk", "mi", "ni", "nj", "st", "wm",
-	"wgm", "main",
+	"wn", "wgm", "wgn", "main", "af", "bf", "t4", "da", "db",
 	/* C, C++ and CUDA words, math functions the code calls */
 	"auto", "bool", "break", "case", "char", "class", "const", "continue", "default", "delete",
 	"do", "double", "else", "enum", "explicit", "extern", "false", "float", "for", "friend", "goto",
@@ -121,19 +123,30 @@ static const char *const reserved[] = {
 	"uint4", "uint2", "make_uint4", "make_uint2", "half", "INFINITY", "NAN",
 };
 
-/* the C name of a user name: reserved words, c<digits>, names starting with "tl"
- * or ending in '_' get a '_' appended (injective: kept names never end in '_') */
+/* 1 if the C name of user name n is n itself: not a reserved word, not c<digits>, not
+ * starting with "tl" or "__" (the CUDA and HIP built-ins), not ending in '_' */
+static int
+cname_kept(const char *n)
+{
+	size_t i, l = strlen(n);
+
+	if (l == 0 || n[l - 1] == '_' || !strncmp(n, "tl", 2) || !strncmp(n, "__", 2))
+		return 0;
+	if (n[0] == 'c' && l > 1 && strspn(n + 1, "0123456789") == l - 1)
+		return 0;
+	for (i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+		if (!strcmp(n, reserved[i]))
+			return 0;
+	return 1;
+}
+
+/* the C name of a user name: the names cname_kept() refuses get a '_' appended
+ * (injective: kept names never end in '_'); names the code derives from a C name X
+ * end in '_' too (X_end_, X_n_, X_next_), so they are no user's */
 static const char *
 cname(Arena *a, const char *n)
 {
-	size_t i, l = strlen(n);
-	int bad = l == 0 || n[l - 1] == '_' || !strncmp(n, "tl", 2);
-
-	if (!bad && n[0] == 'c' && l > 1 && strspn(n + 1, "0123456789") == l - 1)
-		bad = 1;
-	for (i = 0; !bad && i < sizeof reserved / sizeof reserved[0]; i++)
-		bad = !strcmp(n, reserved[i]);
-	return bad ? arena_printf(a, "%s_", n) : n;
+	return cname_kept(n) ? n : arena_printf(a, "%s_", n);
 }
 
 static const char *
@@ -2574,12 +2587,13 @@ gemm(Em *e, const IrStmt *st)
 	e->ind++;
 	if (p.trans_b) {
 		/* B stored [N, K]: matrices (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15) */
-		line(e, "const int n = wn * %lld + nj * 8 + lane / 16 * 8 + lane %% 8, k = kk + lane / 8 %% 2 * 8;",
-		     (long long)wn);
-		ib[0] = "n", ib[1] = "k";
+		line(e, "const int tl_gn = wn * %lld + nj * 8 + lane / 16 * 8 + lane %% 8, "
+		     "tl_gk = kk + lane / 8 %% 2 * 8;", (long long)wn);
+		ib[0] = "tl_gn", ib[1] = "tl_gk";
 	} else {
-		line(e, "const int k = kk + lane %% 16, n = wn * %lld + nj * 8 + lane / 16 * 8;", (long long)wn);
-		ib[0] = "k", ib[1] = "n";
+		line(e, "const int tl_gk = kk + lane %% 16, tl_gn = wn * %lld + nj * 8 + lane / 16 * 8;",
+		     (long long)wn);
+		ib[0] = "tl_gk", ib[1] = "tl_gn";
 	}
 	line(e, "tl_u32 t4[4];");
 	buf_reset(&b);
@@ -2641,7 +2655,8 @@ kcontig(Em *e, int buf, int xfirst, int n)
 /* one operand's registers for a k-step: lane row/col x = base + i * 16 + lane % 16,
  * k = kk + (MFMA) lane / 16 * 4 + v or (WMMA) v, read from LDS per the fragment:
  * one 8-byte (MFMA) or two 16-byte (WMMA) reads where the K-runs are contiguous,
- * else element by element; rep > 0: reg[i] for i < rep, else reg for the enclosing i */
+ * else element by element; rep > 0: reg[i] for i < rep, else reg for the enclosing i
+ * (x, k, i, v are tl_gx, tl_gk, tl_gi, tl_gv in the code: no user name spells them) */
 static void
 amdload(Em *e, const GemmPlan *p, int buf, int xfirst, const char *reg, int rep, int64_t wt,
 	const char *w)
@@ -2652,31 +2667,31 @@ amdload(Em *e, const GemmPlan *p, int buf, int xfirst, const char *reg, int rep,
 
 	if (rep) {
 		line(e, "#pragma unroll");
-		line(e, "for (int i = 0; i < %d; i++) {", rep);
+		line(e, "for (int tl_gi = 0; tl_gi < %d; tl_gi++) {", rep);
 		e->ind++;
 	}
 	if (!vec) {
 		line(e, "#pragma unroll");
-		line(e, "for (int v = 0; v < %d; v++) {", nv);
+		line(e, "for (int tl_gv = 0; tl_gv < %d; tl_gv++) {", nv);
 		e->ind++;
 	} else {
 		line(e, "{");
 		e->ind++;
 	}
-	line(e, "const int x = %s * %lld + i * 16 + lane %% 16, k = kk + %s;", w, (long long)wt,
-	     mfma ? (vec ? "lane / 16 % 4 * 4" : "lane / 16 % 4 * 4 + v") : vec ? "0" : "v");
-	ix[0] = xfirst ? "x" : "k", ix[1] = xfirst ? "k" : "x";
+	line(e, "const int tl_gx = %s * %lld + tl_gi * 16 + lane %% 16, tl_gk = kk + %s;", w, (long long)wt,
+	     mfma ? (vec ? "lane / 16 % 4 * 4" : "lane / 16 % 4 * 4 + tl_gv") : vec ? "0" : "tl_gv");
+	ix[0] = xfirst ? "tl_gx" : "tl_gk", ix[1] = xfirst ? "tl_gk" : "tl_gx";
 	buf_init(&b);
 	buf_init(&b2);
 	smemoff(e, buf, ix, &b);
 	if (!vec) {
-		line(e, "%s%s[v] = %s[%s];", reg, rep ? "[i]" : "", bufptr(e, buf), buf_str(&b));
+		line(e, "%s%s[tl_gv] = %s[%s];", reg, rep ? "[tl_gi]" : "", bufptr(e, buf), buf_str(&b));
 	} else if (mfma) {
-		line(e, "%s%s = tl_ld_u16x4(&%s[%s]);", reg, rep ? "[i]" : "", bufptr(e, buf), buf_str(&b));
+		line(e, "%s%s = tl_ld_u16x4(&%s[%s]);", reg, rep ? "[tl_gi]" : "", bufptr(e, buf), buf_str(&b));
 	} else {
-		ix[xfirst ? 1 : 0] = "(k + 8)";
+		ix[xfirst ? 1 : 0] = "(tl_gk + 8)";
 		smemoff(e, buf, ix, &b2);
-		line(e, "%s%s = tl_ld_u16x16(&%s[%s], &%s[%s]);", reg, rep ? "[i]" : "", bufptr(e, buf),
+		line(e, "%s%s = tl_ld_u16x16(&%s[%s], &%s[%s]);", reg, rep ? "[tl_gi]" : "", bufptr(e, buf),
 		     buf_str(&b), bufptr(e, buf), buf_str(&b2));
 	}
 	buf_free(&b);
@@ -2719,13 +2734,13 @@ gemm_amd(Em *e, const IrStmt *st, const GemmPlan *p)
 	/* B [K, N] (trans_b: stored [N, K]); A [M, K] (trans_a: stored [K, M]) */
 	amdload(e, p, st->u.gemm.b.buf, p->trans_b, "bf", p->rep_n, p->N / p->n_warp, "wn");
 	line(e, "#pragma unroll");
-	line(e, "for (int i = 0; i < %d; i++) {", p->rep_m);
+	line(e, "for (int tl_gi = 0; tl_gi < %d; tl_gi++) {", p->rep_m);
 	e->ind++;
 	line(e, "tl_u16x%d af;", nv);
 	amdload(e, p, st->u.gemm.a.buf, !p->trans_a, "af", 0, p->M / p->m_warp, "wm");
 	line(e, "#pragma unroll");
 	line(e, "for (int ni = 0; ni < %d; ni++)", p->rep_n);
-	line(e, "\ttl_%s_%s_16x16x16(&%s[(i * %d + ni) * %d], af, bf[ni]);", mfma ? "mfma" : "wmma", ty,
+	line(e, "\ttl_%s_%s_16x16x16(&%s[(tl_gi * %d + ni) * %d], af, bf[ni]);", mfma ? "mfma" : "wmma", ty,
 	     Cb->name, p->rep_n, nc);
 	e->ind--;
 	line(e, "}");
@@ -2924,7 +2939,7 @@ pipeline(Em *e, Buf *chk, const IrStmt *st)
 {
 	int S = st->u.pipe.stages > 1 ? st->u.pipe.stages : 1, mode = wgmma_body(e, st);
 	int D = mode == 2 ? S - 2 : S - 1, r = -1;
-	const char *v = st->u.pipe.var->name;
+	const char *v = vname(e, st->u.pipe.var);
 	const IrStmt *b;
 	const char *why = pipe_hoistable(e, st);
 
@@ -2958,12 +2973,12 @@ pipeline(Em *e, Buf *chk, const IrStmt *st)
 	} else {
 		line(e, "// pipeline over %s: %d stage%s of cp.async", v, S, S > 1 ? "s" : "");
 	}
-	line(e, "const int %s_n = %s;", v, exprstr(e, st->u.pipe.extent));
+	line(e, "const int %s_n_ = %s;", v, exprstr(e, st->u.pipe.extent));
 	if (S > 1) {
 		line(e, "#pragma unroll");
 		line(e, "for (int st = 0; st < %d; st++) {", D);
 		e->ind++;
-		line(e, "if (st < %s_n) {", v);
+		line(e, "if (st < %s_n_) {", v);
 		e->ind++;
 		line(e, "const int %s = st;", v);
 		if (loads(e, chk, st->u.pipe.body))
@@ -2974,19 +2989,19 @@ pipeline(Em *e, Buf *chk, const IrStmt *st)
 		e->ind--;
 		line(e, "}");
 	}
-	line(e, "for (int %s = 0; %s < %s_n; %s++) {", v, v, v, v);
+	line(e, "for (int %s = 0; %s < %s_n_; %s++) {", v, v, v, v);
 	e->ind++;
 	if (S > 1) {
 		line(e, "tl_cp_async_wait<%d>();", D - 1);
 		if (mode)
 			line(e, "tl_fence_proxy_async();");
 		line(e, "__syncthreads();");
-		line(e, "if (%s + %d < %s_n) {", v, D, v);
+		line(e, "if (%s + %d < %s_n_) {", v, D, v);
 		e->ind++;
-		line(e, "const int %s_next = %s + %d;", v, v, D);
+		line(e, "const int %s_next_ = %s + %d;", v, v, D);
 		line(e, "{");
 		e->ind++;
-		line(e, "const int %s = %s_next;", v, v);
+		line(e, "const int %s = %s_next_;", v, v);
 		if (loads(e, chk, st->u.pipe.body))
 			goto out;
 		e->ind--;
