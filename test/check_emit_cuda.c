@@ -518,6 +518,50 @@ START_TEST(emit_errors)
 }
 END_TEST
 
+/* the static __shared__ scratch of a reduce across warps counts against the block's shared
+ * memory: shared buffers of exactly the target's maximum plus a reduce are refused (they
+ * could not launch: HIP fuzz-diff seed 30185 on gfx1100), one row less is emitted */
+static const struct {
+	tilec_target target;
+	const char *arch;
+	int rows; /* rows of 128 f32 that fill the target's shared memory */
+} scratch_archs[] = {
+	{TILEC_TARGET_CUDA, "sm_80", 326}, {TILEC_TARGET_CUDA, "sm_90a", 454}, {TILEC_TARGET_HIP, "gfx90a", 128},
+	{TILEC_TARGET_HIP, "gfx942", 128}, {TILEC_TARGET_HIP, "gfx1100", 128},
+};
+
+START_TEST(reduce_scratch_smem)
+{
+	int d;
+
+	for (d = 0; d < 2; d++) {
+		char src[1024];
+		tilec_options o;
+		tilec_result r;
+		tilec_status st;
+
+		snprintf(src, sizeof src,
+			 "kernel k(X: f32[M, 256], Y: f32[M], Z: f32[M, 128]) grid(cdiv(M, 128)) threads(256) {\n"
+			 "  shared s: f32[%d, 128];\n  local x: f32[1, 256];\n  local m: f32[1];\n"
+			 "  copy(X[bx, 0], x);\n  reduce(x, m, op = max, dim = 1);\n  copy(m, Y[bx]);\n"
+			 "  copy(X[bx * 128, 0], s);\n  copy(s, Z[bx * 128, 0]);\n}\n",
+			 scratch_archs[_i].rows - d);
+		tilec_options_init(&o);
+		o.target = scratch_archs[_i].target;
+		o.arch = scratch_archs[_i].arch;
+		o.dump = TILEC_DUMP_CUDA;
+		st = tilec_compile(src, strlen(src), &o, &r);
+		if (d == 0)
+			ck_assert_msg(st != TILEC_OK && strstr(r.diagnostics, "of the reduces' scratch arrays"),
+				      "%s: %s", scratch_archs[_i].arch, r.diagnostics);
+		else
+			ck_assert_msg(st == TILEC_OK && strstr(r.output, "static __shared__ float tl_red"), "%s: %s",
+				      scratch_archs[_i].arch, r.diagnostics);
+		tilec_result_free(&r);
+	}
+}
+END_TEST
+
 /* ---- generated names: no user name can meet a name the emitted code declares or uses ---- */
 
 /* the identifiers of C text into set (a Buf of "\nname\n" entries), skipping comments,
@@ -704,6 +748,7 @@ suite_emit_cuda(void)
 	tcase_add_test(tc, reduce_refused);
 	tcase_add_test(tc, emit_errors);
 	tcase_add_test(tc, generated_names);
+	tcase_add_loop_test(tc, reduce_scratch_smem, 0, countof(scratch_archs));
 	suite_add_tcase(s, tc);
 	return s;
 }

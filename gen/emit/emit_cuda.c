@@ -59,6 +59,7 @@ typedef struct Em {
 	const IrExpr **vcount;
 	/* shared buffers some thread read / wrote since the last __syncthreads (hazards) */
 	unsigned char *shrd, *shwr;
+	int64_t static_smem; /* bytes of the static __shared__ arrays emitted (reduce scratch) */
 } Em;
 
 static void
@@ -1731,6 +1732,7 @@ reduce(Em *e, const IrStmt *st)
 			if ((m & ~(int64_t)warps) == 0)
 				wl[nw++] = m;
 		line(e, "static __shared__ %s %s[%lld];", ty, red, (long long)(p.SG * NC));
+		e->static_smem += p.SG * NC * dtype_bytes(ct);
 		if (kb)
 			line(e, "if ((tid & %d) == 0) {", (1 << kb) - 1), e->ind++;
 		line(e, "#pragma unroll");
@@ -3530,6 +3532,7 @@ bodies(Em *e, Buf *chk, Buf *body)
 		buf_reset(&vb);
 		e->ind = 2;
 		e->tmp = tmp;
+		e->static_smem = 0; /* the first try is dropped, and its arrays with it */
 		sh_clear(e);
 		if ((ret = stmts(e, chk, e->k->body)) == 0) {
 			e->scalar = 1;
@@ -3667,6 +3670,14 @@ kernel(Em *e)
 	}
 	ret = bodies(e, &chk, &body);
 	e->o = out;
+	/* the block's shared memory is the plan's (checked by smem_plan) plus the static arrays of
+	 * the reduces, which only the body knows: over the target's limit it cannot launch */
+	if (ret == 0 && e->static_smem && e->sp.total + e->static_smem > e->t->smem_max)
+		ret = err_set(e->err, "needs %lld bytes of shared memory (%lld of shared buffers, %lld of the "
+			      "reduces' scratch arrays); %s allows %lld: use smaller shared tiles or fewer "
+			      "pipeline stages", (long long)(e->sp.total + e->static_smem),
+			      (long long)e->sp.total, (long long)e->static_smem, e->t->arch,
+			      (long long)e->t->smem_max);
 	if (ret == 0) {
 		buf_puts(out, buf_str(&chk));
 		buf_puts(out, buf_str(&body));
