@@ -1591,6 +1591,10 @@ smemreduce(Em *e, const IrStmt *st)
 	     dim);
 	e->ind++;
 	if (DB->scope == MEM_LOCAL) {
+		/* a fragment over fewer threads than the block's: the others hold nothing, and their
+		 * coordinates would address shared memory past the source */
+		if (e->frag[db]->nthreads < T)
+			line(e, "if (tid < %lld) {", (long long)e->frag[db]->nthreads), e->ind++;
 		line(e, "#pragma unroll");
 		line(e, "for (int g = 0; g < %lld; g++) {", (long long)e->slots[db]);
 		e->ind++;
@@ -1639,6 +1643,8 @@ smemreduce(Em *e, const IrStmt *st)
 		e->ind--, line(e, "}");
 	e->ind--;
 	line(e, "}");
+	if (DB->scope == MEM_LOCAL && e->frag[db]->nthreads < T)
+		e->ind--, line(e, "}");
 	e->ind--;
 	line(e, "}");
 	if (DB->scope == MEM_SHARED)
