@@ -73,7 +73,7 @@ usage(void)
 			"  ARCH: sm_80, sm_90, sm_90a, gfx90a, gfx942, gfx1100 (HIP C), hip (the three gfx in turn);\n"
 			"  default sm_80, sm_90a for seeds = 3 mod 4\n"
 			"  FEATURES: all or a list of half,fp8,int,math,shared,global,slice,loop,if,pipe,\n"
-			"  reduce,gemm,rank3,assume,scalar,let (a leading - removes one: all,-gemm)\n");
+			"  reduce,gemm,rank3,assume,scalar,let,layout (a leading - removes one: all,-gemm)\n");
 	exit(2);
 }
 
