@@ -68,6 +68,7 @@ typedef struct Bf {
 	int inex;          /* contents depend on an order of evaluation or a math library */
 	double mag;        /* a bound on |element| */
 	int gemm;          /* a gemm operand or accumulator: no random writes */
+	int lay;           /* has an annotate_layout */
 } Bf;
 
 typedef struct Let {
@@ -143,6 +144,16 @@ typedef struct G {
 } G;
 
 /* ---- random numbers: splitmix64 ---------------------------------------------------------- */
+
+static uint64_t
+rnd_next(uint64_t *rs)
+{
+	uint64_t z = (*rs += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
 
 static uint64_t
 rnd64(G *g)
@@ -394,6 +405,44 @@ oplus(G *g, const char *o, const char *x)
 }
 
 /* ---- buffers ---------------------------------------------------------------------------- */
+
+/*
+ * PG_LAYOUT: annotate_layout lines for shared buffers that have none (not the gemm operands),
+ * a swizzle the buffer's shape allows (rows a multiple of 8, rows of whole swizzle widths) or
+ * padded, placed after the declarations. Drawn from a stream of their own, so the rest of
+ * the program is the one the seed gives without the feature.
+ */
+static void
+layout_notes(G *g, uint64_t seed, Buf *out)
+{
+	uint64_t rs = seed * 0x9e3779b97f4a7c15ull + 0x5bd1e995;
+	int i;
+
+	for (i = 0; i < g->nb; i++) {
+		const Bf *B = &g->b[i];
+		static const int sw[] = {32, 64, 128};
+		int ok[4], nok = 0, k, d;
+		int64_t rows = 1, cols;
+
+		if (!B->shared || B->lay || B->gemm || rnd_next(&rs) % 100 >= 45)
+			continue;
+		for (d = 0; d + 1 < B->n; d++)
+			rows *= tileof(g, B->ax[d]);
+		cols = tileof(g, B->ax[B->n - 1]) * dtype_bytes(B->t);
+		for (k = 0; k < 3; k++)
+			if (B->n == 2 && tileof(g, B->ax[0]) % 8 == 0 && cols % sw[k] == 0)
+				ok[nok++] = sw[k];
+		if (B->n >= 2 && rows > 1)
+			ok[nok++] = 0; /* padded */
+		if (!nok)
+			continue;
+		k = ok[rnd_next(&rs) % (uint64_t)nok];
+		if (k)
+			buf_printf(out, "    annotate_layout(%s, swizzle(%d));\n", B->name, k);
+		else
+			buf_printf(out, "    annotate_layout(%s, padded);\n", B->name);
+	}
+}
 
 static int
 bf_ntile(G *g, const Bf *B)
@@ -2355,8 +2404,10 @@ op_transpose(G *g)
 	for (d = 0; d < T->n; d++)
 		if (!span[d] && tileof(g, T->d[d].ax) > 1)
 			fixed[d] = rn(g, tileof(g, T->d[d].ax));
-	if (pct(g, 40))
+	if (pct(g, 40)) {
 		line(g, "annotate_layout(%s, padded);", g->b[si].name);
+		g->b[si].lay = 1;
+	}
 	line(g, "copy(%s, %s);", ten_region(g, T, span, fixed), g->b[si].name);
 	nest_open(g, &N, 0, 2, ra);
 	N.tb[N.ntb++] = ri;
@@ -2868,6 +2919,7 @@ body_gemm(G *g, GemmGeo *q)
 		if (k < 3 && tileof(g, q->ak) * 2 < (k == 0 ? 128 : k == 1 ? 64 : 32))
 			k = 3;
 		line(g, "annotate_layout(%s, %s);", g->b[as].name, sw[k]);
+		g->b[as].lay = 1;
 	}
 	if (!q->single) {
 		if (pct(g, 50))
@@ -3170,6 +3222,8 @@ progen(uint64_t seed, const ProgenOptions *o, Buf *out, Err *e)
 	for (i = 0; i < g->nassume; i++)
 		buf_printf(out, "    assume(%s);\n", g->assume[i]);
 	buf_puts(out, buf_str(&g->decl));
+	if (has(g, PG_LAYOUT))
+		layout_notes(g, seed, out);
 	buf_puts(out, buf_str(&g->body));
 	buf_puts(out, "}\n");
 	buf_free(&g->body);
@@ -3199,7 +3253,7 @@ progen_sizes(const char *src, Buf *out)
 }
 
 static const char *const featnames[] = {"half", "fp8", "int", "math", "shared", "global", "slice", "loop",
-					"if", "pipe", "reduce", "gemm", "rank3", "assume", "scalar", "let"};
+					"if", "pipe", "reduce", "gemm", "rank3", "assume", "scalar", "let", "layout"};
 
 const char *
 progen_feature_name(unsigned bit)

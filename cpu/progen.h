@@ -42,7 +42,8 @@ enum {
 	PG_ASSUME = 1u << 13, /* assume(size % tile == 0) */
 	PG_SCALAR = 1u << 14, /* scalar parameters (f32 alpha, i32 n) */
 	PG_LET = 1u << 15,    /* let statements (in and outside parallel) */
-	PG_ALL = (1u << 16) - 1,
+	PG_LAYOUT = 1u << 16, /* annotate_layout swizzle(32|64|128) / padded on shared buffers */
+	PG_ALL = (1u << 17) - 1,
 };
 
 typedef struct ProgenOptions {

@@ -37,11 +37,8 @@
 // (threadIdx, blockIdx, __syncthreads, __global__, __shared__, __launch_bounds__, __forceinline__,
 // __align__, __restrict__, the bit casts and uint4/uint2 come from tilec_cpu.h)
 #define __trap() tl_cpu_fail("__trap() (s_trap) executed")
-// tilec_hip.h's integer min/max are macros (its float code uses fminf/fmaxf)
-#undef min
-#undef max
-#define min(a, b) ((a) < (b) ? (a) : (b))
-#define max(a, b) ((a) > (b) ? (a) : (b))
+// tilec_hip.h's integer min/max are functions of the usual arithmetic conversions, each
+// operand evaluated once: tilec_cpu.h's (the emitted code calls them on integers only)
 // tilec_hip.h (offline, without the device libraries) defines tanhf through expf; the same
 // formula here, so the CPU run computes what that header does (expf is libm's)
 #define tanhf(x) (1.0f - 2.0f / (expf(2.0f * (x)) + 1.0f))

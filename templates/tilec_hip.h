@@ -89,8 +89,20 @@ TL_DEVICE float tl_uint_as_float(tl_u32 u)
 #define __float_as_uint tl_float_as_uint
 #define __uint_as_float tl_uint_as_float
 #define __trap() __builtin_trap()
-#define min(a, b) ((a) < (b) ? (a) : (b))
-#define max(a, b) ((a) > (b) ? (a) : (b))
+// integer min/max (float code uses fminf/fmaxf): functions, as CUDA's, so each operand is
+// evaluated once. The reduce lowering passes a shuffle as one: a macro ran it twice, the
+// second time in the lanes of one branch of the ?: only (a ds_bpermute under a partial EXEC
+// mask, from lanes that did not write)
+template <class A, class B> TL_DEVICE auto tl_min(A a, B b) -> decltype(a + b)
+{
+	return a < b ? a : b;
+}
+template <class A, class B> TL_DEVICE auto tl_max(A a, B b) -> decltype(a + b)
+{
+	return a > b ? a : b;
+}
+#define min(a, b) tl_min((a), (b))
+#define max(a, b) tl_max((a), (b))
 
 #include "tilec_portable.h"
 

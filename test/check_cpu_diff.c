@@ -70,6 +70,8 @@ static const struct {
 	/* at sm_90a its gemm was planned for wgmma, whose lowering refused the 64B-swizzled B:
 	 * the plan now falls back to mma.sync (found by test/gpu/run_all.py) */
 	{"test/cpu/pipeline_hazard.tile", "sm_90a", NULL, NULL},
+	{"test/cpu/generated_names.tile", "sm_90a", NULL, NULL},
+	{"test/cpu/generated_names_decl.tile", "sm_90a", NULL, NULL},
 	/* softmax at real widths (the reducer's and the holders' checks were elements x replicas
 	 * or threads x elements: W = 4096 was "too large to check", W = 2048 took 3 s) */
 	{"samples/softmax.tile", NULL, "M=1;M=19", "W=4096"},

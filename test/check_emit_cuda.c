@@ -579,6 +579,202 @@ START_TEST(emit_errors)
 }
 END_TEST
 
+/* the static __shared__ scratch of a reduce across warps counts against the block's shared
+ * memory: shared buffers of exactly the target's maximum plus a reduce are refused (they
+ * could not launch: HIP fuzz-diff seed 30185 on gfx1100), one row less is emitted */
+static const struct {
+	tilec_target target;
+	const char *arch;
+	int rows; /* rows of 128 f32 that fill the target's shared memory */
+} scratch_archs[] = {
+	{TILEC_TARGET_CUDA, "sm_80", 326}, {TILEC_TARGET_CUDA, "sm_90a", 454}, {TILEC_TARGET_HIP, "gfx90a", 128},
+	{TILEC_TARGET_HIP, "gfx942", 128}, {TILEC_TARGET_HIP, "gfx1100", 128},
+};
+
+START_TEST(reduce_scratch_smem)
+{
+	int d;
+
+	for (d = 0; d < 2; d++) {
+		char src[1024];
+		tilec_options o;
+		tilec_result r;
+		tilec_status st;
+
+		snprintf(src, sizeof src,
+			 "kernel k(X: f32[M, 256], Y: f32[M], Z: f32[M, 128]) grid(cdiv(M, 128)) threads(256) {\n"
+			 "  shared s: f32[%d, 128];\n  local x: f32[1, 256];\n  local m: f32[1];\n"
+			 "  copy(X[bx, 0], x);\n  reduce(x, m, op = max, dim = 1);\n  copy(m, Y[bx]);\n"
+			 "  copy(X[bx * 128, 0], s);\n  copy(s, Z[bx * 128, 0]);\n}\n",
+			 scratch_archs[_i].rows - d);
+		tilec_options_init(&o);
+		o.target = scratch_archs[_i].target;
+		o.arch = scratch_archs[_i].arch;
+		o.dump = TILEC_DUMP_CUDA;
+		st = tilec_compile(src, strlen(src), &o, &r);
+		if (d == 0)
+			ck_assert_msg(st != TILEC_OK && strstr(r.diagnostics, "of the reduces' scratch arrays"),
+				      "%s: %s", scratch_archs[_i].arch, r.diagnostics);
+		else
+			ck_assert_msg(st == TILEC_OK && strstr(r.output, "static __shared__ float tl_red"), "%s: %s",
+				      scratch_archs[_i].arch, r.diagnostics);
+		tilec_result_free(&r);
+	}
+}
+END_TEST
+
+/* ---- generated names: no user name can meet a name the emitted code declares or uses ---- */
+
+/* the identifiers of C text into set (a Buf of "\nname\n" entries), skipping comments,
+ * strings, character constants, preprocessor lines, numbers and members after '.' or "->" */
+static void
+idents(const char *s, Buf *set, int c_text)
+{
+	const char *p = s;
+	int bol = 1;
+
+	while (*p) {
+		if (bol && c_text) {
+			const char *q = p + strspn(p, " \t");
+
+			if (*q == '#') {
+				p = q + strcspn(q, "\n");
+				continue;
+			}
+		}
+		bol = 0;
+		if (*p == '\n') {
+			bol = 1, p++;
+		} else if (c_text && p[0] == '/' && p[1] == '/') {
+			p += strcspn(p, "\n");
+		} else if (c_text && p[0] == '/' && p[1] == '*') {
+			const char *q = strstr(p + 2, "*/");
+
+			p = q ? q + 2 : p + strlen(p);
+		} else if (c_text && (*p == '"' || *p == '\'')) {
+			char qc = *p++;
+
+			while (*p && *p != qc && *p != '\n')
+				p += p[0] == '\\' && p[1] ? 2 : 1;
+			if (*p == qc)
+				p++;
+		} else if ((*p >= '0' && *p <= '9') || ((*p == '.' || (*p == '-' && p[1] == '>')) && c_text)) {
+			const char *q = p + (*p == '-' ? 2 : 1);
+
+			/* a number (digits, letters of suffixes and exponents, '.'), or the member
+			 * after '.' / "->" */
+			while (*q == ' ')
+				q++;
+			while ((*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') ||
+			       *q == '_' || *q == '.')
+				q++;
+			p = q;
+		} else if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_') {
+			size_t n = 1;
+			char key[160];
+
+			while ((p[n] >= 'a' && p[n] <= 'z') || (p[n] >= 'A' && p[n] <= 'Z') || p[n] == '_' ||
+			       (p[n] >= '0' && p[n] <= '9'))
+				n++;
+			snprintf(key, sizeof key, "\n%.*s\n", (int)(n < 150 ? n : 150), p);
+			if (!strstr(buf_str(set), key))
+				buf_puts(set, key + 1), buf_putc(set, '\n');
+			p += n;
+		} else {
+			p++;
+		}
+	}
+}
+
+static const struct {
+	tilec_target target;
+	const char *arch;
+} name_archs[] = {
+	{TILEC_TARGET_CUDA, "sm_80"}, {TILEC_TARGET_CUDA, "sm_90a"}, {TILEC_TARGET_HIP, "gfx90a"},
+	{TILEC_TARGET_HIP, "gfx942"}, {TILEC_TARGET_HIP, "gfx1100"},
+};
+
+/*
+ * Every identifier of the emitted code (CUDA and HIP, every arch) of every sample and test
+ * kernel is a name of the program's IR (a buffer, variable, parameter or kernel: as the IR
+ * dump before the emission prints them; such a name the emitter keeps is the user's) or one that
+ * no user name can become (emit_cname changes every name that it could be): the generated
+ * locals, C words, helpers and built-ins. A generated local that a user name can spell
+ * shadows it (generated_names.tile: a pipeline variable k read the operands from the wrong
+ * stage on sm_80). Run on the emitted code of the whole corpus, so a new generated name is
+ * found as soon as a program emits it.
+ */
+START_TEST(generated_names)
+{
+	static const char *const pats[] = {"samples/*.tile", "test/cpu/*.tile", "test/layout/*.tile",
+					   "test/control/*.tile"};
+	Buf bad;
+	size_t pi, fi, ai;
+	int nemit = 0;
+	Arena a;
+
+	buf_init(&bad);
+	arena_init(&a);
+	for (pi = 0; pi < countof(pats); pi++) {
+		glob_t g;
+
+		if (glob(pats[pi], 0, NULL, &g) != 0)
+			continue;
+		for (fi = 0; fi < g.gl_pathc; fi++) {
+			size_t len;
+			char *src = test_readfile(g.gl_pathv[fi], &len);
+
+			ck_assert_ptr_nonnull(src);
+			for (ai = 0; ai < countof(name_archs); ai++) {
+				tilec_options o;
+				tilec_result r;
+				Buf irn, cn;
+				const char *p;
+
+				tilec_options_init(&o);
+				o.target = name_archs[ai].target;
+				o.arch = name_archs[ai].arch;
+				o.dump = TILEC_DUMP_CUDA;
+				o.filename = g.gl_pathv[fi];
+				/* the IR the emitter is given: after the last pass before it */
+				o.print_after = "plan-shared-memory";
+				if (tilec_compile(src, len, &o, &r) != TILEC_OK) {
+					tilec_result_free(&r); /* refused or an error corpus file */
+					continue;
+				}
+				nemit++;
+				buf_init(&irn);
+				buf_init(&cn);
+				buf_putc(&irn, '\n');
+				buf_putc(&cn, '\n');
+				idents(r.log, &irn, 0);
+				idents(r.output, &cn, 1);
+				for (p = buf_str(&cn) + 1; *p; p += strcspn(p, "\n") + 1) {
+					char key[170], name[160];
+
+					snprintf(name, sizeof name, "%.*s", (int)strcspn(p, "\n"), p);
+					snprintf(key, sizeof key, "\n%s\n", name);
+					if (!strstr(buf_str(&irn), key) && !strcmp(emit_cname(&a, name), name) &&
+					    bad.len < 1200)
+						buf_printf(&bad, "  '%s' in %s (%s)\n", name, g.gl_pathv[fi],
+							   name_archs[ai].arch);
+				}
+				buf_free(&irn);
+				buf_free(&cn);
+				tilec_result_free(&r);
+			}
+			free(src);
+		}
+		globfree(&g);
+	}
+	ck_assert_msg(nemit > 100, "only %d programs emitted", nemit);
+	ck_assert_msg(bad.len == 0, "names of the emitted code that a user name can spell (add them to "
+		      "reserved[] in gen/emit/emit_cuda.c):\n%s", buf_str(&bad));
+	buf_free(&bad);
+	arena_free(&a);
+}
+END_TEST
+
 static void
 setup(void)
 {
@@ -613,6 +809,8 @@ suite_emit_cuda(void)
 	tcase_add_test(tc, reduce_refused);
 	tcase_add_test(tc, emit_errors);
 	tcase_add_test(tc, strided_refused);
+	tcase_add_test(tc, generated_names);
+	tcase_add_loop_test(tc, reduce_scratch_smem, 0, countof(scratch_archs));
 	suite_add_tcase(s, tc);
 	return s;
 }

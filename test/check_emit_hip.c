@@ -369,6 +369,105 @@ static const struct {
 	{"--dump=hip --arch=gfx1100 samples/softmax.tile", 0, "shuffles xor 0x1f"},
 };
 
+/*
+ * No function-like macro of the device headers names a parameter twice in its expansion
+ * (asm templates aside: their parameters are pieces of the instruction text), so none
+ * evaluates an operand twice. tilec_hip.h's integer max(a, b) was a ?: macro: the reduce
+ * lowering's max(r, __shfl_xor_sync(.., r, o)) ran the shuffle a second time in the lanes of
+ * one branch only (test/cpu/int_reduce_shuffle.tile).
+ */
+START_TEST(macro_single_eval)
+{
+	static const char *const hdrs[] = {"tilec_hip.h", "tilec_cpu_hip.h", "tilec_cuda.h", "tilec_cpu.h",
+					   "tilec_portable.h"};
+	Buf bad;
+	size_t h;
+	int nmacros = 0;
+
+	buf_init(&bad);
+	for (h = 0; h < countof(hdrs); h++) {
+		const char *t = tilec_template(hdrs[h]), *p;
+
+		ck_assert_ptr_nonnull(t);
+		for (p = t; *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] != 0)) {
+			const char *q = p + strspn(p, " \t"), *e;
+			char name[64], params[8][32], body[4096];
+			int np = 0, i;
+			size_t bl = 0;
+
+			if (*q != '#')
+				continue;
+			q++;
+			q += strspn(q, " \t");
+			if (strncmp(q, "define ", 7))
+				continue;
+			q += 7;
+			e = q + strspn(q, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789");
+			if (*e != '(' || e - q >= (ptrdiff_t)sizeof name)
+				continue; /* an object-like macro */
+			snprintf(name, sizeof name, "%.*s", (int)(e - q), q);
+			q = e + 1;
+			while (*q && *q != ')' && np < 8) {
+				q += strspn(q, " \t,");
+				e = q + strcspn(q, " \t,)");
+				snprintf(params[np++], sizeof params[0], "%.*s", (int)(e - q), q);
+				q = e + strspn(e, " \t");
+				if (*q == ',')
+					q++;
+			}
+			if (*q == ')')
+				q++;
+			/* the expansion, continuation lines joined, comments and strings dropped */
+			while (*q && bl + 1 < sizeof body) {
+				if (q[0] == '\\' && q[1] == '\n') {
+					q += 2;
+					continue;
+				}
+				if (*q == '\n' || (q[0] == '/' && q[1] == '/'))
+					break;
+				if (*q == '"') {
+					for (q++; *q && *q != '"' && *q != '\n'; q += q[0] == '\\' && q[1] ? 2 : 1)
+						;
+					if (*q == '"')
+						q++;
+					body[bl++] = ' ';
+					continue;
+				}
+				body[bl++] = *q++;
+			}
+			body[bl] = 0;
+			nmacros++;
+			if (!strncmp(body + strspn(body, " \t"), "asm", 3))
+				continue;
+			for (i = 0; i < np; i++) {
+				const char *b = body;
+				size_t n = strlen(params[i]);
+				int uses = 0;
+
+				if (!n)
+					continue;
+				for (; (b = strstr(b, params[i])); b += n) {
+					int before = b > body && (b[-1] == '_' || b[-1] == '#' ||
+								  (b[-1] >= '0' && b[-1] <= '9') ||
+								  ((b[-1] | 32) >= 'a' && (b[-1] | 32) <= 'z'));
+					int after = b[n] == '_' || (b[n] >= '0' && b[n] <= '9') ||
+						    ((b[n] | 32) >= 'a' && (b[n] | 32) <= 'z');
+
+					uses += !before && !after;
+				}
+				if (uses > 1)
+					buf_printf(&bad, "  %s: %s(...) uses '%s' %d times: %.120s\n", hdrs[h], name,
+						   params[i], uses, body);
+			}
+		}
+	}
+	ck_assert_msg(nmacros > 10, "only %d function-like macros found", nmacros);
+	ck_assert_msg(bad.len == 0, "macros that evaluate an operand more than once (make them functions):\n%s",
+		      buf_str(&bad));
+	buf_free(&bad);
+}
+END_TEST
+
 START_TEST(hip_cli)
 {
 	char cmd[512], outp[128], *text;
@@ -412,6 +511,7 @@ suite_emit_hip(void)
 	tcase_add_test(tc, hip_emit_api);
 	tcase_add_loop_test(tc, hip_mutations, 0, (int)samples.gl_pathc);
 	tcase_add_loop_test(tc, hip_cli, 0, (int)countof(clis));
+	tcase_add_test(tc, macro_single_eval);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -285,12 +285,18 @@ END_TEST
  * from `build/fuzz_diff -n 300 -s 1 -v` (the seeds that agree, and those that found a bug
  * once it is fixed). A seed showing a tilec bug not fixed yet stays out of the list.
  */
+#define LAYOUT (1ull << 40) /* a seed generated with PG_LAYOUT */
 static const unsigned long long fixed_seeds[] = {
 	2, 6, 13, 19, 27, 29, 48, 54, 57, 71, 73, 87, 93, 96,
 	97, 115, 119, 120, 124, 140, 145, 155, 157, 160, 163, 171, 174, 186,
 	188, 212, 219, 226, 230, 232, 236, 237, 242, 254, 261, 270,
 	/* regressions */
 	116, 288, 18, 62, 63, 79, 141,
+	/* with PG_LAYOUT (annotate_layout on shared buffers, added after the list above was
+	 * picked, which runs without it): the seeds of the list whose programs gain annotations
+	 * and still agree (2 and 141 gain them and are refused) */
+	13 | LAYOUT, 29 | LAYOUT, 48 | LAYOUT, 57 | LAYOUT, 73 | LAYOUT, 93 | LAYOUT, 97 | LAYOUT,
+	124 | LAYOUT, 212 | LAYOUT, 237 | LAYOUT, 288 | LAYOUT, 18 | LAYOUT,
 };
 
 START_TEST(diff_fixed)
@@ -306,7 +312,8 @@ START_TEST(diff_fixed)
 	mkdir("build", 0755);
 	mkdir("build/progen-check", 0755);
 	for (i = 0; i < countof(fixed_seeds); i++) {
-		unsigned long long seed = fixed_seeds[i];
+		unsigned long long seed = fixed_seeds[i] & ~LAYOUT;
+		unsigned feat = fixed_seeds[i] & LAYOUT ? PG_ALL : PG_ALL & ~PG_LAYOUT;
 		Buf sizes, rep;
 		char *src;
 		Result r;
@@ -314,7 +321,7 @@ START_TEST(diff_fixed)
 
 		buf_init(&sizes);
 		buf_init(&rep);
-		src = gen(seed, PG_ALL, &sizes);
+		src = gen(seed, feat, &sizes);
 		check_forked(src, buf_str(&sizes), arch, 600, &r, &rep);
 		cls[r.cls]++;
 		runs += r.runs;
@@ -363,7 +370,7 @@ suite_progen(void)
 	tcase_add_test(tc, sema_valid);
 	tcase_add_test(tc, deterministic);
 	tcase_add_loop_test(tc, features_off, 0, (int)countof(forbids));
-	tcase_add_loop_test(tc, features_only, 0, 16);
+	tcase_add_loop_test(tc, features_only, 0, 17);
 	tcase_add_test(tc, bad_options);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(td, 900);

@@ -115,6 +115,7 @@ check_one(const char *src, const char *sizes, const char *arch, Result *r, Buf *
 
 	memset(r, 0, sizeof *r);
 	tilec_options_init(&o);
+	o.target = strncmp(arch, "gfx", 3) ? TILEC_TARGET_CUDA : TILEC_TARGET_HIP;
 	o.dump = TILEC_DUMP_IR;
 	o.filename = "prog.tile";
 	if (tilec_compile(src, strlen(src), &o, &res) != TILEC_OK) {
@@ -143,12 +144,14 @@ check_one(const char *src, const char *sizes, const char *arch, Result *r, Buf *
 
 		tilec_run_options_init(&ro);
 		ro.arch = arch;
+		ro.target = o.target;
 		ro.sizes = sizes;
 		ro.filename = "prog.tile";
 		ro.timeout_s = 60;
 		st = tilec_run(src, strlen(src), &ro, &rr);
 		r->runs = rr.runs;
-		buf_printf(rep, "tilec_run --arch=%s --sizes='%s': %s\n%s%s", arch, sizes,
+		buf_printf(rep, "tilec_run %s--arch=%s --sizes='%s': %s\n%s%s",
+			   o.target == TILEC_TARGET_HIP ? "--target=hip " : "", arch, sizes,
 			   st == TILEC_RUN_AGREE ? "agree" : st == TILEC_RUN_DIFFER ? "differ" : "error", rr.report,
 			   rr.diagnostics);
 		if (st == TILEC_RUN_AGREE) {

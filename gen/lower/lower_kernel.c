@@ -382,6 +382,7 @@ bodies(Em *e, Buf *chk)
 		n = lw_open_if(e, arena_strdup(e->a, buf_str(&c)), 0, 0);
 		buf_free(&c);
 		e->tmp = tmp;
+		e->static_smem = 0; /* the first try is dropped, and its arrays with it */
 		lw_sh_clear(e);
 		if ((ret = lw_stmts(e, chk, e->k->body)) == 0) {
 			e->scalar = 1;
@@ -519,6 +520,14 @@ kernel(Em *e)
 	}
 	ret = bodies(e, &chk);
 	buf_free(&chk);
+	/* the block's shared memory is the plan's (checked by smem_plan) plus the static arrays of
+	 * the reduces, which only the body knows: over the target's limit it cannot launch */
+	if (ret == 0 && e->static_smem && e->sp.total + e->static_smem > e->t->smem_max)
+		ret = err_set(e->err, "needs %lld bytes of shared memory (%lld of shared buffers, %lld of the "
+			      "reduces' scratch arrays); %s allows %lld: use smaller shared tiles or fewer "
+			      "pipeline stages", (long long)(e->sp.total + e->static_smem),
+			      (long long)e->sp.total, (long long)e->static_smem, e->t->arch,
+			      (long long)e->t->smem_max);
 	return ret;
 }
 

@@ -230,12 +230,12 @@ lw_gemm(Em *e, const IrStmt *st)
 	}
 	if (p.trans_b) {
 		/* B stored [N, K]: matrices (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15) */
-		lw_decl2(e, "n", arena_printf(e->a, "wn * %lld + nj * 8 + lane / 16 * 8 + lane %% 8", (long long)wn), "k",
+		lw_decl2(e, "tl_gn", arena_printf(e->a, "wn * %lld + nj * 8 + lane / 16 * 8 + lane %% 8", (long long)wn), "tl_gk",
 		      "kk + lane / 8 % 2 * 8");
-		ib[0] = "n", ib[1] = "k";
+		ib[0] = "tl_gn", ib[1] = "tl_gk";
 	} else {
-		lw_decl2(e, "k", "kk + lane % 16", "n", arena_printf(e->a, "wn * %lld + nj * 8 + lane / 16 * 8", (long long)wn));
-		ib[0] = "k", ib[1] = "n";
+		lw_decl2(e, "tl_gk", "kk + lane % 16", "tl_gn", arena_printf(e->a, "wn * %lld + nj * 8 + lane / 16 * 8", (long long)wn));
+		ib[0] = "tl_gk", ib[1] = "tl_gn";
 	}
 	lw_decl(e, 0, "tl_u32", "t4", 4, NULL, NULL);
 	buf_reset(&b);
@@ -298,7 +298,8 @@ kcontig(Em *e, int buf, int xfirst, int n)
 /* one operand's registers for a k-step: lane row/col x = base + i * 16 + lane % 16,
  * k = kk + (MFMA) lane / 16 * 4 + v or (WMMA) v, read from LDS per the fragment:
  * one 8-byte (MFMA) or two 16-byte (WMMA) reads where the K-runs are contiguous,
- * else element by element; rep > 0: reg[i] for i < rep, else reg for the enclosing i */
+ * else element by element; rep > 0: reg[i] for i < rep, else reg for the enclosing i
+ * (x, k, i, v are tl_gx, tl_gk, tl_gi, tl_gv in the code: no user name spells them) */
 static void
 amdload(Em *e, const GemmPlan *p, int buf, int xfirst, const char *reg, int rep, int64_t wt,
 	const char *w)
@@ -308,27 +309,27 @@ amdload(Em *e, const GemmPlan *p, int buf, int xfirst, const char *reg, int rep,
 	Buf b, b2;
 
 	if (rep)
-		lw_open_for(e, "i", "0", arena_printf(e->a, "%d", rep), rep, 1, 0);
+		lw_open_for(e, "tl_gi", "0", arena_printf(e->a, "%d", rep), rep, 1, 0);
 	if (!vec)
-		lw_open_for(e, "v", "0", arena_printf(e->a, "%d", nv), nv, 1, 0);
+		lw_open_for(e, "tl_gv", "0", arena_printf(e->a, "%d", nv), nv, 1, 0);
 	else
 		lw_open_block(e, NULL);
-	lw_decl2(e, "x", arena_printf(e->a, "%s * %lld + i * 16 + lane %% 16", w, (long long)wt), "k",
-	      arena_printf(e->a, "kk + %s", mfma ? (vec ? "lane / 16 % 4 * 4" : "lane / 16 % 4 * 4 + v") : vec ? "0" : "v"));
-	ix[0] = xfirst ? "x" : "k", ix[1] = xfirst ? "k" : "x";
+	lw_decl2(e, "tl_gx", arena_printf(e->a, "%s * %lld + tl_gi * 16 + lane %% 16", w, (long long)wt), "tl_gk",
+	      arena_printf(e->a, "kk + %s", mfma ? (vec ? "lane / 16 % 4 * 4" : "lane / 16 % 4 * 4 + tl_gv") : vec ? "0" : "tl_gv"));
+	ix[0] = xfirst ? "tl_gx" : "tl_gk", ix[1] = xfirst ? "tl_gk" : "tl_gx";
 	buf_init(&b);
 	buf_init(&b2);
 	lw_smemoff(e, buf, ix, &b);
 	if (!vec) {
-		lw_assign(e, LM_LOCAL, -1, 0, arena_printf(e->a, "%s%s[v]", reg, rep ? "[i]" : ""),
+		lw_assign(e, LM_LOCAL, -1, 0, arena_printf(e->a, "%s%s[tl_gv]", reg, rep ? "[tl_gi]" : ""),
 		       arena_printf(e->a, "%s[%s]", lw_bufptr(e, buf), buf_str(&b)));
 	} else if (mfma) {
-		lw_assign(e, LM_LOCAL, -1, 0, arena_printf(e->a, "%s%s", reg, rep ? "[i]" : ""),
+		lw_assign(e, LM_LOCAL, -1, 0, arena_printf(e->a, "%s%s", reg, rep ? "[tl_gi]" : ""),
 		       arena_printf(e->a, "tl_ld_u16x4(&%s[%s])", lw_bufptr(e, buf), buf_str(&b)));
 	} else {
-		ix[xfirst ? 1 : 0] = "(k + 8)";
+		ix[xfirst ? 1 : 0] = "(tl_gk + 8)";
 		lw_smemoff(e, buf, ix, &b2);
-		lw_assign(e, LM_LOCAL, -1, 0, arena_printf(e->a, "%s%s", reg, rep ? "[i]" : ""),
+		lw_assign(e, LM_LOCAL, -1, 0, arena_printf(e->a, "%s%s", reg, rep ? "[tl_gi]" : ""),
 		       arena_printf(e->a, "tl_ld_u16x16(&%s[%s], &%s[%s])", lw_bufptr(e, buf), buf_str(&b),
 				    lw_bufptr(e, buf), buf_str(&b2)));
 	}
@@ -370,12 +371,12 @@ gemm_amd(Em *e, const IrStmt *st, const GemmPlan *p)
 	lw_decl(e, 0, arena_printf(e->a, "tl_u16x%d", nv), "bf", p->rep_n, NULL, NULL);
 	/* B [K, N] (trans_b: stored [N, K]); A [M, K] (trans_a: stored [K, M]) */
 	amdload(e, p, st->u.gemm.b.buf, p->trans_b, "bf", p->rep_n, p->N / p->n_warp, "wn");
-	lw_open_for(e, "i", "0", arena_printf(e->a, "%d", p->rep_m), p->rep_m, 1, 0);
+	lw_open_for(e, "tl_gi", "0", arena_printf(e->a, "%d", p->rep_m), p->rep_m, 1, 0);
 	lw_decl(e, 0, arena_printf(e->a, "tl_u16x%d", nv), "af", 0, NULL, NULL);
 	amdload(e, p, st->u.gemm.a.buf, !p->trans_a, "af", 0, p->M / p->m_warp, "wm");
 	lw_open_for(e, "ni", "0", arena_printf(e->a, "%d", p->rep_n), p->rep_n, 1, 0)->u.loop.nobrace = 1;
 	lw_call(e, LC_MMA, arena_printf(e->a, "tl_%s_%s_16x16x16", mfma ? "mfma" : "wmma", ty),
-	     arena_printf(e->a, "&%s[(i * %d + ni) * %d], af, bf[ni]", Cb->name, p->rep_n, nc), NULL);
+	     arena_printf(e->a, "&%s[(tl_gi * %d + ni) * %d], af, bf[ni]", Cb->name, p->rep_n, nc), NULL);
 	lw_pop(e);
 	lw_pop(e);
 	lw_pop(e);

@@ -193,7 +193,7 @@ lw_pipeline(Em *e, Buf *chk, const IrStmt *st)
 {
 	int S = st->u.pipe.stages > 1 ? st->u.pipe.stages : 1, mode = wgmma_body(e, st);
 	int D = mode == 2 ? S - 2 : S - 1, r = -1;
-	const char *v = st->u.pipe.var->name;
+	const char *v = lw_vname(e, st->u.pipe.var);
 	const IrStmt *b;
 	const char *why = pipe_hoistable(e, st);
 
@@ -226,11 +226,11 @@ lw_pipeline(Em *e, Buf *chk, const IrStmt *st)
 	} else {
 		lw_comment(e, "pipeline over %s: %d stage%s of cp.async", v, S, S > 1 ? "s" : "");
 	}
-	lw_decl(e, 1, "int", arena_printf(e->a, "%s_n", v), 0, lw_exprstr(e, st->u.pipe.extent), NULL);
+	lw_decl(e, 1, "int", arena_printf(e->a, "%s_n_", v), 0, lw_exprstr(e, st->u.pipe.extent), NULL);
 	if (S > 1) {
 		/* the prologue: the first D stages' loads, one group each */
 		lw_open_for(e, "st", "0", arena_printf(e->a, "%d", D), D, 1, 0);
-		lw_open_if(e, arena_printf(e->a, "st < %s_n", v), 0, 0);
+		lw_open_if(e, arena_printf(e->a, "st < %s_n_", v), 0, 0);
 		lw_decl(e, 1, "int", v, 0, "st", NULL);
 		if (loads(e, chk, st->u.pipe.body))
 			goto out;
@@ -238,16 +238,16 @@ lw_pipeline(Em *e, Buf *chk, const IrStmt *st)
 		lw_async_commit(e);
 		lw_pop(e);
 	}
-	lw_open_for(e, v, "0", arena_printf(e->a, "%s_n", v), -1, 0, 0);
+	lw_open_for(e, v, "0", arena_printf(e->a, "%s_n_", v), -1, 0, 0);
 	if (S > 1) {
 		lw_async_wait(e, D - 1);
 		if (mode)
 			lw_call(e, LC_FENCE, "tl_fence_proxy_async", "", NULL);
 		lw_barrier(e);
-		lw_open_if(e, arena_printf(e->a, "%s + %d < %s_n", v, D, v), 0, 0);
-		lw_decl(e, 1, "int", arena_printf(e->a, "%s_next", v), 0, arena_printf(e->a, "%s + %d", v, D), NULL);
+		lw_open_if(e, arena_printf(e->a, "%s + %d < %s_n_", v, D, v), 0, 0);
+		lw_decl(e, 1, "int", arena_printf(e->a, "%s_next_", v), 0, arena_printf(e->a, "%s + %d", v, D), NULL);
 		lw_open_block(e, NULL);
-		lw_decl(e, 1, "int", v, 0, arena_printf(e->a, "%s_next", v), NULL);
+		lw_decl(e, 1, "int", v, 0, arena_printf(e->a, "%s_next_", v), NULL);
 		if (loads(e, chk, st->u.pipe.body))
 			goto out;
 		lw_pop(e);

@@ -77,6 +77,10 @@ smemreduce(Em *e, const IrStmt *st)
 	lw_open_block(e, arena_printf(e->a, "reduce %s %s -> %s dim %d from shared memory", reduceop_name(op),
 				   SB->name, DB->name, dim));
 	if (DB->scope == MEM_LOCAL) {
+		/* a fragment over fewer threads than the block's: the others hold nothing, and their
+		 * coordinates would address shared memory past the source */
+		if (e->frag[db]->nthreads < T)
+			lw_open_if(e, arena_printf(e->a, "tid < %lld", (long long)e->frag[db]->nthreads), 0, 1);
 		lw_open_for(e, "g", "0", arena_printf(e->a, "%lld", (long long)e->slots[db]), e->slots[db], 1, 0);
 		for (d = 0; d < DB->ndim; d++)
 			lw_decl_ix(e, arena_printf(e->a, "c%d", d), e->coord[db][d], gnames);
@@ -123,6 +127,8 @@ smemreduce(Em *e, const IrStmt *st)
 	if (DB->scope == MEM_SHARED && NY % T)
 		lw_pop(e);
 	lw_pop(e);
+	if (DB->scope == MEM_LOCAL && e->frag[db]->nthreads < T)
+		lw_pop(e);
 	lw_pop(e);
 	if (DB->scope == MEM_SHARED)
 		lw_barrier(e);
@@ -214,6 +220,7 @@ lw_reduce(Em *e, const IrStmt *st)
 			if ((m & ~(int64_t)warps) == 0)
 				wl[nw++] = m;
 		lw_decl(e, 0, arena_printf(e->a, "static __shared__ %s", ty), arena_strdup(e->a, red), p.SG * NC, NULL, NULL);
+		e->static_smem += p.SG * NC * dtype_bytes(ct);
 		if (kb)
 			lw_open_if(e, arena_printf(e->a, "(tid & %d) == 0", (1 << kb) - 1), 0, 1);
 		lw_open_for(e, "g", "0", arena_printf(e->a, "%lld", (long long)p.SG), p.SG, 1, 0)->u.loop.nobrace = 1;

@@ -67,6 +67,7 @@ typedef struct Em {
 	const IrExpr **vcount;
 	/* shared buffers some thread read / wrote since the last __syncthreads (hazards) */
 	unsigned char *shrd, *shwr;
+	int64_t static_smem; /* bytes of the static __shared__ arrays emitted (reduce scratch) */
 } Em;
 
 /*

@@ -200,9 +200,11 @@ lw_calctype(DType t)
 /* ---- names: user names that would clash with generated ones get a '_' ----------- */
 
 static const char *const reserved[] = {
-	/* names the generated code declares */
+	/* names the generated code declares (or spell them tl_...: check_emit_cuda's
+	 * generated_names finds every identifier of the emitted code that is not a name of the
+	 * kernel's IR and that cname() would keep) */
 	"s", "g", "r", "q", "c", "it", "tid", "lane", "warp", "kk", "mi", "ni", "nj", "st", "wm",
-	"wgm", "main",
+	"wn", "wgm", "wgn", "main", "af", "bf", "t4", "da", "db",
 	/* C, C++ and CUDA words, math functions the code calls */
 	"auto", "bool", "break", "case", "char", "class", "const", "continue", "default", "delete",
 	"do", "double", "else", "enum", "explicit", "extern", "false", "float", "for", "friend", "goto",
@@ -216,19 +218,30 @@ static const char *const reserved[] = {
 	"uint4", "uint2", "make_uint4", "make_uint2", "half", "INFINITY", "NAN",
 };
 
-/* the C name of a user name: reserved words, c<digits>, names starting with "tl"
- * or ending in '_' get a '_' appended (injective: kept names never end in '_') */
+/* 1 if the C name of user name n is n itself: not a reserved word, not c<digits>, not
+ * starting with "tl" or "__" (the CUDA and HIP built-ins), not ending in '_' */
+static int
+cname_kept(const char *n)
+{
+	size_t i, l = strlen(n);
+
+	if (l == 0 || n[l - 1] == '_' || !strncmp(n, "tl", 2) || !strncmp(n, "__", 2))
+		return 0;
+	if (n[0] == 'c' && l > 1 && strspn(n + 1, "0123456789") == l - 1)
+		return 0;
+	for (i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+		if (!strcmp(n, reserved[i]))
+			return 0;
+	return 1;
+}
+
+/* the C name of a user name: the names cname_kept() refuses get a '_' appended
+ * (injective: kept names never end in '_'); names the code derives from a C name X
+ * end in '_' too (X_end_, X_n_, X_next_), so they are no user's */
 const char *
 lw_cname(Arena *a, const char *n)
 {
-	size_t i, l = strlen(n);
-	int bad = l == 0 || n[l - 1] == '_' || !strncmp(n, "tl", 2);
-
-	if (!bad && n[0] == 'c' && l > 1 && strspn(n + 1, "0123456789") == l - 1)
-		bad = 1;
-	for (i = 0; !bad && i < sizeof reserved / sizeof reserved[0]; i++)
-		bad = !strcmp(n, reserved[i]);
-	return bad ? arena_printf(a, "%s_", n) : n;
+	return cname_kept(n) ? n : arena_printf(a, "%s_", n);
 }
 
 const char *

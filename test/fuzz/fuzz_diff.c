@@ -3,7 +3,10 @@
  * up: generate a tile program (cpu/progen.h), check it with sema, compile it
  * to CUDA C, and (when cpu/run.c is built: TILEC_HAVE_RUN) run it on the CPU
  * through tilec_run, the reference interpreter against the emitted code, with
- * the generator's sizes; sm_80, and sm_90a for one program in four.
+ * the generator's sizes; sm_80, and sm_90a for one program in four, or the
+ * arch of -a: one arch (sm_80, sm_90, sm_90a; gfx90a, gfx942, gfx1100 emit HIP
+ * C for the CPU stand-in of tilec_hip.h) or "hip" (gfx90a, gfx942, gfx1100 in
+ * turn).
  *
  * Classes: agree; differ (an output differs, or the CPU run of the emitted
  * code failed); crash (tilec died: a signal in the child that compiles and
@@ -15,7 +18,7 @@
  * report in DIR/<seed>.txt; generator bugs (sema, no-meaning) to
  * DIR/gen-<seed>.tile/.txt, errors (the emitted code did not build) to DIR/err-<seed>.*. Exit status 1 when any program differs or crashes.
  *
- *   fuzz_diff [-t SECONDS] [-s FIRST_SEED] [-n COUNT] [-f FEATURES] [-o DIR] [-j JOBS] [-v] [-q]
+ *   fuzz_diff [-t SECONDS] [-s FIRST_SEED] [-n COUNT] [-f FEATURES] [-a ARCH] [-o DIR] [-v] [-q]
  */
 #include <sys/stat.h>
 #include <time.h>
@@ -66,9 +69,11 @@ byn(const void *a, const void *b)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: fuzz_diff [-t SECONDS] [-s FIRST_SEED] [-n COUNT] [-f FEATURES] [-o DIR] [-v] [-q]\n"
+	fprintf(stderr, "usage: fuzz_diff [-t SECONDS] [-s FIRST_SEED] [-n COUNT] [-f FEATURES] [-a ARCH] [-o DIR] [-v] [-q]\n"
+			"  ARCH: sm_80, sm_90, sm_90a, gfx90a, gfx942, gfx1100 (HIP C), hip (the three gfx in turn);\n"
+			"  default sm_80, sm_90a for seeds = 3 mod 4\n"
 			"  FEATURES: all or a list of half,fp8,int,math,shared,global,slice,loop,if,pipe,\n"
-			"  reduce,gemm,rank3,assume,scalar,let (a leading - removes one: all,-gemm)\n");
+			"  reduce,gemm,rank3,assume,scalar,let,layout (a leading - removes one: all,-gemm)\n");
 	exit(2);
 }
 
@@ -78,13 +83,14 @@ main(int argc, char **argv)
 	double seconds = 60;
 	unsigned long long seed = 1, count = 0, done = 0;
 	unsigned features = PG_ALL;
-	const char *dir = "build/fuzz-diff";
+	const char *dir = "build/fuzz-diff", *aopt = NULL;
+	static const char *const hips[] = {"gfx90a", "gfx942", "gfx1100"};
 	int verbose = 0, quiet = 0, i, c, nrs = 0, ngr = 0;
 	long cls[C_COUNT] = {0}, runs = 0;
 	static Reason rs[256], gr[64];
 	time_t t0 = time(NULL);
 
-	while ((c = getopt(argc, argv, "t:s:n:f:o:vq")) != -1) {
+	while ((c = getopt(argc, argv, "t:s:n:f:a:o:vq")) != -1) {
 		switch (c) {
 		case 't': seconds = atof(optarg); break;
 		case 's': seed = strtoull(optarg, NULL, 0); break;
@@ -92,6 +98,14 @@ main(int argc, char **argv)
 		case 'f':
 			if (progen_parse_features(optarg, &features)) {
 				fprintf(stderr, "fuzz_diff: bad feature list '%s'\n", optarg);
+				usage();
+			}
+			break;
+		case 'a':
+			aopt = optarg;
+			if (strcmp(aopt, "hip") && !tilec_arch_valid(TILEC_TARGET_CUDA, aopt) &&
+			    !tilec_arch_valid(TILEC_TARGET_HIP, aopt)) {
+				fprintf(stderr, "fuzz_diff: unknown arch '%s'\n", aopt);
 				usage();
 			}
 			break;
@@ -104,8 +118,8 @@ main(int argc, char **argv)
 	mkdir("build", 0755);
 	mkdir(dir, 0755);
 #ifdef TILEC_HAVE_RUN
-	printf("fuzz_diff: generate, compile, run on the CPU (interpreter vs emitted code); seeds from %llu, %g s\n",
-	       seed, seconds);
+	printf("fuzz_diff: generate, compile, run on the CPU (interpreter vs emitted code); seeds from %llu, %g s, "
+	       "arch %s\n", seed, seconds, aopt ? aopt : "sm_80 (sm_90a for seeds = 3 mod 4)");
 #else
 	printf("fuzz_diff: generate, sema, emit (no tilec_run in this build: cpu/run.c is missing); seeds from "
 	       "%llu, %g s\n", seed, seconds);
@@ -131,7 +145,7 @@ main(int argc, char **argv)
 			fprintf(stderr, "fuzz_diff: progen: %s\n", e.msg);
 			return 2;
 		}
-		arch = seed % 4 == 3 ? "sm_90a" : "sm_80";
+		arch = !aopt ? (seed % 4 == 3 ? "sm_90a" : "sm_80") : !strcmp(aopt, "hip") ? hips[seed % 3] : aopt;
 		check_forked(buf_str(&src), buf_str(&sizes), arch, 300, &r, &rep);
 		done++;
 		cls[r.cls]++;
@@ -148,9 +162,10 @@ main(int argc, char **argv)
 			snprintf(path, sizeof path, "%s/%s%llu.txt", dir, pre, seed);
 			writefile(path, buf_str(&rep));
 			if (!quiet)
-				printf("seed %llu: %s: %s (%s/%s%llu.tile)\n", seed, pc_cname[r.cls], r.why, dir, pre, seed);
+				printf("seed %llu (%s): %s: %s (%s/%s%llu.tile)\n", seed, arch, pc_cname[r.cls], r.why, dir,
+				       pre, seed);
 		} else if (verbose) {
-			printf("seed %llu: %s%s%s\n", seed, pc_cname[r.cls], *r.why ? ": " : "", r.why);
+			printf("seed %llu (%s): %s%s%s\n", seed, arch, pc_cname[r.cls], *r.why ? ": " : "", r.why);
 		}
 		fflush(stdout);
 		buf_free(&src);

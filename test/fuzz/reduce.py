@@ -4,6 +4,8 @@ make fuzz-diff) while it keeps failing the same way.
 
     test/fuzz/reduce.py build/fuzz-diff/123.tile [--arch=sm_90a] [--sizes='M=1;M=37'] [-o out.tile]
 
+(an arch gfx90a, gfx942 or gfx1100 runs the HIP target; --target=hip is accepted and implied)
+
 The failure is the first DIFFER line of the report with its numbers blanked (or
 the emulation's error message, or the C++ compiler's first error when the emitted
 code does not build); a candidate must pass sema and fail with the
@@ -27,6 +29,8 @@ def run(src, sizes, arch, timeout=300):
         path = f.name
     try:
         cmd = [TILEC, "run", path, "--arch=" + arch]
+        if arch.startswith("gfx"):
+            cmd.append("--target=hip")
         if sizes:
             cmd.append("--sizes=" + sizes)
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -94,6 +98,8 @@ def main():
             arch = a.split("=", 1)[1]
         elif a.startswith("--sizes="):
             sizes = a.split("=", 1)[1]
+        elif a in ("--target=hip", "--target=cuda"):
+            pass  # the arch says which
         elif a == "-o":
             outp = args[i + 1]
             i += 1

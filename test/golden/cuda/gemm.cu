@@ -22,10 +22,10 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 		for (int s = 0; s < 128; s++)
 			acc[s] = 0.0f;
 		// pipeline over ko: 3 stages of cp.async
-		const int ko_n = ((K + 32 - 1) / 32);
+		const int ko_n_ = ((K + 32 - 1) / 32);
 		#pragma unroll
 		for (int st = 0; st < 2; st++) {
-			if (st < ko_n) {
+			if (st < ko_n_) {
 				const int ko = st;
 				#pragma unroll
 				for (int it = 0; it < 4; it++) {
@@ -42,13 +42,13 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 			}
 			tl_cp_async_commit();
 		}
-		for (int ko = 0; ko < ko_n; ko++) {
+		for (int ko = 0; ko < ko_n_; ko++) {
 			tl_cp_async_wait<1>();
 			__syncthreads();
-			if (ko + 2 < ko_n) {
-				const int ko_next = ko + 2;
+			if (ko + 2 < ko_n_) {
+				const int ko_next_ = ko + 2;
 				{
-					const int ko = ko_next;
+					const int ko = ko_next_;
 					#pragma unroll
 					for (int it = 0; it < 4; it++) {
 						const int q = tid + it * 128;
@@ -77,9 +77,9 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 					}
 					#pragma unroll
 					for (int nj = 0; nj < 8; nj += 2) {
-						const int k = kk + lane % 16, n = wn * 64 + nj * 8 + lane / 16 * 8;
+						const int tl_gk = kk + lane % 16, tl_gn = wn * 64 + nj * 8 + lane / 16 * 8;
 						tl_u32 t4[4];
-						tl_ldmatrix_x4_trans(t4, &(Bs + (ko % 3) * 4096)[(((((n / 64) * 2048) + (k * 64)) + (n % 8)) + ((((n / 8) % 8) ^ (k % 8)) * 8))]);
+						tl_ldmatrix_x4_trans(t4, &(Bs + (ko % 3) * 4096)[(((((tl_gn / 64) * 2048) + (tl_gk * 64)) + (tl_gn % 8)) + ((((tl_gn / 8) % 8) ^ (tl_gk % 8)) * 8))]);
 						bf[nj][0] = t4[0];
 						bf[nj][1] = t4[1];
 						bf[nj + 1][0] = t4[2];
@@ -108,10 +108,10 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 		for (int s = 0; s < 128; s++)
 			acc[s] = 0.0f;
 		// pipeline over ko: 3 stages of cp.async
-		const int ko_n = ((K + 32 - 1) / 32);
+		const int ko_n_ = ((K + 32 - 1) / 32);
 		#pragma unroll
 		for (int st = 0; st < 2; st++) {
-			if (st < ko_n) {
+			if (st < ko_n_) {
 				const int ko = st;
 				#pragma unroll 1
 				for (int it = 0; it < 32; it++) {
@@ -128,13 +128,13 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 			}
 			tl_cp_async_commit();
 		}
-		for (int ko = 0; ko < ko_n; ko++) {
+		for (int ko = 0; ko < ko_n_; ko++) {
 			tl_cp_async_wait<1>();
 			__syncthreads();
-			if (ko + 2 < ko_n) {
-				const int ko_next = ko + 2;
+			if (ko + 2 < ko_n_) {
+				const int ko_next_ = ko + 2;
 				{
-					const int ko = ko_next;
+					const int ko = ko_next_;
 					#pragma unroll 1
 					for (int it = 0; it < 32; it++) {
 						const int q = tid + it * 128;
@@ -163,9 +163,9 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 					}
 					#pragma unroll
 					for (int nj = 0; nj < 8; nj += 2) {
-						const int k = kk + lane % 16, n = wn * 64 + nj * 8 + lane / 16 * 8;
+						const int tl_gk = kk + lane % 16, tl_gn = wn * 64 + nj * 8 + lane / 16 * 8;
 						tl_u32 t4[4];
-						tl_ldmatrix_x4_trans(t4, &(Bs + (ko % 3) * 4096)[(((((n / 64) * 2048) + (k * 64)) + (n % 8)) + ((((n / 8) % 8) ^ (k % 8)) * 8))]);
+						tl_ldmatrix_x4_trans(t4, &(Bs + (ko % 3) * 4096)[(((((tl_gn / 64) * 2048) + (tl_gk * 64)) + (tl_gn % 8)) + ((((tl_gn / 8) % 8) ^ (tl_gk % 8)) * 8))]);
 						bf[nj][0] = t4[0];
 						bf[nj][1] = t4[1];
 						bf[nj + 1][0] = t4[2];

@@ -25,10 +25,10 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 		#pragma unroll
 		for (int s = 0; s < 128; s++)
 			tl_fence_operand(acc[s]); // accumulators defined here, once
-		const int ko_n = ((K + 32 - 1) / 32);
+		const int ko_n_ = ((K + 32 - 1) / 32);
 		#pragma unroll
 		for (int st = 0; st < 2; st++) {
-			if (st < ko_n) {
+			if (st < ko_n_) {
 				const int ko = st;
 				#pragma unroll
 				for (int it = 0; it < 4; it++) {
@@ -45,14 +45,14 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 			}
 			tl_cp_async_commit();
 		}
-		for (int ko = 0; ko < ko_n; ko++) {
+		for (int ko = 0; ko < ko_n_; ko++) {
 			tl_cp_async_wait<1>();
 			tl_fence_proxy_async();
 			__syncthreads();
-			if (ko + 2 < ko_n) {
-				const int ko_next = ko + 2;
+			if (ko + 2 < ko_n_) {
+				const int ko_next_ = ko + 2;
 				{
-					const int ko = ko_next;
+					const int ko = ko_next_;
 					#pragma unroll
 					for (int it = 0; it < 4; it++) {
 						const int q = tid + it * 128;
@@ -114,10 +114,10 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 		#pragma unroll
 		for (int s = 0; s < 128; s++)
 			tl_fence_operand(acc[s]); // accumulators defined here, once
-		const int ko_n = ((K + 32 - 1) / 32);
+		const int ko_n_ = ((K + 32 - 1) / 32);
 		#pragma unroll
 		for (int st = 0; st < 2; st++) {
-			if (st < ko_n) {
+			if (st < ko_n_) {
 				const int ko = st;
 				#pragma unroll 1
 				for (int it = 0; it < 32; it++) {
@@ -134,14 +134,14 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 			}
 			tl_cp_async_commit();
 		}
-		for (int ko = 0; ko < ko_n; ko++) {
+		for (int ko = 0; ko < ko_n_; ko++) {
 			tl_cp_async_wait<1>();
 			tl_fence_proxy_async();
 			__syncthreads();
-			if (ko + 2 < ko_n) {
-				const int ko_next = ko + 2;
+			if (ko + 2 < ko_n_) {
+				const int ko_next_ = ko + 2;
 				{
-					const int ko = ko_next;
+					const int ko = ko_next_;
 					#pragma unroll 1
 					for (int it = 0; it < 32; it++) {
 						const int q = tid + it * 128;

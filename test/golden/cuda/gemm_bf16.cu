@@ -20,10 +20,10 @@ gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restric
 		for (int s = 0; s < 64; s++)
 			acc[s] = 0.0f;
 		// pipeline over ko: 2 stages of cp.async
-		const int ko_n = (K / 64);
+		const int ko_n_ = (K / 64);
 		#pragma unroll
 		for (int st = 0; st < 1; st++) {
-			if (st < ko_n) {
+			if (st < ko_n_) {
 				const int ko = st;
 				#pragma unroll
 				for (int it = 0; it < 4; it++) {
@@ -40,13 +40,13 @@ gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restric
 			}
 			tl_cp_async_commit();
 		}
-		for (int ko = 0; ko < ko_n; ko++) {
+		for (int ko = 0; ko < ko_n_; ko++) {
 			tl_cp_async_wait<0>();
 			__syncthreads();
-			if (ko + 1 < ko_n) {
-				const int ko_next = ko + 1;
+			if (ko + 1 < ko_n_) {
+				const int ko_next_ = ko + 1;
 				{
-					const int ko = ko_next;
+					const int ko = ko_next_;
 					#pragma unroll
 					for (int it = 0; it < 4; it++) {
 						const int q = tid + it * 256;
@@ -75,9 +75,9 @@ gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restric
 					}
 					#pragma unroll
 					for (int nj = 0; nj < 4; nj += 2) {
-						const int n = wn * 32 + nj * 8 + lane / 16 * 8 + lane % 8, k = kk + lane / 8 % 2 * 8;
+						const int tl_gn = wn * 32 + nj * 8 + lane / 16 * 8 + lane % 8, tl_gk = kk + lane / 8 % 2 * 8;
 						tl_u32 t4[4];
-						tl_ldmatrix_x4(t4, &(Bs + (ko % 2) * 8192)[(((n * 64) + (k % 8)) + (((k / 8) ^ (n % 8)) * 8))]);
+						tl_ldmatrix_x4(t4, &(Bs + (ko % 2) * 8192)[(((tl_gn * 64) + (tl_gk % 8)) + (((tl_gk / 8) ^ (tl_gn % 8)) * 8))]);
 						bf[nj][0] = t4[0];
 						bf[nj][1] = t4[1];
 						bf[nj + 1][0] = t4[2];
@@ -106,10 +106,10 @@ gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restric
 		for (int s = 0; s < 64; s++)
 			acc[s] = 0.0f;
 		// pipeline over ko: 2 stages of cp.async
-		const int ko_n = (K / 64);
+		const int ko_n_ = (K / 64);
 		#pragma unroll
 		for (int st = 0; st < 1; st++) {
-			if (st < ko_n) {
+			if (st < ko_n_) {
 				const int ko = st;
 				#pragma unroll
 				for (int it = 0; it < 4; it++) {
@@ -126,13 +126,13 @@ gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restric
 			}
 			tl_cp_async_commit();
 		}
-		for (int ko = 0; ko < ko_n; ko++) {
+		for (int ko = 0; ko < ko_n_; ko++) {
 			tl_cp_async_wait<0>();
 			__syncthreads();
-			if (ko + 1 < ko_n) {
-				const int ko_next = ko + 1;
+			if (ko + 1 < ko_n_) {
+				const int ko_next_ = ko + 1;
 				{
-					const int ko = ko_next;
+					const int ko = ko_next_;
 					#pragma unroll
 					for (int it = 0; it < 4; it++) {
 						const int q = tid + it * 256;
@@ -161,9 +161,9 @@ gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restric
 					}
 					#pragma unroll
 					for (int nj = 0; nj < 4; nj += 2) {
-						const int n = wn * 32 + nj * 8 + lane / 16 * 8 + lane % 8, k = kk + lane / 8 % 2 * 8;
+						const int tl_gn = wn * 32 + nj * 8 + lane / 16 * 8 + lane % 8, tl_gk = kk + lane / 8 % 2 * 8;
 						tl_u32 t4[4];
-						tl_ldmatrix_x4(t4, &(Bs + (ko % 2) * 8192)[(((n * 64) + (k % 8)) + (((k / 8) ^ (n % 8)) * 8))]);
+						tl_ldmatrix_x4(t4, &(Bs + (ko % 2) * 8192)[(((tl_gn * 64) + (tl_gk % 8)) + (((tl_gk / 8) ^ (tl_gn % 8)) * 8))]);
 						bf[nj][0] = t4[0];
 						bf[nj][1] = t4[1];
 						bf[nj + 1][0] = t4[2];

@@ -23,10 +23,10 @@ gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restric
 		#pragma unroll
 		for (int s = 0; s < 64; s++)
 			tl_fence_operand(acc[s]); // accumulators defined here, once
-		const int ko_n = (K / 64);
+		const int ko_n_ = (K / 64);
 		#pragma unroll
 		for (int st = 0; st < 1; st++) {
-			if (st < ko_n) {
+			if (st < ko_n_) {
 				const int ko = st;
 				#pragma unroll
 				for (int it = 0; it < 4; it++) {
@@ -43,14 +43,14 @@ gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restric
 			}
 			tl_cp_async_commit();
 		}
-		for (int ko = 0; ko < ko_n; ko++) {
+		for (int ko = 0; ko < ko_n_; ko++) {
 			tl_cp_async_wait<0>();
 			tl_fence_proxy_async();
 			__syncthreads();
-			if (ko + 1 < ko_n) {
-				const int ko_next = ko + 1;
+			if (ko + 1 < ko_n_) {
+				const int ko_next_ = ko + 1;
 				{
-					const int ko = ko_next;
+					const int ko = ko_next_;
 					#pragma unroll
 					for (int it = 0; it < 4; it++) {
 						const int q = tid + it * 256;
@@ -112,10 +112,10 @@ gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restric
 		#pragma unroll
 		for (int s = 0; s < 64; s++)
 			tl_fence_operand(acc[s]); // accumulators defined here, once
-		const int ko_n = (K / 64);
+		const int ko_n_ = (K / 64);
 		#pragma unroll
 		for (int st = 0; st < 1; st++) {
-			if (st < ko_n) {
+			if (st < ko_n_) {
 				const int ko = st;
 				#pragma unroll
 				for (int it = 0; it < 4; it++) {
@@ -132,14 +132,14 @@ gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restric
 			}
 			tl_cp_async_commit();
 		}
-		for (int ko = 0; ko < ko_n; ko++) {
+		for (int ko = 0; ko < ko_n_; ko++) {
 			tl_cp_async_wait<0>();
 			tl_fence_proxy_async();
 			__syncthreads();
-			if (ko + 1 < ko_n) {
-				const int ko_next = ko + 1;
+			if (ko + 1 < ko_n_) {
+				const int ko_next_ = ko + 1;
 				{
-					const int ko = ko_next;
+					const int ko = ko_next_;
 					#pragma unroll
 					for (int it = 0; it < 4; it++) {
 						const int q = tid + it * 256;

@@ -21,10 +21,10 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 		for (int s = 0; s < 128; s++)
 			acc[s] = 0.0f;
 		// pipeline over ko: 3 stages of cp.async
-		const int ko_n = ((K + 32 - 1) / 32);
+		const int ko_n_ = ((K + 32 - 1) / 32);
 		#pragma unroll
 		for (int st = 0; st < 2; st++) {
-			if (st < ko_n) {
+			if (st < ko_n_) {
 				const int ko = st;
 				#pragma unroll
 				for (int it = 0; it < 4; it++) {
@@ -41,13 +41,13 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 			}
 			tl_cp_async_commit();
 		}
-		for (int ko = 0; ko < ko_n; ko++) {
+		for (int ko = 0; ko < ko_n_; ko++) {
 			tl_cp_async_wait<1>();
 			__syncthreads();
-			if (ko + 2 < ko_n) {
-				const int ko_next = ko + 2;
+			if (ko + 2 < ko_n_) {
+				const int ko_next_ = ko + 2;
 				{
-					const int ko = ko_next;
+					const int ko = ko_next_;
 					#pragma unroll
 					for (int it = 0; it < 4; it++) {
 						const int q = tid + it * 128;
@@ -70,23 +70,23 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 				for (int kk = 0; kk < 32; kk += 16) {
 					tl_u16x16 bf[4];
 					#pragma unroll
-					for (int i = 0; i < 4; i++) {
+					for (int tl_gi = 0; tl_gi < 4; tl_gi++) {
 						#pragma unroll
-						for (int v = 0; v < 16; v++) {
-							const int x = wn * 64 + i * 16 + lane % 16, k = kk + v;
-							bf[i][v] = (Bs + (ko % 3) * 4096)[(((((x / 64) * 2048) + (k * 64)) + (x % 8)) + ((((x / 8) % 8) ^ (k % 8)) * 8))];
+						for (int tl_gv = 0; tl_gv < 16; tl_gv++) {
+							const int tl_gx = wn * 64 + tl_gi * 16 + lane % 16, tl_gk = kk + tl_gv;
+							bf[tl_gi][tl_gv] = (Bs + (ko % 3) * 4096)[(((((tl_gx / 64) * 2048) + (tl_gk * 64)) + (tl_gx % 8)) + ((((tl_gx / 8) % 8) ^ (tl_gk % 8)) * 8))];
 						}
 					}
 					#pragma unroll
-					for (int i = 0; i < 4; i++) {
+					for (int tl_gi = 0; tl_gi < 4; tl_gi++) {
 						tl_u16x16 af;
 						{
-							const int x = wm * 64 + i * 16 + lane % 16, k = kk + 0;
-							af = tl_ld_u16x16(&(As + (ko % 3) * 4096)[(((x * 32) + (k % 8)) + (((k / 8) ^ ((x % 8) / 2)) * 8))], &(As + (ko % 3) * 4096)[(((x * 32) + ((k + 8) % 8)) + ((((k + 8) / 8) ^ ((x % 8) / 2)) * 8))]);
+							const int tl_gx = wm * 64 + tl_gi * 16 + lane % 16, tl_gk = kk + 0;
+							af = tl_ld_u16x16(&(As + (ko % 3) * 4096)[(((tl_gx * 32) + (tl_gk % 8)) + (((tl_gk / 8) ^ ((tl_gx % 8) / 2)) * 8))], &(As + (ko % 3) * 4096)[(((tl_gx * 32) + ((tl_gk + 8) % 8)) + ((((tl_gk + 8) / 8) ^ ((tl_gx % 8) / 2)) * 8))]);
 						}
 						#pragma unroll
 						for (int ni = 0; ni < 4; ni++)
-							tl_wmma_f16_16x16x16(&acc[(i * 4 + ni) * 8], af, bf[ni]);
+							tl_wmma_f16_16x16x16(&acc[(tl_gi * 4 + ni) * 8], af, bf[ni]);
 					}
 				}
 			}
@@ -106,10 +106,10 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 		for (int s = 0; s < 128; s++)
 			acc[s] = 0.0f;
 		// pipeline over ko: 3 stages of cp.async
-		const int ko_n = ((K + 32 - 1) / 32);
+		const int ko_n_ = ((K + 32 - 1) / 32);
 		#pragma unroll
 		for (int st = 0; st < 2; st++) {
-			if (st < ko_n) {
+			if (st < ko_n_) {
 				const int ko = st;
 				#pragma unroll 1
 				for (int it = 0; it < 32; it++) {
@@ -126,13 +126,13 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 			}
 			tl_cp_async_commit();
 		}
-		for (int ko = 0; ko < ko_n; ko++) {
+		for (int ko = 0; ko < ko_n_; ko++) {
 			tl_cp_async_wait<1>();
 			__syncthreads();
-			if (ko + 2 < ko_n) {
-				const int ko_next = ko + 2;
+			if (ko + 2 < ko_n_) {
+				const int ko_next_ = ko + 2;
 				{
-					const int ko = ko_next;
+					const int ko = ko_next_;
 					#pragma unroll 1
 					for (int it = 0; it < 32; it++) {
 						const int q = tid + it * 128;
@@ -155,23 +155,23 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 				for (int kk = 0; kk < 32; kk += 16) {
 					tl_u16x16 bf[4];
 					#pragma unroll
-					for (int i = 0; i < 4; i++) {
+					for (int tl_gi = 0; tl_gi < 4; tl_gi++) {
 						#pragma unroll
-						for (int v = 0; v < 16; v++) {
-							const int x = wn * 64 + i * 16 + lane % 16, k = kk + v;
-							bf[i][v] = (Bs + (ko % 3) * 4096)[(((((x / 64) * 2048) + (k * 64)) + (x % 8)) + ((((x / 8) % 8) ^ (k % 8)) * 8))];
+						for (int tl_gv = 0; tl_gv < 16; tl_gv++) {
+							const int tl_gx = wn * 64 + tl_gi * 16 + lane % 16, tl_gk = kk + tl_gv;
+							bf[tl_gi][tl_gv] = (Bs + (ko % 3) * 4096)[(((((tl_gx / 64) * 2048) + (tl_gk * 64)) + (tl_gx % 8)) + ((((tl_gx / 8) % 8) ^ (tl_gk % 8)) * 8))];
 						}
 					}
 					#pragma unroll
-					for (int i = 0; i < 4; i++) {
+					for (int tl_gi = 0; tl_gi < 4; tl_gi++) {
 						tl_u16x16 af;
 						{
-							const int x = wm * 64 + i * 16 + lane % 16, k = kk + 0;
-							af = tl_ld_u16x16(&(As + (ko % 3) * 4096)[(((x * 32) + (k % 8)) + (((k / 8) ^ ((x % 8) / 2)) * 8))], &(As + (ko % 3) * 4096)[(((x * 32) + ((k + 8) % 8)) + ((((k + 8) / 8) ^ ((x % 8) / 2)) * 8))]);
+							const int tl_gx = wm * 64 + tl_gi * 16 + lane % 16, tl_gk = kk + 0;
+							af = tl_ld_u16x16(&(As + (ko % 3) * 4096)[(((tl_gx * 32) + (tl_gk % 8)) + (((tl_gk / 8) ^ ((tl_gx % 8) / 2)) * 8))], &(As + (ko % 3) * 4096)[(((tl_gx * 32) + ((tl_gk + 8) % 8)) + ((((tl_gk + 8) / 8) ^ ((tl_gx % 8) / 2)) * 8))]);
 						}
 						#pragma unroll
 						for (int ni = 0; ni < 4; ni++)
-							tl_wmma_f16_16x16x16(&acc[(i * 4 + ni) * 8], af, bf[ni]);
+							tl_wmma_f16_16x16x16(&acc[(tl_gi * 4 + ni) * 8], af, bf[ni]);
 					}
 				}
 			}

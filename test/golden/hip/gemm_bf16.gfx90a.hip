@@ -18,10 +18,10 @@ gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restric
 	for (int s = 0; s < 64; s++)
 		acc[s] = 0.0f;
 	// pipeline over ko: 2 stages of cp.async
-	const int ko_n = (K / 64);
+	const int ko_n_ = (K / 64);
 	#pragma unroll
 	for (int st = 0; st < 1; st++) {
-		if (st < ko_n) {
+		if (st < ko_n_) {
 			const int ko = st;
 			#pragma unroll
 			for (int it = 0; it < 4; it++) {
@@ -38,13 +38,13 @@ gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restric
 		}
 		tl_cp_async_commit();
 	}
-	for (int ko = 0; ko < ko_n; ko++) {
+	for (int ko = 0; ko < ko_n_; ko++) {
 		tl_cp_async_wait<0>();
 		__syncthreads();
-		if (ko + 1 < ko_n) {
-			const int ko_next = ko + 1;
+		if (ko + 1 < ko_n_) {
+			const int ko_next_ = ko + 1;
 			{
-				const int ko = ko_next;
+				const int ko = ko_next_;
 				#pragma unroll
 				for (int it = 0; it < 4; it++) {
 					const int q = tid + it * 256;
@@ -67,22 +67,22 @@ gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restric
 			for (int kk = 0; kk < 64; kk += 16) {
 				tl_u16x4 bf[4];
 				#pragma unroll
-				for (int i = 0; i < 4; i++) {
+				for (int tl_gi = 0; tl_gi < 4; tl_gi++) {
 					{
-						const int x = wn * 64 + i * 16 + lane % 16, k = kk + lane / 16 % 4 * 4;
-						bf[i] = tl_ld_u16x4(&(Bs + (ko % 2) * 8192)[(((x * 64) + (k % 8)) + (((k / 8) ^ (x % 8)) * 8))]);
+						const int tl_gx = wn * 64 + tl_gi * 16 + lane % 16, tl_gk = kk + lane / 16 % 4 * 4;
+						bf[tl_gi] = tl_ld_u16x4(&(Bs + (ko % 2) * 8192)[(((tl_gx * 64) + (tl_gk % 8)) + (((tl_gk / 8) ^ (tl_gx % 8)) * 8))]);
 					}
 				}
 				#pragma unroll
-				for (int i = 0; i < 4; i++) {
+				for (int tl_gi = 0; tl_gi < 4; tl_gi++) {
 					tl_u16x4 af;
 					{
-						const int x = wm * 64 + i * 16 + lane % 16, k = kk + lane / 16 % 4 * 4;
-						af = tl_ld_u16x4(&(As + (ko % 2) * 8192)[(((x * 64) + (k % 8)) + (((k / 8) ^ (x % 8)) * 8))]);
+						const int tl_gx = wm * 64 + tl_gi * 16 + lane % 16, tl_gk = kk + lane / 16 % 4 * 4;
+						af = tl_ld_u16x4(&(As + (ko % 2) * 8192)[(((tl_gx * 64) + (tl_gk % 8)) + (((tl_gk / 8) ^ (tl_gx % 8)) * 8))]);
 					}
 					#pragma unroll
 					for (int ni = 0; ni < 4; ni++)
-						tl_mfma_bf16_16x16x16(&acc[(i * 4 + ni) * 4], af, bf[ni]);
+						tl_mfma_bf16_16x16x16(&acc[(tl_gi * 4 + ni) * 4], af, bf[ni]);
 				}
 			}
 		}
