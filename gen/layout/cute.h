@@ -191,6 +191,18 @@ int cute_from_tile_hier(Arena *a, int nin, const int64_t *in_shape, int nout,
 int cute_composed_from_tile(Arena *a, int nin, const int64_t *in_shape, int nout,
 			    const int64_t *out_shape, CuteProbe f, void *ctx, CuteComposed *res,
 			    Err *err);
+/*
+ * The same from a table of the function: vals[p * nout + k] is output k at the
+ * row-major point p of in_shape (every point). The results and messages are those
+ * of the probe forms; the proof is a pass over memory instead of a call per point.
+ * hier selects cute_from_tile_hier's form.
+ */
+int cute_from_table(Arena *a, int nin, const int64_t *in_shape, int nout,
+		    const int64_t *out_shape, const int64_t *vals, int hier, CuteLayout *res,
+		    Err *err);
+int cute_composed_from_table(Arena *a, int nin, const int64_t *in_shape, int nout,
+			     const int64_t *out_shape, const int64_t *vals, CuteComposed *res,
+			     Err *err);
 
 /*
  * A fragment as callbacks: thread(ctx, coord, rep) and slot(ctx, coord) for

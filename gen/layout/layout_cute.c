@@ -127,7 +127,15 @@ layout_to_cute(Arena *a, const Layout *L, LayoutCuteForm form, CuteComposed *res
 	if (form != LC_FLAT && form != LC_HIER && form != LC_COMPOSED)
 		return err_set(err, "cute conversion: unknown form %d", (int)form);
 	tab_init(&t, L);
-	if (form == LC_COMPOSED) {
+	if (t.v) {
+		res->sw.b = res->sw.m = res->sw.s = 0;
+		res->off = 0;
+		r = form == LC_COMPOSED
+			    ? cute_composed_from_table(a, L->nin, L->in_shape, L->nout, L->out_shape, t.v,
+						       res, err)
+			    : cute_from_table(a, L->nin, L->in_shape, L->nout, L->out_shape, t.v,
+					      form == LC_HIER, &res->l, err);
+	} else if (form == LC_COMPOSED) {
 		r = cute_composed_from_tile(a, L->nin, L->in_shape, L->nout, L->out_shape, probe_layout,
 					    &t, res, err);
 	} else {
@@ -179,6 +187,32 @@ frag_slot(void *ctx, const int64_t *coord, int64_t *slot)
 	return 0;
 }
 
+/* the packing (coords..., rep) -> (thread, slot) tabulated from t, converted by
+ * cute_from_table; 2 when the table cannot be made (use the probes) */
+static int
+packed_table(Arena *a, const Tab *t, const CutePacked *p, CuteLayout *res, Err *err)
+{
+	const Fragment *F = t->L;
+	int64_t total = 1, f, s, *v;
+	int k, r;
+
+	for (k = 0; k < t->n; k++)
+		total *= t->shape[k];   /* tabulated: no overflow, at most TAB_MAX */
+	if (!(v = malloc((size_t)total * 2 * sizeof *v)))
+		return 2;
+	for (f = 0; f < total; f++) {
+		const int64_t *y = t->v + f * t->nv;
+
+		for (s = 0, k = 0; k < F->nout; k++)
+			s = s * F->out_shape[k] + y[k];
+		v[2 * f] = y[F->nout];
+		v[2 * f + 1] = s;
+	}
+	r = cute_from_table(a, F->nin + 1, p->in_shape, 2, p->out_shape, v, 0, res, err);
+	free(v);
+	return r;
+}
+
 int
 frag_to_cute(Arena *a, const Fragment *F, CuteLayout *res, Err *err)
 {
@@ -198,6 +232,8 @@ frag_to_cute(Arena *a, const Fragment *F, CuteLayout *res, Err *err)
 	if (cute_pack_fragment(&p, F->nin, F->in_shape, F->rep, F->nthreads, nslot, frag_thread,
 			       frag_slot, &t, err))
 		r = -1;
+	else if (t.v && (r = packed_table(a, &t, &p, res, err)) != 2)
+		;
 	else
 		r = cute_from_tile(a, F->nin + 1, p.in_shape, 2, p.out_shape, cute_packed_probe, &p, res,
 				   err);
