@@ -73,6 +73,10 @@ static const struct {
 	{"samples/softmax.tile", NULL, "M=9", "W=8192"},
 	{"test/cpu/rmsnorm.tile", NULL, "M=1;M=9", "W=5120"},
 	{"test/cpu/rmsnorm.tile", NULL, "M=5", "W=8192"},
+	{"test/cpu/rmsnorm.tile", NULL, "M=5", "W=1536"},
+	{"test/cpu/rmsnorm_warp.tile", NULL, "M=5", "W=1536"},
+	{"test/cpu/rmsnorm_warp.tile", NULL, "M=1;M=9", "W=5120"},
+	{"test/cpu/rmsnorm_warp.tile", NULL, "M=5", "W=8192"},
 };
 
 static glob_t files;

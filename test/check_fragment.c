@@ -122,7 +122,39 @@ static const struct {
 	{{2, {4, 64}, "_j", 1, 1, {"_i"}}, {2, {4, 64}, "_j // 2 + _i % 2 * 32", 1, 0, {0}}, 0, 0,
 	 "thread 1 holds logical [0, 1] under the first layout but is not a holder under the second"},
 	{{2, {4, 64}, "_j", 1, 1, {"_i"}}, {2, {8, 32}, "_j", 1, 1, {"_i"}}, 0, -1, "different input shapes"},
+	/* a broadcast whose replicas are permuted over the threads (softmax's row max at W = 5120) */
+	{{2, {8, 64}, "_j % 32", 1, 1, {"_i * 2 + _j // 32"}}, {2, {8, 64}, "_rep * 5 % 32", 32, 1, {"_i"}},
+	 0, 1, ""},
+	{{2, {8, 64}, "_j % 32", 1, 1, {"_i * 2 + _j // 32"}}, {2, {8, 64}, "_rep * 2 % 32", 16, 1, {"_i"}},
+	 0, 0, "thread 1 holds logical [0, 1] under the first layout but is not a holder under the second"},
 };
+
+/* the permuted broadcast is decided on its replicas alone, past the enumeration limit */
+START_TEST(contains_rep_only_past_limit)
+{
+	Arena A;
+	Err err = {0};
+	FSpec s = {2, {8, 64}, "_j % 32", 1, 1, {"_i * 2 + _j // 32"}};
+	FSpec l = {2, {8, 64}, "_rep * 5 % 32", 32, 1, {"_i"}};
+	FSpec l2 = {2, {8, 64}, "_rep * 5 % 32 + _i * 0 + _j % 1", 32, 1, {"_i"}};
+	Fragment *a, *b;
+
+	arena_init(&A);
+	a = mk(&A, &s, &err);
+	b = mk(&A, &l, &err);
+	ck_assert_msg(a && b, "%s", err.msg);
+	ck_assert_int_eq(layout_set_enum_limit(1000), 0);
+	ck_assert_int_eq(frag_contains(a, b, 0, &err), 1);
+	/* with a slot check it walks (x, rep) and meets the limit */
+	ck_assert_int_eq(frag_contains(a, b, 1, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "enumeration limit"));
+	ck_assert_int_eq(layout_set_enum_limit(1 << 22), 0);
+	b = mk(&A, &l2, &err);
+	ck_assert_msg(b != NULL, "%s", err.msg);
+	ck_assert_int_eq(frag_contains(a, b, 0, &err), 1);
+	arena_free(&A);
+}
+END_TEST
 
 START_TEST(contains_table)
 {
@@ -471,6 +503,7 @@ suite_fragment(void)
 
 	tcase_add_loop_test(tc, ops_table, 0, countof(op_cases));
 	tcase_add_loop_test(tc, contains_table, 0, countof(cont_cases));
+	tcase_add_test(tc, contains_rep_only_past_limit);
 	tcase_add_test(tc, equality_and_ranges);
 	tcase_add_test(tc, broadcast_fragments);
 	tcase_add_test(tc, fragment_reshape);

@@ -579,6 +579,37 @@ contains_sep(const Fragment *small, const Fragment *large, IExpr *g, int64_t K, 
 	return !c.bad;
 }
 
+/*
+ * A thread map of _rep alone (a broadcast whose replicas are permuted, e.g.
+ * _rep * 5 % 256) gives every element to the same threads: the small fragment is
+ * contained when those threads include all of [0, small->nthreads). 1 yes, 0 not
+ * decided here (a walk over the replicas only, R points).
+ */
+static int
+rep_only_covers(const Fragment *small, const Fragment *large)
+{
+	int64_t vals[IEXPR_NVARS] = {0}, t, n = 0;
+	unsigned char *seen;
+	int r = 0;
+
+	if (iexpr_vars(large->thread) & ~(1u << IEXPR_REP) || small->nthreads > large->nthreads ||
+	    large->nthreads > ((int64_t)1 << 24) || large->rep > layout_enum_limit() ||
+	    !(seen = calloc((size_t)large->nthreads, 1)))
+		return 0;
+	for (vals[IEXPR_REP] = 0; vals[IEXPR_REP] < large->rep; vals[IEXPR_REP]++) {
+		if (iexpr_eval(large->thread, vals, &t, NULL) || t < 0 || t >= large->nthreads)
+			goto out;
+		if (t < small->nthreads && !seen[t]) {
+			seen[t] = 1;
+			n++;
+		}
+	}
+	r = n == small->nthreads;
+out:
+	free(seen);
+	return r;
+}
+
 int
 frag_contains(const Fragment *small, const Fragment *large, int check_index, Err *why)
 {
@@ -598,6 +629,8 @@ frag_contains(const Fragment *small, const Fragment *large, int check_index, Err
 		return err_set(why, "contains: different slot ranks");
 	if (frag_is_fully_replicated(large) && !check_index && small->nthreads <= large->rep)
 		return 1;
+	if (!check_index && (r = rep_only_covers(small, large)) != 0)
+		return r;
 	if (layout_repsplit_(large, &g, &K))
 		return contains_sep(small, large, g, K, check_index, why);
 	memset(&c, 0, sizeof c);

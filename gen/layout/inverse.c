@@ -169,12 +169,31 @@ roundtrip(const int64_t *shape, int n, IExpr *const *fwd, int nout, IExpr **inv,
 {
 	Rt r;
 	int varid[LAYOUT_MAXDIM], k, ret;
+	IExpr *sub[IEXPR_NVARS] = {0};
+	IDom dom;
+	Arena t;
 
+	for (k = 0; k < n; k++)
+		varid[k] = k;
+	/* inv(fwd(x)) == x proved on the mixed-radix forms, at any domain size */
+	memset(&dom, 0, sizeof dom);
+	for (k = 0; k < n; k++)
+		dom.ext[k] = shape[k];
+	for (k = 0; k < nout && k < IEXPR_NVARS; k++)
+		sub[k] = fwd[k];
+	arena_init(&t);
+	for (k = 0; nout <= IEXPR_NVARS && k < n; k++) {
+		IExpr *x = iexpr_var(&t, k), *y = iexpr_subst(&t, inv[k], sub, &dom);
+
+		if (!x || !y || !layout_aff_equal_(shape, varid, n, y, x))
+			break;
+	}
+	arena_free(&t);
+	if (nout <= IEXPR_NVARS && k == n)
+		return 0;
 	memset(&r, 0, sizeof r);
 	if (!(r.inv = iprog_compile(inv, n, err)))
 		return -1;
-	for (k = 0; k < n; k++)
-		varid[k] = k;
 	r.n = n;
 	r.nout = nout;
 	r.shape = shape;
