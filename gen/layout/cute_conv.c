@@ -21,6 +21,10 @@ typedef struct Fn {
 	/* table mode (cute_*_from_table): tab holds nout in-range outputs per row-major
 	 * point and ser their row-major serialization (unswizzled; NULL when hier) */
 	const int64_t *tab, *ser;
+	/* symbolic mode (cute_convert_proved): prove decides the probed layout's equality,
+	 * and convert returns 2 where the proof would need the whole domain */
+	CuteProve prove;
+	void *pctx;
 	int64_t coord[MAXIN], out[MAXOUT];
 	Err *err;
 } Fn;
@@ -78,10 +82,7 @@ value(Fn *F, int64_t *val)
 	return 0;
 }
 
-typedef struct Sub {
-	int64_t s;
-	int64_t d[MAXOUT];
-} Sub;
+typedef CuteSubMode Sub;
 
 /* the value at the one-hot point (dim k = j) */
 static int
@@ -251,6 +252,15 @@ convert(Arena *a, Fn *F, CuteLayout *res, Err *err)
 		}
 	}
 	/* prove: every point of the domain */
+	if (F->prove) {
+		const CuteSubMode *sp[MAXIN];
+
+		for (k = 0; k < F->nin; k++)
+			sp[k] = subs[k];
+		if (F->prove(F->pctx, F->sw, F->nin, nsub, sp, F->nv) != 1)
+			return 2;
+		goto proved;
+	}
 	memset(F->coord, 0, sizeof F->coord);
 	if (F->tab) {
 		/* the same walk over memory: point f is the row-major successor of f - 1 */
@@ -493,6 +503,10 @@ composed(Arena *a, const Fn *base, CuteComposed *res, Err *err)
 				/* each candidate works in a scratch arena; the winner is copied out */
 				arena_init(&t);
 				rc = convert(&t, &F, &l, err);
+				if (rc == 2) {  /* symbolic mode: undecided */
+					arena_free(&t);
+					return 2;
+				}
 				if (rc == 1) {
 					res->sw = F.sw;
 					res->off = 0;
@@ -521,6 +535,25 @@ cute_composed_from_tile(Arena *a, int nin, const int64_t *in_shape, int nout,
 
 	fn_init(&F, nin, in_shape, nout, out_shape, f, ctx, 0);
 	return composed(a, &F, res, err);
+}
+
+int
+cute_convert_proved(Arena *a, int nin, const int64_t *in_shape, int nout, const int64_t *out_shape,
+		    CuteProbe f, void *ctx, CuteProve prove, void *pctx, int form, CuteComposed *res,
+		    Err *err)
+{
+	Fn F;
+
+	if (!prove || !res || form < 0 || form > 2)
+		return err_set(err, "cute: converter: missing argument");
+	fn_init(&F, nin, in_shape, nout, out_shape, f, ctx, form == 1);
+	F.prove = prove;
+	F.pctx = pctx;
+	if (form == 2)
+		return composed(a, &F, res, err);
+	res->sw.b = res->sw.m = res->sw.s = 0;
+	res->off = 0;
+	return convert(a, &F, &res->l, err);
 }
 
 int
