@@ -484,6 +484,9 @@ rnd_digits(Arena *A, int nin, const int64_t *shape)
 			t = iexpr_div(A, t, iexpr_const(A, a));
 		if (rnd() % 2)
 			t = iexpr_mod(A, t, iexpr_const(A, b));
+		if (rnd() % 4 == 0) /* a swizzle-like XOR with a digit of the other variable */
+			t = iexpr_bin(A, IX_XOR, t, iexpr_modc(A, iexpr_divc(A, iexpr_var(A, 1 - v),
+									cuts[rnd() % 4]), cuts[rnd() % 8]));
 		e = iexpr_add(A, e, iexpr_mulc(A, t, c));
 	}
 	if (rnd() % 3 == 0)

@@ -38,9 +38,17 @@ typedef struct {
 	Term t[MAXT];
 } Aff;
 
-/* the domain: extent per var id (0: not in the domain) */
+enum { MAXX = 8, NV = IEXPR_NVARS + MAXX };
+
+/* the domain: extent per var id (0: not in the domain). For exact ranges only
+ * (xor set), a ^ b where a is a digit of 2^k values and 0 <= b < 2^k becomes a
+ * pseudo-variable (id IEXPR_NVARS + p) of 2^k values standing for the digit a[p];
+ * it is independent of the other terms when nothing else reads a's digits
+ * (checked in layout_aff_range_), since a ^ b then runs over [0, 2^k) with a. */
 typedef struct {
-	int64_t S[IEXPR_NVARS];
+	int64_t S[NV];
+	int xor, nx;
+	Term xa[MAXX];
 } ADom;
 
 static int
@@ -186,7 +194,7 @@ pow2(int64_t v)
 
 /* e as an affine form over D: 0, or -1 when e is not of that shape */
 static int
-parse(const ADom *D, const IExpr *e, Aff *out, int depth)
+parse(ADom *D, const IExpr *e, Aff *out, int depth)
 {
 	Aff b;
 	int64_t k;
@@ -222,6 +230,36 @@ parse(const ADom *D, const IExpr *e, Aff *out, int depth)
 		if (!iexpr_isconst(e->b, &k) || k < 0 || k > 61 || parse(D, e->a, &b, depth + 1))
 			return -1;
 		return addscaled(D, out, &b, (int64_t)1 << k);
+	case IX_XOR: {
+		Aff x;
+		int side;
+
+		if (!D->xor || D->nx == MAXX || parse(D, e->a, &x, depth + 1) ||
+		    parse(D, e->b, &b, depth + 1))
+			return -1;
+		for (side = 0; side < 2; side++) {
+			const Aff *u = side ? &b : &x, *w = side ? &x : &b;
+			const Term *t = &u->t[0];
+			int64_t lo, hi, tlo = t->lf, thi, S = D->S[t->var];
+			int i;
+
+			if (u->n != 1 || u->c != 0 || t->coef != 1 || pow2(t->ext) < 0 || t->var >= IEXPR_NVARS ||
+			    ck_mul(t->lf, t->ext, &thi) || S % thi)
+				continue;
+			if (tbounds(w, w->c, NULL, &lo, &hi) || lo < 0 || hi >= t->ext)
+				continue;
+			for (i = 0; i < w->n; i++)      /* b must not read a's digits */
+				if (w->t[i].var == t->var && w->t[i].lf < thi &&
+				    (istop(D, &w->t[i]) || w->t[i].lf * w->t[i].ext > tlo))
+					break;
+			if (i < w->n)
+				continue;
+			D->xa[D->nx] = *t;
+			D->S[IEXPR_NVARS + D->nx] = t->ext;
+			return addterm(D, out, IEXPR_NVARS + D->nx++, 1, t->ext, 1);
+		}
+		return -1;
+	}
 	case IX_DIV:
 	case IX_MOD:
 	case IX_SHR:
@@ -252,7 +290,7 @@ typedef struct {
 	int nd;
 	int var[MAXD];
 	int64_t lf[MAXD], ext[MAXD];
-	int ragged[IEXPR_NVARS];        /* S[var] is not a multiple of its top boundary */
+	int ragged[NV];                 /* S[var] is not a multiple of its top boundary */
 } Atoms;
 
 static int
@@ -271,7 +309,7 @@ atoms(const ADom *D, const Aff *f, int n, Atoms *A)
 	int v, i, k, nb;
 
 	memset(A, 0, sizeof *A);
-	for (v = 0; v < IEXPR_NVARS; v++) {
+	for (v = 0; v < NV; v++) {
 		nb = 0;
 		b[nb++] = 1;
 		for (i = 0; i < n; i++)
@@ -443,8 +481,23 @@ layout_aff_range_(const int64_t *shape, const int *varid, int n, const IExpr *e,
 	int d;
 
 	mkdom(&D, shape, varid, n);
+	D.xor = 1;
 	if (parse(&D, e, &f, 0) || atoms(&D, &f, 1, &A) || linear(&D, &f, &A, row))
 		return 0;
+	for (d = 0; d < D.nx; d++) {
+		/* a pseudo-variable's digit is read by no term, nor by another pseudo-variable */
+		const Term *a = &D.xa[d];
+		int64_t ahi = a->lf * a->ext;
+		int k;
+
+		for (k = 0; k < f.n; k++)
+			if (f.t[k].var == a->var && f.t[k].lf < ahi &&
+			    (istop(&D, &f.t[k]) || f.t[k].lf * f.t[k].ext > a->lf))
+				return 0;
+		for (k = 0; k < d; k++)
+			if (D.xa[k].var == a->var && D.xa[k].lf < ahi && D.xa[k].lf * D.xa[k].ext > a->lf)
+				return 0;
+	}
 	*lo = *hi = f.c;
 	for (d = 0; d < A.nd; d++) {
 		if (!row[d] || A.ext[d] < 2)

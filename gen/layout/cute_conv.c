@@ -208,13 +208,18 @@ convert(Arena *a, Fn *F, CuteLayout *res, Err *err)
 		return err_set(err, "cute: out of memory");
 	for (k = 0; k < F->nin; k++) {
 		CuteLayout *sm;
+		Sub found[64];
 
 		n = F->in_shape[k];
-		if (!(subs[k] = anewn(a, Sub, 64)) || !(tab[k] = anewn(a, int64_t, n * F->nv)) ||
-		    !(sm = anewn(a, CuteLayout, 64)))
-			return err_set(err, "cute: out of memory");
-		if ((rc = factor(F, k, subs[k], &nsub[k])) != 1)
+		/* factored on the stack, then kept at its size: the swizzle search converts
+		 * dozens of candidates, and zeroing room for 64 sub-modes each cost more than
+		 * the probes */
+		if ((rc = factor(F, k, found, &nsub[k])) != 1)
 			return rc;
+		if (!(subs[k] = anewn(a, Sub, nsub[k] + 1)) || !(tab[k] = anewn(a, int64_t, n * F->nv)) ||
+		    !(sm = anewn(a, CuteLayout, nsub[k] + 1)))
+			return err_set(err, "cute: out of memory");
+		memcpy(subs[k], found, sizeof *found * (size_t)nsub[k]);
 		for (i = 0; i < nsub[k]; i++) {
 			CuteInt x;
 
