@@ -128,15 +128,12 @@ tbounds(const Aff *a, int64_t c, const int *sel, int64_t *lo, int64_t *hi)
 static int
 divmod(const ADom *D, Aff *x, int64_t d, int mod)
 {
-	int sel[MAXT], i, nl = 0, li = -1;
+	int sel[MAXT], i, li;
 	int64_t q = floordiv64(x->c, d), r = floormod64(x->c, d), lo, hi;
 	Aff out;
 
-	for (i = 0; i < x->n; i++) {
+	for (i = 0; i < x->n; i++)
 		sel[i] = x->t[i].coef % d != 0;
-		if (sel[i])
-			nl++, li = i;
-	}
 	memset(&out, 0, sizeof out);
 	/* the high terms (multiples of d) pass through // d and vanish under % d */
 	if (!mod) {
@@ -160,10 +157,30 @@ divmod(const ADom *D, Aff *x, int64_t d, int mod)
 		*x = out;
 		return 0;
 	}
-	if (nl == 1 && r == 0 && x->t[li].coef > 0 && d % x->t[li].coef == 0) {
-		/* c * t // d = t // m and c * t % d = c * (t % m), m = d / c */
+	/* one low term c * t with c | d over a rest q (the other low terms and r) in [0, c):
+	 * (c * t + q) // d = t // m and (c * t + q) % d = c * (t % m) + q, m = d / c */
+	for (li = -1, i = 0; i < x->n && li < 0; i++) {
+		int keep;
+
+		if (!sel[i] || x->t[i].coef <= 0 || d % x->t[i].coef)
+			continue;
+		sel[i] = 0;
+		keep = !tbounds(x, r, sel, &lo, &hi) && lo >= 0 && hi < x->t[i].coef;
+		sel[i] = 1;
+		if (keep)
+			li = i;
+	}
+	if (li >= 0) {
 		const Term *t = &x->t[li];
 		int64_t m = d / t->coef, lf;
+
+		if (mod) {      /* the rest stays as it is */
+			out.c = r;
+			for (i = 0; i < x->n; i++)
+				if (sel[i] && i != li && addterm(D, &out, x->t[i].var, x->t[i].lf,
+								  x->t[i].ext, x->t[i].coef))
+					return -1;
+		}
 
 		if (!istop(D, t) && t->ext % m)
 			return -1;
@@ -515,4 +532,62 @@ layout_aff_range_(const int64_t *shape, const int *varid, int n, const IExpr *e,
 			return 0;
 	}
 	return 1;
+}
+
+/*
+ * frag_contains without slots: large's thread map as g(x) + K * _rep (one full
+ * digit of _rep, K > 0) holds x on threads g(x) + K r, r < R; small is contained when
+ * h = small.thread - g lies in [0, K (R - 1)] and is a multiple of K everywhere
+ * (every coefficient and the constant of its form are).
+ */
+int
+layout_aff_contains_(const Layout *small, const Layout *large)
+{
+	ADom Dl, Ds;
+	Aff fl, h, g;
+	Atoms A;
+	int64_t row[MAXD], K = 0, lo, hi, v, top;
+	int64_t shape[LAYOUT_MAXDIM + 1];
+	int varid[LAYOUT_MAXDIM + 1], k, d, n = small->nin;
+
+	if (!small->is_frag || !large->is_frag || small->nin != large->nin || large->rep < 2)
+		return 0;
+	for (k = 0; k < n; k++) {
+		shape[k] = small->in_shape[k];
+		varid[k] = k;
+	}
+	varid[n] = IEXPR_REP;
+	shape[n] = large->rep;
+	mkdom(&Dl, shape, varid, n + 1);
+	shape[n] = small->rep;
+	mkdom(&Ds, shape, varid, n + 1);
+	if (parse(&Dl, large->thread, &fl, 0) || parse(&Ds, small->thread, &h, 0))
+		return 0;
+	memset(&g, 0, sizeof g);
+	g.c = fl.c;
+	for (k = 0; k < fl.n; k++) {
+		const Term *t = &fl.t[k];
+
+		if (t->var != IEXPR_REP) {
+			if (addterm(&Ds, &g, t->var, t->lf, t->ext, t->coef))
+				return 0;
+		} else if (K || t->lf != 1 || !istop(&Dl, t) || t->coef <= 0) {
+			return 0;
+		} else {
+			K = t->coef;
+		}
+	}
+	if (!K || addscaled(&Ds, &h, &g, -1) || h.c % K)
+		return 0;
+	if (atoms(&Ds, &h, 1, &A) || linear(&Ds, &h, &A, row))
+		return 0;
+	lo = hi = h.c;
+	for (d = 0; d < A.nd; d++) {
+		if (!row[d] || A.ext[d] < 2)
+			continue;
+		if (row[d] % K || ck_mul(row[d], A.ext[d] - 1, &v) ||
+		    ck_add(v < 0 ? lo : hi, v, v < 0 ? &lo : &hi))
+			return 0;
+	}
+	return !ck_mul(K, large->rep - 1, &top) && lo >= 0 && hi <= top;
 }

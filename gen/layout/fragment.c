@@ -631,6 +631,8 @@ frag_contains(const Fragment *small, const Fragment *large, int check_index, Err
 		return 1;
 	if (!check_index && (r = rep_only_covers(small, large)) != 0)
 		return r;
+	if (!check_index && layout_aff_contains_(small, large))
+		return 1;
 	if (layout_repsplit_(large, &g, &K))
 		return contains_sep(small, large, g, K, check_index, why);
 	memset(&c, 0, sizeof c);

@@ -27,5 +27,7 @@ int layout_aff_equal_(const int64_t *shape, const int *varid, int n, const IExpr
 /* the exact [lo, hi] of e over the domain */
 int layout_aff_range_(const int64_t *shape, const int *varid, int n, const IExpr *e, int64_t *lo,
 		      int64_t *hi);
+/* frag_contains(small, large, 0) proved from the thread maps' forms */
+int layout_aff_contains_(const Layout *small, const Layout *large);
 
 #endif
