@@ -120,7 +120,11 @@ static const struct {
 	{{2, {4, 8}, 1, {"_j * 4 + _i"}}, 0, "Layout([32] -> [4, 8], transform: [_i] -> [_i % 4, _i // 4])"},
 	{{1, {8}, 1, {"(_i * 5) % 8"}}, 0,
 	 "Layout([8] -> [8], transform: [_i] -> [_i % 4 + (_i % 2 ^ _i // 4) * 4])"},
-	{{1, {7}, 1, {"(_i * 3) % 7"}}, 0, "error: no closed-form inverse"},
+	/* a permutation a * x mod E: x = y * a^-1 mod E (method C) */
+	{{1, {7}, 1, {"(_i * 3) % 7"}}, 0, "Layout([7] -> [7], transform: [_i] -> [_i * 5 % 7])"},
+	{{2, {8, 256}, 2, {"_i", "_j * 5 % 256"}}, 0,
+	 "Layout([8, 256] -> [8, 256], transform: [_i, _j] -> [_i, _j * 205 % 256])"},
+	{{2, {8, 7}, 1, {"_i * 7 + _j * 3 % 7"}}, 0, "error: no closed-form inverse"},
 	{{1, {16}, 1, {"_i // 2"}}, 0, "error: logical [0] and [1] both map to physical [0]"},
 	{{2, {8, 8}, 2, {"_i", "_j ^ _i"}}, 0,
 	 "Layout([8, 8] -> [8, 8], transform: [_i, _j] -> [_i, _i ^ _j])"},
