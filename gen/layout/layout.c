@@ -76,8 +76,8 @@ domsize(const int64_t *shape, int n, int64_t *total, Err *err)
 
 			buf_init(&b);
 			layout_print_shape(&b, shape, n);
-			err_set(err, "domain %s has more than %lld points (the enumeration limit)",
-				buf_str(&b), (long long)enum_limit);
+			err_set(err, "domain %s has more than %lld points (the enumeration limit, "
+				"tilec --enum-limit=N)", buf_str(&b), (long long)enum_limit);
 			buf_free(&b);
 			return -1;
 		}

@@ -3,12 +3,15 @@
 # test/bench/cputime.c) of `tilec SAMPLE --dump=cuda` for every samples/*.tile at sm_80,
 # sm_90a and HIP gfx90a; median (and minimum) of REPS runs (default 21).
 # Goals (issue [structure] 5): every sample under 5 ms, gemm under 2 ms.
-# Then softmax at growing widths (is inference linear in the tile size?).
+# Then softmax at growing widths (is inference linear in the tile size?), and the exact
+# checks of a 4096 x 4096 tile (test/bench/bigtile.c). Needs build/tilec and build/libtilec.a.
 set -eu
 TILEC=${TILEC:-build/tilec}
 REPS=${REPS:-21}
 mkdir -p build
 cc -std=c11 -O2 -Wall -Wextra -o build/cputime test/bench/cputime.c
+cc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Wall -Wextra -Igen/layout -Igen/util \
+	-o build/bigtile test/bench/bigtile.c build/libtilec.a -ldl -lm -lpthread
 echo "== generation CPU time, ms (user+sys, median/min of $REPS; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg))"
 printf '%-26s %-22s %-22s %-22s\n' sample sm_80 sm_90a gfx90a
 miss=0
@@ -39,3 +42,5 @@ for w in 256 512 1024 2048 4096 8192; do
 	r=$(build/cputime "$REPS" "$TILEC" samples/softmax.tile --dump=cuda -D W=$w) || true
 	echo "W=$w $r"
 done
+echo "== layout checks past the enumeration limit"
+build/bigtile
