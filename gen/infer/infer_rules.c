@@ -599,6 +599,58 @@ covers_direct(const Fragment *F, const Fragment *G, int dim, int keep)
 	return c.ok;
 }
 
+/* covers()'s memo: a structural hash of a fragment and the exact comparison behind it */
+static uint64_t
+ix_hash(const IExpr *e)
+{
+	uint64_t h;
+
+	if (!e)
+		return 7;
+	h = (uint64_t)e->k * 1099511628211ULL;
+	if (e->k == IX_CONST || e->k == IX_VAR)
+		return (h ^ (uint64_t)e->v) * 1099511628211ULL;
+	h = (h ^ ix_hash(e->a)) * 1099511628211ULL;
+	h = (h ^ ix_hash(e->b)) * 1099511628211ULL;
+	return (h ^ ix_hash(e->c)) * 1099511628211ULL;
+}
+
+static uint64_t
+lay_hash(const Layout *L)
+{
+	uint64_t h = (uint64_t)L->nin * 131 + (uint64_t)L->nout * 7 + (uint64_t)L->rep * 13 +
+		     (uint64_t)L->nthreads * 17 + (uint64_t)L->has_range;
+	int k;
+
+	for (k = 0; k < L->nin; k++)
+		h = h * 1000003 + (uint64_t)L->in_shape[k];
+	for (k = 0; k < L->nout; k++)
+		h = h * 1000003 + ix_hash(L->fwd[k]) + (uint64_t)L->out_shape[k];
+	if (L->is_frag)
+		h = h * 1000003 + ix_hash(L->thread);
+	return h;
+}
+
+static int
+lay_same(const Layout *a, const Layout *b)
+{
+	int k;
+
+	if (a == b)
+		return 1;
+	if (a->is_frag != b->is_frag || a->nin != b->nin || a->nout != b->nout || a->rep != b->rep ||
+	    a->nthreads != b->nthreads || a->has_range != b->has_range ||
+	    (a->has_range && (a->range_min != b->range_min || a->range_ext != b->range_ext)))
+		return 0;
+	for (k = 0; k < a->nin; k++)
+		if (a->in_shape[k] != b->in_shape[k])
+			return 0;
+	for (k = 0; k < a->nout; k++)
+		if (a->out_shape[k] != b->out_shape[k] || !iexpr_same(a->fwd[k], b->fwd[k]))
+			return 0;
+	return !a->is_frag || iexpr_same(a->thread, b->thread);
+}
+
 /* does G (over the reduced shape) hold every element of each row wherever F
  * (over the source) has a holder of that row? */
 static int
@@ -610,11 +662,12 @@ covers(Inf *in, const Fragment *F, const Fragment *G, int dim, int keep)
 	Err e = {0};
 	int d, n = 0;
 
-	char *key = arena_printf(A, "%s|%s|%d|%d", layout_str(A, F), layout_str(A, G), dim, keep);
+	uint64_t h = lay_hash(F) * 31 + lay_hash(G) * 7 + (uint64_t)dim * 2 + (uint64_t)keep;
 	int r, i;
 
-	for (i = 0; key && i < in->ncov; i++)
-		if (!strcmp(in->cov[i].key, key))
+	for (i = 0; i < in->ncov; i++)
+		if (in->cov[i].h == h && in->cov[i].dim == dim && in->cov[i].keep == keep &&
+		    lay_same(in->cov[i].F, F) && lay_same(in->cov[i].G, G))
 			return in->cov[i].r;
 	for (d = 0; d < F->nin; d++) {
 		fwd[d] = iexpr_var(A, d);
@@ -629,7 +682,7 @@ covers(Inf *in, const Fragment *F, const Fragment *G, int dim, int keep)
 		V = th ? frag_new(A, F->in_shape, F->nin, th, G->rep, fwd, F->nin, &e) : NULL;
 		r = V && frag_contains(F, V, 0, &e) == 1;
 	}
-	if (key && in->ncov == in->capcov) {
+	if (in->ncov == in->capcov) {
 		int cap = in->capcov ? 2 * in->capcov : 32;
 		struct CovMemo *m = arena_realloc(A, in->cov, sizeof *m * (size_t)in->capcov,
 						  sizeof *m * (size_t)cap);
@@ -639,9 +692,10 @@ covers(Inf *in, const Fragment *F, const Fragment *G, int dim, int keep)
 			in->capcov = cap;
 		}
 	}
-	if (key && in->ncov < in->capcov) {
-		in->cov[in->ncov].key = key;
-		in->cov[in->ncov++].r = r;
+	if (in->ncov < in->capcov) {
+		struct CovMemo *m = &in->cov[in->ncov++];
+
+		m->h = h, m->F = F, m->G = G, m->dim = dim, m->keep = keep, m->r = r;
 	}
 	return r;
 }
