@@ -199,6 +199,33 @@ START_TEST(prop_aff_contains_agrees)
 }
 END_TEST
 
+/* a large fragment whose thread map reads _i alone (an XOR of replicas, which the digit
+ * forms do not read) is decided per (_i, rep), not per (thread, slot) of [8, 64] x 8 */
+START_TEST(contains_projected_past_limit)
+{
+	Arena A;
+	Err err = {0};
+	FSpec s = {2, {8, 64}, "_j % 4 * 8 + _j // 4 % 2", 1, 1, {"_i * 8 + _j // 8"}};
+	FSpec bad = {2, {8, 64}, "_j % 26", 1, 0, {0}};
+	FSpec l = {2, {8, 64}, "(_i % 4 ^ _rep % 4) * 8 + _rep // 4", 8, 2, {"_i", "_j"}};
+	Fragment *a, *b, *c;
+
+	arena_init(&A);
+	a = mk(&A, &s, &err);
+	b = mk(&A, &l, &err);
+	c = mk(&A, &bad, &err);
+	ck_assert_msg(a && b && c, "%s", err.msg);
+	ck_assert_int_eq(frag_contains(a, b, 0, &err), 1);
+	ck_assert_int_eq(frag_contains(c, b, 0, &err), 0);
+	ck_assert_ptr_nonnull(strstr(err.msg, "thread 2 holds logical [0, 2] under the first layout"));
+	ck_assert_int_eq(layout_set_enum_limit(1000), 0);
+	ck_assert_int_eq(frag_contains(a, b, 0, &err), 1);
+	ck_assert_int_eq(frag_contains(c, b, 0, &err), -1);     /* the walk that finds why */
+	ck_assert_int_eq(layout_set_enum_limit(1 << 22), 0);
+	arena_free(&A);
+}
+END_TEST
+
 /* the permuted broadcast is decided on its replicas alone, past the enumeration limit */
 START_TEST(contains_rep_only_past_limit)
 {
@@ -575,6 +602,7 @@ suite_fragment(void)
 	tcase_add_loop_test(tc, contains_table, 0, countof(cont_cases));
 	tcase_add_test(tc, contains_rep_only_past_limit);
 	tcase_add_test(tc, prop_aff_contains_agrees);
+	tcase_add_test(tc, contains_projected_past_limit);
 	tcase_add_test(tc, equality_and_ranges);
 	tcase_add_test(tc, broadcast_fragments);
 	tcase_add_test(tc, fragment_reshape);
