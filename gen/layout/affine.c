@@ -430,7 +430,7 @@ layout_aff_injective_(const int64_t *shape, const int *varid, int n, IExpr *cons
 		for (d = 0; d < A.nd; d++) {
 			if (!row[e][d] || A.ext[d] < 2)
 				continue;
-			if (used[d])
+			if (used[d] || row[e][d] == INT64_MIN)
 				goto out;       /* a digit in two outputs: not decided here */
 			used[d] = 1;
 			ord[m++] = d;
@@ -445,7 +445,7 @@ layout_aff_injective_(const int64_t *shape, const int *varid, int n, IExpr *cons
 		for (i = 0; i < m; i++) {
 			int64_t c = llabs(row[e][ord[i]]);
 
-			if (row[e][ord[i]] == INT64_MIN || c <= reach)
+			if (c <= reach)
 				goto out;
 			if (ck_mul(c, A.ext[ord[i]] - 1, &t) || ck_add(reach, t, &reach))
 				goto out;
