@@ -78,6 +78,13 @@ static const struct {
 	{"samples/softmax.tile", NULL, "M=9", "W=8192"},
 	{"test/cpu/rmsnorm.tile", NULL, "M=1;M=9", "W=5120"},
 	{"test/cpu/rmsnorm.tile", NULL, "M=5", "W=8192"},
+	{"test/cpu/rmsnorm.tile", NULL, "M=5", "W=1536"},
+	{"test/cpu/rmsnorm_warp.tile", NULL, "M=5", "W=1536"},
+	{"test/cpu/rmsnorm_warp.tile", NULL, "M=1;M=9", "W=5120"},
+	{"test/cpu/rmsnorm_warp.tile", NULL, "M=5", "W=8192"},
+	/* the row max is a broadcast whose replicas are permuted (_rep * 5 % 256) */
+	{"samples/softmax.tile", NULL, "M=1;M=37", "W=5120"},
+	{"samples/softmax.tile", NULL, "M=5", "W=512"},
 };
 
 static glob_t files;

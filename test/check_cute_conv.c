@@ -243,6 +243,65 @@ START_TEST(conv_table)
 }
 END_TEST
 
+/* the table forms give the probe forms' results and messages: every case whose
+ * function can be tabulated (small domain, defined everywhere) */
+START_TEST(conv_from_table)
+{
+	const Case *t = &cases[_i];
+	Arena a;
+	Err e1 = {0}, e2 = {0};
+	CuteLayout l1, l2;
+	CuteComposed c1, c2;
+	Buf b1, b2;
+	int64_t total = 1, f, r, c[16] = {0}, *vals;
+	int k, rc1, rc2, ok = t->nin >= 1;
+
+	for (k = 0; k < t->nin && ok; k++)
+		ok = t->in[k] > 0 && (total *= t->in[k]) <= (1 << 16);
+	vals = ok ? calloc((size_t)(total * t->nout), sizeof *vals) : NULL;
+	for (f = 0; ok && f < total; f++) {
+		for (r = f, k = t->nin - 1; k >= 0; k--) {
+			c[k] = r % t->in[k];
+			r /= t->in[k];
+		}
+		ok = vals && t->f(NULL, c, vals + f * t->nout) == 0;
+	}
+	if (!ok) {      /* "fails", "too large", "bad extent", "no inputs": no table */
+		ck_assert_msg(_i >= 12, "%s: could not be tabulated", t->name);
+		free(vals);
+		return;
+	}
+	arena_init(&a);
+	buf_init(&b1);
+	buf_init(&b2);
+	if (t->kind == 2) {
+		rc1 = cute_composed_from_tile(&a, t->nin, t->in, t->nout, t->out, t->f, NULL, &c1, &e1);
+		rc2 = cute_composed_from_table(&a, t->nin, t->in, t->nout, t->out, vals, &c2, &e2);
+		if (rc1 == 1 && rc2 == 1) {
+			cute_print_composed(&b1, &c1);
+			cute_print_composed(&b2, &c2);
+		}
+	} else {
+		rc1 = t->kind ? cute_from_tile_hier(&a, t->nin, t->in, t->nout, t->out, t->f, NULL, &l1, &e1)
+			      : cute_from_tile(&a, t->nin, t->in, t->nout, t->out, t->f, NULL, &l1, &e1);
+		rc2 = cute_from_table(&a, t->nin, t->in, t->nout, t->out, vals, t->kind, &l2, &e2);
+		if (rc1 == 1 && rc2 == 1) {
+			cute_print_layout(&b1, l1);
+			cute_print_layout(&b2, l2);
+		}
+	}
+	ck_assert_msg(rc1 == rc2, "%s: probe rc %d, table rc %d", t->name, rc1, rc2);
+	if (rc1 == 1)
+		ck_assert_str_eq(buf_str(&b1), buf_str(&b2));
+	else
+		ck_assert_str_eq(e1.msg, e2.msg);
+	buf_free(&b1);
+	buf_free(&b2);
+	arena_free(&a);
+	free(vals);
+}
+END_TEST
+
 /* a fragment of 8 logical points replicated twice over 8 threads, 2 slots each */
 static int
 fr_thread(void *ctx, const int64_t *c, int64_t rep, int64_t *thread)
@@ -350,6 +409,7 @@ suite_cute_conv(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, conv_table, 0, countof(cases));
+	tcase_add_loop_test(tc, conv_from_table, 0, countof(cases));
 	tcase_add_test(tc, conv_fragment);
 	tcase_add_test(tc, conv_random);
 	suite_add_tcase(s, tc);

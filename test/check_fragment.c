@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "layout.h"
+#include "layout_int.h"
 #include "tests.h"
 
 typedef struct {
@@ -122,7 +122,136 @@ static const struct {
 	{{2, {4, 64}, "_j", 1, 1, {"_i"}}, {2, {4, 64}, "_j // 2 + _i % 2 * 32", 1, 0, {0}}, 0, 0,
 	 "thread 1 holds logical [0, 1] under the first layout but is not a holder under the second"},
 	{{2, {4, 64}, "_j", 1, 1, {"_i"}}, {2, {8, 32}, "_j", 1, 1, {"_i"}}, 0, -1, "different input shapes"},
+	/* row-replicated over a wrapped thread map (softmax's row max at W = 512) */
+	{{2, {8, 512}, "(_i * 128 + _j // 4) % 256", 1, 1, {"(_i * 128 + _j // 4) // 256 * 4 + _j % 4"}},
+	 {2, {8, 512}, "(_i * 128 + _rep) % 256", 128, 2, {"_i", "_j"}}, 0, 1, ""},
+	{{2, {8, 512}, "(_i * 128 + _j // 4) % 256", 1, 1, {"(_i * 128 + _j // 4) // 256 * 4 + _j % 4"}},
+	 {2, {8, 512}, "(_i * 128 + _rep * 2) % 256", 64, 2, {"_i", "_j"}}, 0, 0,
+	 "thread 1 holds logical [0, 4] under the first layout but is not a holder under the second"},
+	/* a broadcast whose replicas are permuted over the threads (softmax's row max at W = 5120) */
+	{{2, {8, 64}, "_j % 32", 1, 1, {"_i * 2 + _j // 32"}}, {2, {8, 64}, "_rep * 5 % 32", 32, 1, {"_i"}},
+	 0, 1, ""},
+	{{2, {8, 64}, "_j % 32", 1, 1, {"_i * 2 + _j // 32"}}, {2, {8, 64}, "_rep * 2 % 32", 16, 1, {"_i"}},
+	 0, 0, "thread 1 holds logical [0, 1] under the first layout but is not a holder under the second"},
 };
+
+/* layout_aff_contains_ (the thread maps' digit forms) against a brute-force walk: every
+ * (x, r_s) of small has a replica of large on its thread */
+static uint64_t crng = 88172645463325252ULL;
+
+static unsigned
+crnd(void)
+{
+	crng ^= crng << 13;
+	crng ^= crng >> 7;
+	crng ^= crng << 17;
+	return (unsigned)(crng >> 11);
+}
+
+START_TEST(prop_aff_contains_agrees)
+{
+	static const int64_t ks[] = {1, 2, 4, 8, 16, 32};
+	Arena A;
+	Err err = {0};
+	int n, proved = 0;
+
+	arena_init(&A);
+	for (n = 0; n < 1500; n++) {
+		int64_t sh[2] = {1 + crnd() % 8, ks[crnd() % 6] * (1 + crnd() % 3)};
+		int64_t K = ks[crnd() % 4], R = 2 + crnd() % 16, Rs = 1 + crnd() % 3, T = 64, x[17] = {0};
+		char st[128], lt[128];
+		Fragment *S, *L;
+		int ok = 1;
+
+		snprintf(lt, sizeof lt, "(_i * %lld + _j // %lld %% %lld + _rep * %lld) %% %lld",
+			 (long long)ks[crnd() % 6], (long long)ks[crnd() % 6], (long long)ks[crnd() % 6],
+			 (long long)K, (long long)(crnd() % 2 ? 256 : 1024));
+		snprintf(st, sizeof st, "(_i * %lld + _j // %lld %% %lld + _rep * %lld) %% %lld",
+			 (long long)ks[crnd() % 6], (long long)ks[crnd() % 6], (long long)ks[crnd() % 6],
+			 (long long)ks[crnd() % 6], (long long)(crnd() % 2 ? 256 : 1024));
+		S = frag_parse(&A, sh, 2, st, Rs, NULL, 0, &err);
+		L = frag_parse(&A, sh, 2, lt, R, NULL, 0, &err);
+		if (!S || !L)
+			continue;       /* an implicit slot map that fails: nothing to compare */
+		for (x[0] = 0; x[0] < sh[0] && ok; x[0]++)
+			for (x[1] = 0; x[1] < sh[1] && ok; x[1]++)
+				for (x[16] = 0; x[16] < Rs && ok; x[16]++) {
+					int64_t t, u, y[17] = {0}, r;
+
+					ck_assert_int_eq(iexpr_eval(S->thread, x, &t, NULL), 0);
+					ok = 0;
+					for (r = 0; r < R && !ok; r++) {
+						memcpy(y, x, sizeof y);
+						y[16] = r;
+						ck_assert_int_eq(iexpr_eval(L->thread, y, &u, NULL), 0);
+						ok = u == t;
+					}
+				}
+		(void)T;
+		if (layout_aff_contains_(S, L)) {
+			ck_assert_msg(ok, "proved but not contained: %s in %s over [%lld, %lld]", st, lt,
+				      (long long)sh[0], (long long)sh[1]);
+			proved++;
+		}
+	}
+	ck_assert_int_gt(proved, 30);
+	arena_free(&A);
+}
+END_TEST
+
+/* a large fragment whose thread map reads _i alone (an XOR of replicas, which the digit
+ * forms do not read) is decided per (_i, rep), not per (thread, slot) of [8, 64] x 8 */
+START_TEST(contains_projected_past_limit)
+{
+	Arena A;
+	Err err = {0};
+	FSpec s = {2, {8, 64}, "_j % 4 * 8 + _j // 4 % 2", 1, 1, {"_i * 8 + _j // 8"}};
+	FSpec bad = {2, {8, 64}, "_j % 26", 1, 0, {0}};
+	FSpec l = {2, {8, 64}, "(_i % 4 ^ _rep % 4) * 8 + _rep // 4", 8, 2, {"_i", "_j"}};
+	Fragment *a, *b, *c;
+
+	arena_init(&A);
+	a = mk(&A, &s, &err);
+	b = mk(&A, &l, &err);
+	c = mk(&A, &bad, &err);
+	ck_assert_msg(a && b && c, "%s", err.msg);
+	ck_assert_int_eq(frag_contains(a, b, 0, &err), 1);
+	ck_assert_int_eq(frag_contains(c, b, 0, &err), 0);
+	ck_assert_ptr_nonnull(strstr(err.msg, "thread 2 holds logical [0, 2] under the first layout"));
+	ck_assert_int_eq(layout_set_enum_limit(1000), 0);
+	ck_assert_int_eq(frag_contains(a, b, 0, &err), 1);
+	ck_assert_int_eq(frag_contains(c, b, 0, &err), -1);     /* the walk that finds why */
+	ck_assert_int_eq(layout_set_enum_limit(1 << 22), 0);
+	arena_free(&A);
+}
+END_TEST
+
+/* the permuted broadcast is decided on its replicas alone, past the enumeration limit */
+START_TEST(contains_rep_only_past_limit)
+{
+	Arena A;
+	Err err = {0};
+	FSpec s = {2, {8, 64}, "_j % 32", 1, 1, {"_i * 2 + _j // 32"}};
+	FSpec l = {2, {8, 64}, "_rep * 5 % 32", 32, 1, {"_i"}};
+	FSpec l2 = {2, {8, 64}, "_rep * 5 % 32 + _i * 0 + _j % 1", 32, 1, {"_i"}};
+	Fragment *a, *b;
+
+	arena_init(&A);
+	a = mk(&A, &s, &err);
+	b = mk(&A, &l, &err);
+	ck_assert_msg(a && b, "%s", err.msg);
+	ck_assert_int_eq(layout_set_enum_limit(1000), 0);
+	ck_assert_int_eq(frag_contains(a, b, 0, &err), 1);
+	/* with a slot check it walks (x, rep) and meets the limit */
+	ck_assert_int_eq(frag_contains(a, b, 1, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "enumeration limit"));
+	ck_assert_int_eq(layout_set_enum_limit(1 << 22), 0);
+	b = mk(&A, &l2, &err);
+	ck_assert_msg(b != NULL, "%s", err.msg);
+	ck_assert_int_eq(frag_contains(a, b, 0, &err), 1);
+	arena_free(&A);
+}
+END_TEST
 
 START_TEST(contains_table)
 {
@@ -471,6 +600,9 @@ suite_fragment(void)
 
 	tcase_add_loop_test(tc, ops_table, 0, countof(op_cases));
 	tcase_add_loop_test(tc, contains_table, 0, countof(cont_cases));
+	tcase_add_test(tc, contains_rep_only_past_limit);
+	tcase_add_test(tc, prop_aff_contains_agrees);
+	tcase_add_test(tc, contains_projected_past_limit);
 	tcase_add_test(tc, equality_and_ranges);
 	tcase_add_test(tc, broadcast_fragments);
 	tcase_add_test(tc, fragment_reshape);

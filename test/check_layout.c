@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "layout.h"
+#include "layout_int.h"
 #include "tests.h"
 
 typedef struct {
@@ -74,7 +74,9 @@ static const struct {
 	{{2, {64, 64}, 3, {"_j // 64", "_i // 8", "_j % 8 + (_j // 8 % 8 ^ _i % 8) * 8 + _i % 8 * 64"}}, ""},
 	{{1, {1000}, 1, {"_i * 7 % 1000"}}, ""},
 	{{1, {1000}, 1, {"_i * 10 % 1000"}}, "logical [0] and [100] both map to physical [0]"},
-	{{2, {4097, 1024}, 1, {"_i * 1024 + _j"}}, "more than 4194304 points"},
+	/* past the enumeration limit: decided from the digits when mixed-radix, else refused */
+	{{2, {4097, 1024}, 1, {"_i * 1024 + _j"}}, ""},
+	{{2, {4097, 1024}, 1, {"_i * 1024 + (_j ^ _i % 2)"}}, "more than 4194304 points"},
 };
 
 START_TEST(injective_table)
@@ -118,7 +120,11 @@ static const struct {
 	{{2, {4, 8}, 1, {"_j * 4 + _i"}}, 0, "Layout([32] -> [4, 8], transform: [_i] -> [_i % 4, _i // 4])"},
 	{{1, {8}, 1, {"(_i * 5) % 8"}}, 0,
 	 "Layout([8] -> [8], transform: [_i] -> [_i % 4 + (_i % 2 ^ _i // 4) * 4])"},
-	{{1, {7}, 1, {"(_i * 3) % 7"}}, 0, "error: no closed-form inverse"},
+	/* a permutation a * x mod E: x = y * a^-1 mod E (method C) */
+	{{1, {7}, 1, {"(_i * 3) % 7"}}, 0, "Layout([7] -> [7], transform: [_i] -> [_i * 5 % 7])"},
+	{{2, {8, 256}, 2, {"_i", "_j * 5 % 256"}}, 0,
+	 "Layout([8, 256] -> [8, 256], transform: [_i, _j] -> [_i, _j * 205 % 256])"},
+	{{2, {8, 7}, 1, {"_i * 7 + _j * 3 % 7"}}, 0, "error: no closed-form inverse"},
 	{{1, {16}, 1, {"_i // 2"}}, 0, "error: logical [0] and [1] both map to physical [0]"},
 	{{2, {8, 8}, 2, {"_i", "_j ^ _i"}}, 0,
 	 "Layout([8, 8] -> [8, 8], transform: [_i, _j] -> [_i, _i ^ _j])"},
@@ -278,6 +284,7 @@ START_TEST(limit_is_configurable)
 	Arena A;
 	Err err = {0};
 	LSpec s = {2, {64, 64}, 1, {"_i * 64 + _j"}};
+	LSpec x = {2, {64, 64}, 1, {"_i * 64 + (_j ^ _i)"}};
 	Layout *L;
 
 	arena_init(&A);
@@ -285,11 +292,20 @@ START_TEST(limit_is_configurable)
 	L = mk(&A, &s, &err);
 	ck_assert_ptr_nonnull(L);
 	ck_assert_int_eq(layout_set_enum_limit(1000), 0);
+	/* a mixed-radix layout is decided from its digits, past the limit */
+	ck_assert_int_eq(layout_check_injective(L, &err), 0);
+	ck_assert_ptr_nonnull(layout_inverse(&A, L, 0, &err));
+	/* one that is not is enumerated, and refused past the limit */
+	L = mk(&A, &x, &err);
+	ck_assert_ptr_nonnull(L);
 	ck_assert_int_eq(layout_check_injective(L, &err), -1);
 	ck_assert_ptr_nonnull(strstr(err.msg, "domain [64, 64] has more than 1000 points"));
 	ck_assert_ptr_null(layout_inverse(&A, L, 0, &err));
-	/* construction past the limit falls back to interval bounds */
+	/* construction past the limit: exact digit bounds, else interval bounds */
 	L = mk(&A, &s, &err);
+	ck_assert_ptr_nonnull(L);
+	ck_assert_int_eq(L->out_shape[0], 4096);
+	L = mk(&A, &x, &err);
 	ck_assert_ptr_nonnull(L);
 	ck_assert_int_eq(L->out_shape[0], 4096);
 	ck_assert_int_eq(layout_set_enum_limit(0), -1);
@@ -454,6 +470,118 @@ START_TEST(prop_injective_agrees)
 }
 END_TEST
 
+/* symbolic decisions (affine.c) agree with enumeration wherever they decide: random
+ * sums of digits (x // a % b) * c, taken // d or % d, over small domains */
+static IExpr *
+rnd_digits(Arena *A, int nin, const int64_t *shape)
+{
+	static const int64_t cuts[] = {1, 2, 3, 4, 6, 8, 12, 16};
+	IExpr *e = iexpr_const(A, (int64_t)(rnd() % 3));
+	int k, n = 1 + (int)(rnd() % 3);
+
+	for (k = 0; k < n; k++) {
+		int v = (int)(rnd() % (unsigned)nin);
+		IExpr *t = iexpr_var(A, v);
+		int64_t a = cuts[rnd() % 8], b = cuts[rnd() % 8], c = (int64_t)(rnd() % 40) - 8;
+
+		if (a < shape[v])
+			t = iexpr_div(A, t, iexpr_const(A, a));
+		if (rnd() % 2)
+			t = iexpr_mod(A, t, iexpr_const(A, b));
+		if (rnd() % 4 == 0) /* a swizzle-like XOR with a digit of the other variable */
+			t = iexpr_bin(A, IX_XOR, t, iexpr_modc(A, iexpr_divc(A, iexpr_var(A, 1 - v),
+									cuts[rnd() % 4]), cuts[rnd() % 8]));
+		e = iexpr_add(A, e, iexpr_mulc(A, t, c));
+	}
+	if (rnd() % 3 == 0)
+		e = iexpr_bin(A, rnd() % 2 ? IX_DIV : IX_MOD, e, iexpr_const(A, cuts[1 + rnd() % 7]));
+	return e;
+}
+
+START_TEST(prop_symbolic_agrees)
+{
+	Arena A;
+	int n, proved_inj = 0, proved_eq = 0, proved_rng = 0;
+
+	arena_init(&A);
+	for (n = 0; n < 3000; n++) {
+		static const int64_t ext[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32};
+		int64_t shape[2] = {ext[rnd() % 10], ext[rnd() % 10]}, lo, hi, tlo = INT64_MAX,
+			thi = INT64_MIN, ys[1024][2], zs[1024], f, g, x[IEXPR_NVARS] = {0};
+		int varid[2] = {0, 1}, nout = 1 + (int)(rnd() % 2), inj = 1, eq = 1;
+		IExpr *es[2], *b;
+		int total = (int)(shape[0] * shape[1]);
+
+		es[0] = iexpr_simplify(&A, rnd_digits(&A, 2, shape), NULL);
+		es[1] = iexpr_simplify(&A, rnd_digits(&A, 2, shape), NULL);
+		b = rnd() % 4 ? iexpr_simplify(&A, rnd_digits(&A, 2, shape), NULL) : es[0];
+		for (f = 0; f < total; f++) {
+			int k;
+
+			x[0] = f / shape[1];
+			x[1] = f % shape[1];
+			for (k = 0; k < nout; k++)
+				ck_assert_int_eq(iexpr_eval(es[k], x, &ys[f][k], NULL), 0);
+			ck_assert_int_eq(iexpr_eval(b, x, &zs[f], NULL), 0);
+			eq &= zs[f] == ys[f][0];
+			tlo = ys[f][0] < tlo ? ys[f][0] : tlo;
+			thi = ys[f][0] > thi ? ys[f][0] : thi;
+			for (g = 0; g < f && inj; g++)
+				inj = !(ys[g][0] == ys[f][0] && (nout == 1 || ys[g][1] == ys[f][1]));
+		}
+		if (layout_aff_injective_(shape, varid, 2, es, nout)) {
+			ck_assert_msg(inj, "proved injective but is not: %s, %s over [%lld, %lld]",
+				      iexpr_str(&A, es[0]), iexpr_str(&A, es[1]), (long long)shape[0],
+				      (long long)shape[1]);
+			proved_inj++;
+		}
+		if (layout_aff_equal_(shape, varid, 2, es[0], b)) {
+			ck_assert_msg(eq, "proved equal but differ: %s and %s", iexpr_str(&A, es[0]),
+				      iexpr_str(&A, b));
+			proved_eq++;
+		}
+		if (layout_aff_range_(shape, varid, 2, es[0], &lo, &hi)) {
+			ck_assert_msg(lo == tlo && hi == thi, "%s: range [%lld, %lld], enumerated [%lld, %lld]",
+				      iexpr_str(&A, es[0]), (long long)lo, (long long)hi, (long long)tlo,
+				      (long long)thi);
+			proved_rng++;
+		}
+	}
+	/* the decisions must be taken often enough to matter */
+	ck_assert_int_gt(proved_inj, 100);
+	ck_assert_int_gt(proved_eq, 300);
+	ck_assert_int_gt(proved_rng, 1000);
+	arena_free(&A);
+}
+END_TEST
+
+/* a 4096 x 4096 tile (16M points, past the enumeration limit) is checked from its
+ * digits: injective, its inverse, equality, exact output shape */
+START_TEST(big_tile_symbolic)
+{
+	Arena A;
+	Err err = {0};
+	int64_t shape[2] = {4096, 4096};
+	const char *fwd[2] = {"_i // 16 * 256 + _j // 16", "_i % 16 * 16 + _j % 16"};
+	const char *same[2] = {"(_i // 16 * 4096 + _j) // 16",
+			       "_i % 16 * 16 + _j % 16"};
+	Layout *L, *M, *I;
+
+	arena_init(&A);
+	L = layout_parse(&A, shape, 2, fwd, 2, &err);
+	ck_assert_msg(L != NULL, "%s", err.msg);
+	ck_assert_int_eq(L->out_shape[0], 65536);
+	ck_assert_int_eq(L->out_shape[1], 256);
+	ck_assert_int_eq(layout_check_injective(L, &err), 0);
+	I = layout_inverse(&A, L, 0, &err);
+	ck_assert_msg(I != NULL, "%s", err.msg);
+	M = layout_parse(&A, shape, 2, same, 2, &err);
+	ck_assert_msg(M != NULL, "%s", err.msg);
+	ck_assert_int_eq(layout_equal(L, M, &err), 1);
+	arena_free(&A);
+}
+END_TEST
+
 /* reshape keeps the mapping: same flat index, same physical coordinates */
 START_TEST(prop_reshape_keeps_mapping)
 {
@@ -507,6 +635,8 @@ suite_layout(void)
 	tcase_add_test(tc, limit_is_configurable);
 	tcase_add_test(tc, prop_inverse_roundtrip);
 	tcase_add_test(tc, prop_injective_agrees);
+	tcase_add_test(tc, prop_symbolic_agrees);
+	tcase_add_test(tc, big_tile_symbolic);
 	tcase_add_test(tc, prop_reshape_keeps_mapping);
 	suite_add_tcase(s, tc);
 	return s;

@@ -113,6 +113,203 @@ START_TEST(frag_cute_replicated)
 }
 END_TEST
 
+/* the probe forms over layout_eval: what layout_to_cute / frag_to_cute gave before they
+ * proved symbolically */
+static int
+ev_layout(void *ctx, const int64_t *coord, int64_t *out)
+{
+	return layout_eval(ctx, coord, out, NULL) ? 1 : 0;
+}
+
+static int
+ev_thread(void *ctx, const int64_t *coord, int64_t rep, int64_t *thread)
+{
+	const Fragment *F = ctx;
+	int64_t x[17], y[17];
+	int k;
+
+	for (k = 0; k < F->nin; k++)
+		x[k] = coord[k];
+	x[F->nin] = rep;
+	if (layout_eval(F, x, y, NULL))
+		return 1;
+	*thread = y[F->nout];
+	return 0;
+}
+
+static int
+ev_slot(void *ctx, const int64_t *coord, int64_t *slot)
+{
+	const Fragment *F = ctx;
+	int64_t x[17], y[17], v = 0;
+	int k;
+
+	for (k = 0; k < F->nin; k++)
+		x[k] = coord[k];
+	x[F->nin] = 0;
+	if (layout_eval(F, x, y, NULL))
+		return 1;
+	for (k = 0; k < F->nout; k++)
+		v = v * F->out_shape[k] + y[k];
+	*slot = v;
+	return 0;
+}
+
+static void
+same_as_probes(Arena *a, const Layout *L, LayoutCuteForm form)
+{
+	CuteComposed c1, c2;
+	CuteLayout l1, l2;
+	Err e1 = {0}, e2 = {0};
+	Buf b1, b2;
+	int r1, r2;
+
+	buf_init(&b1);
+	buf_init(&b2);
+	if (L->is_frag) {
+		CutePacked p;
+		int64_t nslot = 1;
+		int k;
+
+		for (k = 0; k < L->nout; k++)
+			nslot *= L->out_shape[k];
+		r1 = frag_to_cute(a, L, &l1, &e1);
+		ck_assert_int_eq(cute_pack_fragment(&p, L->nin, L->in_shape, L->rep, L->nthreads, nslot,
+						    ev_thread, ev_slot, (void *)L, &e2), 0);
+		r2 = cute_from_tile(a, L->nin + 1, p.in_shape, 2, p.out_shape, cute_packed_probe, &p, &l2,
+				    &e2);
+		if (r1 == 1 && r2 == 1) {
+			cute_print_layout(&b1, l1);
+			cute_print_layout(&b2, l2);
+		}
+	} else {
+		r1 = layout_to_cute(a, L, form, &c1, &e1);
+		if (form == LC_COMPOSED)
+			r2 = cute_composed_from_tile(a, L->nin, L->in_shape, L->nout, L->out_shape, ev_layout,
+						     (void *)L, &c2, &e2);
+		else if (form == LC_HIER)
+			r2 = cute_from_tile_hier(a, L->nin, L->in_shape, L->nout, L->out_shape, ev_layout,
+						 (void *)L, &c2.l, &e2);
+		else
+			r2 = cute_from_tile(a, L->nin, L->in_shape, L->nout, L->out_shape, ev_layout,
+					    (void *)L, &c2.l, &e2);
+		if (r1 == 1 && r2 == 1) {
+			if (form == LC_COMPOSED) {
+				cute_print_composed(&b1, &c1);
+				cute_print_composed(&b2, &c2);
+			} else {
+				cute_print_layout(&b1, c1.l);
+				cute_print_layout(&b2, c2.l);
+			}
+		}
+	}
+	ck_assert_msg(r1 == r2, "%s: %d vs %d (%s / %s)", layout_str(a, L), r1, r2, e1.msg, e2.msg);
+	if (r1 == 1)
+		ck_assert_str_eq(buf_str(&b1), buf_str(&b2));
+	else
+		ck_assert_str_eq(e1.msg, e2.msg);
+	buf_free(&b1);
+	buf_free(&b2);
+}
+
+START_TEST(symbolic_same_as_probes)
+{
+	static const char *const fwd1[][3] = {
+		{"_i * 16 + _j"}, {"_j * 8 + _i"}, {"_i % 4 * 32 + _i // 4 + _j * 2"},
+		{"_i * 16 + _j // 2 + _j % 2 * 8"}, {"_i * 17 + _j"}, {"(_i * 16 + _j) * 3"},
+		{"_i * 16 + (_j ^ _i % 16)"}, {"_j // 4 * 32 + _i * 4 + _j % 4"},
+	};
+	static const char *const threads[] = {"_j % 32", "_i * 4 + _j // 4", "_j // 2 % 32 + _rep * 32",
+					      "_rep * 5 % 32", "_i % 2 * 16 + _j // 8"};
+	static const char *const slots[] = {"_i * 4 + _j // 32", "_j % 4", "_i * 2 + _j % 2", "_i * 16 + _j // 8 * 0 + _j % 16",
+					    "_i // 2 * 8 + _j % 8"};
+	static const int64_t reps[] = {1, 1, 2, 32, 1};
+	int64_t shape[2] = {8, 16};
+	Arena a;
+	Err e = {0};
+	int i, f;
+
+	arena_init(&a);
+	for (i = 0; i < (int)countof(fwd1); i++) {
+		const char *fw[1] = {fwd1[i][0]};
+		Layout *L = layout_parse(&a, shape, 2, fw, 1, &e);
+
+		ck_assert_msg(L != NULL, "%s", e.msg);
+		for (f = 0; f < 3; f++)
+			same_as_probes(&a, L, f == 0 ? LC_FLAT : f == 1 ? LC_HIER : LC_COMPOSED);
+	}
+	for (i = 0; i < (int)countof(lay_cases); i++) {
+		Layout *L = layout_parse(&a, lay_cases[i].shape, lay_cases[i].nin, lay_cases[i].fwd,
+					 lay_cases[i].nout, &e);
+
+		ck_assert_msg(L != NULL, "%s", e.msg);
+		same_as_probes(&a, L, lay_cases[i].form);
+	}
+	for (i = 0; i < (int)countof(threads); i++) {
+		int64_t sh[2] = {8, i == 1 ? 16 : 64};
+		const char *sl[1] = {slots[i]};
+		Fragment *F = frag_parse(&a, sh, 2, threads[i], reps[i], sl, 1, &e);
+
+		if (F)  /* a slot map that does not make it injective is refused: nothing to convert */
+			same_as_probes(&a, F, LC_FLAT);
+	}
+	for (i = 0; i < 3; i++) {
+		Fragment *F = mma_block_fragment(&a, i == 0 ? MMA_A : i == 1 ? MMA_B : MMA_C, 64, 64, 16, 2,
+						 2, &e);
+
+		ck_assert_msg(F != NULL, "%s", e.msg);
+		same_as_probes(&a, F, LC_FLAT);
+	}
+	arena_free(&a);
+}
+END_TEST
+
+/* cute_convert_proved's contract: the prover's word replaces the pass over the domain */
+static int
+f_bent(void *ctx, const int64_t *c, int64_t *out)
+{
+	(void)ctx;
+	out[0] = c[0] == 7 ? 100 : c[0];
+	return 0;
+}
+
+static int
+p_yes(void *ctx, CuteSwizzle sw, int nin, const int *nsub, const CuteSubMode *const *subs, int nv)
+{
+	(void)ctx, (void)sw, (void)nin, (void)nsub, (void)subs, (void)nv;
+	return 1;
+}
+
+static int
+p_no(void *ctx, CuteSwizzle sw, int nin, const int *nsub, const CuteSubMode *const *subs, int nv)
+{
+	(void)ctx, (void)sw, (void)nin, (void)nsub, (void)subs, (void)nv;
+	return 0;
+}
+
+START_TEST(convert_proved_contract)
+{
+	Arena a;
+	Err e = {0};
+	CuteComposed c;
+	int64_t in[1] = {8}, out[1] = {128};
+	Buf b;
+
+	arena_init(&a);
+	buf_init(&b);
+	ck_assert_int_eq(cute_convert_proved(&a, 1, in, 1, out, f_bent, NULL, p_no, NULL, 0, &c, &e), 2);
+	ck_assert_int_eq(cute_convert_proved(&a, 1, in, 1, out, f_bent, NULL, p_no, NULL, 2, &c, &e), 2);
+	ck_assert_int_eq(cute_convert_proved(&a, 1, in, 1, out, f_bent, NULL, p_yes, NULL, 0, &c, &e), 1);
+	cute_print_layout(&b, c.l);
+	ck_assert_str_eq(buf_str(&b), "((_4,_2)):((_1,_4))");
+	/* the probe form walks the domain and finds the bend */
+	ck_assert_int_eq(cute_from_tile(&a, 1, in, 1, out, f_bent, NULL, &c.l, &e), 0);
+	ck_assert_int_eq(cute_convert_proved(&a, 1, in, 1, out, f_bent, NULL, NULL, NULL, 0, &c, &e), -1);
+	buf_free(&b);
+	arena_free(&a);
+}
+END_TEST
+
 Suite *
 suite_layout_cute(void)
 {
@@ -122,6 +319,8 @@ suite_layout_cute(void)
 	tcase_add_loop_test(tc, layout_cute_table, 0, countof(lay_cases));
 	tcase_add_test(tc, frag_cute_mma_c);
 	tcase_add_test(tc, frag_cute_replicated);
+	tcase_add_test(tc, symbolic_same_as_probes);
+	tcase_add_test(tc, convert_proved_contract);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -346,6 +346,17 @@ TILEC_MAX_INPUT=1M "$TILEC" samples/gemm.tile >"$tmp/out" 2>"$tmp/err"; check "T
 # the HIP arch check: a target ID with an unknown feature is a usage error
 "$TILEC" --target=hip --arch=gfx90a:bogus+ samples/gemm.tile >"$tmp/out" 2>"$tmp/err"; check "--arch=gfx90a:bogus+" 2 $?
 "$TILEC" run --target=hip --arch=gfx90a:bogus+ samples/copy.tile >"$tmp/out" 2>"$tmp/err"; check "run --arch=gfx90a:bogus+" 2 $?
+# --enum-limit: the largest domain an exact layout check walks (mixed-radix layouts need none)
+for v in 0 -5 12x 2000000000000 ""; do
+	"$TILEC" --enum-limit="$v" samples/copy.tile >/dev/null 2>"$tmp/err"; check "--enum-limit=$v" 2 $?
+done
+has "--enum-limit: the reason" "$tmp/err" "expected a point count from 1 to 2^40"
+"$TILEC" --help >"$tmp/out" 2>&1; has "--help lists --enum-limit" "$tmp/out" "--enum-limit=N"
+"$TILEC" --dump=cuda --enum-limit=1000 samples/gemm.tile >/dev/null 2>&1
+check "gemm --enum-limit=1000: checked from the digits" 0 $?
+"$TILEC" --dump=cuda -D W=5120 samples/softmax.tile >/dev/null 2>&1; check "softmax W=5120" 0 $?
+"$TILEC" --dump=cuda -D W=5120 --enum-limit=2000 samples/softmax.tile >/dev/null 2>&1
+check "softmax W=5120 --enum-limit=2000: refused" 1 $?
 
 echo "cli.sh: $n checks, $fail failed"
 [ $fail -eq 0 ]

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "layout.h"
 #include "tilec.h"
 #include "tl.h"
 
@@ -34,6 +35,8 @@ static const char usage_text[] =
 	"      --header=FILE      also write the C launcher header of the CUDA C to FILE\n"
 	"      --explain          print every layout inference attempt's cost by statement\n"
 	"      --cost-model=M     layout inference cost model: io-aware (default) or register-count\n"
+	"      --enum-limit=N     largest domain (points) an exact layout check enumerates\n"
+	"                         (default 4194304; mixed-radix layouts are decided without one)\n"
 	"      --time[=N]         run the front end N times (default 5), print the median time\n"
 	"      --print-passes     list the passes of the pipeline (after plugins) and exit\n"
 	"      --print-before=P   print the IR before pass P (or all) to standard error\n"
@@ -125,7 +128,7 @@ writeheader(const char *src, size_t len, const tilec_options *opt, const char *p
 
 enum {
 	OPT_TARGET = 256, OPT_ARCH, OPT_DUMP, OPT_TIME, OPT_EXPLAIN, OPT_COST, OPT_PRINT_PASSES,
-	OPT_PRINT_BEFORE, OPT_PRINT_AFTER, OPT_PLUGIN, OPT_LAYOUT_OUT, OPT_HEADER
+	OPT_PRINT_BEFORE, OPT_PRINT_AFTER, OPT_PLUGIN, OPT_LAYOUT_OUT, OPT_HEADER, OPT_ENUM_LIMIT
 };
 
 int
@@ -139,6 +142,7 @@ driver_main(int argc, char **argv)
 		{"dump", required_argument, NULL, OPT_DUMP},
 		{"explain", no_argument, NULL, OPT_EXPLAIN},
 		{"cost-model", required_argument, NULL, OPT_COST},
+		{"enum-limit", required_argument, NULL, OPT_ENUM_LIMIT},
 		{"time", optional_argument, NULL, OPT_TIME},
 		{"print-passes", no_argument, NULL, OPT_PRINT_PASSES},
 		{"print-before", required_argument, NULL, OPT_PRINT_BEFORE},
@@ -237,6 +241,19 @@ driver_main(int argc, char **argv)
 						   optarg);
 			}
 			break;
+		case OPT_ENUM_LIMIT: {
+			char *end;
+			long long v = strtoll(optarg, &end, 10);
+
+			if (*end || end == optarg || v < 1 || v > ((long long)1 << 40) ||
+			    layout_set_enum_limit(v)) {
+				free(defs);
+				free(plugins);
+				return usage_error("--enum-limit=%s: expected a point count from 1 to 2^40",
+						   optarg);
+			}
+			break;
+		}
 		case OPT_TIME:
 			ntime = 5;
 			if (optarg) {

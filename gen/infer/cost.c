@@ -476,12 +476,85 @@ leaves(const CuteTup *sh, const CuteTup *sd, int64_t *n, int64_t *d, int k, int 
 	return k;
 }
 
+/*
+ * A CuTe layout's leaves in cute_eval's order, so that segments() evaluates it per cell
+ * without cute_eval's validation and tree walk (the same value, or -1 where cute_eval
+ * fails). Layouts past FLAT_MAX leaves keep cute_eval.
+ */
+enum { FLAT_MAX = 48 };
+
+typedef struct Flat {
+	CuteLayout l;
+	int n, use, bad;        /* use: the leaves are read; bad: cute_valid refused l */
+	int64_t s[FLAT_MAX], d[FLAT_MAX];
+	unsigned char nb[FLAT_MAX];
+} Flat;
+
+static int
+flat_walk(Flat *f, const CuteTup *sh, const CuteTup *sd)
+{
+	int i;
+
+	if (sh->n >= 0) {
+		for (i = 0; i < sh->n; i++)
+			if (flat_walk(f, sh->e[i], sd->e[i]) < 0)
+				return -1;
+		return 0;
+	}
+	if (f->n == FLAT_MAX)
+		return -1;
+	f->s[f->n] = sh->x.v;
+	f->d[f->n] = sd->x.v;
+	f->nb[f->n++] = sd->x.nb != 0;
+	return 0;
+}
+
+static Flat *
+flat_new(Arena *a, CuteLayout l)
+{
+	Flat *f = anew(a, Flat);
+
+	if (!f)
+		return NULL;
+	f->l = l;
+	if (cute_valid(l, NULL) < 0)
+		f->bad = 1;
+	else
+		f->use = flat_walk(f, l.shape, l.stride) == 0;
+	return f;
+}
+
+static int
+flat_eval(const Flat *f, int64_t i, int64_t *out)
+{
+	int64_t rem = i, c, t, v = 0;
+	int k;
+
+	if (f->bad || i < 0)
+		return -1;
+	if (!f->use)
+		return cute_eval(f->l, i, out, NULL);
+	for (k = 0; k < f->n; k++) {
+		if (k == f->n - 1) {
+			c = rem;
+		} else {
+			c = rem % f->s[k];
+			rem /= f->s[k];
+		}
+		if (ck_mul(c, f->d[k], &t) < 0 || (f->nb[k] && t != 0) || ck_add(v, t, &v) < 0)
+			return -1;
+	}
+	*out = v;
+	return 0;
+}
+
 typedef struct Meas {
 	CuteLayout Ri;         /* cell -> colex index of (coords..., rep) */
 	int64_t S, T, R, npts; /* slots, threads, replicas, coordinate points */
 	CuteLayout C[MAXACC];  /* cell -> address - off (A o Ri) */
 	int hasC[MAXACC];
 	CuteLayout A[MAXACC];
+	Flat *fRi, *fC[MAXACC], *fA[MAXACC];   /* the same, flattened (measure) */
 } Meas;
 
 static int
@@ -490,10 +563,10 @@ cell_addr(const Meas *M, int i, int64_t cell, int64_t *out)
 	int64_t idx;
 
 	if (M->hasC[i])
-		return cute_eval(M->C[i], cell, out, NULL);
-	if (cute_eval(M->Ri, cell, &idx, NULL))
+		return flat_eval(M->fC[i], cell, out);
+	if (flat_eval(M->fRi, cell, &idx))
 		return -1;
-	return cute_eval(M->A[i], idx, out, NULL);
+	return flat_eval(M->fA[i], idx, out);
 }
 
 /* V fits access i: read off the slot and thread modes of C o (S,T):(1,S) */
@@ -539,14 +612,6 @@ vec_fits(Arena *a, const Meas *M, int i, int64_t V)
 	return 1;
 }
 
-static int
-cmp64(const void *x, const void *y)
-{
-	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-
-	return a < b ? -1 : a > b;
-}
-
 /* segments touched, summed over steps and warps, for access i with width V */
 static int
 segments(const Stmt *st, const Meas *M, const Target *t, int i, int64_t V, int64_t *out)
@@ -565,7 +630,7 @@ segments(const Stmt *st, const Meas *M, const Target *t, int i, int64_t V, int64
 			for (lane = 0; lane < ws && (th = w * ws + lane) < M->T; lane++) {
 				cell = th * M->S + q * V;
 				if (ac->store && M->R > 1) {
-					if (cute_eval(M->Ri, cell, &idx, NULL))
+					if (flat_eval(M->fRi, cell, &idx))
 						goto fail;
 					if (idx / M->npts != 0)
 						continue;
@@ -580,7 +645,14 @@ segments(const Stmt *st, const Meas *M, const Target *t, int i, int64_t V, int64
 				for (; lo <= hi && nid < cap; lo++)
 					ids[nid++] = lo;
 			}
-			qsort(ids, (size_t)nid, sizeof *ids, cmp64);
+			/* a warp's segment ids arrive nearly sorted: insertion sort beats qsort */
+			for (j = 1; j < nid; j++) {
+				int64_t v = ids[j], h = j;
+
+				for (; h > 0 && ids[h - 1] > v; h--)
+					ids[h] = ids[h - 1];
+				ids[h] = v;
+			}
 			for (j = 0; j < nid; j++)
 				total += j == 0 || ids[j] != ids[j - 1];
 		}
@@ -649,7 +721,12 @@ measure(Stmt *st, const Target *t, int64_t repeat, StmtCost *sc, Err *err)
 		}
 		M->A[i] = cute_make(sh, sd);
 		M->hasC[i] = cute_compose(a, M->A[i], M->Ri, &M->C[i], NULL) == 0;
+		if (!(M->fA[i] = flat_new(a, M->A[i])) ||
+		    (M->hasC[i] && !(M->fC[i] = flat_new(a, M->C[i]))))
+			return opaque(st, "out of memory");
 	}
+	if (!(M->fRi = flat_new(a, M->Ri)))
+		return opaque(st, "out of memory");
 	bits = global_only ? t->max_vector_bits_global : t->max_vector_bits;
 	if (st->eb < 1)
 		st->eb = 1;

@@ -95,6 +95,14 @@ typedef struct Inf {
 	/* per component c: its ops, preferences (indices into pref) and conversions
 	 * (indices into conv) at [cstart[c], cstart[c + 1]) of cop, cpref, cconv */
 	CostRepeats *rep;       /* the cost model's trip counts, built at the first score */
+	/* covers() answers by the fragments (compared as trees), dim and keep: the reducer's search asks
+	 * the same questions again for every root of a component (infer_rules.c) */
+	struct CovMemo {
+		uint64_t h;
+		const Fragment *F, *G;
+		int dim, keep, r;
+	} *cov;
+	int ncov, capcov;
 	int *cop, *copstart, *cpref, *cprefstart, *cconv, *cconvstart;
 } Inf;
 

@@ -511,7 +511,7 @@ chosen:
  * 1 or 0, or -1 when a table would pass the enumeration limit.
  */
 static int
-covers_direct(const Fragment *F, const Fragment *G, int dim, int keep)
+covers_points(const Fragment *F, const Fragment *G, int dim, int keep)
 {
 	int64_t vals[IEXPR_NVARS] = {0}, T, NG = layout_size(G), NF = layout_size(F), x, r, t, yf;
 	int64_t lim = layout_enum_limit(), cells;
@@ -570,6 +570,153 @@ covers_direct(const Fragment *F, const Fragment *G, int dim, int keep)
 	return ok;
 }
 
+/*
+ * covers_points with the thread maps evaluated in batches (layout_enumerate): the same
+ * walk and answer; where a batch cannot be evaluated (a division by zero somewhere in
+ * it) the point-by-point walk decides, so that the first failing point still wins.
+ */
+typedef struct Cov {
+	const Fragment *F, *G;
+	int dim, keep, ok;
+	int64_t T;
+	unsigned char *h;
+} Cov;
+
+static int
+cov_mark(void *ctx, int64_t first, int np, const int64_t *const *coord, const int64_t *const *vals)
+{
+	Cov *c = ctx;
+	int p;
+
+	(void)coord;
+	for (p = 0; p < np; p++) {
+		int64_t t = vals[0][p];
+
+		if (t < 0 || t >= c->T)
+			return -2;
+		c->h[(first + p) / c->G->rep * c->T + t] = 1;
+	}
+	return 0;
+}
+
+static int
+cov_check(void *ctx, int64_t first, int np, const int64_t *const *coord, const int64_t *const *vals)
+{
+	Cov *c = ctx;
+	const Fragment *F = c->F;
+	int p, d, n;
+
+	(void)first;
+	for (p = 0; p < np; p++) {
+		int64_t t = vals[0][p], yf = 0;
+
+		if (t < 0 || t >= c->T)
+			return -2;
+		for (d = 0, n = 0; d < F->nin; d++) {
+			if (d == c->dim && !c->keep)
+				continue;
+			yf = yf * c->G->in_shape[n] + (d == c->dim ? 0 : coord[d][p]);
+			n++;
+		}
+		if (!c->h[yf * c->T + t]) {
+			c->ok = 0;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int
+covers_direct(const Fragment *F, const Fragment *G, int dim, int keep)
+{
+	int64_t NG = layout_size(G), NF = layout_size(F), lim = layout_enum_limit(), cells;
+	int64_t shape[IR_MAXDIM + 1];
+	int ids[IR_MAXDIM + 1], d, r;
+	Cov c;
+	Err e = {0};
+
+	memset(&c, 0, sizeof c);
+	c.F = F, c.G = G, c.dim = dim, c.keep = keep, c.ok = 1;
+	c.T = F->nthreads > G->nthreads ? F->nthreads : G->nthreads;
+	if (ck_mul(NG, c.T, &cells) || cells > lim || NG > lim / G->rep || NF > lim / F->rep ||
+	    G->nin > IR_MAXDIM || F->nin > IR_MAXDIM)
+		return covers_points(F, G, dim, keep);
+	if (!(c.h = calloc((size_t)cells, 1)))
+		return -1;
+	for (d = 0; d < G->nin; d++) {
+		shape[d] = G->in_shape[d];
+		ids[d] = d;
+	}
+	shape[G->nin] = G->rep;
+	ids[G->nin] = IEXPR_REP;
+	r = layout_enumerate(shape, ids, G->nin + 1, &G->thread, 1, cov_mark, &c, &e);
+	if (!r) {
+		for (d = 0; d < F->nin; d++) {
+			shape[d] = F->in_shape[d];
+			ids[d] = d;
+		}
+		shape[F->nin] = F->rep;
+		ids[F->nin] = IEXPR_REP;
+		r = layout_enumerate(shape, ids, F->nin + 1, &F->thread, 1, cov_check, &c, &e);
+	}
+	free(c.h);
+	if (r != 0 && r != 1)
+		return covers_points(F, G, dim, keep);
+	return c.ok;
+}
+
+/* covers()'s memo: a structural hash of a fragment and the exact comparison behind it */
+static uint64_t
+ix_hash(const IExpr *e)
+{
+	uint64_t h;
+
+	if (!e)
+		return 7;
+	h = (uint64_t)e->k * 1099511628211ULL;
+	if (e->k == IX_CONST || e->k == IX_VAR)
+		return (h ^ (uint64_t)e->v) * 1099511628211ULL;
+	h = (h ^ ix_hash(e->a)) * 1099511628211ULL;
+	h = (h ^ ix_hash(e->b)) * 1099511628211ULL;
+	return (h ^ ix_hash(e->c)) * 1099511628211ULL;
+}
+
+static uint64_t
+lay_hash(const Layout *L)
+{
+	uint64_t h = (uint64_t)L->nin * 131 + (uint64_t)L->nout * 7 + (uint64_t)L->rep * 13 +
+		     (uint64_t)L->nthreads * 17 + (uint64_t)L->has_range;
+	int k;
+
+	for (k = 0; k < L->nin; k++)
+		h = h * 1000003 + (uint64_t)L->in_shape[k];
+	for (k = 0; k < L->nout; k++)
+		h = h * 1000003 + ix_hash(L->fwd[k]) + (uint64_t)L->out_shape[k];
+	if (L->is_frag)
+		h = h * 1000003 + ix_hash(L->thread);
+	return h;
+}
+
+static int
+lay_same(const Layout *a, const Layout *b)
+{
+	int k;
+
+	if (a == b)
+		return 1;
+	if (a->is_frag != b->is_frag || a->nin != b->nin || a->nout != b->nout || a->rep != b->rep ||
+	    a->nthreads != b->nthreads || a->has_range != b->has_range ||
+	    (a->has_range && (a->range_min != b->range_min || a->range_ext != b->range_ext)))
+		return 0;
+	for (k = 0; k < a->nin; k++)
+		if (a->in_shape[k] != b->in_shape[k])
+			return 0;
+	for (k = 0; k < a->nout; k++)
+		if (a->out_shape[k] != b->out_shape[k] || !iexpr_same(a->fwd[k], b->fwd[k]))
+			return 0;
+	return !a->is_frag || iexpr_same(a->thread, b->thread);
+}
+
 /* does G (over the reduced shape) hold every element of each row wherever F
  * (over the source) has a holder of that row? */
 static int
@@ -581,22 +728,42 @@ covers(Inf *in, const Fragment *F, const Fragment *G, int dim, int keep)
 	Err e = {0};
 	int d, n = 0;
 
+	uint64_t h = lay_hash(F) * 31 + lay_hash(G) * 7 + (uint64_t)dim * 2 + (uint64_t)keep;
+	int r, i;
+
+	for (i = 0; i < in->ncov; i++)
+		if (in->cov[i].h == h && in->cov[i].dim == dim && in->cov[i].keep == keep &&
+		    lay_same(in->cov[i].F, F) && lay_same(in->cov[i].G, G))
+			return in->cov[i].r;
 	for (d = 0; d < F->nin; d++) {
 		fwd[d] = iexpr_var(A, d);
 		if (d == dim && !keep)
 			continue;
 		idx[n++] = d == dim ? iexpr_const(A, 0) : iexpr_var(A, d);
 	}
-	{
-		int r = covers_direct(F, G, dim, keep);
-
-		if (r >= 0)
-			return r;
+	r = covers_direct(F, G, dim, keep);
+	if (r < 0) {
+		/* past covers_direct's tables: the general containment */
+		th = frag_forward_thread(A, G, idx, n, NULL, &e);
+		V = th ? frag_new(A, F->in_shape, F->nin, th, G->rep, fwd, F->nin, &e) : NULL;
+		r = V && frag_contains(F, V, 0, &e) == 1;
 	}
-	/* past covers_direct's tables: the general containment */
-	th = frag_forward_thread(A, G, idx, n, NULL, &e);
-	V = th ? frag_new(A, F->in_shape, F->nin, th, G->rep, fwd, F->nin, &e) : NULL;
-	return V && frag_contains(F, V, 0, &e) == 1;
+	if (in->ncov == in->capcov) {
+		int cap = in->capcov ? 2 * in->capcov : 32;
+		struct CovMemo *m = arena_realloc(A, in->cov, sizeof *m * (size_t)in->capcov,
+						  sizeof *m * (size_t)cap);
+
+		if (m) {
+			in->cov = m;
+			in->capcov = cap;
+		}
+	}
+	if (in->ncov < in->capcov) {
+		struct CovMemo *m = &in->cov[in->ncov++];
+
+		m->h = h, m->F = F, m->G = G, m->dim = dim, m->keep = keep, m->r = r;
+	}
+	return r;
 }
 
 /* reducer layout: thread(y, rep) = src.thread(y with x_dim := rep % S, rep // S), R' = S R */

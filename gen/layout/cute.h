@@ -191,6 +191,38 @@ int cute_from_tile_hier(Arena *a, int nin, const int64_t *in_shape, int nout,
 int cute_composed_from_tile(Arena *a, int nin, const int64_t *in_shape, int nout,
 			    const int64_t *out_shape, CuteProbe f, void *ctx, CuteComposed *res,
 			    Err *err);
+/*
+ * The same from a table of the function: vals[p * nout + k] is output k at the
+ * row-major point p of in_shape (every point). The results and messages are those
+ * of the probe forms; the proof is a pass over memory instead of a call per point.
+ * hier selects cute_from_tile_hier's form.
+ */
+int cute_from_table(Arena *a, int nin, const int64_t *in_shape, int nout,
+		    const int64_t *out_shape, const int64_t *vals, int hier, CuteLayout *res,
+		    Err *err);
+int cute_composed_from_table(Arena *a, int nin, const int64_t *in_shape, int nout,
+			     const int64_t *out_shape, const int64_t *vals, CuteComposed *res,
+			     Err *err);
+
+/*
+ * Symbolic proof. After probing, a converter holds, per input dim k, nsub[k]
+ * sub-modes (size s, stride d[c] for each of nv values: nv = nout in the
+ * hierarchical form, else 1, the serialized value before the swizzle sw) from
+ * the fastest; prove returns 1 when the function is shown equal to that layout
+ * (composed with sw) on its whole domain, else 0. cute_convert_proved runs a
+ * converter (form 0 flat, 1 hierarchical, 2 composed) with prove in place of
+ * the pass over the domain: its result is the probe form's, or 2 when prove
+ * did not decide (then convert by the probe or table forms).
+ */
+typedef struct CuteSubMode {
+	int64_t s;
+	int64_t d[16];
+} CuteSubMode;
+typedef int (*CuteProve)(void *ctx, CuteSwizzle sw, int nin, const int *nsub,
+			 const CuteSubMode *const *subs, int nv);
+int cute_convert_proved(Arena *a, int nin, const int64_t *in_shape, int nout,
+			const int64_t *out_shape, CuteProbe f, void *ctx, CuteProve prove, void *pctx,
+			int form, CuteComposed *res, Err *err);
 
 /*
  * A fragment as callbacks: thread(ctx, coord, rep) and slot(ctx, coord) for

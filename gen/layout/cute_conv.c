@@ -18,9 +18,28 @@ typedef struct Fn {
 	void *ctx;
 	int hier;
 	CuteSwizzle sw;             /* b > 0: applied to the serialized value */
+	/* table mode (cute_*_from_table): tab holds nout in-range outputs per row-major
+	 * point and ser their row-major serialization (unswizzled; NULL when hier) */
+	const int64_t *tab, *ser;
+	/* symbolic mode (cute_convert_proved): prove decides the probed layout's equality,
+	 * and convert returns 2 where the proof would need the whole domain */
+	CuteProve prove;
+	void *pctx;
 	int64_t coord[MAXIN], out[MAXOUT];
 	Err *err;
 } Fn;
+
+/* the row-major index of F->coord */
+static int64_t
+flat(const Fn *F)
+{
+	int64_t f = 0;
+	int k;
+
+	for (k = 0; k < F->nin; k++)
+		f = f * F->in_shape[k] + F->coord[k];
+	return f;
+}
 
 /* the value at F->coord into val[nv]: 0 ok, 1 not representable, -1 error */
 static int
@@ -29,6 +48,15 @@ value(Fn *F, int64_t *val)
 	int k;
 	int64_t acc = 0;
 
+	if (F->tab) {   /* checked in range and serializable when the table was taken */
+		int64_t f = flat(F);
+
+		if (F->hier)
+			memcpy(val, F->tab + f * F->nout, sizeof *val * (size_t)F->nout);
+		else
+			val[0] = F->sw.b > 0 ? cute_swizzle_apply(F->sw, F->ser[f]) : F->ser[f];
+		return 0;
+	}
 	memset(F->out, 0, sizeof F->out);
 	if (F->f(F->ctx, F->coord, F->out) != 0) {
 		err_set(F->err, "not representable: the function fails at a point of its domain");
@@ -54,10 +82,7 @@ value(Fn *F, int64_t *val)
 	return 0;
 }
 
-typedef struct Sub {
-	int64_t s;
-	int64_t d[MAXOUT];
-} Sub;
+typedef CuteSubMode Sub;
 
 /* the value at the one-hot point (dim k = j) */
 static int
@@ -183,13 +208,18 @@ convert(Arena *a, Fn *F, CuteLayout *res, Err *err)
 		return err_set(err, "cute: out of memory");
 	for (k = 0; k < F->nin; k++) {
 		CuteLayout *sm;
+		Sub found[64];
 
 		n = F->in_shape[k];
-		if (!(subs[k] = anewn(a, Sub, 64)) || !(tab[k] = anewn(a, int64_t, n * F->nv)) ||
-		    !(sm = anewn(a, CuteLayout, 64)))
-			return err_set(err, "cute: out of memory");
-		if ((rc = factor(F, k, subs[k], &nsub[k])) != 1)
+		/* factored on the stack, then kept at its size: the swizzle search converts
+		 * dozens of candidates, and zeroing room for 64 sub-modes each cost more than
+		 * the probes */
+		if ((rc = factor(F, k, found, &nsub[k])) != 1)
 			return rc;
+		if (!(subs[k] = anewn(a, Sub, nsub[k] + 1)) || !(tab[k] = anewn(a, int64_t, n * F->nv)) ||
+		    !(sm = anewn(a, CuteLayout, nsub[k] + 1)))
+			return err_set(err, "cute: out of memory");
+		memcpy(subs[k], found, sizeof *found * (size_t)nsub[k]);
 		for (i = 0; i < nsub[k]; i++) {
 			CuteInt x;
 
@@ -227,7 +257,42 @@ convert(Arena *a, Fn *F, CuteLayout *res, Err *err)
 		}
 	}
 	/* prove: every point of the domain */
+	if (F->prove) {
+		const CuteSubMode *sp[MAXIN];
+
+		for (k = 0; k < F->nin; k++)
+			sp[k] = subs[k];
+		if (F->prove(F->pctx, F->sw, F->nin, nsub, sp, F->nv) != 1)
+			return 2;
+		goto proved;
+	}
 	memset(F->coord, 0, sizeof F->coord);
+	if (F->tab) {
+		/* the same walk over memory: point f is the row-major successor of f - 1 */
+		int64_t f;
+
+		for (f = 0; f < D; f++) {
+			for (c = 0; c < F->nv; c++) {
+				val[c] = F->hier ? F->tab[f * F->nout + c]
+					 : F->sw.b > 0 ? cute_swizzle_apply(F->sw, F->ser[f]) : F->ser[f];
+				acc[c] = 0;
+				for (k = 0; k < F->nin; k++)
+					if (ck_add(acc[c], tab[k][F->coord[k] * F->nv + c], &acc[c]) < 0)
+						return err_set(err, "cute: integer overflow in converter");
+				if (acc[c] != val[c]) {
+					err_set(err, "not representable: the probed layout gives %lld where "
+						"the function gives %lld", (long long)acc[c], (long long)val[c]);
+					return 0;
+				}
+			}
+			for (k = F->nin - 1; k >= 0; k--) {
+				if (++F->coord[k] < F->in_shape[k])
+					break;
+				F->coord[k] = 0;
+			}
+		}
+		goto proved;
+	}
 	for (;;) {
 		if ((rc = value(F, val)) != 0)
 			return rc < 0 ? -1 : 0;
@@ -250,11 +315,87 @@ convert(Arena *a, Fn *F, CuteLayout *res, Err *err)
 		if (k < 0)
 			break;
 	}
+proved:
 	*res = cute_join(a, F->nin, modes);
 	if (!res->shape)
 		return err_set(err, "cute: out of memory");
 	err_clear(err);
 	return 1;
+}
+
+/*
+ * Table mode. The table is used directly (no call per point) when every output is
+ * inside out_shape and the serialization cannot overflow; otherwise, or when the
+ * arguments are bad, it is read through tab_probe, which gives the callback path's
+ * results and messages.
+ */
+typedef struct TabFn {
+	int nin, nout;
+	const int64_t *in_shape, *vals;
+} TabFn;
+
+static int
+tab_probe(void *ctx, const int64_t *coord, int64_t *out)
+{
+	const TabFn *t = ctx;
+	int64_t f = 0;
+	int k;
+
+	for (k = 0; k < t->nin; k++)
+		f = f * t->in_shape[k] + coord[k];
+	memcpy(out, t->vals + f * t->nout, sizeof *out * (size_t)t->nout);
+	return 0;
+}
+
+/* F->tab and, unless hier, F->ser (malloc'd, *ser to free) when the fast path applies */
+static void
+tab_prep(Fn *F, const int64_t *vals, int64_t **ser)
+{
+	int64_t D = 1, f, acc;
+	int k;
+
+	*ser = NULL;
+	if (!vals || F->nin < 1 || F->nin > MAXIN - 1 || F->nout < 1 || F->nout > MAXOUT - 1 ||
+	    !F->in_shape || !F->out_shape)
+		return;
+	for (k = 0; k < F->nin; k++)
+		if (F->in_shape[k] <= 0 || ck_mul(D, F->in_shape[k], &D) < 0 || D > CUTE_MAXPROVE)
+			return;
+	for (k = 0; k < F->nout; k++)
+		if (F->out_shape[k] <= 0)
+			return;
+	if (!F->hier && !(*ser = malloc(sizeof **ser * (size_t)D)))
+		return;
+	for (f = 0; f < D; f++) {
+		const int64_t *o = vals + f * F->nout;
+
+		for (acc = 0, k = 0; k < F->nout; k++) {
+			if (o[k] < 0 || o[k] >= F->out_shape[k] ||
+			    (!F->hier && (ck_mul(acc, F->out_shape[k], &acc) < 0 || ck_add(acc, o[k], &acc) < 0))) {
+				free(*ser);
+				*ser = NULL;
+				return;
+			}
+		}
+		if (!F->hier)
+			(*ser)[f] = acc;
+	}
+	F->tab = vals;
+	F->ser = *ser;
+}
+
+static void
+fn_init(Fn *F, int nin, const int64_t *in_shape, int nout, const int64_t *out_shape, CuteProbe f,
+	void *ctx, int hier)
+{
+	memset(F, 0, sizeof *F);
+	F->nin = nin;
+	F->in_shape = in_shape;
+	F->nout = nout;
+	F->out_shape = out_shape;
+	F->f = f;
+	F->ctx = ctx;
+	F->hier = hier;
 }
 
 int
@@ -263,13 +404,7 @@ cute_from_tile(Arena *a, int nin, const int64_t *in_shape, int nout, const int64
 {
 	Fn F;
 
-	memset(&F, 0, sizeof F);
-	F.nin = nin;
-	F.in_shape = in_shape;
-	F.nout = nout;
-	F.out_shape = out_shape;
-	F.f = f;
-	F.ctx = ctx;
+	fn_init(&F, nin, in_shape, nout, out_shape, f, ctx, 0);
 	return convert(a, &F, res, err);
 }
 
@@ -279,15 +414,26 @@ cute_from_tile_hier(Arena *a, int nin, const int64_t *in_shape, int nout,
 {
 	Fn F;
 
-	memset(&F, 0, sizeof F);
-	F.nin = nin;
-	F.in_shape = in_shape;
-	F.nout = nout;
-	F.out_shape = out_shape;
-	F.f = f;
-	F.ctx = ctx;
-	F.hier = 1;
+	fn_init(&F, nin, in_shape, nout, out_shape, f, ctx, 1);
 	return convert(a, &F, res, err);
+}
+
+int
+cute_from_table(Arena *a, int nin, const int64_t *in_shape, int nout, const int64_t *out_shape,
+		const int64_t *vals, int hier, CuteLayout *res, Err *err)
+{
+	TabFn t = {nin, nout, in_shape, vals};
+	Fn F;
+	int64_t *ser;
+	int rc;
+
+	if (!vals)
+		return err_set(err, "cute: converter: missing argument");
+	fn_init(&F, nin, in_shape, nout, out_shape, tab_probe, &t, hier != 0);
+	tab_prep(&F, vals, &ser);
+	rc = convert(a, &F, res, err);
+	free(ser);
+	return rc;
 }
 
 /*
@@ -340,10 +486,8 @@ maybe:
  * order of increasing B, then M, then S (S > 0), and converting sw o f,
  * since a swizzle is its own inverse. B = 0 (no swizzle) is tried first.
  */
-int
-cute_composed_from_tile(Arena *a, int nin, const int64_t *in_shape, int nout,
-			const int64_t *out_shape, CuteProbe f, void *ctx, CuteComposed *res,
-			Err *err)
+static int
+composed(Arena *a, const Fn *base, CuteComposed *res, Err *err)
 {
 	Fn F;
 	int b, m, s, rc;
@@ -355,13 +499,7 @@ cute_composed_from_tile(Arena *a, int nin, const int64_t *in_shape, int nout,
 	for (b = 0; b <= 5; b++) {
 		for (m = 0; m <= (b ? 8 : 0); m++) {
 			for (s = b ? b : 0; s <= (b ? 10 : 0); s++) {
-				memset(&F, 0, sizeof F);
-				F.nin = nin;
-				F.in_shape = in_shape;
-				F.nout = nout;
-				F.out_shape = out_shape;
-				F.f = f;
-				F.ctx = ctx;
+				F = *base;
 				F.sw.b = b;
 				F.sw.m = m;
 				F.sw.s = s;
@@ -370,6 +508,10 @@ cute_composed_from_tile(Arena *a, int nin, const int64_t *in_shape, int nout,
 				/* each candidate works in a scratch arena; the winner is copied out */
 				arena_init(&t);
 				rc = convert(&t, &F, &l, err);
+				if (rc == 2) {  /* symbolic mode: undecided */
+					arena_free(&t);
+					return 2;
+				}
 				if (rc == 1) {
 					res->sw = F.sw;
 					res->off = 0;
@@ -387,6 +529,54 @@ cute_composed_from_tile(Arena *a, int nin, const int64_t *in_shape, int nout,
 	err_set(err, "not representable: no swizzle Sw<B,M,S> (B <= 5, M <= 8, S <= 10) over a "
 		"strided layout matches");
 	return 0;
+}
+
+int
+cute_composed_from_tile(Arena *a, int nin, const int64_t *in_shape, int nout,
+			const int64_t *out_shape, CuteProbe f, void *ctx, CuteComposed *res,
+			Err *err)
+{
+	Fn F;
+
+	fn_init(&F, nin, in_shape, nout, out_shape, f, ctx, 0);
+	return composed(a, &F, res, err);
+}
+
+int
+cute_convert_proved(Arena *a, int nin, const int64_t *in_shape, int nout, const int64_t *out_shape,
+		    CuteProbe f, void *ctx, CuteProve prove, void *pctx, int form, CuteComposed *res,
+		    Err *err)
+{
+	Fn F;
+
+	if (!prove || !res || form < 0 || form > 2)
+		return err_set(err, "cute: converter: missing argument");
+	fn_init(&F, nin, in_shape, nout, out_shape, f, ctx, form == 1);
+	F.prove = prove;
+	F.pctx = pctx;
+	if (form == 2)
+		return composed(a, &F, res, err);
+	res->sw.b = res->sw.m = res->sw.s = 0;
+	res->off = 0;
+	return convert(a, &F, &res->l, err);
+}
+
+int
+cute_composed_from_table(Arena *a, int nin, const int64_t *in_shape, int nout,
+			 const int64_t *out_shape, const int64_t *vals, CuteComposed *res, Err *err)
+{
+	TabFn t = {nin, nout, in_shape, vals};
+	Fn F;
+	int64_t *ser;
+	int rc;
+
+	if (!vals)
+		return err_set(err, "cute: converter: missing argument");
+	fn_init(&F, nin, in_shape, nout, out_shape, tab_probe, &t, 0);
+	tab_prep(&F, vals, &ser);
+	rc = composed(a, &F, res, err);
+	free(ser);
+	return rc;
 }
 
 int

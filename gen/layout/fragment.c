@@ -579,6 +579,134 @@ contains_sep(const Fragment *small, const Fragment *large, IExpr *g, int64_t K, 
 	return !c.bad;
 }
 
+/*
+ * A thread map of _rep alone (a broadcast whose replicas are permuted, e.g.
+ * _rep * 5 % 256) gives every element to the same threads: the small fragment is
+ * contained when those threads include all of [0, small->nthreads). 1 yes, 0 not
+ * decided here (a walk over the replicas only, R points).
+ */
+static int
+rep_only_covers(const Fragment *small, const Fragment *large)
+{
+	int64_t vals[IEXPR_NVARS] = {0}, t, n = 0;
+	unsigned char *seen;
+	int r = 0;
+
+	if (iexpr_vars(large->thread) & ~(1u << IEXPR_REP) || small->nthreads > large->nthreads ||
+	    large->nthreads > ((int64_t)1 << 24) || large->rep > layout_enum_limit() ||
+	    !(seen = calloc((size_t)large->nthreads, 1)))
+		return 0;
+	for (vals[IEXPR_REP] = 0; vals[IEXPR_REP] < large->rep; vals[IEXPR_REP]++) {
+		if (iexpr_eval(large->thread, vals, &t, NULL) || t < 0 || t >= large->nthreads)
+			goto out;
+		if (t < small->nthreads && !seen[t]) {
+			seen[t] = 1;
+			n++;
+		}
+	}
+	r = n == small->nthreads;
+out:
+	free(seen);
+	return r;
+}
+
+/*
+ * Containment without slots when large's thread map ignores some inputs (a row's
+ * result seen from a 2-D nest): the holders of x are marked per point of the inputs the
+ * map reads (times R) instead of per (thread, slot) cell of the whole domain. Used only
+ * to answer yes; it requires large's slots to be injective in x (proved from its digits)
+ * and no two replicas of a point on one thread, so that the answer is the general walk's.
+ * 1 contained, 0 not decided here.
+ */
+typedef struct Proj {
+	const Fragment *S, *L;
+	int nu, dims[LAYOUT_MAXDIM];
+	int64_t T, rep;
+	unsigned char *tab;
+	int filling;
+} Proj;
+
+static int
+v_proj(void *ctx, int64_t first, int np, const int64_t *const *coord, const int64_t *const *vals)
+{
+	Proj *c = ctx;
+	int p, k;
+
+	for (p = 0; p < np; p++) {
+		int64_t t = vals[0][p], xp = 0, key;
+
+		if (t < 0 || t >= c->T)
+			return 1;
+		if (c->filling) {       /* the domain is (used inputs..., rep), row-major */
+			xp = (first + p) / c->rep;
+		} else {
+			for (k = 0; k < c->nu; k++)
+				xp = xp * c->L->in_shape[c->dims[k]] + coord[c->dims[k]][p];
+		}
+		key = xp * c->T + t;
+		if (c->filling) {
+			if (c->tab[key])
+				return 1;       /* two replicas of a point on one thread */
+			c->tab[key] = 1;
+		} else if (!c->tab[key]) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int
+contains_proj(const Fragment *small, const Fragment *large)
+{
+	unsigned used = iexpr_vars(large->thread);
+	int64_t shape[LAYOUT_MAXDIM + 1], P = 1, cells;
+	int ids[LAYOUT_MAXDIM + 1], k, n = large->nin, r;
+	Proj c;
+	Err e = {0};
+
+	memset(&c, 0, sizeof c);
+	c.S = small;
+	c.L = large;
+	c.T = large->nthreads;
+	c.rep = large->rep;
+	for (k = 0; k < n; k++)
+		if (used & (1u << k)) {
+			c.dims[c.nu++] = k;
+			if (ck_mul(P, large->in_shape[k], &P))
+				return 0;
+		}
+	if (c.nu == n || large->nout < 1)
+		return 0;
+	for (k = 0; k < n; k++) {
+		shape[k] = large->in_shape[k];
+		ids[k] = k;
+	}
+	if (!layout_aff_injective_(shape, ids, n, large->fwd, large->nout))
+		return 0;
+	if (ck_mul(P, c.T, &cells) || cells > layout_enum_limit() || !(c.tab = calloc((size_t)cells, 1)))
+		return 0;
+	for (k = 0; k < c.nu; k++) {
+		shape[k] = large->in_shape[c.dims[k]];
+		ids[k] = c.dims[k];
+	}
+	shape[c.nu] = large->rep;
+	ids[c.nu] = IEXPR_REP;
+	c.filling = 1;
+	r = layout_enumerate(shape, ids, c.nu + 1, &large->thread, 1, v_proj, &c, &e);
+	if (!r) {
+		for (k = 0; k < n; k++) {
+			shape[k] = small->in_shape[k];
+			ids[k] = k;
+		}
+		shape[n] = small->rep;
+		ids[n] = IEXPR_REP;
+		c.filling = 0;
+		r = layout_enumerate(shape, ids, n + 1, &small->thread, 1, v_proj, &c, &e);
+	}
+	free(c.tab);
+	return r == 0;
+}
+
 int
 frag_contains(const Fragment *small, const Fragment *large, int check_index, Err *why)
 {
@@ -598,8 +726,14 @@ frag_contains(const Fragment *small, const Fragment *large, int check_index, Err
 		return err_set(why, "contains: different slot ranks");
 	if (frag_is_fully_replicated(large) && !check_index && small->nthreads <= large->rep)
 		return 1;
+	if (!check_index && (r = rep_only_covers(small, large)) != 0)
+		return r;
+	if (!check_index && layout_aff_contains_(small, large))
+		return 1;
 	if (layout_repsplit_(large, &g, &K))
 		return contains_sep(small, large, g, K, check_index, why);
+	if (!check_index && contains_proj(small, large))
+		return 1;
 	memset(&c, 0, sizeof c);
 	c.F = large;
 	c.small = small;

@@ -314,31 +314,90 @@ fold(IExprKind k, int64_t a, int64_t b, int64_t *r)
 	return 0;
 }
 
+/*
+ * The tree walk behind iexpr_eval: leaves are read in place (no call), the common
+ * operators are applied inline, SELECT and the right spine of a chain loop instead of
+ * recursing. -1 on division by zero or a null node. Callers evaluate the same trees at
+ * many points (the emitter's ownership tables), so this is kept tight.
+ * -2 for a null node, -1 on division by zero.
+ */
+static int
+ev(const IExpr *e, const int64_t *vals, int64_t *out)
+{
+	int64_t a, b, q, r;
+
+	for (;;) {
+		if (!e)
+			return -2;
+		switch (e->k) {
+		case IX_CONST:
+			*out = e->v;
+			return 0;
+		case IX_VAR:
+			*out = vals[e->v];
+			return 0;
+		case IX_SELECT:
+			if ((r = ev(e->a, vals, &a)) != 0)
+				return r;
+			e = a ? e->b : e->c;
+			continue;
+		default:
+			break;
+		}
+		if (!e->a || !e->b)
+			return -2;
+		if (e->a->k == IX_CONST)
+			a = e->a->v;
+		else if (e->a->k == IX_VAR)
+			a = vals[e->a->v];
+		else if ((r = ev(e->a, vals, &a)) != 0)
+			return r;
+		if (e->b->k == IX_CONST)
+			b = e->b->v;
+		else if (e->b->k == IX_VAR)
+			b = vals[e->b->v];
+		else if ((r = ev(e->b, vals, &b)) != 0)
+			return r;
+		switch (e->k) {
+		case IX_ADD:
+			*out = wadd(a, b);
+			return 0;
+		case IX_SUB:
+			*out = wsub(a, b);
+			return 0;
+		case IX_MUL:
+			*out = wmul(a, b);
+			return 0;
+		case IX_DIV:
+			if (b > 0) {
+				q = a / b;
+				*out = q - (a % b < 0);
+				return 0;
+			}
+			return fold(e->k, a, b, out);
+		case IX_MOD:
+			if (b > 0) {
+				r = a % b;
+				*out = r < 0 ? r + b : r;
+				return 0;
+			}
+			return fold(e->k, a, b, out);
+		default:
+			return fold(e->k, a, b, out);
+		}
+	}
+}
+
 int
 iexpr_eval(const IExpr *e, const int64_t *vals, int64_t *out, Err *err)
 {
-	int64_t a, b;
+	int r = ev(e, vals, out);
 
-	if (!e)
+	if (r == -2)
 		return err_set(err, "null expression");
-	switch (e->k) {
-	case IX_CONST:
-		*out = e->v;
-		return 0;
-	case IX_VAR:
-		*out = vals[e->v];
-		return 0;
-	case IX_SELECT:
-		if (iexpr_eval(e->a, vals, &a, err))
-			return -1;
-		return iexpr_eval(a ? e->b : e->c, vals, out, err);
-	default:
-		if (iexpr_eval(e->a, vals, &a, err) || iexpr_eval(e->b, vals, &b, err))
-			return -1;
-		if (fold(e->k, a, b, out))
-			return err_set(err, "division by zero in %s", "index expression");
-		return 0;
-	}
+	if (r)
+		return err_set(err, "division by zero in %s", "index expression");
+	return 0;
 }
 
 /* ---- builders and simplifier --------------------------------------------- */

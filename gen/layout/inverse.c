@@ -169,12 +169,31 @@ roundtrip(const int64_t *shape, int n, IExpr *const *fwd, int nout, IExpr **inv,
 {
 	Rt r;
 	int varid[LAYOUT_MAXDIM], k, ret;
+	IExpr *sub[IEXPR_NVARS] = {0};
+	IDom dom;
+	Arena t;
 
+	for (k = 0; k < n; k++)
+		varid[k] = k;
+	/* inv(fwd(x)) == x proved on the mixed-radix forms, at any domain size */
+	memset(&dom, 0, sizeof dom);
+	for (k = 0; k < n; k++)
+		dom.ext[k] = shape[k];
+	for (k = 0; k < nout && k < IEXPR_NVARS; k++)
+		sub[k] = fwd[k];
+	arena_init(&t);
+	for (k = 0; nout <= IEXPR_NVARS && k < n; k++) {
+		IExpr *x = iexpr_var(&t, k), *y = iexpr_subst(&t, inv[k], sub, &dom);
+
+		if (!x || !y || !layout_aff_equal_(shape, varid, n, y, x))
+			break;
+	}
+	arena_free(&t);
+	if (nout <= IEXPR_NVARS && k == n)
+		return 0;
 	memset(&r, 0, sizeof r);
 	if (!(r.inv = iprog_compile(inv, n, err)))
 		return -1;
-	for (k = 0; k < n; k++)
-		varid[k] = k;
 	r.n = n;
 	r.nout = nout;
 	r.shape = shape;
@@ -459,6 +478,74 @@ inv_gf2(Arena *A, const int64_t *shape, int n, IExpr *const *fwd, int nout, cons
 	return inv;
 }
 
+/* a^-1 mod m for gcd(a, m) == 1 (extended Euclid), else 0 */
+static int64_t
+modinv(int64_t a, int64_t m)
+{
+	int64_t t = 0, nt = 1, r = m, nr = floormod64(a, m), q, x;
+
+	while (nr) {
+		q = r / nr;
+		x = t - q * nt, t = nt, nt = x;
+		x = r - q * nr, r = nr, nr = x;
+	}
+	return r == 1 ? floormod64(t, m) : 0;
+}
+
+/*
+ * method C (permuted replicas, e.g. a thread map _rep * 5 % 256): every input is read
+ * alone by some output as (a x + b) mod E over its extent E, gcd(a, E) = 1, so
+ * x = (y - b) a^-1 mod E. Each such output is checked at its E points.
+ */
+static IExpr **
+inv_units(Arena *A, const int64_t *shape, int n, IExpr *const *fwd, int nout, const IDom *od,
+	  Err *err)
+{
+	IExpr **inv;
+	int v, o;
+
+	if (!(inv = anewn(A, IExpr *, n)))
+		return err_set(err, "out of memory"), NULL;
+	for (v = 0; v < n; v++) {
+		int64_t E = shape[v], vals[IEXPR_NVARS] = {0}, y0, y1, y, x, a, ai = 0;
+
+		if (E == 1) {
+			inv[v] = iexpr_const(A, 0);
+			continue;
+		}
+		for (o = 0; o < nout; o++) {
+			if (iexpr_vars(fwd[o]) != 1u << v || E > layout_enum_limit())
+				continue;
+			vals[v] = 0;
+			if (iexpr_eval(fwd[o], vals, &y0, NULL))
+				continue;
+			vals[v] = 1;
+			if (iexpr_eval(fwd[o], vals, &y1, NULL))
+				continue;
+			a = y1 - y0;
+			if (!(ai = modinv(a, E)))
+				continue;
+			for (x = 2; x < E; x++) {
+				vals[v] = x;
+				if (iexpr_eval(fwd[o], vals, &y, NULL) ||
+				    y != floormod64(floormod64(a, E) * x + y0, E))
+					break;
+			}
+			if (x == E && y0 >= 0 && y0 < E)
+				break;
+			ai = 0;
+		}
+		if (o == nout)
+			return err_set(err, "no output reads %s alone as a permutation of its %lld values",
+				       iexpr_varname(v), (long long)E), NULL;
+		inv[v] = iexpr_modc(A, iexpr_mulc(A, iexpr_addc(A, iexpr_var(A, o), -y0), ai), E);
+		inv[v] = iexpr_simplify(A, inv[v], od);
+	}
+	if (roundtrip(shape, n, fwd, nout, inv, err))
+		return NULL;
+	return inv;
+}
+
 IExpr **
 layout_invert_exprs(Arena *A, const int64_t *shape, int n, IExpr *const *fwd, int nout,
 		    const int64_t *oshape, Err *err)
@@ -479,6 +566,12 @@ layout_invert_exprs(Arena *A, const int64_t *shape, int n, IExpr *const *fwd, in
 		return inv;
 	if ((inv = inv_gf2(A, shape, n, fwd, nout, oshape, &od, &eb)))
 		return inv;
+	{
+		Err ec = {0};
+
+		if ((inv = inv_units(A, shape, n, fwd, nout, &od, &ec)))
+			return inv;
+	}
 	err_set(err, "no closed-form inverse: mixed-radix recovery: %s; XOR recovery: %s", ea.msg,
 		eb.msg);
 	return NULL;

@@ -76,8 +76,8 @@ domsize(const int64_t *shape, int n, int64_t *total, Err *err)
 
 			buf_init(&b);
 			layout_print_shape(&b, shape, n);
-			err_set(err, "domain %s has more than %lld points (the enumeration limit)",
-				buf_str(&b), (long long)enum_limit);
+			err_set(err, "domain %s has more than %lld points (the enumeration limit, "
+				"tilec --enum-limit=N)", buf_str(&b), (long long)enum_limit);
 			buf_free(&b);
 			return -1;
 		}
@@ -393,6 +393,11 @@ ranges(const int64_t *shape, const int *varid, int n, IExpr *const *es, int ne, 
 	int e, k;
 	Err tmp = {0};
 
+	/* mixed-radix outputs: exact from their digits, at any domain size */
+	for (e = 0; e < ne && layout_aff_range_(shape, varid, n, es[e], &lo[e], &hi[e]); e++)
+		;
+	if (e == ne)
+		return 0;
 	if (domsize(shape, n, &total, &tmp)) {
 		IDom d;
 
@@ -848,12 +853,17 @@ inj_core(const Dom *D, int want_cover, Err *err)
 	memset(&I, 0, sizeof I);
 	I.D = D;
 	I.err = err;
+	if (!want_cover && layout_aff_injective_(D->shape, D->varid, D->n, D->es, D->ne))
+		return 0;       /* proved from the digits, at any domain size */
 	if (domsize(D->shape, D->n, &total, err))
 		return -1;
 	I.box = 1;
 	for (e = 0; e < D->ne; e++)
 		if (ck_mul(I.box, D->box[e], &I.box))
 			return err_set(err, "physical space too large to check");
+	if (want_cover && total == I.box &&
+	    layout_aff_injective_(D->shape, D->varid, D->n, D->es, D->ne))
+		return 0;       /* injective with as many points as cells: onto */
 	if (I.box <= 4 * total || I.box <= (1 << 20)) {
 		I.tab = calloc((size_t)I.box, sizeof *I.tab);
 		if (!I.tab)
@@ -1016,6 +1026,10 @@ layout_equal(const Layout *a, const Layout *b, Err *why)
 			Db.es[Db.ne - 1] = gb;
 		}
 	}
+	for (k = 0; k < D.ne && layout_aff_equal_(D.shape, D.varid, D.n, D.es[k], Db.es[k]); k++)
+		;
+	if (k == D.ne)
+		return 1;       /* the same mixed-radix forms, at any domain size */
 	for (k = 0; k < Db.ne; k++)
 		D.es[D.ne + k] = Db.es[k];
 	q.D = &D;

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "cute.h"
-#include "layout.h"
 #include "layout_cute.h"
+#include "layout_int.h"
 
 /*
  * The converters probe every point of the domain, some more than once, so
@@ -104,6 +104,71 @@ probe_layout(void *ctx, const int64_t *coord, int64_t *out)
 	return tab_eval(ctx, coord, out) ? 1 : 0;
 }
 
+/*
+ * The symbolic proof (cute_convert_proved): the probed layout written as digits
+ * sum_k sum_i (x_k // P_ki % s_ki) * d_ki, compared with the layout's serialized
+ * outputs (a fragment's: thread * slots + slot) by their mixed-radix forms
+ * (affine.c), so that a converted layout is not walked point by point.
+ */
+typedef struct Sym {
+	const Layout *L;
+	int hier;
+} Sym;
+
+static int
+sym_prove(void *ctx, CuteSwizzle sw, int nin, const int *nsub, const CuteSubMode *const *subs,
+	  int nv)
+{
+	const Sym *y = ctx;
+	const Layout *L = y->L;
+	int64_t shape[LAYOUT_MAXDIM + 1], P;
+	int varid[LAYOUT_MAXDIM + 1], k, i, c, n = L->nin + (L->is_frag != 0), ok = 1;
+	IExpr *pred, *fn, *x;
+	Arena t;
+
+	if (sw.b > 0 || nin != n || (y->hier && (L->is_frag || nv != L->nout)) || (!y->hier && nv != 1))
+		return 0;
+	for (k = 0; k < L->nin; k++) {
+		shape[k] = L->in_shape[k];
+		varid[k] = k;
+	}
+	if (L->is_frag) {
+		shape[L->nin] = L->rep;
+		varid[L->nin] = IEXPR_REP;
+	}
+	arena_init(&t);
+	for (c = 0; c < nv && ok; c++) {
+		pred = iexpr_const(&t, 0);
+		for (k = 0; k < n; k++) {
+			x = iexpr_var(&t, varid[k]);
+			for (P = 1, i = 0; i < nsub[k]; i++) {
+				pred = iexpr_add(&t, pred, iexpr_mulc(&t, iexpr_modc(&t, iexpr_divc(&t, x, P),
+										 subs[k][i].s), subs[k][i].d[c]));
+				if (ck_mul(P, subs[k][i].s, &P))
+					ok = 0;
+			}
+		}
+		if (y->hier) {
+			fn = L->fwd[c];
+		} else {
+			fn = iexpr_const(&t, 0);
+			for (k = 0; k < L->nout; k++)
+				fn = iexpr_add(&t, iexpr_mulc(&t, fn, L->out_shape[k]), L->fwd[k]);
+			if (L->is_frag) {
+				int64_t nslot = 1;
+
+				for (k = 0; k < L->nout; k++)
+					if (ck_mul(nslot, L->out_shape[k], &nslot))
+						ok = 0;
+				fn = iexpr_add(&t, iexpr_mulc(&t, L->thread, nslot), fn);
+			}
+		}
+		ok = ok && pred && fn && layout_aff_equal_(shape, varid, n, pred, fn);
+	}
+	arena_free(&t);
+	return ok;
+}
+
 static int
 check_plain(const Layout *L, Err *err)
 {
@@ -126,8 +191,28 @@ layout_to_cute(Arena *a, const Layout *L, LayoutCuteForm form, CuteComposed *res
 		return -1;
 	if (form != LC_FLAT && form != LC_HIER && form != LC_COMPOSED)
 		return err_set(err, "cute conversion: unknown form %d", (int)form);
+	{
+		Sym y = {L, form == LC_HIER};
+
+		t.L = L;
+		t.v = NULL;
+		t.n = L->nin;
+		t.nv = L->nout;
+		r = cute_convert_proved(a, L->nin, L->in_shape, L->nout, L->out_shape, probe_layout, &t,
+					sym_prove, &y, form == LC_FLAT ? 0 : form == LC_HIER ? 1 : 2, res, err);
+		if (r != 2)
+			return r;
+	}
 	tab_init(&t, L);
-	if (form == LC_COMPOSED) {
+	if (t.v) {
+		res->sw.b = res->sw.m = res->sw.s = 0;
+		res->off = 0;
+		r = form == LC_COMPOSED
+			    ? cute_composed_from_table(a, L->nin, L->in_shape, L->nout, L->out_shape, t.v,
+						       res, err)
+			    : cute_from_table(a, L->nin, L->in_shape, L->nout, L->out_shape, t.v,
+					      form == LC_HIER, &res->l, err);
+	} else if (form == LC_COMPOSED) {
 		r = cute_composed_from_tile(a, L->nin, L->in_shape, L->nout, L->out_shape, probe_layout,
 					    &t, res, err);
 	} else {
@@ -179,6 +264,32 @@ frag_slot(void *ctx, const int64_t *coord, int64_t *slot)
 	return 0;
 }
 
+/* the packing (coords..., rep) -> (thread, slot) tabulated from t, converted by
+ * cute_from_table; 2 when the table cannot be made (use the probes) */
+static int
+packed_table(Arena *a, const Tab *t, const CutePacked *p, CuteLayout *res, Err *err)
+{
+	const Fragment *F = t->L;
+	int64_t total = 1, f, s, *v;
+	int k, r;
+
+	for (k = 0; k < t->n; k++)
+		total *= t->shape[k];   /* tabulated: no overflow, at most TAB_MAX */
+	if (!(v = malloc((size_t)total * 2 * sizeof *v)))
+		return 2;
+	for (f = 0; f < total; f++) {
+		const int64_t *y = t->v + f * t->nv;
+
+		for (s = 0, k = 0; k < F->nout; k++)
+			s = s * F->out_shape[k] + y[k];
+		v[2 * f] = y[F->nout];
+		v[2 * f + 1] = s;
+	}
+	r = cute_from_table(a, F->nin + 1, p->in_shape, 2, p->out_shape, v, 0, res, err);
+	free(v);
+	return r;
+}
+
 int
 frag_to_cute(Arena *a, const Fragment *F, CuteLayout *res, Err *err)
 {
@@ -194,11 +305,27 @@ frag_to_cute(Arena *a, const Fragment *F, CuteLayout *res, Err *err)
 	for (k = 0; k < F->nout; k++)
 		if (ck_mul(nslot, F->out_shape[k], &nslot))
 			return err_set(err, "cute conversion: slot count overflows");
-	tab_init(&t, F);
+	memset(&t, 0, sizeof t);
+	t.L = F;
+	t.n = F->nin + 1;
+	t.nv = F->nout + 1;
 	if (cute_pack_fragment(&p, F->nin, F->in_shape, F->rep, F->nthreads, nslot, frag_thread,
 			       frag_slot, &t, err))
-		r = -1;
-	else
+		return -1;
+	{
+		Sym y = {F, 0};
+		CuteComposed c;
+
+		r = cute_convert_proved(a, F->nin + 1, p.in_shape, 2, p.out_shape, cute_packed_probe, &p,
+					sym_prove, &y, 0, &c, err);
+		if (r != 2) {
+			if (r == 1)
+				*res = c.l;
+			return r;
+		}
+	}
+	tab_init(&t, F);
+	if (!t.v || (r = packed_table(a, &t, &p, res, err)) == 2)
 		r = cute_from_tile(a, F->nin + 1, p.in_shape, 2, p.out_shape, cute_packed_probe, &p, res,
 				   err);
 	free(t.v);

@@ -40,18 +40,6 @@ err_clear(Err *e)
 	}
 }
 
-int
-ck_add(int64_t a, int64_t b, int64_t *r)
-{
-	return __builtin_add_overflow(a, b, r) ? -1 : 0;
-}
-
-int
-ck_mul(int64_t a, int64_t b, int64_t *r)
-{
-	return __builtin_mul_overflow(a, b, r) ? -1 : 0;
-}
-
 int64_t
 floordiv64(int64_t a, int64_t b)
 {

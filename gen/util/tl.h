@@ -90,9 +90,19 @@ void err_clear(Err *e);
 /* give e the place l unless it has one (the innermost place wins); returns -1 */
 int err_loc(Err *e, Loc l);
 
-/* checked 64-bit arithmetic; return 0 on success, -1 on overflow */
-int ck_add(int64_t a, int64_t b, int64_t *r);
-int ck_mul(int64_t a, int64_t b, int64_t *r);
+/* checked 64-bit arithmetic; return 0 on success, -1 on overflow (inline: the layout core
+ * calls them per point of a domain) */
+static inline int
+ck_add(int64_t a, int64_t b, int64_t *r)
+{
+	return __builtin_add_overflow(a, b, r) ? -1 : 0;
+}
+
+static inline int
+ck_mul(int64_t a, int64_t b, int64_t *r)
+{
+	return __builtin_mul_overflow(a, b, r) ? -1 : 0;
+}
 /* [al, ah] * [bl, bh]: the interval of the products; -1 when a corner product overflows */
 int ck_interval_mul(int64_t al, int64_t ah, int64_t bl, int64_t bh, int64_t *lo, int64_t *hi);
 int64_t floordiv64(int64_t a, int64_t b); /* b != 0 */
