@@ -441,8 +441,9 @@ forloop(Sema *S, const Node *n, Tail *t)
 				continue;
 			}
 			s->u.par.ext[i] = e->u.i;
-			if (npts <= ((int64_t)1 << 40))
-				npts *= e->u.i;
+			/* the nest's point count, for a layout = ...; saturated (sema refuses past 2^40 later) */
+			if (ck_mul(npts, e->u.i, &npts))
+				npts = INT64_MAX;
 		}
 		if (lay && !bad && !(s->u.par.layout = sl_loop_layout(S, lay->u.bind.value, npts)))
 			bad = 1;
