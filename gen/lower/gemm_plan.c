@@ -114,6 +114,25 @@ smem_layouts(Arena *a, const IrKernel *k, const IrStmt *g, GemmPlan *p, int allo
 	return 0;
 }
 
+const char *
+gemm_wgmma_smem_why(Arena *a, const SmemLayout *sa, const SmemLayout *sb, int trans_b, int64_t wg_cols,
+		    int inst_n)
+{
+	int64_t pw;
+
+	if (sa->kind != SMEM_SWIZZLE || sa->mode == SWZ_NONE || sb->kind != SMEM_SWIZZLE ||
+	    sb->mode == SWZ_NONE || (!trans_b && sb->mode != SWZ_128B))
+		return arena_printf(a, "its shared operands take swizzles A %s, B %s (wgmma needs both "
+				    "swizzled, an N-major B 128B: a row of 64 f16)",
+				    swizzle_name(sa->kind == SMEM_SWIZZLE ? sa->mode : SWZ_NONE),
+				    swizzle_name(sb->kind == SMEM_SWIZZLE ? sb->mode : SWZ_NONE));
+	pw = swizzle_bytes(sb->mode) / 2;     /* panel width in elements */
+	if (!trans_b && (wg_cols % pw || (inst_n % pw && inst_n > pw)))
+		return arena_printf(a, "the warpgroup's N tile %lld (instructions of n%d) does not cover whole "
+				    "%lld-column panels of B", (long long)wg_cols, inst_n, (long long)pw);
+	return NULL;
+}
+
 /* try wgmma; 0 planned, 1 not applicable (p->why_not_wgmma says why), -1 error */
 static int
 plan_wgmma(Arena *a, const Target *t, const IrKernel *k, const IrStmt *g, GemmPlan *p, Err *err)
@@ -162,23 +181,9 @@ plan_wgmma(Arena *a, const Target *t, const IrKernel *k, const IrStmt *g, GemmPl
 	}
 	/* what the wgmma lowering reads through descriptors (lower_mma.c): swizzled operands,
 	 * an N-major B in the 128-byte swizzle, whose panels the N tile covers whole */
-	if (p->smem_a.kind != SMEM_SWIZZLE || p->smem_a.mode == SWZ_NONE || p->smem_b.kind != SMEM_SWIZZLE ||
-	    p->smem_b.mode == SWZ_NONE || (!p->trans_b && p->smem_b.mode != SWZ_128B)) {
-		p->why_not_wgmma = arena_printf(a, "its shared operands take swizzles A %s, B %s (wgmma needs both "
-						"swizzled, an N-major B 128B: a row of 64 f16)",
-						swizzle_name(p->smem_a.kind == SMEM_SWIZZLE ? p->smem_a.mode : SWZ_NONE),
-						swizzle_name(p->smem_b.kind == SMEM_SWIZZLE ? p->smem_b.mode : SWZ_NONE));
+	if ((p->why_not_wgmma = gemm_wgmma_smem_why(a, &p->smem_a, &p->smem_b, p->trans_b, p->wg_cols,
+						     p->inst_n)))
 		return 1;
-	}
-	if (!p->trans_b) {
-		int64_t pw = swizzle_bytes(p->smem_b.mode) / 2;
-
-		if (p->wg_cols % pw || (p->inst_n % pw && p->inst_n > pw)) {
-			p->why_not_wgmma = arena_printf(a, "the warpgroup's N tile %lld does not cover whole %lld-column "
-							"panels of B", (long long)p->wg_cols, (long long)pw);
-			return 1;
-		}
-	}
 	p->instr = GEMM_WGMMA;
 	p->inst_m = 64;
 	p->inst_k = 16;

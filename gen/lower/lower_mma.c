@@ -34,7 +34,7 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 	const IrBuffer *A = &e->k->bufs[st->u.gemm.a.buf], *B = &e->k->bufs[st->u.gemm.b.buf];
 	const IrBuffer *Cb = &e->k->bufs[st->u.gemm.c.buf];
 	const SmemBuf *sa = smem_find(&e->sp, st->u.gemm.a.buf), *sb = smem_find(&e->sp, st->u.gemm.b.buf);
-	int64_t atom_a, atom_b, lbo_b, pw_b, kk;
+	int64_t atom_a, atom_b, lbo_b, kk;
 	int mi, ni, nreg = p->inst_n / 2;
 	char rs[64], cs[64];
 	Buf b;
@@ -43,19 +43,19 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 	    Cb->ndim != 2 || p->acc_type != DT_F32)
 		return err_set(e->err, "gemm: wgmma lowers only f16/bf16 A[M,K] x B[K,N] or B[N,K] from shared "
 			       "memory into an f32 accumulator");
-	if (sa->kind != SMEM_SWIZZLE || sb->kind != SMEM_SWIZZLE || sa->mode == SWZ_NONE ||
-	    (!p->trans_b && sb->mode != SWZ_128B))
-		return err_set(e->err, "gemm: wgmma needs swizzled shared operands (A %s, B %s; an N-major B "
-			       "needs the 128B swizzle)", swizzle_name(sa->mode), swizzle_name(sb->mode));
+	{
+		/* the shared memory plan's layouts (an annotation may differ from the gemm plan's) */
+		SmemLayout la = {sa->kind, sa->mode, NULL}, lb = {sb->kind, sb->mode, NULL};
+		const char *why = gemm_wgmma_smem_why(e->a, &la, &lb, p->trans_b, p->wg_cols, p->inst_n);
+
+		if (why)
+			return err_set(e->err, "gemm: wgmma cannot read these operands: %s", why);
+	}
 	if (e->frag[st->u.gemm.c.buf] != p->acc && layout_equal(e->frag[st->u.gemm.c.buf], p->acc, NULL) != 1)
 		return err_set(e->err, "gemm: accumulator '%s' does not have the gemm plan's layout", Cb->name);
 	atom_a = swizzle_alignment(sa->mode);   /* 8 rows of one swizzle panel, in bytes */
 	atom_b = swizzle_alignment(sb->mode);
-	pw_b = swizzle_bytes(sb->mode) / 2;     /* panel width in elements */
 	lbo_b = p->trans_b ? 16 : p->K / 8 * atom_b;
-	if (!p->trans_b && (p->wg_cols % pw_b || (p->inst_n % pw_b && p->inst_n > pw_b)))
-		return err_set(e->err, "gemm: wgmma N tile %d does not cover whole %lld-column panels",
-			       p->inst_n, (long long)pw_b);
 	lw_comment(e, "gemm %s: wgmma m64n%dk16, warpgroups %dx%d, %dx%d instructions per warpgroup", Cb->name,
 		p->inst_n, p->wg_m, p->wg_n, p->rep_m, p->rep_n);
 	lw_open_block(e, NULL);
