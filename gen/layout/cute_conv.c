@@ -171,11 +171,47 @@ mkstride(Fn *F, const int64_t *d, CuteInt *x)
 	return 1;
 }
 
+/* does the probed layout (the sum of each input's table at F->coord) give val at F->coord?
+ * 1 yes, 0 no (err says what differs), -1 on overflow */
+static int
+probed_is(const Fn *F, int64_t *const *tab, const int64_t *val, Err *err)
+{
+	int64_t acc;
+	int c, k;
+
+	for (c = 0; c < F->nv; c++) {
+		acc = 0;
+		for (k = 0; k < F->nin; k++)
+			if (ck_add(acc, tab[k][F->coord[k] * F->nv + c], &acc) < 0)
+				return err_set(err, "cute: integer overflow in converter");
+		if (acc != val[c]) {
+			err_set(err, "not representable: the probed layout gives %lld where the function gives %lld",
+				(long long)acc, (long long)val[c]);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* F->coord to the next point in row-major order; 0 when it wrapped past the last */
+static int
+next_point(Fn *F)
+{
+	int k;
+
+	for (k = F->nin - 1; k >= 0; k--) {
+		if (++F->coord[k] < F->in_shape[k])
+			return 1;
+		F->coord[k] = 0;
+	}
+	return 0;
+}
+
 static int
 convert(Arena *a, Fn *F, CuteLayout *res, Err *err)
 {
 	int k, i, c, rc, nsub[MAXIN];
-	int64_t D = 1, n, v0[MAXOUT], val[MAXOUT], acc[MAXOUT];
+	int64_t D = 1, n, v0[MAXOUT], val[MAXOUT];
 	Sub *subs[MAXIN];
 	int64_t *tab[MAXIN];
 	CuteLayout *modes;
@@ -272,49 +308,21 @@ convert(Arena *a, Fn *F, CuteLayout *res, Err *err)
 		int64_t f;
 
 		for (f = 0; f < D; f++) {
-			for (c = 0; c < F->nv; c++) {
+			for (c = 0; c < F->nv; c++)
 				val[c] = F->hier ? F->tab[f * F->nout + c]
 					 : F->sw.b > 0 ? cute_swizzle_apply(F->sw, F->ser[f]) : F->ser[f];
-				acc[c] = 0;
-				for (k = 0; k < F->nin; k++)
-					if (ck_add(acc[c], tab[k][F->coord[k] * F->nv + c], &acc[c]) < 0)
-						return err_set(err, "cute: integer overflow in converter");
-				if (acc[c] != val[c]) {
-					err_set(err, "not representable: the probed layout gives %lld where "
-						"the function gives %lld", (long long)acc[c], (long long)val[c]);
-					return 0;
-				}
-			}
-			for (k = F->nin - 1; k >= 0; k--) {
-				if (++F->coord[k] < F->in_shape[k])
-					break;
-				F->coord[k] = 0;
-			}
+			if ((rc = probed_is(F, tab, val, err)) != 1)
+				return rc;
+			next_point(F);
 		}
 		goto proved;
 	}
-	for (;;) {
+	do {
 		if ((rc = value(F, val)) != 0)
 			return rc < 0 ? -1 : 0;
-		for (c = 0; c < F->nv; c++) {
-			acc[c] = 0;
-			for (k = 0; k < F->nin; k++)
-				if (ck_add(acc[c], tab[k][F->coord[k] * F->nv + c], &acc[c]) < 0)
-					return err_set(err, "cute: integer overflow in converter");
-			if (acc[c] != val[c]) {
-				err_set(err, "not representable: the probed layout gives %lld where the "
-					"function gives %lld", (long long)acc[c], (long long)val[c]);
-				return 0;
-			}
-		}
-		for (k = F->nin - 1; k >= 0; k--) {
-			if (++F->coord[k] < F->in_shape[k])
-				break;
-			F->coord[k] = 0;
-		}
-		if (k < 0)
-			break;
-	}
+		if ((rc = probed_is(F, tab, val, err)) != 1)
+			return rc;
+	} while (next_point(F));
 proved:
 	*res = cute_join(a, F->nin, modes);
 	if (!res->shape)
