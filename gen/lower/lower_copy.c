@@ -6,6 +6,22 @@
  * where every thread holds what it receives.
  */
 #include "lw.h"
+
+/* one element between local slot `slot` (C text) of buffer lbuf and memory region mr at the
+ * coordinates cs, converted to the destination's type */
+static void
+regelem(Em *e, const Region *mr, int lbuf, char *const *cs, int nk, const char *slot, int to_local)
+{
+	const IrBuffer *L = &e->k->bufs[lbuf], *Mb = &e->k->bufs[mr->buf];
+	char *mem = arena_printf(e->a, "*(%s)", lw_memaddr(e, mr, cs, nk));
+	char *reg = arena_printf(e->a, "%s[%s]", L->name, slot);
+
+	if (to_local)
+		lw_assign(e, LM_LOCAL, lbuf, dtype_bytes(Mb->dtype), reg, lw_conv(e, mem, Mb->dtype, L->dtype));
+	else
+		lw_assign(e, lw_memof(Mb), mr->buf, dtype_bytes(Mb->dtype), mem, lw_conv(e, reg, L->dtype, Mb->dtype));
+}
+
 /* copy between a local buffer (whole) and a memory region; to_local gives the direction */
 static int
 regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
@@ -63,12 +79,7 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 	if (vc)
 		vi = lw_open_if(e, vc, 0, 1);
 	if (v == 1) {
-		if (to_local)
-			lw_assign(e, LM_LOCAL, L_buf, eb, arena_printf(e->a, "%s[s]", L->name),
-			       lw_conv(e, arena_printf(e->a, "*(%s)", lw_memaddr(e, mr, cs, nk)), Mb->dtype, L->dtype));
-		else
-			lw_assign(e, lw_memof(Mb), mr->buf, dtype_bytes(Mb->dtype), arena_printf(e->a, "*(%s)", lw_memaddr(e, mr, cs, nk)),
-			       lw_conv(e, arena_printf(e->a, "%s[s]", L->name), L->dtype, Mb->dtype));
+		regelem(e, mr, L_buf, cs, nk, "s", to_local);
 	} else if (to_local) {
 		int words = v * eb / 4;
 
@@ -113,12 +124,7 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 		lw_open_for(e, "tl_k", "0", arena_printf(e->a, "%d", v), v, 1, 0)->u.loop.nobrace = 1;
 		if (g2)
 			gi2 = lw_open_if(e, g2, 1, 1);
-		if (to_local)
-			lw_assign(e, LM_LOCAL, L_buf, eb, arena_printf(e->a, "%s[s + tl_k]", L->name),
-			       lw_conv(e, arena_printf(e->a, "*(%s)", lw_memaddr(e, mr, c2, nk)), Mb->dtype, L->dtype));
-		else
-			lw_assign(e, lw_memof(Mb), mr->buf, dtype_bytes(Mb->dtype), arena_printf(e->a, "*(%s)", lw_memaddr(e, mr, c2, nk)),
-			       lw_conv(e, arena_printf(e->a, "%s[s + tl_k]", L->name), L->dtype, Mb->dtype));
+		regelem(e, mr, L_buf, c2, nk, "s + tl_k", to_local);
 		if (g2 && to_local) {
 			/* past the tensor's edge a copy reads zero (docs/semantics.md) */
 			lw_open_else(e, gi2, NULL);

@@ -3,6 +3,7 @@
  * a region), or shared and global regions cooperatively.
  */
 #include "lw.h"
+
 /* does region r cover its whole buffer? */
 int
 lw_wholeregion(const Em *e, const Region *r)

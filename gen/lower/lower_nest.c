@@ -6,6 +6,7 @@
  * stores); statements outside nests store from thread 0.
  */
 #include "lw.h"
+
 /* the slot of local buffer buf at the nest's coordinates, as an expression in
  * (s, tid), checked to be owned by the thread; NULL if the indices are not plain loop vars */
 char *

@@ -5,6 +5,7 @@
  * the loads cannot be issued ahead (said in a comment).
  */
 #include "lw.h"
+
 /* ---- pipelines ---------------------------------------------------------------------- */
 
 static int

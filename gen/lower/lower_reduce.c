@@ -5,6 +5,7 @@
  * element.
  */
 #include "lw.h"
+
 /* ---- reduce: per-thread partials, warp shuffles, shared memory across warps -------- */
 
 /* the identity of op in calculation type t (C text); NULL if t is not reducible */
