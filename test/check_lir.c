@@ -31,7 +31,7 @@ prog(Arena *a, LKernel **k)
 static LNode *
 put(Arena *a, LList *l, LKind kind)
 {
-	LNode *n = lir_node(a, kind, 0);
+	LNode *n = lir_node(a, kind);
 
 	lir_append(l, n);
 	return n;

@@ -25,7 +25,6 @@ memname(LMem m)
 static void
 node(Buf *b, const LNode *n, int d)
 {
-	d += n->extra;
 	pad(b, d);
 	switch (n->kind) {
 	case L_TEXT: buf_printf(b, "c: %s\n", n->text); break;
@@ -54,19 +53,8 @@ node(Buf *b, const LNode *n, int d)
 		}
 		break;
 	case L_DECL:
-		buf_printf(b, "decl %s%s %s", n->u.decl.is_const ? "const " : "", n->u.decl.type, n->u.decl.name);
-		if (n->u.decl.count)
-			buf_printf(b, "[%lld]", (long long)n->u.decl.count);
-		if (n->u.decl.ix) {
-			buf_puts(b, " = index ");
-			lir_c_index(b, n->u.decl.ix, n->u.decl.ixnames);
-		} else if (n->u.decl.init) {
-			buf_printf(b, " = %s", n->u.decl.init);
-		}
-		if (n->u.decl.name2)
-			buf_printf(b, ", %s", n->u.decl.name2);
-		if (n->u.decl.init2)
-			buf_printf(b, " = %s", n->u.decl.init2);
+		buf_puts(b, "decl ");
+		lir_c_decl(b, n, "index ");
 		buf_putc(b, '\n');
 		break;
 	case L_ASSIGN: buf_printf(b, "set %s = %s\n", n->u.set.lhs, n->u.set.rhs); break;

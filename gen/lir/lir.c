@@ -4,12 +4,11 @@
 #include "lir.h"
 
 LNode *
-lir_node(Arena *a, LKind k, int extra)
+lir_node(Arena *a, LKind k)
 {
 	LNode *n = anew(a, LNode);
 
 	n->kind = k;
-	n->extra = extra;
 	if (k == L_FOR)
 		n->u.loop.trip = -1, n->u.loop.step = 1;
 	if (k == L_STORE || k == L_ASSIGN)

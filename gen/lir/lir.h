@@ -7,10 +7,9 @@
  * gen/target/ (one C renderer, small CUDA and HIP parts) turn it into text
  * without deciding anything.
  *
- * Expressions are C expression text for now. L_TEXT is one line of C as
- * written (the lowering makes none; a rewrite may). Each node keeps `extra`,
- * how far it is indented past its place in the tree (0 for every node the
- * lowering makes today).
+ * Expressions are C expression text for now (slot coordinates are index
+ * expressions). L_TEXT is one line of C as written (the lowering makes none;
+ * a rewrite may). A node is printed at its depth in the tree.
  */
 #ifndef TILEC_LIR_H
 #define TILEC_LIR_H
@@ -50,7 +49,6 @@ typedef struct LList {
 
 struct LNode {
 	LKind kind;
-	int extra;          /* indentation past the node's depth in the tree */
 	LNode *next;
 	/* L_TEXT, L_COMMENT: the text; L_BLOCK, L_IF: a comment after the opening (L_IF:
 	 * after "} else {"); L_DECL, L_ASSIGN, L_STORE: a comment after the statement */
@@ -149,7 +147,7 @@ typedef struct LProgram {
 } LProgram;
 
 /* ---- building (lir.c) ---- */
-LNode *lir_node(Arena *a, LKind k, int extra);
+LNode *lir_node(Arena *a, LKind k);
 void lir_append(LList *l, LNode *n);
 /* the last node of l, or NULL */
 LNode *lir_last(const LList *l);
@@ -178,6 +176,8 @@ extern const LDialect lir_cuda, lir_hip;
 void lir_render_c(Buf *out, const LProgram *p, const LDialect *d);
 /* an index expression in C, fully parenthesized; names[id] is the C text of variable id */
 void lir_c_index(Buf *b, const IExpr *x, const char *const *names);
+/* a declaration node's C, without the ';' (ixmark before an index initializer) */
+void lir_c_decl(Buf *b, const LNode *n, const char *ixmark);
 /* the dialect of p's target */
 const LDialect *lir_dialect(const LProgram *p);
 

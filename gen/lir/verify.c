@@ -29,8 +29,6 @@ node(V *v, const LNode *n)
 	const LNode *save = v->div;
 	int r = 0;
 
-	if (n->extra < 0)
-		return bad(v, "negative indentation", n);
 	switch (n->kind) {
 	case L_TEXT:
 	case L_COMMENT:

@@ -489,8 +489,6 @@ kernel(Em *e)
 
 	buf_init(&chk);
 	e->cur = &lk->body;
-	e->ind = 1;
-	e->ldepth = 1;
 	for (i = 0; i < e->sp.n; i++) {
 		const SmemBuf *sb = &e->sp.bufs[i];
 		const IrBuffer *B = &k->bufs[sb->buf];

@@ -20,7 +20,6 @@
 
 typedef struct LSave {
 	LList *cur;
-	int ldepth;
 	struct LSave *up;
 } LSave;
 
@@ -30,9 +29,7 @@ typedef struct Em {
 	const IrKernel *k;
 	LKernel *lk;         /* the lowered kernel being built */
 	LList *cur;          /* the list nodes go into */
-	int ldepth;          /* cur's depth in the printed text */
 	LSave *saved;        /* the enclosing lists */
-	int ind;             /* the indentation of the next node */
 	Err *err;
 	SmemPlan sp;
 	Layout **frag;       /* per buffer: the Fragment of a local buffer */

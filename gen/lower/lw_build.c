@@ -5,11 +5,12 @@
  * the C names and types the nodes use.
  */
 #include "lw.h"
+
 /* a node of kind k at the current place */
 LNode *
 lw_add(Em *e, LKind k)
 {
-	LNode *n = lir_node(e->a, k, e->ind - e->ldepth);
+	LNode *n = lir_node(e->a, k);
 
 	lir_append(e->cur, n);
 	return n;
@@ -21,11 +22,9 @@ push(Em *e, LList *l)
 {
 	LSave *sv = anew(e->a, LSave);
 
-	sv->cur = e->cur, sv->ldepth = e->ldepth, sv->up = e->saved;
+	sv->cur = e->cur, sv->up = e->saved;
 	e->saved = sv;
 	e->cur = l;
-	e->ind++;
-	e->ldepth = e->ind;
 }
 
 void
@@ -33,8 +32,7 @@ lw_pop(Em *e)
 {
 	LSave *sv = e->saved;
 
-	e->cur = sv->cur, e->ldepth = sv->ldepth, e->saved = sv->up;
-	e->ind--;
+	e->cur = sv->cur, e->saved = sv->up;
 }
 
 void

@@ -958,7 +958,7 @@ lw_veccond(Em *e, Buf *chk, const Region *r, int v)
 		snprintf(decl_, sizeof decl_, "\tconst bool %s = %s %% %d == 0; /* rows of whole %d-vectors */\n",
 			 c, lw_vname(e, sym), v, v);
 		if (!strstr(buf_str(chk), decl_)) {
-			LNode *n = lir_node(e->a, L_DECL, 0);
+			LNode *n = lir_node(e->a, L_DECL);
 
 			buf_puts(chk, decl_);
 			n->u.decl.is_const = 1, n->u.decl.type = "bool", n->u.decl.name = c;

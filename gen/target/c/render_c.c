@@ -91,6 +91,29 @@ lir_c_index(Buf *b, const IExpr *x, const char *const *names)
 	}
 }
 
+/* a declaration without its ';': [const ]type name[count][ = init][, name2[ = init2]], an index
+ * initializer after ixmark (the dump marks it "index ") */
+void
+lir_c_decl(Buf *o, const LNode *n, const char *ixmark)
+{
+	size_t tl = strlen(n->u.decl.type);
+
+	buf_printf(o, "%s%s%s%s", n->u.decl.is_const ? "const " : "", n->u.decl.type,
+		   tl && n->u.decl.type[tl - 1] == '*' ? "" : " ", n->u.decl.name);
+	if (n->u.decl.count > 0)
+		buf_printf(o, "[%lld]", (long long)n->u.decl.count);
+	if (n->u.decl.ix) {
+		buf_printf(o, " = %s", ixmark);
+		lir_c_index(o, n->u.decl.ix, n->u.decl.ixnames);
+	} else if (n->u.decl.init) {
+		buf_printf(o, " = %s", n->u.decl.init);
+	}
+	if (n->u.decl.name2)
+		buf_printf(o, ", %s", n->u.decl.name2);
+	if (n->u.decl.init2)
+		buf_printf(o, " = %s", n->u.decl.init2);
+}
+
 static void
 indent(Buf *o, int n)
 {
@@ -109,10 +132,8 @@ tail(Buf *o, const char *text)
 }
 
 static void
-node(Buf *o, const LNode *n, int depth, const LDialect *d)
+node(Buf *o, const LNode *n, int in, const LDialect *d)
 {
-	int in = depth + n->extra;
-	size_t tl;
 
 	switch (n->kind) {
 	case L_TEXT:
@@ -189,21 +210,7 @@ node(Buf *o, const LNode *n, int depth, const LDialect *d)
 		break;
 	case L_DECL:
 		indent(o, in);
-		tl = strlen(n->u.decl.type);
-		buf_printf(o, "%s%s%s%s", n->u.decl.is_const ? "const " : "", n->u.decl.type,
-			   tl && n->u.decl.type[tl - 1] == '*' ? "" : " ", n->u.decl.name);
-		if (n->u.decl.count > 0)
-			buf_printf(o, "[%lld]", (long long)n->u.decl.count);
-		if (n->u.decl.ix) {
-			buf_puts(o, " = ");
-			lir_c_index(o, n->u.decl.ix, n->u.decl.ixnames);
-		} else if (n->u.decl.init) {
-			buf_printf(o, " = %s", n->u.decl.init);
-		}
-		if (n->u.decl.name2)
-			buf_printf(o, ", %s", n->u.decl.name2);
-		if (n->u.decl.init2)
-			buf_printf(o, " = %s", n->u.decl.init2);
+		lir_c_decl(o, n, "");
 		buf_putc(o, ';');
 		tail(o, n->text);
 		break;
