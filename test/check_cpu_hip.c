@@ -534,6 +534,7 @@ static const struct {
 	{"test/cpu/floor_div.tile", "*=1;N=256;"},
 	{"test/cpu/constants.tile", "*=1;N=256;"},
 	{"test/cpu/parallel_guard.tile", "*=1;M=128,N=128;M=37,N=200;"},
+	{"test/cpu/global_hazard.tile", "M=64;M=100"},
 };
 
 static const char *const programs[] = {

@@ -112,12 +112,12 @@ static const struct {
 	tilec_status st;
 	const char *in_out, *in_log, *in_diag;  /* substrings expected (NULL: no check) */
 } cases[] = {
-	{"}", "names", NULL, NULL, 1, 0, TILEC_OK, "verify-ir\nsplit-conversions\ninfer-layouts\nconvert-layouts\nlayout-diagnostics\nplan-gemms\nplan-shared-memory\nlower-kernels\nverify-lowered\nemit-cuda\nemit-header\n", NULL, NULL},
-	{"}", "insert", NULL, NULL, 1, 0, TILEC_OK, "verify-ir\nmy-pass\nsplit-conversions\ninfer-layouts\nconvert-layouts\nlayout-diagnostics\nplan-gemms\nplan-shared-memory\nlower-kernels\nverify-lowered\nemit-cuda\nemit-header\n", NULL,
+	{"}", "names", NULL, NULL, 1, 0, TILEC_OK, "verify-ir\nsplit-conversions\ninfer-layouts\nconvert-layouts\nlayout-diagnostics\nplan-gemms\nplan-shared-memory\nplan-partitions\nplan-reduces\nplan-vectors\nplan-copies\nplan-pipelines\nlower-kernels\nverify-lowered\nemit-cuda\nemit-header\n", NULL, NULL},
+	{"}", "insert", NULL, NULL, 1, 0, TILEC_OK, "verify-ir\nmy-pass\nsplit-conversions\ninfer-layouts\nconvert-layouts\nlayout-diagnostics\nplan-gemms\nplan-shared-memory\nplan-partitions\nplan-reduces\nplan-vectors\nplan-copies\nplan-pipelines\nlower-kernels\nverify-lowered\nemit-cuda\nemit-header\n", NULL,
 	 NULL},
 	{"}", "insert", NULL, NULL, 0, 0, TILEC_OK, "kernel k", NULL,
 	 "note: mine: 1 kernel(s), first k with 0 statements"},
-	{"}", "remove", NULL, NULL, 1, 0, TILEC_OK, "verify-ir\nsplit-conversions\ninfer-layouts\nconvert-layouts\nplan-gemms\nplan-shared-memory\nlower-kernels\nverify-lowered\nemit-cuda\nemit-header\n", NULL, NULL},
+	{"}", "remove", NULL, NULL, 1, 0, TILEC_OK, "verify-ir\nsplit-conversions\ninfer-layouts\nconvert-layouts\nplan-gemms\nplan-shared-memory\nplan-partitions\nplan-reduces\nplan-vectors\nplan-copies\nplan-pipelines\nlower-kernels\nverify-lowered\nemit-cuda\nemit-header\n", NULL, NULL},
 	{"}", "replace", NULL, NULL, 0, 0, TILEC_ERROR, NULL, NULL,
 	 "error: pass 'verify-ir' failed: refused"},
 	{"}", "fail", NULL, NULL, 0, 0, TILEC_ERROR, NULL, NULL, "error: the pass hook failed"},
@@ -180,7 +180,7 @@ START_TEST(pipeline)
 		      tilec_status_name(r.status), r.diagnostics);
 	ck_assert_int_eq(h.calls, 1);
 	ck_assert_str_eq(h.names, "verify-ir split-conversions infer-layouts convert-layouts "
-			 "layout-diagnostics plan-gemms plan-shared-memory lower-kernels verify-lowered emit-cuda emit-header ");
+			 "layout-diagnostics plan-gemms plan-shared-memory plan-partitions plan-reduces plan-vectors plan-copies plan-pipelines lower-kernels verify-lowered emit-cuda emit-header ");
 	if (cases[_i].in_out)
 		ck_assert_msg(strstr(r.output, cases[_i].in_out), "case %d: output\n%s", _i, r.output);
 	if (cases[_i].in_log)
@@ -262,6 +262,13 @@ lowhook(tilec_pass_list *l, void *user)
 		       tilec_pass_insert(l, tilec_pass_find(l, "verify-lowered") + 1, "inspect", ext_lowered, "after");
 	if (!strcmp(h->op, "noplan"))
 		return tilec_pass_remove(l, "plan-shared-memory");
+	if (!strncmp(h->op, "remove:", 7))
+		return tilec_pass_remove(l, h->op + 7);
+	if (!strcmp(h->op, "noplans"))  /* every planning pass: the lowering plans alone */
+		return tilec_pass_remove(l, "plan-gemms") || tilec_pass_remove(l, "plan-shared-memory") ||
+		       tilec_pass_remove(l, "plan-partitions") || tilec_pass_remove(l, "plan-reduces") ||
+		       tilec_pass_remove(l, "plan-vectors") || tilec_pass_remove(l, "plan-copies") ||
+		       tilec_pass_remove(l, "plan-pipelines");
 	if (!strcmp(h->op, "late"))  /* after the emitters: never reached by a layout dump */
 		return tilec_pass_insert(l, tilec_pass_count(l), "late", ext_note, "late");
 	return 0;
@@ -281,6 +288,10 @@ static const struct {
 	 "// -----// IR Dump After plan-shared-memory //----- //\nkernel k", NULL, NULL, NULL},
 	{TILEC_DUMP_CUDA, TILEC_TARGET_CUDA, "", "plan-shared-memory", TILEC_OK, NULL,
 	 "// shared memory of k\n", NULL, NULL, NULL},
+	{TILEC_DUMP_CUDA, TILEC_TARGET_CUDA, "", "plan-partitions", TILEC_OK, NULL,
+	 "// -----// IR Dump After plan-partitions //----- //\nkernel k", NULL, NULL, NULL},
+	{TILEC_DUMP_CUDA, TILEC_TARGET_CUDA, "", "plan-copies", TILEC_OK, NULL,
+	 "// copies of k\n", NULL, NULL, NULL},
 	{TILEC_DUMP_CUDA, TILEC_TARGET_CUDA, "", "plan-gemms", TILEC_OK, NULL,
 	 "// -----// IR Dump After plan-gemms //----- //\nkernel k", NULL, NULL, NULL},
 	{TILEC_DUMP_CUDA, TILEC_TARGET_CUDA, "", "emit-cuda", TILEC_OK, NULL,
@@ -350,39 +361,46 @@ START_TEST(lowering)
 }
 END_TEST
 
-/* emit-cuda with the plan of plan-shared-memory gives the code emit_cuda plans alone */
+/* emit-cuda with the plans of the planning passes gives the code the lowering plans alone,
+ * whichever of them run */
 START_TEST(smem_pass_same_code)
 {
 	static const char *const files[] = {"samples/gemm.tile", "samples/gemm_sm90.tile",
-					    "samples/softmax.tile", "samples/transpose.tile"};
-	size_t i;
+					    "samples/softmax.tile", "samples/transpose.tile",
+					    "samples/elementwise.tile", "test/cpu/pipeline_hazard.tile",
+					    "test/cpu/replicated_rmw.tile"};
+	static const char *const ops[] = {"noplan", "noplans", "remove:plan-partitions",
+					  "remove:plan-reduces", "remove:plan-vectors",
+					  "remove:plan-copies", "remove:plan-pipelines"};
+	size_t i, j;
 
-	for (i = 0; i < sizeof files / sizeof files[0]; i++) {
-		tilec_options o;
-		tilec_result r, r2;
-		LowHook h = {""};
-		char *src;
-		size_t len;
+	for (i = 0; i < sizeof files / sizeof files[0]; i++)
+		for (j = 0; j < sizeof ops / sizeof ops[0]; j++) {
+			tilec_options o;
+			tilec_result r, r2;
+			LowHook h = {""};
+			char *src;
+			size_t len;
 
-		src = test_readfile(files[i], &len);
-		ck_assert_ptr_nonnull(src);
-		tilec_options_init(&o);
-		o.filename = files[i];
-		o.dump = TILEC_DUMP_CUDA;
-		o.arch = "sm_90a";
-		tilec_compile(src, len, &o, &r);
-		ck_assert_msg(r.status == TILEC_OK, "%s: %s", files[i], r.diagnostics);
-		/* without the pass, the emitter plans shared memory itself */
-		o.pass_hook = lowhook;
-		o.pass_hook_user = &h;
-		h.op = "noplan";
-		tilec_compile(src, len, &o, &r2);
-		ck_assert_msg(r2.status == TILEC_OK, "%s: %s", files[i], r2.diagnostics);
-		ck_assert_str_eq(r.output, r2.output);
-		tilec_result_free(&r);
-		tilec_result_free(&r2);
-		free(src);
-	}
+			src = test_readfile(files[i], &len);
+			ck_assert_ptr_nonnull(src);
+			tilec_options_init(&o);
+			o.filename = files[i];
+			o.dump = TILEC_DUMP_CUDA;
+			o.arch = "sm_90a";
+			tilec_compile(src, len, &o, &r);
+			ck_assert_msg(r.status == TILEC_OK, "%s: %s", files[i], r.diagnostics);
+			/* without the passes, the lowering plans itself */
+			o.pass_hook = lowhook;
+			o.pass_hook_user = &h;
+			h.op = ops[j];
+			tilec_compile(src, len, &o, &r2);
+			ck_assert_msg(r2.status == TILEC_OK, "%s %s: %s", files[i], ops[j], r2.diagnostics);
+			ck_assert_msg(!strcmp(r.output, r2.output), "%s %s: the code differs", files[i], ops[j]);
+			tilec_result_free(&r);
+			tilec_result_free(&r2);
+			free(src);
+		}
 }
 END_TEST
 
@@ -464,7 +482,7 @@ START_TEST(plugin)
 	tilec_compile(src, strlen(src), &o, &r);
 	ck_assert_msg(r.status == TILEC_OK, "%s", r.diagnostics);
 	ck_assert_str_eq(r.output, "verify-ir\ncount-stmts\nsplit-conversions\ninfer-layouts\n"
-			 "convert-layouts\nlayout-diagnostics\nplan-gemms\nplan-shared-memory\nlower-kernels\nverify-lowered\nemit-cuda\nemit-header\n");
+			 "convert-layouts\nlayout-diagnostics\nplan-gemms\nplan-shared-memory\nplan-partitions\nplan-reduces\nplan-vectors\nplan-copies\nplan-pipelines\nlower-kernels\nverify-lowered\nemit-cuda\nemit-header\n");
 	tilec_result_free(&r);
 	o.print_passes = 0;
 	tilec_compile(src, strlen(src), &o, &r);

@@ -212,6 +212,14 @@ struct IrStmt {
 	/* set by the plan-gemms pass: the GEMM's plan (gen/lower/gemm_plan.h), which shared
 	 * memory planning and the lowering use; NULL: they plan it themselves */
 	struct GemmPlan *gemm_plan;
+	/* set by the planning passes (gen/lower/plan.h): a parallel nest's partition
+	 * (plan-partitions), a copy's widths and instruction (plan-vectors, plan-copies), a
+	 * reduce's plan (plan-reduces), a pipeline's schedule (plan-pipelines); NULL: the
+	 * lowering plans it itself */
+	struct NestPlan *nest_plan;
+	struct CopyPlan *copy_plan;
+	struct RedPlan *red_plan;
+	struct PipePlan *pipe_plan;
 	/* S_COPY between two whole local tiles: a layout conversion inserted by
 	 * layout control (convert.c) at a release_layout or a require_layout;
 	 * the convert-layouts pass lowers it (in registers, or through a shared
@@ -310,6 +318,7 @@ typedef struct IrKernel {
 	int nassume;
 	IrExpr **assumes;   /* the conditions of every assume(...), in source order */
 	struct SmemPlan *smem; /* the pass plan-shared-memory's plan (lower.h), or NULL */
+	struct KernelPart *part; /* the pass plan-partitions' register tiles (plan.h), or NULL */
 	struct IrKernel *next;
 	/* names of vars and buffers, for making new names unique (open addressing);
 	 * next: the first suffix to try when the name is taken again */

@@ -36,6 +36,7 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 	char *cs[LAYOUT_MAXDIM], *g, *vals[16], *vc, **c2;
 	int L_buf = lr->buf;
 	LNode *gi = NULL, *vi = NULL;
+	const CopyPlan *cp;
 	Buf b;
 
 	for (d = 0; d < lr->ndim; d++) {
@@ -44,12 +45,10 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 		if (!ir_is_const(lr->off[d], &c) || c || lr->ext[d] != L->dims[d].c)
 			return err_set(e->err, "copy: local '%s' must be copied whole", L->name);
 	}
-	/* 1-byte elements move in whole 32-bit words: at least 4 */
-	v = eb == 1 || eb == 2 || eb == 4 ? lw_fragvec(F, co, S, 16 / eb) : 1;
-	if (eb == 1 && v < 4)
-		v = 1;
-	if (!lw_vecdim(e, mr, L->ndim - lw_countunit(L), v))
-		v = 1;
+	/* the width plan-vectors chose (plan_vector.c) */
+	if (!(cp = lw_copyplan(e, st)))
+		return -1;
+	v = cp->v;
 	if ((vc = lw_veccond(e, chk, mr, v)) == lw_scalar_only)
 		v = 1, vc = NULL;
 	{
@@ -159,22 +158,23 @@ lw_tilecopy(Em *e, Buf *chk, const IrStmt *st)
 	const Region *sr = &st->u.copy.src, *dr = &st->u.copy.dst;
 	const IrBuffer *SB = &e->k->bufs[sr->buf], *DB = &e->k->bufs[dr->buf];
 	int64_t ext[IR_MAXDIM], R, C, chunks, T = e->k->threads, iters;
-	int nn = nest_shape(st, ext), v, eb = dtype_bytes(SB->dtype), async;
+	int nn = nest_shape(st, ext), v, async;
 	char *cs[2], *gs, *gd, *g, *vc, **c2, *qg;
 	LNode *vi = NULL;
+	const CopyPlan *cp;
+	CopyInstr instr;
 
 	if (nn > 2)
 		return err_set(e->err, "copy of rank %d between memories is not lowered yet", nn);
 	R = nn == 2 ? ext[0] : 1;
 	C = ext[nn - 1];
-	v = SB->dtype == DB->dtype && (eb == 1 || eb == 2 || eb == 4 || eb == 8) && C % (16 / eb) == 0 ? 16 / eb : 1;
-	if (!lw_vecdim(e, sr, nn, v) || !lw_vecdim(e, dr, nn, v))
-		v = 1;
+	/* the width and instruction of plan-vectors and plan-copies (plan_vector.c, plan_copy.c);
+	 * element by element where the rows are not whole vectors at run time */
+	if (!(cp = lw_copyplan(e, st)))
+		return -1;
+	v = cp->v;
 	if ((vc = lw_veccond(e, chk, SB->scope == MEM_GLOBAL ? sr : dr, v)) == lw_scalar_only)
 		v = 1, vc = NULL;
-	/* HIP: tilec_hip.h's tl_cp_async16(_zfill) are synchronous 16-byte copies (zeros past the edge) */
-	async = v > 1 && (e->t->has_cp_async || e->t->kind == TGT_HIP) && SB->scope == MEM_GLOBAL &&
-		DB->scope == MEM_SHARED;
 	chunks = R * C / v;
 	iters = (chunks + T - 1) / T;
 	/* element by element, a rolled loop: unrolled, the loads of the whole tile would be
@@ -196,6 +196,11 @@ lw_tilecopy(Em *e, Buf *chk, const IrStmt *st)
 	gd = lw_regguard(e, dr, cs, nn, v);
 	g = gs && gd ? arena_printf(e->a, "%s && %s", gs, gd) : gs ? gs : gd;
 	qg = chunks % T ? arena_printf(e->a, "q < %lld", (long long)chunks) : NULL;
+	/* the scalar body of rows that are not whole vectors: the scalar form of the instruction.
+	 * HIP: tilec_hip.h's tl_cp_async16(_zfill) are synchronous 16-byte copies (zeros past the
+	 * edge) */
+	instr = v == cp->v ? cp->instr : lw_tile_instr(e, st, v, gs != NULL, gd != NULL);
+	async = instr == CPI_CP_ASYNC;
 	if (vc)
 		vi = lw_open_if(e, vc, 0, 1);
 	if (async) {
@@ -209,7 +214,7 @@ lw_tilecopy(Em *e, Buf *chk, const IrStmt *st)
 		n->u.acp.pred = g, n->u.acp.bytes = 16, n->u.acp.dbuf = dr->buf, n->u.acp.sbuf = sr->buf;
 		if (qg)
 			lw_pop(e);
-	} else if (SB->scope == MEM_GLOBAL && DB->scope == MEM_SHARED && gs && !gd) {
+	} else if (instr == CPI_VECTOR_ZFILL || instr == CPI_SCALAR_ZFILL) {
 		/* zeros where the source is out of range, as cp.async's zero fill */
 		if (qg)
 			lw_open_if(e, qg, 1, 1);

@@ -154,7 +154,7 @@ sh_expr(const Em *e, const IrExpr *x, unsigned char *rd)
 		return;
 	switch (x->kind) {
 	case IE_LOAD:
-		if (e->k->bufs[x->u.load.buf].scope == MEM_SHARED)
+		if (e->k->bufs[x->u.load.buf].scope != MEM_LOCAL)
 			rd[x->u.load.buf] = 1;
 		for (i = 0; i < x->u.load.n; i++)
 			sh_expr(e, x->u.load.idx[i], rd);
@@ -171,10 +171,12 @@ sh_expr(const Em *e, const IrExpr *x, unsigned char *rd)
 	}
 }
 
+/* shared buffers, and tensors: a statement's global writes are seen by the block's other
+ * threads only after a barrier too */
 static void
 sh_mark(const Em *e, int buf, unsigned char *m)
 {
-	if (buf >= 0 && buf < e->k->nbuf && e->k->bufs[buf].scope == MEM_SHARED)
+	if (buf >= 0 && buf < e->k->nbuf && e->k->bufs[buf].scope != MEM_LOCAL)
 		m[buf] = 1;
 }
 
@@ -405,6 +407,48 @@ bodies(Em *e, Buf *chk)
 	return ret;
 }
 
+/* the lowering state of k (lw.h): a copy of k whose buffers carry their C names, the signs
+ * of its variables, its shared-memory plan and the partition of its register tiles, each
+ * the pass's (plan-shared-memory, plan-partitions) or made here */
+int
+lw_setup(Em *e, Arena *a, const Target *t, const IrKernel *k, Err *err)
+{
+	IrKernel *kc = anew(a, IrKernel);
+	int b;
+
+	memset(e, 0, sizeof *e);
+	e->a = a, e->t = t, e->err = err;
+	e->k = k;
+	if (k->smem)
+		e->sp = *k->smem;
+	else if (smem_plan(a, t, k, &e->sp, err))
+		return -1;
+	*kc = *k;
+	kc->bufs = anewn(a, IrBuffer, k->nbuf + 1);
+	for (b = 0; b < k->nbuf; b++) {
+		kc->bufs[b] = k->bufs[b];
+		kc->bufs[b].name = lw_cname(a, k->bufs[b].name);
+	}
+	e->k = kc;
+	lw_signs(e);
+	if (k->part && k->part->nbuf == k->nbuf) {
+		e->part = k->part;
+	} else {
+		e->part = anew(a, KernelPart);
+		if (lw_part_tiles(e, e->part))
+			return -1;
+	}
+	e->frag = anewn(a, Layout *, k->nbuf + 1);
+	e->coord = anewn(a, IExpr **, k->nbuf + 1);
+	e->slots = anewn(a, int64_t, k->nbuf + 1);
+	for (b = 0; b < k->nbuf; b++) {
+		e->frag[b] = (Layout *)e->part->tiles[b].frag;
+		e->coord[b] = e->part->tiles[b].coord;
+		e->slots[b] = e->part->tiles[b].slots;
+	}
+	return 0;
+}
+
 static int
 kernel(Em *e)
 {
@@ -412,57 +456,6 @@ kernel(Em *e)
 	LKernel *lk = e->lk;
 	Buf chk;
 	int i, b, ret;
-
-	/* the plan of the pass plan-shared-memory, or one made here (emit_cuda called alone) */
-	if (k->smem)
-		e->sp = *k->smem;
-	else if (smem_plan(e->a, e->t, k, &e->sp, e->err))
-		return -1;
-	{
-		/* emit from a copy whose buffers carry their C names */
-		IrKernel *kc = anew(e->a, IrKernel);
-
-		*kc = *k;
-		kc->bufs = anewn(e->a, IrBuffer, k->nbuf + 1);
-		for (b = 0; b < k->nbuf; b++) {
-			kc->bufs[b] = k->bufs[b];
-			kc->bufs[b].name = lw_cname(e->a, k->bufs[b].name);
-		}
-		e->k = k = kc;
-	}
-	lw_signs(e);
-	e->frag = anewn(e->a, Layout *, k->nbuf + 1);
-	e->coord = anewn(e->a, IExpr **, k->nbuf + 1);
-	e->slots = anewn(e->a, int64_t, k->nbuf + 1);
-	for (b = 0; b < k->nbuf; b++) {
-		const IrBuffer *B = &k->bufs[b];
-		const IrStmt *g;
-		int64_t shape[LAYOUT_MAXDIM];
-
-		if (B->scope != MEM_LOCAL)
-			continue;
-		if (B->layout) {
-			if (!B->layout->is_frag)
-				return err_loc(e->err, B->loc), err_set(e->err, "local '%s' has a layout that is not a Fragment", B->name);
-			e->frag[b] = B->layout;
-		} else if ((g = lw_accgemm(k->body, b))) {
-			GemmPlan p;
-
-			if (lw_plan_of(e, g, &p, e->err))
-				return err_loc(e->err, B->loc);
-			e->frag[b] = p.acc;
-		} else {
-			for (i = 0; i < B->ndim; i++)
-				shape[i] = B->dims[i].c;
-			if (!(e->frag[b] = lw_defaultfrag(e, shape, B->ndim)))
-				return err_loc(e->err, B->loc);
-		}
-		if (e->frag[b]->nthreads > k->threads)
-			return err_loc(e->err, B->loc), err_set(e->err, "local '%s': its layout needs %lld threads, the kernel has %lld",
-				       B->name, (long long)e->frag[b]->nthreads, (long long)k->threads);
-		if (!(e->coord[b] = lw_fragcoords(e, e->frag[b], &e->slots[b])))
-			return err_loc(e->err, B->loc);
-	}
 
 	/* the kernel's entry: its launch contract and parameters */
 	lk->name = k->name;
@@ -504,16 +497,9 @@ kernel(Em *e)
 	}
 	for (b = 0; b < k->nbuf; b++) {
 		const IrBuffer *B = &k->bufs[b];
-		int eb = dtype_bytes(B->dtype);
-
 		if (B->scope != MEM_LOCAL)
 			continue;
-		{
-			int vv = eb == 1 || eb == 2 || eb == 4 ?
-				 lw_fragvec(e->frag[b], e->coord[b], e->slots[b], 16 / eb) : 1;
-
-			cutecomment(e, e->frag[b], 1, "none", eb == 1 && vv < 4 ? 1 : vv);
-		}
+		cutecomment(e, e->frag[b], 1, "none", lw_tilevec(e, b));
 		lw_decl(e, 0, lw_ctype(B->dtype), B->name, e->slots[b], NULL, NULL);
 	}
 	ret = bodies(e, &chk);
@@ -569,13 +555,9 @@ lower_kernels(Arena *a, const IrProgram *p, LProgram **out, Err *err)
 				k->name, k->bufs[sb].name);
 			return err_loc(err, k->bufs[sb].loc);
 		}
-		memset(&e, 0, sizeof e);
-		e.a = a;
-		e.t = t;
-		e.k = k;
-		e.err = err;
-		e.lk = anew(a, LKernel);
-		if (kernel(&e)) {
+		if (lw_setup(&e, a, t, k, err) == 0)
+			e.lk = anew(a, LKernel);
+		if (!e.lk || kernel(&e)) {
 			snprintf(msg, sizeof msg, "%s", err->msg);
 			err_set(err, "kernel '%s': %s", k->name, msg);
 			return err_loc(err, k->loc);

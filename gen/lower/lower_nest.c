@@ -236,8 +236,8 @@ stores_into(const IrStmt *s, int buf)
  * every thread of the block in the loop: the store must be at the top of the body
  * and the layout must span the block.
  */
-static int
-plan_parsync(Em *e, const IrStmt *st, const Fragment *LF, int64_t S, unsigned char *sync)
+int
+lw_plan_parsync(Em *e, const IrStmt *st, const Fragment *LF, int64_t S, unsigned char *sync)
 {
 	int64_t ext[IR_MAXDIM], pts = 1, nrep;
 	int b, n = nest_shape(st, ext), i;
@@ -274,21 +274,16 @@ lw_parallel(Em *e, Buf *chk, const IrStmt *st)
 {
 	int64_t ext[IR_MAXDIM], S;
 	int n = nest_shape(st, ext), i;
-	const Fragment *LF = st->loop_layout;
+	const NestPlan *np = lw_nest(e, st);
+	const Fragment *LF;
 	IExpr **pc;
 	const IrStmt *b;
 	ParCtx pcx;
 
-	if (!LF && !(LF = lw_defaultfrag(e, ext, n)))
+	if (!np)
 		return -1;
-	if (!(pc = lw_fragcoords(e, LF, &S)))
-		return -1;
-	e->parsync = NULL;
-	if (LF->rep > 1) {
-		e->parsync = anewn(e->a, unsigned char, e->k->nbuf + 1);
-		if (plan_parsync(e, st, LF, S, e->parsync))
-			return -1;
-	}
+	LF = np->frag, pc = np->coord, S = np->slots;
+	e->parsync = np->sync;
 	pcx.par = st, pcx.LF = LF, pcx.pc = pc, pcx.S = S;
 	for (b = st->u.par.body; b; b = b->next) {
 		if ((b->kind == S_LET || b->kind == S_SET) && parexpr(e, &pcx, b->u.let.value))

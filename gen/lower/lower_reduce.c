@@ -9,8 +9,8 @@
 /* ---- reduce: per-thread partials, warp shuffles, shared memory across warps -------- */
 
 /* the identity of op in calculation type t (C text); NULL if t is not reducible */
-static const char *
-redident(ReduceOp op, DType t)
+const char *
+lw_redident(ReduceOp op, DType t)
 {
 	int f = dtype_is_float(t);
 
@@ -60,7 +60,7 @@ smemreduce(Em *e, const IrStmt *st)
 	const IrBuffer *SB = &e->k->bufs[sb], *DB = &e->k->bufs[db];
 	ReduceOp op = st->u.reduce.op;
 	DType ct = lw_calctype(DB->dtype);
-	const char *ty = lw_ctype(ct), *ident = redident(op, ct);
+	const char *ty = lw_ctype(ct), *ident = lw_redident(op, ct);
 	int64_t S = SB->dims[dim].c, NY = 1, T = e->k->threads, div;
 	int keep = DB->ndim == SB->ndim;
 	char *idx[IR_MAXDIM], *dc[IR_MAXDIM], *v, *old, *res;
@@ -144,10 +144,11 @@ lw_reduce(Em *e, const IrStmt *st)
 	const IrBuffer *SB = &k->bufs[sb], *DB = &k->bufs[db];
 	ReduceOp op = st->u.reduce.op;
 	DType ct = lw_calctype(DB->dtype);
-	const char *ty = lw_ctype(ct), *ident = redident(op, ct);
+	const char *ty = lw_ctype(ct), *ident = lw_redident(op, ct);
 	char r[32], red[32], *v, *rep = NULL;
 	unsigned lanes, warps, full;
 	RedPlan p;
+	const RedPlan *pp;
 	int64_t s, NC, m, wl[32];
 	int W, lb;
 
@@ -156,13 +157,10 @@ lw_reduce(Em *e, const IrStmt *st)
 	if (!ident || lw_calctype(SB->dtype) != ct)
 		return err_set(e->err, "reduce: element types %s -> %s are not lowered",
 			       dtype_name(SB->dtype), dtype_name(DB->dtype));
-	if (reduce_plan(e->a, e->frag[sb], e->frag[db], st->u.reduce.dim, op == RED_SUM, k->threads, &p,
-			e->err)) {
-		char msg[sizeof e->err->msg];
-
-		snprintf(msg, sizeof msg, "%s", e->err->msg);
-		return err_set(e->err, "reduce %s -> %s: %s", SB->name, DB->name, msg);
-	}
+	/* the plan of plan-reduces (plan_reduce.c) */
+	if (!(pp = lw_redplan(e, st)))
+		return -1;
+	p = *pp;
 	/* lane bits below the target's warp size combine by shuffles, warp bits in smem */
 	W = e->t->warp_size, lb = W == 64 ? 6 : 5;
 	lanes = p.mask & (unsigned)(W - 1), warps = p.mask & ~(unsigned)(W - 1);

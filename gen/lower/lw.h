@@ -17,6 +17,7 @@
 #include "lir.h"
 #include "lower.h"
 #include "numeric.h"
+#include "plan.h"
 
 typedef struct LSave {
 	LList *cur;
@@ -32,6 +33,7 @@ typedef struct Em {
 	LSave *saved;        /* the enclosing lists */
 	Err *err;
 	SmemPlan sp;
+	KernelPart *part;    /* the register tiles' partition (plan-partitions) */
 	Layout **frag;       /* per buffer: the Fragment of a local buffer */
 	IExpr ***coord;      /* per local buffer: coords (x..., rep) in slot (_i) and thread (_j) */
 	int64_t *slots;      /* per local buffer: slots per thread */
@@ -138,9 +140,30 @@ int lw_serial_check(Em *e, const IrStmt *s);
 int lw_stmt1(Em *e, Buf *chk, const IrStmt *s);
 void lw_sh_stmts(const Em *e, const IrStmt *s, unsigned char *rd, unsigned char *wr, int one);
 void lw_sh_clear(Em *e);
+/* the lowering state of kernel k before any node is built (its buffers under their C names,
+ * signs, shared-memory plan, partition): for lower-kernels and for the planning passes */
+int lw_setup(Em *e, Arena *a, const Target *t, const IrKernel *k, Err *err);
+const IrStmt *lw_accgemm(const IrStmt *s, int buf);
+/* the plans (plan.h): the statement's, or made now */
+int lw_part_tiles(Em *e, KernelPart *kp);
+int lw_plan_nest(Em *e, const IrStmt *st, NestPlan *np);
+const NestPlan *lw_nest(Em *e, const IrStmt *st);
+int lw_plan_parsync(Em *e, const IrStmt *st, const Fragment *LF, int64_t S, unsigned char *sync);
+int lw_tilevec(Em *e, int buf);
+int lw_plan_vector(Em *e, const IrStmt *st, CopyPlan *cp);
+int lw_plan_copy(Em *e, const IrStmt *st, CopyPlan *cp);
+const CopyPlan *lw_copyplan(Em *e, const IrStmt *st);
+CopyInstr lw_tile_instr(const Em *e, const IrStmt *st, int v, int gs, int gd);
+const RedPlan *lw_redplan(Em *e, const IrStmt *st);
+const char *lw_redident(ReduceOp op, DType t);
+int lw_plan_pipe(Em *e, const IrStmt *st, PipePlan *pp);
+const PipePlan *lw_pipeplan(Em *e, const IrStmt *st);
+int lw_isload(const Em *e, const IrStmt *s);
+/* every statement of a body, nested ones included, in source order */
+typedef int (*LwVisit)(Em *e, IrStmt *s, void *ctx);
+int lw_each_stmt(Em *e, IrStmt *s, LwVisit f, void *ctx);
 int lw_stmt_synced(Em *e, Buf *chk, const IrStmt *s);
 int lw_stmts(Em *e, Buf *chk, const IrStmt *s);
 int lw_loopbody(Em *e, Buf *chk, const IrStmt *body);
-const IrStmt *lw_accgemm(const IrStmt *s, int buf);
 
 #endif

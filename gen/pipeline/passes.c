@@ -19,6 +19,7 @@
 #include "lir.h"
 #include "lower.h"
 #include "passes.h"
+#include "plan.h"
 
 /* ---- the list ---------------------------------------------------------------- */
 
@@ -277,6 +278,49 @@ show_smem(PassCtx *c, Buf *b)
 	}
 }
 
+/* the planning passes of plan.h: each makes one kind of decision for every kernel and keeps it
+ * on the tile IR */
+typedef int (*PlanFn)(Arena *a, const Target *t, IrKernel *k, Err *err);
+
+static int
+plan_each(PassCtx *c, PlanFn f)
+{
+	IrKernel *k;
+	Err e = {0};
+
+	for (k = c->prog->kernels; k; k = k->next)
+		if (f(c->a, c->tgt, k, &e))
+			return kernel_error(c, k, &e);
+	return 0;
+}
+
+static int pass_plan_partitions(PassCtx *c) { return plan_each(c, plan_partitions); }
+static int pass_plan_reduces(PassCtx *c) { return plan_each(c, plan_reduces); }
+static int pass_plan_vectors(PassCtx *c) { return plan_each(c, plan_vectors); }
+static int pass_plan_copies(PassCtx *c) { return plan_each(c, plan_copies); }
+static int pass_plan_pipelines(PassCtx *c) { return plan_each(c, plan_pipelines); }
+
+typedef void (*PlanDump)(Buf *b, const IrKernel *k);
+
+static void
+show_plans(PassCtx *c, Buf *b, PlanDump f, PlanDump g)
+{
+	const IrKernel *k;
+
+	ir_dump(b, c->prog);
+	for (k = c->prog->kernels; k; k = k->next) {
+		f(b, k);
+		if (g)
+			g(b, k);
+	}
+}
+
+static void show_partitions(PassCtx *c, Buf *b) { show_plans(c, b, plan_partitions_dump, NULL); }
+static void show_reduces(PassCtx *c, Buf *b) { show_plans(c, b, plan_reduces_dump, NULL); }
+static void show_vectors(PassCtx *c, Buf *b) { show_plans(c, b, plan_partitions_dump, plan_copies_dump); }
+static void show_copies(PassCtx *c, Buf *b) { show_plans(c, b, plan_copies_dump, NULL); }
+static void show_pipelines(PassCtx *c, Buf *b) { show_plans(c, b, plan_pipelines_dump, NULL); }
+
 /* the lowered kernel IR (gen/lir/lir.h) of every kernel, from the tile IR and its layouts */
 static int
 lower(PassCtx *c)
@@ -378,6 +422,11 @@ passes_default(Arena *a, tilec_pass_list *l, int target)
 	/* lowering: for the outputs that are code */
 	insert(l, l->n, "plan-gemms", plan_gemms, NULL, NULL, PASS_LOWER, show_gemms);
 	insert(l, l->n, "plan-shared-memory", plan_shared_memory, NULL, NULL, PASS_LOWER, show_smem);
+	insert(l, l->n, "plan-partitions", pass_plan_partitions, NULL, NULL, PASS_LOWER, show_partitions);
+	insert(l, l->n, "plan-reduces", pass_plan_reduces, NULL, NULL, PASS_LOWER, show_reduces);
+	insert(l, l->n, "plan-vectors", pass_plan_vectors, NULL, NULL, PASS_LOWER, show_vectors);
+	insert(l, l->n, "plan-copies", pass_plan_copies, NULL, NULL, PASS_LOWER, show_copies);
+	insert(l, l->n, "plan-pipelines", pass_plan_pipelines, NULL, NULL, PASS_LOWER, show_pipelines);
 	insert(l, l->n, "lower-kernels", lower, NULL, NULL, PASS_LOWER, show_lowered);
 	insert(l, l->n, "verify-lowered", verify_lowered, NULL, NULL, PASS_LOWER, show_lowered);
 	/* the printers of the lowered IR */

@@ -2,7 +2,8 @@
  * passes.h: the pass manager (passes.c). The front end (parse, sema with
  * helper inlining) makes the tile IR; everything after it is a named pass of
  * one list: verify-ir, split-conversions, infer-layouts, convert-layouts,
- * layout-diagnostics, plan-gemms, plan-shared-memory, lower-kernels, verify-lowered,
+ * layout-diagnostics, plan-gemms, plan-shared-memory, plan-partitions, plan-reduces,
+ * plan-vectors, plan-copies, plan-pipelines (gen/lower/plan.h), lower-kernels, verify-lowered,
  * emit-cuda or emit-hip (the C printer of the lowered IR), emit-header
  * (cuda), plus passes a host hook inserts and passes loaded from plugins
  * (runtime/tilec_plugin.h). --print-passes, --print-before and --print-after

@@ -1,0 +1,105 @@
+/*
+ * plan.h: the decisions of the lowering, each made by a pass of its own and
+ * kept on the tile IR (IrKernel.part, IrStmt.nest_plan / copy_plan /
+ * red_plan / pipe_plan) for lower-kernels to turn into the lowered IR:
+ *
+ *   plan-partitions  plan_partition.c  every register tile and parallel nest over the
+ *                                      threads: its Fragment, the (slot, thread) ->
+ *                                      coordinate functions, slots per thread, and which
+ *                                      stores of a replicated nest go between barriers
+ *   plan-reduces     plan_reduce.c     each reduce's plan (reduce_plan.c)
+ *   plan-vectors     plan_vector.c     vector widths: of every register tile's slots and
+ *                                      of every copy's accesses
+ *   plan-copies      plan_copy.c       each copy's instruction (cp.async, 16-byte loads
+ *                                      and stores, zero-filled, element by element)
+ *   plan-pipelines   plan_pipeline.c   each pipeline's schedule: software-pipelined (how
+ *                                      far ahead, wgmma groups in flight) or serial, why
+ *
+ * (plan-gemms, gemm_plan.c, and plan-shared-memory, smem.c, are the other
+ * planning passes.) A plan the passes did not make (emit_cuda called alone,
+ * a plugin that removed a pass) is made by the lowering when it needs it,
+ * with the same functions, so the code is the same either way.
+ */
+#ifndef PLAN_H
+#define PLAN_H
+
+#include "ir.h"
+#include "layout.h"
+
+struct Em;
+
+/* ---- plan-partitions -------------------------------------------------------------- */
+
+typedef struct TilePlan {
+	const Layout *frag;  /* the Fragment of a local buffer (NULL for other buffers) */
+	IExpr **coord;       /* coordinates (x..., rep) over slot (var 0) and thread (var 1) */
+	int64_t slots;       /* slots per thread */
+	const char *source;  /* "inferred", "gemm" (a gemm's accumulator) or "default" */
+	int vec;             /* plan-vectors: the slots' vector run (0: not planned) */
+} TilePlan;
+
+typedef struct KernelPart {
+	int nbuf;
+	TilePlan *tiles;     /* per buffer id */
+} KernelPart;
+
+typedef struct NestPlan {
+	const Layout *frag;  /* the loop layout (inferred or the default partition) */
+	IExpr **coord;       /* loop coordinates (vars..., rep) over slot and thread */
+	int64_t slots;       /* points per thread */
+	unsigned char *sync; /* per buffer: replica 0's stores go between barriers (replicated
+			      * layouts that read the buffer they store into), or NULL */
+} NestPlan;
+
+/* ---- plan-vectors and plan-copies -------------------------------------------------- */
+
+typedef enum {
+	CPK_LOCAL,           /* register tile -> register tile */
+	CPK_LOAD,            /* memory -> register tile, through its slots */
+	CPK_STORE,           /* register tile -> memory */
+	CPK_TILE             /* between global and shared memory, cooperatively */
+} CopyKind;
+
+typedef enum {
+	CPI_NONE,            /* not chosen yet (plan-copies) */
+	CPI_REGS,            /* register moves (CPK_LOCAL) */
+	CPI_SCALAR,          /* one element per access */
+	CPI_VECTOR,          /* v elements (up to 16 bytes) per load or store */
+	CPI_VECTOR_ZFILL,    /* vector loads into shared memory, zeros past the source's edge */
+	CPI_SCALAR_ZFILL,    /* element loads into shared memory, zeros past the edge */
+	CPI_CP_ASYNC         /* cp.async 16-byte chunks with zero fill (HIP: synchronous) */
+} CopyInstr;
+
+typedef struct CopyPlan {
+	CopyKind kind;
+	int v;               /* plan-vectors: elements per access where every run-time
+			      * condition holds (1: element by element) */
+	const char *why;     /* plan-vectors: why v is not wider (NULL: the widest) */
+	CopyInstr instr;     /* plan-copies */
+	int64_t chunks, iters; /* CPK_TILE: accesses over the tile, and per thread */
+} CopyPlan;
+
+/* ---- plan-pipelines ------------------------------------------------------------------ */
+
+typedef struct PipePlan {
+	const char *serial;  /* why the loads cannot run ahead: a serial loop (NULL: pipelined) */
+	int stages;          /* shared-memory stages */
+	int ahead;           /* stages loaded ahead (the prologue's loads) */
+	int wgmma;           /* 0; 1: loads and wgmma gemms, each gemm retires its group;
+			      * 2: one wgmma group in flight */
+} PipePlan;
+
+/* the passes (the pass manager's entries; 0 or -1 with err set, located) */
+int plan_partitions(Arena *a, const Target *t, IrKernel *k, Err *err);
+int plan_reduces(Arena *a, const Target *t, IrKernel *k, Err *err);
+int plan_vectors(Arena *a, const Target *t, IrKernel *k, Err *err);
+int plan_copies(Arena *a, const Target *t, IrKernel *k, Err *err);
+int plan_pipelines(Arena *a, const Target *t, IrKernel *k, Err *err);
+/* readable dumps of the plans (--print-after=plan-X) */
+void plan_partitions_dump(Buf *b, const IrKernel *k);
+void plan_reduces_dump(Buf *b, const IrKernel *k);
+void plan_copies_dump(Buf *b, const IrKernel *k);
+void plan_pipelines_dump(Buf *b, const IrKernel *k);
+const char *copy_instr_name(CopyInstr i);
+
+#endif

@@ -1,0 +1,129 @@
+/*
+ * plan_copy.c: the pass plan-copies, each copy's instruction. Registers
+ * <-> memory: v-element loads and stores through the tile's slots, or
+ * element by element. Global -> shared: cp.async 16-byte chunks with zero
+ * fill where the target has it (HIP: tilec_hip.h's synchronous 16-byte
+ * copies); without it, 16-byte loads that read zeros past the source's edge.
+ * Other copies between memories: 16-byte loads and stores, or element by
+ * element. The width is plan-vectors'; where it is only proven at run time,
+ * the lowering's element-by-element path uses the scalar form of the same
+ * instruction (copy_instr_scalar).
+ */
+#include "lw.h"
+
+const char *
+copy_instr_name(CopyInstr i)
+{
+	static const char *const names[] = {"not chosen yet", "registers", "element by element", "vector",
+					    "vector, zero-filled", "element by element, zero-filled",
+					    "cp.async"};
+
+	return (unsigned)i < sizeof names / sizeof names[0] ? names[i] : "?";
+}
+
+/* the instruction of a copy between memories at width v; gs / gd: the source / destination
+ * accesses need bounds guards */
+CopyInstr
+lw_tile_instr(const Em *e, const IrStmt *st, int v, int gs, int gd)
+{
+	const IrBuffer *SB = &e->k->bufs[st->u.copy.src.buf], *DB = &e->k->bufs[st->u.copy.dst.buf];
+	int g2s = SB->scope == MEM_GLOBAL && DB->scope == MEM_SHARED;
+
+	if (v > 1 && (e->t->has_cp_async || e->t->kind == TGT_HIP) && g2s)
+		return CPI_CP_ASYNC;
+	if (g2s && gs && !gd)
+		return v > 1 ? CPI_VECTOR_ZFILL : CPI_SCALAR_ZFILL;
+	return v > 1 ? CPI_VECTOR : CPI_SCALAR;
+}
+
+int
+lw_plan_copy(Em *e, const IrStmt *st, CopyPlan *cp)
+{
+	static char *const cs2[2] = {"r", "c"}, *const cs1[1] = {"c"};
+	const Region *sr = &st->u.copy.src, *dr = &st->u.copy.dst;
+	int64_t ext[IR_MAXDIM];
+	int nn = nest_shape(st, ext);
+
+	switch (cp->kind) {
+	case CPK_LOCAL:
+		cp->instr = CPI_REGS;
+		break;
+	case CPK_LOAD:
+	case CPK_STORE:
+		cp->instr = cp->v > 1 ? CPI_VECTOR : CPI_SCALAR;
+		break;
+	case CPK_TILE: {
+		char *const *cs = nn == 2 ? cs2 : cs1;
+
+		if (nn > 2) {
+			cp->instr = CPI_SCALAR;   /* refused by the lowering */
+			break;
+		}
+		cp->instr = lw_tile_instr(e, st, cp->v, lw_regguard(e, sr, cs, nn, cp->v) != NULL,
+					  lw_regguard(e, dr, cs, nn, cp->v) != NULL);
+		break;
+	}
+	}
+	return 0;
+}
+
+static int
+copy_visit(Em *e, IrStmt *s, void *ctx)
+{
+	(void)ctx;
+	if (s->kind != S_COPY)
+		return 0;
+	if (!s->copy_plan) {
+		CopyPlan *cp = anew(e->a, CopyPlan);
+
+		if (lw_plan_vector(e, s, cp))
+			return err_loc(e->err, s->loc);
+		s->copy_plan = cp;
+	}
+	if (lw_plan_copy(e, s, s->copy_plan))
+		return err_loc(e->err, s->loc);
+	return 0;
+}
+
+int
+plan_copies(Arena *a, const Target *t, IrKernel *k, Err *err)
+{
+	Em e;
+
+	if (lw_setup(&e, a, t, k, err))
+		return -1;
+	return lw_each_stmt(&e, k->body, copy_visit, NULL);
+}
+
+/* ---- the dump ---------------------------------------------------------------------- */
+
+static const char *const kindname[] = {"registers -> registers", "memory -> registers",
+				       "registers -> memory", "between memories"};
+
+static void
+copies_dump(Buf *b, const IrKernel *k, const IrStmt *s)
+{
+	for (; s; s = s->next) {
+		if (s->kind == S_COPY && s->copy_plan) {
+			const CopyPlan *cp = s->copy_plan;
+
+			buf_printf(b, "//   copy at %d:%d %s -> %s: %s, %d element%s per access, %s", s->loc.line,
+				   s->loc.col, k->bufs[s->u.copy.src.buf].name, k->bufs[s->u.copy.dst.buf].name,
+				   kindname[cp->kind], cp->v, cp->v == 1 ? "" : "s", copy_instr_name(cp->instr));
+			if (cp->why)
+				buf_printf(b, " (%s)", cp->why);
+			buf_putc(b, '\n');
+		}
+		copies_dump(b, k, s->kind == S_PARALLEL ? s->u.par.body : s->kind == S_PIPELINE ? s->u.pipe.body
+			    : s->kind == S_FOR ? s->u.loop.body : s->kind == S_IF ? s->u.cond.then : NULL);
+		if (s->kind == S_IF)
+			copies_dump(b, k, s->u.cond.els);
+	}
+}
+
+void
+plan_copies_dump(Buf *b, const IrKernel *k)
+{
+	buf_printf(b, "// copies of %s\n", k->name);
+	copies_dump(b, k, k->body);
+}

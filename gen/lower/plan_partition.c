@@ -1,0 +1,197 @@
+/*
+ * plan_partition.c: the pass plan-partitions. Every register tile gets the
+ * Fragment it is spread over the threads with (the one inference chose, its
+ * gemm's accumulator layout, or the default partition: runs of 8 elements
+ * per thread where they divide, else 1) and the inverse of it, the
+ * coordinates of each (slot, thread); every parallel nest the same for its
+ * loop layout, plus which of its stores must go between barriers (a
+ * replicated layout that reads the buffer it stores into).
+ */
+#include "lw.h"
+
+/* the partition of every local buffer of e->k into kp */
+int
+lw_part_tiles(Em *e, KernelPart *kp)
+{
+	const IrKernel *k = e->k;
+	int b, i;
+
+	kp->nbuf = k->nbuf;
+	kp->tiles = anewn(e->a, TilePlan, k->nbuf + 1);
+	for (b = 0; b < k->nbuf; b++) {
+		const IrBuffer *B = &k->bufs[b];
+		TilePlan *tp = &kp->tiles[b];
+		const IrStmt *g;
+		int64_t shape[LAYOUT_MAXDIM];
+
+		if (B->scope != MEM_LOCAL)
+			continue;
+		if (B->layout) {
+			if (!B->layout->is_frag)
+				return err_loc(e->err, B->loc), err_set(e->err, "local '%s' has a layout that is not a Fragment", B->name);
+			tp->frag = B->layout, tp->source = "inferred";
+		} else if ((g = lw_accgemm(k->body, b))) {
+			GemmPlan p;
+
+			if (lw_plan_of(e, g, &p, e->err))
+				return err_loc(e->err, B->loc);
+			tp->frag = p.acc, tp->source = "gemm";
+		} else {
+			for (i = 0; i < B->ndim; i++)
+				shape[i] = B->dims[i].c;
+			if (!(tp->frag = lw_defaultfrag(e, shape, B->ndim)))
+				return err_loc(e->err, B->loc);
+			tp->source = "default";
+		}
+		if (tp->frag->nthreads > k->threads)
+			return err_loc(e->err, B->loc), err_set(e->err, "local '%s': its layout needs %lld threads, the kernel has %lld",
+				       B->name, (long long)tp->frag->nthreads, (long long)k->threads);
+		if (!(tp->coord = lw_fragcoords(e, tp->frag, &tp->slots)))
+			return err_loc(e->err, B->loc);
+	}
+	return 0;
+}
+
+/* the partition of parallel nest st: its loop layout (or the default one) inverted, and the
+ * stores of a replicated layout that need barriers */
+int
+lw_plan_nest(Em *e, const IrStmt *st, NestPlan *np)
+{
+	int64_t ext[IR_MAXDIM];
+	int n = nest_shape(st, ext);
+
+	memset(np, 0, sizeof *np);
+	if (!(np->frag = st->loop_layout) && !(np->frag = lw_defaultfrag(e, ext, n)))
+		return -1;
+	if (!(np->coord = lw_fragcoords(e, np->frag, &np->slots)))
+		return -1;
+	if (np->frag->rep > 1) {
+		np->sync = anewn(e->a, unsigned char, e->k->nbuf + 1);
+		if (lw_plan_parsync(e, st, np->frag, np->slots, np->sync))
+			return -1;
+	}
+	return 0;
+}
+
+const NestPlan *
+lw_nest(Em *e, const IrStmt *st)
+{
+	NestPlan *np;
+
+	if (st->nest_plan)
+		return st->nest_plan;
+	np = anew(e->a, NestPlan);
+	return lw_plan_nest(e, st, np) ? NULL : np;
+}
+
+/* f on every statement of s and of the bodies under it (parallel nests included) */
+int
+lw_each_stmt(Em *e, IrStmt *s, LwVisit f, void *ctx)
+{
+	for (; s; s = s->next) {
+		if (f(e, s, ctx))
+			return -1;
+		switch (s->kind) {
+		case S_PARALLEL:
+			if (lw_each_stmt(e, s->u.par.body, f, ctx))
+				return -1;
+			break;
+		case S_PIPELINE:
+			if (lw_each_stmt(e, s->u.pipe.body, f, ctx))
+				return -1;
+			break;
+		case S_FOR:
+			if (lw_each_stmt(e, s->u.loop.body, f, ctx))
+				return -1;
+			break;
+		case S_IF:
+			if (lw_each_stmt(e, s->u.cond.then, f, ctx) || lw_each_stmt(e, s->u.cond.els, f, ctx))
+				return -1;
+			break;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+static int
+nest_visit(Em *e, IrStmt *s, void *ctx)
+{
+	NestPlan *np;
+
+	(void)ctx;
+	if (s->kind != S_PARALLEL)
+		return 0;
+	np = anew(e->a, NestPlan);
+	if (lw_plan_nest(e, s, np))
+		return err_loc(e->err, s->loc);
+	s->nest_plan = np;
+	return 0;
+}
+
+int
+plan_partitions(Arena *a, const Target *t, IrKernel *k, Err *err)
+{
+	Em e;
+
+	k->part = NULL;
+	if (lw_setup(&e, a, t, k, err))
+		return -1;
+	k->part = e.part;
+	return lw_each_stmt(&e, k->body, nest_visit, NULL);
+}
+
+/* ---- the dump ---------------------------------------------------------------------- */
+
+static void
+fragline(Buf *b, const Layout *F, int64_t slots)
+{
+	buf_printf(b, "%lld slots x %lld threads", (long long)slots, (long long)F->nthreads);
+	if (F->rep > 1)
+		buf_printf(b, " (%lld replicas)", (long long)F->rep);
+}
+
+static void
+nest_dump(Buf *b, const IrKernel *k, const IrStmt *s)
+{
+	int i, any = 0;
+
+	for (; s; s = s->next) {
+		if (s->kind == S_PARALLEL && s->nest_plan) {
+			const NestPlan *np = s->nest_plan;
+
+			buf_printf(b, "//   nest at %d:%d: %s, ", s->loc.line, s->loc.col,
+				   s->loop_layout ? "its loop layout" : "the default partition");
+			fragline(b, np->frag, np->slots);
+			for (i = 0, any = 0; np->sync && i < k->nbuf; i++)
+				if (np->sync[i])
+					buf_printf(b, "%s'%s'", any++ ? ", " : "; stored between barriers: ", k->bufs[i].name);
+			buf_putc(b, '\n');
+		}
+		nest_dump(b, k, s->kind == S_PARALLEL ? s->u.par.body : s->kind == S_PIPELINE ? s->u.pipe.body
+			  : s->kind == S_FOR ? s->u.loop.body : s->kind == S_IF ? s->u.cond.then : NULL);
+		if (s->kind == S_IF)
+			nest_dump(b, k, s->u.cond.els);
+	}
+}
+
+void
+plan_partitions_dump(Buf *b, const IrKernel *k)
+{
+	int i;
+
+	buf_printf(b, "// partition of %s\n", k->name);
+	for (i = 0; k->part && i < k->part->nbuf; i++) {
+		const TilePlan *tp = &k->part->tiles[i];
+
+		if (!tp->frag)
+			continue;
+		buf_printf(b, "//   local %s (%s): ", k->bufs[i].name, tp->source);
+		fragline(b, tp->frag, tp->slots);
+		if (tp->vec)
+			buf_printf(b, ", vector run %d", tp->vec);
+		buf_putc(b, '\n');
+	}
+	nest_dump(b, k, k->body);
+}

@@ -1,0 +1,89 @@
+/*
+ * plan_reduce.c: the pass plan-reduces. Each reduce between register tiles
+ * gets its plan (reduce_plan.c): which destination slot every source slot
+ * feeds, and which thread bits combine by warp shuffles and which through
+ * shared memory. A reduce from or into shared memory is element by element
+ * and needs no plan.
+ */
+#include "lw.h"
+
+/* is reduce st one between register tiles of a type the lowering reduces (else it is lowered,
+ * or refused, without a plan) */
+static int
+planned(const Em *e, const IrStmt *st)
+{
+	const IrBuffer *SB = &e->k->bufs[st->u.reduce.src], *DB = &e->k->bufs[st->u.reduce.dst];
+
+	return SB->scope == MEM_LOCAL && DB->scope == MEM_LOCAL && lw_calctype(SB->dtype) == lw_calctype(DB->dtype) &&
+	       lw_redident(st->u.reduce.op, lw_calctype(DB->dtype));
+}
+
+static RedPlan *
+plan1(Em *e, const IrStmt *st)
+{
+	int sb = st->u.reduce.src, db = st->u.reduce.dst;
+	RedPlan *p = anew(e->a, RedPlan);
+
+	if (reduce_plan(e->a, e->frag[sb], e->frag[db], st->u.reduce.dim, st->u.reduce.op == RED_SUM,
+			e->k->threads, p, e->err)) {
+		char msg[sizeof e->err->msg];
+
+		snprintf(msg, sizeof msg, "%s", e->err->msg);
+		err_set(e->err, "reduce %s -> %s: %s", e->k->bufs[sb].name, e->k->bufs[db].name, msg);
+		return NULL;
+	}
+	return p;
+}
+
+const RedPlan *
+lw_redplan(Em *e, const IrStmt *st)
+{
+	return st->red_plan ? st->red_plan : plan1(e, st);
+}
+
+static int
+red_visit(Em *e, IrStmt *s, void *ctx)
+{
+	(void)ctx;
+	if (s->kind != S_REDUCE || !planned(e, s))
+		return 0;
+	if (!(s->red_plan = plan1(e, s)))
+		return err_loc(e->err, s->loc);
+	return 0;
+}
+
+int
+plan_reduces(Arena *a, const Target *t, IrKernel *k, Err *err)
+{
+	Em e;
+
+	if (lw_setup(&e, a, t, k, err))
+		return -1;
+	return lw_each_stmt(&e, k->body, red_visit, NULL);
+}
+
+static void
+reduces_dump(Buf *b, const IrKernel *k, const IrStmt *s)
+{
+	for (; s; s = s->next) {
+		if (s->kind == S_REDUCE && s->red_plan) {
+			const RedPlan *p = s->red_plan;
+
+			buf_printf(b, "//   reduce at %d:%d %s -> %s: %lld slots into %lld over %lld threads, "
+				   "combining thread bits 0x%x\n", s->loc.line, s->loc.col,
+				   k->bufs[s->u.reduce.src].name, k->bufs[s->u.reduce.dst].name, (long long)p->S,
+				   (long long)p->SG, (long long)p->T, p->mask);
+		}
+		reduces_dump(b, k, s->kind == S_PARALLEL ? s->u.par.body : s->kind == S_PIPELINE ? s->u.pipe.body
+			     : s->kind == S_FOR ? s->u.loop.body : s->kind == S_IF ? s->u.cond.then : NULL);
+		if (s->kind == S_IF)
+			reduces_dump(b, k, s->u.cond.els);
+	}
+}
+
+void
+plan_reduces_dump(Buf *b, const IrKernel *k)
+{
+	buf_printf(b, "// reduces of %s\n", k->name);
+	reduces_dump(b, k, k->body);
+}
