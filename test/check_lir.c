@@ -279,6 +279,59 @@ START_TEST(gemm_plans_pass)
 }
 END_TEST
 
+/* each planning pass keeps its decisions on the tile IR; --print-after shows them */
+static const struct {
+	const char *file, *arch, *pass, *want[3];
+} plans[] = {
+	{"samples/softmax.tile", "sm_80", "plan-partitions",
+	 {"// partition of softmax\n//   local x (inferred): 32 slots x 256 threads\n",
+	  "//   local m (inferred): 8 slots x 256 threads (256 replicas)\n",
+	  "//   nest at 13:5: its loop layout, 32 slots x 256 threads\n"}},
+	{"samples/softmax.tile", "sm_80", "plan-reduces",
+	 {"//   reduce at 12:5 x -> m: 32 slots into 8 over 256 threads, combining thread bits 0xff\n"}},
+	{"samples/elementwise.tile", "sm_80", "plan-vectors",
+	 {"//   local a (inferred): 32 slots x 128 threads, vector run 8\n",
+	  "//   copy at 11:5 A -> a: memory -> registers, 8 elements per access, not chosen yet\n"}},
+	{"samples/gemm.tile", "sm_80", "plan-copies",
+	 {"//   copy at 13:9 A -> As: between memories, 8 elements per access, cp.async\n",
+	  "//   copy at 17:5 acc -> C: registers -> memory, 2 elements per access, vector\n"}},
+	{"samples/convert.tile", "sm_80", "plan-copies",
+	 {"x_1 -> B: registers -> memory, 1 element per access, element by element (the tile's slots "
+	  "hold no aligned runs of elements)\n"}},
+	{"samples/gemm.tile", "sm_80", "plan-pipelines", {"//   pipeline at 12:5: 3 stages, loads 2 ahead\n"}},
+	{"samples/gemm_sm90.tile", "sm_90a", "plan-pipelines",
+	 {"//   pipeline at 13:5: 4 stages, loads 2 ahead, one wgmma group in flight\n"}},
+	{"test/cpu/global_hazard.tile", "sm_80", "plan-pipelines",
+	 {"a serial loop (the body writes tensor 'A', which its loads read ahead)\n"}},
+	{"test/cpu/replicated_rmw.tile", "sm_80", "plan-partitions",
+	 {"(8 replicas); stored between barriers: 'Z', 'y'\n"}},
+};
+
+START_TEST(plan_dumps)
+{
+	tilec_options o;
+	tilec_result r;
+	char *src;
+	size_t len;
+	int i;
+
+	src = test_readfile(plans[_i].file, &len);
+	ck_assert(src != NULL);
+	tilec_options_init(&o);
+	o.filename = plans[_i].file;
+	o.arch = plans[_i].arch;
+	o.dump = TILEC_DUMP_CUDA;
+	o.print_after = plans[_i].pass;
+	tilec_compile(src, len, &o, &r);
+	ck_assert_msg(r.status == TILEC_OK, "%s", r.diagnostics);
+	for (i = 0; i < 3 && plans[_i].want[i]; i++)
+		ck_assert_msg(strstr(r.log, plans[_i].want[i]), "%s %s: no '%s' in\n%s", plans[_i].file,
+			      plans[_i].pass, plans[_i].want[i], r.log);
+	tilec_result_free(&r);
+	free(src);
+}
+END_TEST
+
 Suite *
 suite_lir(void)
 {
@@ -289,6 +342,7 @@ suite_lir(void)
 	tcase_add_test(tc, render);
 	tcase_add_loop_test(tc, dump_programs, 0, countof(dumps));
 	tcase_add_test(tc, gemm_plans_pass);
+	tcase_add_loop_test(tc, plan_dumps, 0, countof(plans));
 	suite_add_tcase(s, tc);
 	return s;
 }
