@@ -54,11 +54,13 @@ static const struct {
 	/* tensors written by one statement and read by another thread in the next, or read
 	 * ahead by a pipeline's loads (each kernel differs at db14544) */
 	{"test/cpu/global_hazard.tile", "M=64;M=100;M=17", NULL, NULL, NULL},
-	/* valid loop layouts that are not onto threads x slots, or have no closed-form
-	 * inverse: refused at emission (the [fidelity] issue lowers them with a padding guard) */
-	{"test/layout/odd_extents.tile", NULL, NULL, NULL, "not onto the output shape"},
-	{"test/layout/ragged.tile", NULL, NULL, NULL, "not onto the output shape"},
-	{"test/layout/tiny_frag.tile", NULL, NULL, NULL, "no closed-form inverse"},
+	/* valid layouts that are not onto threads x slots, or have no closed-form inverse as a
+	 * digit recovery: inverted through the flat index, padded pairs guarded (refused at
+	 * db14544: "not onto the output shape", "no closed-form inverse") */
+	{"test/layout/ragged.tile", NULL, NULL, NULL, NULL},
+	{"test/layout/tiny_frag.tile", NULL, NULL, NULL, NULL},
+	{"test/cpu/padded_tiles.tile", "*=1;*=300;*=5000", NULL, NULL, NULL},
+	{"test/cpu/padded_reduce.tile", "N=421;N=600", NULL, NULL, NULL},
 };
 
 /* the extra runs: a sample for another arch or with a -D */
@@ -74,6 +76,8 @@ static const struct {
 	 * the plan now falls back to mma.sync (found by test/gpu/run_all.py) */
 	{"test/cpu/pipeline_hazard.tile", "sm_90a", NULL, NULL},
 	{"test/cpu/global_hazard.tile", "sm_90a", "M=64;M=100", NULL},
+	{"test/cpu/padded_tiles.tile", "sm_90a", "*=300", NULL},
+	{"test/cpu/padded_reduce.tile", "sm_90a", "N=421", NULL},
 	{"test/cpu/generated_names.tile", "sm_90a", NULL, NULL},
 	{"test/cpu/generated_names_decl.tile", "sm_90a", NULL, NULL},
 	/* softmax at real widths (the reducer's and the holders' checks were elements x replicas

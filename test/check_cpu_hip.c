@@ -535,6 +535,8 @@ static const struct {
 	{"test/cpu/constants.tile", "*=1;N=256;"},
 	{"test/cpu/parallel_guard.tile", "*=1;M=128,N=128;M=37,N=200;"},
 	{"test/cpu/global_hazard.tile", "M=64;M=100"},
+	{"test/cpu/padded_tiles.tile", "*=1;*=300"},
+	{"test/cpu/padded_reduce.tile", "N=421"},
 };
 
 static const char *const programs[] = {

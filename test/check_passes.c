@@ -408,14 +408,20 @@ END_TEST
 static const struct {
 	const char *src, *diag;
 } located[] = {
-	/* the loop's layout has no closed-form inverse: at the loop */
-	{"kernel tf(S: f32[2], Out: f32[2, 2560]) grid(1) threads(256)\n{\n    local s: f32[2];\n"
-	 "    copy(S[0], s);\n    for i, j in parallel(2, 2560) {\n        Out[i, j] = s[i] * 2.0;\n"
-	 "    }\n}\n", "t:5:5: error: kernel 'tf': no closed-form inverse"},
-	/* a local whose layout does not cover the tile: at its declaration */
-	{"kernel oe(A: f32[480, 960], B: f32[480, 960]) grid(10, 20) threads(128)\n{\n"
-	 "    local a: f32[24, 40];\n    copy(A[by * 24, bx * 40], a);\n"
-	 "    copy(a, B[by * 24, bx * 40]);\n}\n", "t:3:11: error: kernel 'oe': not onto"},
+	/* a nest storing into a local at an index that is not a nest variable: at the loop */
+	{"kernel tf(S: f32[64], Out: f32[64]) grid(1) threads(64)\n{\n    local s: f32[64];\n"
+	 "    copy(S[0], s);\n    for i in parallel(64) {\n        s[63 - i] = s[i] * 2.0;\n    }\n"
+	 "    copy(s, Out[0]);\n}\n", "t:5:5: error: kernel 'tf': local 's_': index 0 in the parallel nest"},
+	/* a replicated local whose layout has no closed-form inverse (not through the flat index
+	 * either): at its declaration */
+	{"kernel oe(A: f32[192, 4], B: f32[4]) grid(1) threads(128)\n{\n    local a: f32[192, 4];\n"
+	 "    local m: f32[4];\n    copy(A[0, 0], a);\n    reduce(a, m, op = sum, dim = 0);\n"
+	 "    copy(m, B[0]);\n}\n", "t:4:11: error: kernel 'oe': no closed-form inverse"},
+	/* a padded tile (192 elements over 128 threads x 2 slots) into a reduce: at the reduce */
+	{"kernel pr(A: f32[192], B: f32[1]) grid(1) threads(128)\n{\n    local a: f32[192];\n"
+	 "    local m: f32[1];\n    copy(A[0], a);\n    reduce(a, m, op = sum, dim = 0);\n"
+	 "    copy(m, B[0]);\n}\n", "t:6:5: error: kernel 'pr': local 'a': its layout leaves 64 of its 256 "
+	 "(thread, slot) pairs without an element"},
 	/* a gemm the mma.sync lowering does not cover: at the gemm, saying what it misses */
 	{"kernel ta(A: f16[K, M], B: f16[K, N], C: f32[M, N]) grid(1) threads(128)\n{\n"
 	 "    shared As: f16[32, 64];\n    shared Bs: f16[32, 64];\n    local acc: f32[64, 64];\n"

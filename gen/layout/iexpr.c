@@ -512,9 +512,12 @@ mkdivmod(Arena *A, IExprKind k, IExpr *a, int64_t c, const IDom *dom)
 	return node(A, k, a, iexpr_const(A, c), NULL);
 }
 
-/* t = x // c * (c * k) (div) or x % c * k (mod) */
+/*
+ * t = x // C * M (div: *d = 0, *c = C, *k = M), or (x // d) % c * k (mod), also spelt
+ * x % (d * c) // d * k or, for d = 1, x % c * k
+ */
 static int
-dmterm(const IExpr *t, int *isdiv, IExpr **x, int64_t *c, int64_t *k)
+dmterm(const IExpr *t, int *isdiv, IExpr **x, int64_t *d, int64_t *c, int64_t *k)
 {
 	int64_t m = 1;
 
@@ -524,29 +527,51 @@ dmterm(const IExpr *t, int *isdiv, IExpr **x, int64_t *c, int64_t *k)
 	}
 	if ((t->k != IX_DIV && t->k != IX_MOD) || t->b->k != IX_CONST || t->b->v <= 0)
 		return 0;
-	*isdiv = t->k == IX_DIV;
-	*x = t->a;
-	*c = t->b->v;
-	if (*isdiv && m % *c)
-		return 0;
-	*k = *isdiv ? m / *c : m;
+	*k = m;
+	if (t->k == IX_MOD) {
+		*isdiv = 0, *c = t->b->v, *d = 1, *x = t->a;
+		if (t->a->k == IX_DIV && t->a->b->k == IX_CONST && t->a->b->v > 0)
+			*d = t->a->b->v, *x = t->a->a;
+		return 1;
+	}
+	/* x % (d * c) // d */
+	if (t->a->k == IX_MOD && t->a->b->k == IX_CONST && t->a->b->v > 0 && t->a->b->v % t->b->v == 0) {
+		*isdiv = 0, *d = t->b->v, *c = t->a->b->v / t->b->v, *x = t->a->a;
+		return 1;
+	}
+	*isdiv = 1, *x = t->a, *c = t->b->v, *d = 0;
 	return 1;
 }
 
-/* x // c * c*k + x % c * k -> x * k, with the partner of b anywhere in the
- * ADD chain a */
+/* do div term (x, C, M) and mod term (y, d, c, k) add up to x // d * k (C = d * c, M = c * k)? */
+static int
+dmpair(IExpr *x, int64_t C, int64_t M, IExpr *y, int64_t d, int64_t c, int64_t k)
+{
+	int64_t dc, ck;
+
+	return !ck_mul(d, c, &dc) && !ck_mul(c, k, &ck) && C == dc && M == ck && iexpr_same(x, y);
+}
+
+/* x // (d*c) * (c*k) + (x // d) % c * k -> x // d * k, with the partner of b anywhere in the
+ * ADD chain a (d = 1: x // c * c*k + x % c * k -> x * k) */
 static IExpr *
 mergedm(Arena *A, IExpr *a, IExpr *b, const IDom *dom, int *done)
 {
-	IExpr *xa, *xb, *t = a->k == IX_ADD ? a->b : a, *r;
+	IExpr *xa, *xb, *t = a->k == IX_ADD ? a->b : a, *r, *x = NULL;
 	int da, db;
-	int64_t ca, cb, ka, kb;
+	int64_t dda, ddb, ca, cb, ka, kb, d = 0, k = 0;
 
-	if (!dmterm(b, &db, &xb, &cb, &kb))
+	if (!dmterm(b, &db, &xb, &ddb, &cb, &kb))
 		return a;
-	if (dmterm(t, &da, &xa, &ca, &ka) && da != db && ca == cb && ka == kb && iexpr_same(xa, xb)) {
+	if (dmterm(t, &da, &xa, &dda, &ca, &ka) && da != db) {
+		if (da && dmpair(xa, ca, ka, xb, ddb, cb, kb))
+			x = xb, d = ddb, k = kb;
+		else if (db && dmpair(xb, cb, kb, xa, dda, ca, ka))
+			x = xa, d = dda, k = ka;
+	}
+	if (x) {
 		*done = 1;
-		r = mk(A, IX_MUL, xa, iexpr_const(A, ka), dom);
+		r = mk(A, IX_MUL, d == 1 ? x : mk(A, IX_DIV, x, iexpr_const(A, d), dom), iexpr_const(A, k), dom);
 		return a->k == IX_ADD ? mk(A, IX_ADD, a->a, r, dom) : r;
 	}
 	if (a->k == IX_ADD) {

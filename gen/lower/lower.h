@@ -71,6 +71,11 @@ typedef struct RedPlan {
  * feeds different destination slots in different threads, or when holders of
  * one result differ in thread bits that cannot be combined by xor.
  */
+/* the same at given coordinates (cf, cg: x..., rep over slot and thread, or NULL for the
+ * fragments' closed-form inverses); padF / padG: pairs whose coordinate 0 is past in_shape[0]
+ * hold no element (plan-partitions' padded layouts) */
+int reduce_plan_at(Arena *a, const Fragment *F, IExpr **cf, int padF, const Fragment *G, IExpr **cg,
+		   int padG, int dim, int once, int64_t T, RedPlan *p, Err *err);
 int reduce_plan(Arena *a, const Fragment *F, const Fragment *G, int dim, int once, int64_t T,
 		RedPlan *p, Err *err);
 

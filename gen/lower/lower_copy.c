@@ -67,6 +67,9 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 			cs[k++] = cs[d];
 	nk = k;
 	g = lw_regguard(e, mr, cs, nk, v);
+	/* a padded layout: the pairs past dim 0 hold nothing (plan_partition.c) */
+	if (e->pad[L_buf])
+		g = arena_printf(e->a, "%s%sc0 < %lld", g ? g : "", g ? " && " : "", (long long)F->in_shape[0]);
 	/* a fragment over fewer threads than the block's: the others hold nothing */
 	if (F->nthreads < e->k->threads)
 		g = arena_printf(e->a, "%s%stid < %lld", g ? g : "", g ? " && " : "", (long long)F->nthreads);
@@ -306,8 +309,12 @@ lw_heldtab(Em *e, int buf)
 			for (d = 0; d < F->nin; d++) {
 				if (iexpr_eval(co[d], vals, &x, e->err))
 					return NULL;
+				if (d == 0 && e->pad[buf] && x >= F->in_shape[0])
+					break;   /* a padded pair: no element */
 				y = y * F->in_shape[d] + x;
 			}
+			if (d < F->nin)
+				continue;
 			if (y < 0 || y >= NY || h->cnt[y] >= R) {
 				err_set(e->err, "local '%s': element %lld has more holders than its %lld "
 					"replicas", e->k->bufs[buf].name, (long long)y, (long long)R);
@@ -346,6 +353,8 @@ localcopy(Em *e, const IrStmt *st)
 	if (!lw_wholeregion(e, &st->u.copy.src) || !lw_wholeregion(e, &st->u.copy.dst) || SB->ndim != DB->ndim)
 		return err_set(e->err, "copy %s -> %s: local buffers are copied whole, between equal shapes",
 			       SB->name, DB->name);
+	if (lw_nopad(e, sb, "a copy between register tiles") || lw_nopad(e, db, "a copy between register tiles"))
+		return -1;
 	for (d = 0; d < SB->ndim; d++)
 		if (SB->dims[d].c != DB->dims[d].c)
 			return err_set(e->err, "copy %s -> %s: local buffers are copied whole, between equal "

@@ -136,6 +136,10 @@ lw_gemm(Em *e, const IrStmt *st)
 	char *ia[2], *ib[2];
 	Buf b;
 
+	if (lw_nopad(e, st->u.gemm.c.buf, "gemm") ||
+	    (A->scope == MEM_LOCAL && lw_nopad(e, st->u.gemm.a.buf, "gemm")) ||
+	    (B->scope == MEM_LOCAL && lw_nopad(e, st->u.gemm.b.buf, "gemm")))
+		return -1;
 	if (lw_plan_of(e, st, &p, e->err))
 		return -1;
 	if (st->u.gemm.clear) {

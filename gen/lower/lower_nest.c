@@ -39,9 +39,12 @@ lw_parslot(Em *e, const IrStmt *par, IExpr *const *pc, int buf, int n, IrExpr *c
 		int same = 1;
 
 		for (vals[1] = 0; same && vals[1] < e->k->threads; vals[1]++)
-			for (vals[0] = 0; same && vals[0] < e->parS; vals[0]++)
+			for (vals[0] = 0; same && vals[0] < e->parS; vals[0]++) {
+				if (e->parpad && (iexpr_eval(pc[0], vals, &v, NULL) || v >= e->parpad))
+					continue;   /* a padded point: guarded off */
 				if (iexpr_eval(slot, vals, &v, NULL) || v != vals[0])
 					same = 0;
+			}
 		if (same)
 			return "s";
 	}
@@ -76,6 +79,12 @@ owned(Em *e, const IrStmt *par, const Fragment *LF, IExpr *const *pc, int64_t S,
 	for (t = 0; t < LF->nthreads; t++)
 		for (s = 0; s < S; s++) {
 			vals[0] = s, vals[1] = t, y = 0;
+			if (e->parpad) {
+				if (iexpr_eval(pc[0], vals, &x, e->err))
+					return -1;
+				if (x >= e->parpad)
+					continue;   /* a padded point: guarded off */
+			}
 			for (d = 0; d < n; d++) {
 				for (i = 0; par->u.par.vars[i] != idx[d]->u.var; i++)
 					;
@@ -284,6 +293,7 @@ lw_parallel(Em *e, Buf *chk, const IrStmt *st)
 		return -1;
 	LF = np->frag, pc = np->coord, S = np->slots;
 	e->parsync = np->sync;
+	e->parpad = np->pad ? ext[0] : 0;
 	pcx.par = st, pcx.LF = LF, pcx.pc = pc, pcx.S = S;
 	for (b = st->u.par.body; b; b = b->next) {
 		if ((b->kind == S_LET || b->kind == S_SET) && parexpr(e, &pcx, b->u.let.value))
@@ -302,6 +312,9 @@ lw_parallel(Em *e, Buf *chk, const IrStmt *st)
 	lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)S), S, 1, 0);
 	for (i = 0; i < n; i++)
 		lw_decl_ix(e, lw_vname(e, st->u.par.vars[i]), pc[i], lw_slotnames);
+	/* a padded loop layout: the points past the first extent do not exist (plan_partition.c) */
+	if (np->pad)
+		lw_open_if(e, arena_printf(e->a, "%s < %lld", lw_vname(e, st->u.par.vars[0]), (long long)ext[0]), 0, 1);
 	/* the body reads most points through the fragment's slot s, not through the
 	 * coordinates: marked used, so that nvcc (#177-D) and clang -Wall stay quiet */
 	if (n > 0) {
@@ -318,9 +331,11 @@ lw_parallel(Em *e, Buf *chk, const IrStmt *st)
 	 * shared or global memory (a read-modify-write by every replica would race) */
 	e->parrep = LF->rep > 1 ? lw_ixstr(e, pc[n], lw_slotnames) : NULL;
 	i = lw_stmts(e, chk, st->u.par.body);
-	e->par = NULL, e->parpc = NULL, e->parrep = NULL, e->parsync = NULL;
+	e->par = NULL, e->parpc = NULL, e->parrep = NULL, e->parsync = NULL, e->parpad = 0;
 	if (i)
 		return -1;
+	if (np->pad)
+		lw_pop(e);
 	lw_pop(e);
 	if (LF->nthreads < e->k->threads)
 		lw_pop(e);

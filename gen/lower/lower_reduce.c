@@ -66,6 +66,8 @@ smemreduce(Em *e, const IrStmt *st)
 	char *idx[IR_MAXDIM], *dc[IR_MAXDIM], *v, *old, *res;
 	Buf b;
 
+	if (DB->scope == MEM_LOCAL && lw_nopad(e, db, "reduce"))
+		return -1;
 	if (SB->scope != MEM_SHARED)
 		return err_set(e->err, "reduce %s -> %s: a local source needs a local destination (reduce "
 			       "into a local buffer, then copy)", SB->name, DB->name);
@@ -178,6 +180,10 @@ lw_reduce(Em *e, const IrStmt *st)
 		rep = lw_ixstr(e, e->coord[sb][e->frag[sb]->nin], lw_slotnames);
 	v = lw_conv(e, arena_printf(e->a, "%s[s]", SB->name), SB->dtype, ct);
 	v = redval(e, op, ct, rep ? arena_printf(e->a, "(%s == 0 ? %s : (%s)0)", rep, v, ty) : v);
+	/* a padded source: its pairs past dim 0 add the identity (plan_partition.c) */
+	if (e->pad[sb])
+		v = arena_printf(e->a, "(%s < %lld ? %s : %s)", lw_ixstr(e, e->coord[sb][0], lw_slotnames),
+				 (long long)e->frag[sb]->in_shape[0], v, ident);
 	if (p.gx) {
 		char *gx = lw_ixstr(e, p.gx, lw_slotnames), *ri = arena_printf(e->a, "%s[%s]", r, gx);
 
@@ -197,7 +203,13 @@ lw_reduce(Em *e, const IrStmt *st)
 						  iexpr_subst(e->a, e->coord[sb][e->frag[sb]->nin],
 							      (IExpr *[IEXPR_NVARS]){iexpr_const(e->a, s)}, NULL),
 						  lw_slotnames), vs, ty);
-			lw_assign(e, LM_LOCAL, -1, 0, ri, redop(e, op, ct, ri, redval(e, op, ct, vs)));
+			vs = redval(e, op, ct, vs);
+			if (e->pad[sb])
+				vs = arena_printf(e->a, "(%s < %lld ? %s : %s)", lw_ixstr(e,
+						  iexpr_subst(e->a, e->coord[sb][0],
+							      (IExpr *[IEXPR_NVARS]){iexpr_const(e->a, s)}, NULL),
+						  lw_slotnames), (long long)e->frag[sb]->in_shape[0], vs, ident);
+			lw_assign(e, LM_LOCAL, -1, 0, ri, redop(e, op, ct, ri, vs));
 		}
 	}
 	if (lanes) {

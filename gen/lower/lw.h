@@ -37,6 +37,7 @@ typedef struct Em {
 	Layout **frag;       /* per buffer: the Fragment of a local buffer */
 	IExpr ***coord;      /* per local buffer: coords (x..., rep) in slot (_i) and thread (_j) */
 	int64_t *slots;      /* per local buffer: slots per thread */
+	int *pad;            /* per local buffer: TilePlan.pad */
 	/* the pipeline being lowered: stage expression for shared buffers it fills */
 	const char *stage;
 	int in_pipe;
@@ -55,6 +56,7 @@ typedef struct Em {
 	const IrStmt *par;
 	IExpr **parpc;       /* its coordinates in (slot, thread) */
 	int64_t parS;        /* its slots per thread */
+	int64_t parpad;      /* its points past this first extent are padding (NestPlan.pad), or 0 */
 	const char *parrep;  /* its replica index when the loop layout is replicated, else NULL */
 	unsigned char *parsync; /* per buffer: replica 0's stores into it go between barriers */
 	unsigned char *nnvar; /* per var id: loop and let variables proven >= 0 (signs()) */
@@ -146,6 +148,8 @@ int lw_setup(Em *e, Arena *a, const Target *t, const IrKernel *k, Err *err);
 const IrStmt *lw_accgemm(const IrStmt *s, int buf);
 /* the plans (plan.h): the statement's, or made now */
 int lw_part_tiles(Em *e, KernelPart *kp);
+IExpr **lw_tilecoords(Em *e, const Fragment *F, int64_t *S, int *pad);
+int lw_nopad(Em *e, int buf, const char *what);
 int lw_plan_nest(Em *e, const IrStmt *st, NestPlan *np);
 const NestPlan *lw_nest(Em *e, const IrStmt *st);
 int lw_plan_parsync(Em *e, const IrStmt *st, const Fragment *LF, int64_t S, unsigned char *sync);

@@ -36,6 +36,8 @@ typedef struct TilePlan {
 	int64_t slots;       /* slots per thread */
 	const char *source;  /* "inferred", "gemm" (a gemm's accumulator) or "default" */
 	int vec;             /* plan-vectors: the slots' vector run (0: not planned) */
+	int pad;             /* some pairs hold no element: those whose coordinate 0 is past
+			      * in_shape[0] (a layout not onto its slots, padded) */
 } TilePlan;
 
 typedef struct KernelPart {
@@ -49,6 +51,7 @@ typedef struct NestPlan {
 	int64_t slots;       /* points per thread */
 	unsigned char *sync; /* per buffer: replica 0's stores go between barriers (replicated
 			      * layouts that read the buffer they store into), or NULL */
+	int pad;             /* as TilePlan.pad: points past the nest's first extent are skipped */
 } NestPlan;
 
 /* ---- plan-vectors and plan-copies -------------------------------------------------- */

@@ -9,6 +9,83 @@
  */
 #include "lw.h"
 
+/*
+ * The coordinates of every (slot, thread) of fragment F (over slot var 0 and thread var 1:
+ * x..., rep). When F's inverse has no closed form, or F does not reach every pair (a tile
+ * of 229 elements over 128 threads x 2 slots), F is taken as a function H of the row-major
+ * flat index f of its input, extended to f in [0, threads x slots): if that H is a bijection
+ * onto the pairs (an exact check: layout_inverse verifies its round trip), its inverse gives
+ * f, the coordinates are f's row-major digits, and the pairs holding an element are those
+ * with f < size, that is coordinate 0 < in_shape[0] (*pad = 1: the lowering guards the
+ * others). Only for unreplicated fragments with one slot dim.
+ */
+IExpr **
+lw_tilecoords(Em *e, const Fragment *F, int64_t *S, int *pad)
+{
+	IExpr **co, *sub[IEXPR_NVARS] = {0}, *th, *sl, **inv;
+	int64_t N = layout_size(F), P, st[LAYOUT_MAXDIM], shape[1];
+	Fragment *H;
+	Layout *I;
+	Err first, scratch = {0};
+	int d, n = F->nin;
+
+	*pad = 0;
+	if ((co = lw_fragcoords(e, F, S)))
+		return co;
+	first = *e->err;
+	if (F->rep != 1 || F->nout != 1 || n < 1 || ck_mul(F->nthreads, F->out_shape[0], &P) ||
+	    P < N || P > layout_enum_limit())
+		return NULL;
+	for (d = n - 1; d >= 0; d--)
+		st[d] = d == n - 1 ? 1 : st[d + 1] * F->in_shape[d + 1];
+	for (d = 0; d < n; d++) {
+		IExpr *x = iexpr_divc(e->a, iexpr_var(e->a, 0), st[d]);
+
+		sub[d] = d ? iexpr_modc(e->a, x, F->in_shape[d]) : x;
+	}
+	shape[0] = P;
+	{
+		IDom dom = {{0}};
+
+		dom.ext[0] = P;
+		th = iexpr_subst(e->a, F->thread, sub, &dom);
+		sl = iexpr_subst(e->a, F->fwd[0], sub, &dom);
+	}
+	if (!th || !sl || !(H = frag_new(e->a, shape, 1, th, 1, &sl, 1, &scratch)) ||
+	    H->nthreads != F->nthreads || H->out_shape[0] != F->out_shape[0] ||
+	    !(I = layout_inverse(e->a, H, 0, &scratch))) {
+		*e->err = first;   /* the first method's reason */
+		return NULL;
+	}
+	inv = I->fwd;   /* (slot, thread) -> (f, rep) */
+	co = anewn(e->a, IExpr *, n + 2);
+	for (d = 0; d < n; d++) {
+		IExpr *x = iexpr_divc(e->a, inv[0], st[d]);
+
+		co[d] = d ? iexpr_modc(e->a, x, F->in_shape[d]) : x;
+	}
+	co[n] = inv[1];
+	*S = F->out_shape[0];
+	*pad = P > N;
+	err_clear(e->err);
+	return co;
+}
+
+/* refuse what does not lower a padded tile yet (0 if buf is not padded) */
+int
+lw_nopad(Em *e, int buf, const char *what)
+{
+	const Fragment *F = e->frag[buf];
+
+	if (buf < 0 || !e->pad[buf])
+		return 0;
+	return err_set(e->err, "local '%s': its layout leaves %lld of its %lld (thread, slot) pairs without an "
+		       "element (a layout not onto its slots, padded), which %s does not lower yet; give the "
+		       "tile a shape that is a multiple of the block's threads", e->k->bufs[buf].name,
+		       (long long)(e->slots[buf] * F->nthreads - layout_size(F)),
+		       (long long)(e->slots[buf] * F->nthreads), what);
+}
+
 /* the partition of every local buffer of e->k into kp */
 int
 lw_part_tiles(Em *e, KernelPart *kp)
@@ -46,7 +123,7 @@ lw_part_tiles(Em *e, KernelPart *kp)
 		if (tp->frag->nthreads > k->threads)
 			return err_loc(e->err, B->loc), err_set(e->err, "local '%s': its layout needs %lld threads, the kernel has %lld",
 				       B->name, (long long)tp->frag->nthreads, (long long)k->threads);
-		if (!(tp->coord = lw_fragcoords(e, tp->frag, &tp->slots)))
+		if (!(tp->coord = lw_tilecoords(e, tp->frag, &tp->slots, &tp->pad)))
 			return err_loc(e->err, B->loc);
 	}
 	return 0;
@@ -63,7 +140,7 @@ lw_plan_nest(Em *e, const IrStmt *st, NestPlan *np)
 	memset(np, 0, sizeof *np);
 	if (!(np->frag = st->loop_layout) && !(np->frag = lw_defaultfrag(e, ext, n)))
 		return -1;
-	if (!(np->coord = lw_fragcoords(e, np->frag, &np->slots)))
+	if (!(np->coord = lw_tilecoords(e, np->frag, &np->slots, &np->pad)))
 		return -1;
 	if (np->frag->rep > 1) {
 		np->sync = anewn(e->a, unsigned char, e->k->nbuf + 1);
@@ -164,6 +241,9 @@ nest_dump(Buf *b, const IrKernel *k, const IrStmt *s)
 			buf_printf(b, "//   nest at %d:%d: %s, ", s->loc.line, s->loc.col,
 				   s->loop_layout ? "its loop layout" : "the default partition");
 			fragline(b, np->frag, np->slots);
+			if (np->pad)
+				buf_printf(b, ", %lld pairs padded",
+					   (long long)(np->slots * np->frag->nthreads - layout_size(np->frag)));
 			for (i = 0, any = 0; np->sync && i < k->nbuf; i++)
 				if (np->sync[i])
 					buf_printf(b, "%s'%s'", any++ ? ", " : "; stored between barriers: ", k->bufs[i].name);
@@ -189,6 +269,8 @@ plan_partitions_dump(Buf *b, const IrKernel *k)
 			continue;
 		buf_printf(b, "//   local %s (%s): ", k->bufs[i].name, tp->source);
 		fragline(b, tp->frag, tp->slots);
+		if (tp->pad)
+			buf_printf(b, ", %lld pairs padded", (long long)(tp->slots * tp->frag->nthreads - layout_size(tp->frag)));
 		if (tp->vec)
 			buf_printf(b, ", vector run %d", tp->vec);
 		buf_putc(b, '\n');

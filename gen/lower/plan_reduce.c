@@ -24,8 +24,8 @@ plan1(Em *e, const IrStmt *st)
 	int sb = st->u.reduce.src, db = st->u.reduce.dst;
 	RedPlan *p = anew(e->a, RedPlan);
 
-	if (reduce_plan(e->a, e->frag[sb], e->frag[db], st->u.reduce.dim, st->u.reduce.op == RED_SUM,
-			e->k->threads, p, e->err)) {
+	if (reduce_plan_at(e->a, e->frag[sb], e->coord[sb], e->pad[sb], e->frag[db], e->coord[db], e->pad[db],
+			   st->u.reduce.dim, st->u.reduce.op == RED_SUM, e->k->threads, p, e->err)) {
 		char msg[sizeof e->err->msg];
 
 		snprintf(msg, sizeof msg, "%s", e->err->msg);

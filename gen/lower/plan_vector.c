@@ -18,6 +18,9 @@ fragrun(Em *e, int buf, int eb)
 {
 	int v = eb == 1 || eb == 2 || eb == 4 ? lw_fragvec(e->frag[buf], e->coord[buf], e->slots[buf], 16 / eb) : 1;
 
+	/* a padded tile's guard is per vector: a vector must not run past the last element */
+	while (e->pad[buf] && v > 1 && e->frag[buf]->in_shape[e->frag[buf]->nin - 1] % v)
+		v /= 2;
 	return eb == 1 && v < 4 ? 1 : v;
 }
 

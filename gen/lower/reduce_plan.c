@@ -44,7 +44,14 @@ int
 reduce_plan(Arena *a, const Fragment *F, const Fragment *G, int dim, int once, int64_t T,
 	    RedPlan *p, Err *err)
 {
-	IExpr **cf, **cg, *sub[IEXPR_NVARS] = {0};
+	return reduce_plan_at(a, F, NULL, 0, G, NULL, 0, dim, once, T, p, err);
+}
+
+int
+reduce_plan_at(Arena *a, const Fragment *F, IExpr **cf, int padF, const Fragment *G, IExpr **cg,
+	       int padG, int dim, int once, int64_t T, RedPlan *p, Err *err)
+{
+	IExpr *sub[IEXPR_NVARS] = {0};
 	int64_t vals[IEXPR_NVARS] = {0}, x[LAYOUT_MAXDIM + 1], y, g, t, s, r, b, NY;
 	int64_t *key, *ygt;
 	IDom dom = {{0}};
@@ -67,7 +74,13 @@ reduce_plan(Arena *a, const Fragment *F, const Fragment *G, int dim, int once, i
 	if (T < 1 || F->nthreads != T || G->nthreads != T)
 		return err_set(err, "the source and the destination must span all %lld threads (they span "
 			       "%lld and %lld)", (long long)T, (long long)F->nthreads, (long long)G->nthreads);
-	if (!(cf = coords(a, F, &p->S, err)) || !(cg = coords(a, G, &p->SG, err)))
+	if (cf)
+		p->S = F->out_shape[0];
+	else if (!(cf = coords(a, F, &p->S, err)))
+		return -1;
+	if (cg)
+		p->SG = G->out_shape[0];
+	else if (!(cg = coords(a, G, &p->SG, err)))
 		return -1;
 	p->T = T;
 	NY = layout_size(G);
@@ -83,7 +96,8 @@ reduce_plan(Arena *a, const Fragment *F, const Fragment *G, int dim, int once, i
 					return -1;
 				y = y * G->in_shape[d] + x[d];
 			}
-			ygt[t * p->SG + g] = y;
+			/* a padded pair holds no element (-1) */
+			ygt[t * p->SG + g] = padG && x[0] >= G->in_shape[0] ? -1 : y;
 		}
 	/* bit b combines when thread t ^ b holds the same element in every slot */
 	for (b = 1; b < T && b <= 0x40000000; b <<= 1) {
@@ -101,7 +115,8 @@ reduce_plan(Arena *a, const Fragment *F, const Fragment *G, int dim, int once, i
 		key[y] = -1;
 	for (t = 0; t < T; t++)
 		for (g = 0; g < p->SG; g++) {
-			y = ygt[t * p->SG + g];
+			if ((y = ygt[t * p->SG + g]) < 0)
+				continue;
 			if (key[y] >= 0 && key[y] != (t & ~(int64_t)p->mask))
 				return err_set(err, "the holders of one result (threads %lld and %lld) differ in "
 					       "bits that shuffles and shared memory cannot combine",
@@ -119,6 +134,8 @@ reduce_plan(Arena *a, const Fragment *F, const Fragment *G, int dim, int once, i
 					return -1;
 			if (once && x[F->nin] != 0)
 				continue; /* a replica: counted once, by replica 0 */
+			if (padF && x[0] >= F->in_shape[0])
+				continue; /* a padded pair: no element (the lowering adds the identity) */
 			y = proj(F, dim, keep, x);
 			for (g = 0; g < p->SG && ygt[t * p->SG + g] != y; g++)
 				;
