@@ -73,6 +73,8 @@ static inline void tl_cpu_hip_copy16(void *smem, const void *gmem, bool pred, co
 	else
 		memset(smem, 0, 16);
 }
+// late_address_compute's opaque read: the value itself (the CPU run has no registers to spare)
+static inline int tl_opaque_int(int x) { return x; }
 static inline void tl_cp_async16(void *smem, const void *gmem) { tl_cpu_hip_copy16(smem, gmem, true, "tl_cp_async16"); }
 static inline void tl_cp_async16_zfill(void *smem, const void *gmem, bool pred)
 {

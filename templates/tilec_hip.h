@@ -54,6 +54,15 @@ static __device__ __forceinline__ void __syncthreads()
 #endif
 #define TL_DEVICE static __device__ __forceinline__
 
+// x through an empty asm the compiler cannot see into: a value recomputed from it is not
+// merged with an earlier one (late_address_compute: the lane and warp of an address are
+// computed at the use, so their registers are not live from the kernel entry)
+TL_DEVICE int tl_opaque_int(int x)
+{
+	__asm__ volatile("" : "+v"(x));
+	return x;
+}
+
 typedef unsigned short tl_half_t;  // f16 bits
 typedef unsigned short tl_bf16_t;  // bf16 bits
 typedef unsigned int tl_u32;

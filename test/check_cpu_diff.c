@@ -57,10 +57,12 @@ static const struct {
 	/* valid layouts that are not onto threads x slots, or have no closed-form inverse as a
 	 * digit recovery: inverted through the flat index, padded pairs guarded (refused at
 	 * db14544: "not onto the output shape", "no closed-form inverse") */
+	{"test/layout/odd_extents.tile", NULL, NULL, NULL, NULL},
 	{"test/layout/ragged.tile", NULL, NULL, NULL, NULL},
 	{"test/layout/tiny_frag.tile", NULL, NULL, NULL, NULL},
 	{"test/cpu/padded_tiles.tile", "*=1;*=300;*=5000", NULL, NULL, NULL},
 	{"test/cpu/padded_reduce.tile", "N=421;N=600", NULL, NULL, NULL},
+	{"test/cpu/rank3_copy.tile", "*=1;B=3,M=20,N=40;B=4,M=32,N=64", NULL, NULL, NULL},
 };
 
 /* the extra runs: a sample for another arch or with a -D */
@@ -78,6 +80,7 @@ static const struct {
 	{"test/cpu/global_hazard.tile", "sm_90a", "M=64;M=100", NULL},
 	{"test/cpu/padded_tiles.tile", "sm_90a", "*=300", NULL},
 	{"test/cpu/padded_reduce.tile", "sm_90a", "N=421", NULL},
+	{"test/cpu/rank3_copy.tile", "sm_90a", "B=3,M=20,N=40", NULL},
 	{"test/cpu/generated_names.tile", "sm_90a", NULL, NULL},
 	{"test/cpu/generated_names_decl.tile", "sm_90a", NULL, NULL},
 	/* softmax at real widths (the reducer's and the holders' checks were elements x replicas

@@ -537,6 +537,7 @@ static const struct {
 	{"test/cpu/global_hazard.tile", "M=64;M=100"},
 	{"test/cpu/padded_tiles.tile", "*=1;*=300"},
 	{"test/cpu/padded_reduce.tile", "N=421"},
+	{"test/cpu/rank3_copy.tile", "B=3,M=20,N=40"},
 };
 
 static const char *const programs[] = {

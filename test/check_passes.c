@@ -417,11 +417,12 @@ static const struct {
 	{"kernel oe(A: f32[192, 4], B: f32[4]) grid(1) threads(128)\n{\n    local a: f32[192, 4];\n"
 	 "    local m: f32[4];\n    copy(A[0, 0], a);\n    reduce(a, m, op = sum, dim = 0);\n"
 	 "    copy(m, B[0]);\n}\n", "t:4:11: error: kernel 'oe': no closed-form inverse"},
-	/* a padded tile (192 elements over 128 threads x 2 slots) into a reduce: at the reduce */
-	{"kernel pr(A: f32[192], B: f32[1]) grid(1) threads(128)\n{\n    local a: f32[192];\n"
-	 "    local m: f32[1];\n    copy(A[0], a);\n    reduce(a, m, op = sum, dim = 0);\n"
-	 "    copy(m, B[0]);\n}\n", "t:6:5: error: kernel 'pr': local 'a': its layout leaves 64 of its 256 "
-	 "(thread, slot) pairs without an element"},
+	/* a padded tile (192 elements over 128 threads x 2 slots) copied into another register
+	 * tile: at the copy */
+	{"kernel pr(A: f32[192], B: f16[192]) grid(1) threads(128)\n{\n    local a: f32[192];\n"
+	 "    local b: f16[192];\n    copy(A[0], a);\n    copy(a, b);\n    copy(b, B[0]);\n}\n",
+	 "t:6:5: error: kernel 'pr': local 'a': its layout leaves 64 of its 256 (thread, slot) pairs "
+	 "without an element"},
 	/* a gemm the mma.sync lowering does not cover: at the gemm, saying what it misses */
 	{"kernel ta(A: f16[K, M], B: f16[K, N], C: f32[M, N]) grid(1) threads(128)\n{\n"
 	 "    shared As: f16[32, 64];\n    shared Bs: f16[32, 64];\n    local acc: f32[64, 64];\n"

@@ -169,6 +169,8 @@ typedef struct LDialect {
 	const char *barrier;        /* the block barrier statement */
 	const char *commit, *wait;  /* async copy group statements (wait: printf with %d) */
 	const char *acopy16, *acopy16_zfill; /* 16-byte async copy (dst, src[, pred]) */
+	const char *late_tid;       /* the thread index read again at L_COORDS, opaque to the
+				     * compiler so that it is not merged with the kernel entry's */
 } LDialect;
 
 extern const LDialect lir_cuda, lir_hip;

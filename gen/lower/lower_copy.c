@@ -162,14 +162,14 @@ lw_tilecopy(Em *e, Buf *chk, const IrStmt *st)
 	const IrBuffer *SB = &e->k->bufs[sr->buf], *DB = &e->k->bufs[dr->buf];
 	int64_t ext[IR_MAXDIM], R, C, chunks, T = e->k->threads, iters;
 	int nn = nest_shape(st, ext), v, async;
-	char *cs[2], *gs, *gd, *g, *vc, **c2, *qg;
+	char *cs[IR_MAXDIM], *gs, *gd, *g, *vc, **c2, *qg;
 	LNode *vi = NULL;
 	const CopyPlan *cp;
 	CopyInstr instr;
+	int d;
 
-	if (nn > 2)
-		return err_set(e->err, "copy of rank %d between memories is not lowered yet", nn);
-	R = nn == 2 ? ext[0] : 1;
+	for (R = 1, d = 0; d < nn - 1; d++)
+		R *= ext[d];
 	C = ext[nn - 1];
 	/* the width and instruction of plan-vectors and plan-copies (plan_vector.c, plan_copy.c);
 	 * element by element where the rows are not whole vectors at run time */
@@ -189,12 +189,29 @@ lw_tilecopy(Em *e, Buf *chk, const IrStmt *st)
 		fl->u.loop.rolled = v == 1 && e->scalar;
 	}
 	lw_decl(e, 1, "int", "q", 0, arena_printf(e->a, "tid + it * %lld", (long long)T), NULL);
-	lw_decl2(e, "r", arena_printf(e->a, "q / %lld", (long long)(C / v)), "c",
-	      arena_printf(e->a, "q %% %lld * %d", (long long)(C / v), v));
-	if (nn == 2)
-		cs[0] = "r", cs[1] = "c";
-	else
-		cs[0] = "c";
+	if (nn <= 2) {
+		lw_decl2(e, "r", arena_printf(e->a, "q / %lld", (long long)(C / v)), "c",
+			 arena_printf(e->a, "q %% %lld * %d", (long long)(C / v), v));
+		if (nn == 2)
+			cs[0] = "r", cs[1] = "c";
+		else
+			cs[0] = "c";
+	} else {
+		/* rank 3 and more: the chunk index q in row-major order over (r0, ..., c / v) */
+		for (d = 0; d < nn - 1; d++) {
+			int64_t inner = C / v;
+			int k;
+
+			for (k = d + 1; k < nn - 1; k++)
+				inner *= ext[k];
+			cs[d] = arena_printf(e->a, "r%d", d);
+			lw_decl(e, 1, "int", cs[d], 0, d ? arena_printf(e->a, "q / %lld %% %lld", (long long)inner,
+								       (long long)ext[d])
+							 : arena_printf(e->a, "q / %lld", (long long)inner), NULL);
+		}
+		cs[nn - 1] = "c";
+		lw_decl(e, 1, "int", "c", 0, arena_printf(e->a, "q %% %lld * %d", (long long)(C / v), v), NULL);
+	}
 	gs = lw_regguard(e, sr, cs, nn, v);
 	gd = lw_regguard(e, dr, cs, nn, v);
 	g = gs && gd ? arena_printf(e->a, "%s && %s", gs, gd) : gs ? gs : gd;

@@ -40,6 +40,7 @@ int
 lw_plan_copy(Em *e, const IrStmt *st, CopyPlan *cp)
 {
 	static char *const cs2[2] = {"r", "c"}, *const cs1[1] = {"c"};
+	static char *const csn[IR_MAXDIM] = {"r0", "r1", "r2", "r3", "r4", "r5", "r6", "c"};
 	const Region *sr = &st->u.copy.src, *dr = &st->u.copy.dst;
 	int64_t ext[IR_MAXDIM];
 	int nn = nest_shape(st, ext);
@@ -53,12 +54,11 @@ lw_plan_copy(Em *e, const IrStmt *st, CopyPlan *cp)
 		cp->instr = cp->v > 1 ? CPI_VECTOR : CPI_SCALAR;
 		break;
 	case CPK_TILE: {
-		char *const *cs = nn == 2 ? cs2 : cs1;
+		char *cs[IR_MAXDIM];
+		int d;
 
-		if (nn > 2) {
-			cp->instr = CPI_SCALAR;   /* refused by the lowering */
-			break;
-		}
+		for (d = 0; d < nn; d++)
+			cs[d] = nn == 2 ? cs2[d] : nn == 1 ? cs1[d] : d == nn - 1 ? "c" : csn[d];
 		cp->instr = lw_tile_instr(e, st, cp->v, lw_regguard(e, sr, cs, nn, cp->v) != NULL,
 					  lw_regguard(e, dr, cs, nn, cp->v) != NULL);
 		break;

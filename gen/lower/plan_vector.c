@@ -80,8 +80,6 @@ lw_plan_vector(Em *e, const IrStmt *st, CopyPlan *cp)
 		int64_t C = ext[nn - 1];
 
 		eb = (int)dtype_bytes(SB->dtype);
-		if (nn > 2)
-			return 0;   /* refused by the lowering */
 		if (SB->dtype != DB->dtype) {
 			cp->why = "the element types differ (converted element by element)";
 			return 0;

@@ -250,7 +250,7 @@ node(Buf *o, const LNode *n, int in, const LDialect *d)
 	}
 	case L_COORDS:
 		indent(o, in);
-		buf_printf(o, "const int tid = (int)threadIdx.x, lane = tid %% %d, warp = tid / %d;\n", n->u.wait.n,
+		buf_printf(o, "const int tid = %s, lane = tid %% %d, warp = tid / %d;\n", d->late_tid, n->u.wait.n,
 			   n->u.wait.n);
 		indent(o, in);
 		buf_puts(o, "(void)lane, (void)warp;\n");

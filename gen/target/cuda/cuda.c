@@ -14,4 +14,5 @@ const LDialect lir_cuda = {
 	"tl_cp_async_wait<%d>();",
 	"tl_cp_async16",
 	"tl_cp_async16_zfill",
+	"(int)threadIdx.x",
 };

@@ -14,4 +14,5 @@ const LDialect lir_hip = {
 	"tl_cp_async_wait<%d>();",
 	"tl_cp_async16",
 	"tl_cp_async16_zfill",
+	"tl_opaque_int((int)threadIdx.x)",
 };
