@@ -204,7 +204,7 @@ lw_tilecopy(Em *e, Buf *chk, const IrStmt *st)
 
 			for (k = d + 1; k < nn - 1; k++)
 				inner *= ext[k];
-			cs[d] = arena_printf(e->a, "r%d", d);
+			cs[d] = arena_printf(e->a, "tl_row%d", d);
 			lw_decl(e, 1, "int", cs[d], 0, d ? arena_printf(e->a, "q / %lld %% %lld", (long long)inner,
 								       (long long)ext[d])
 							 : arena_printf(e->a, "q / %lld", (long long)inner), NULL);

@@ -40,7 +40,7 @@ int
 lw_plan_copy(Em *e, const IrStmt *st, CopyPlan *cp)
 {
 	static char *const cs2[2] = {"r", "c"}, *const cs1[1] = {"c"};
-	static char *const csn[IR_MAXDIM] = {"r0", "r1", "r2", "r3", "r4", "r5", "r6", "c"};
+	static char *const csn[IR_MAXDIM] = {"tl_row0", "tl_row1", "tl_row2", "tl_row3", "tl_row4", "tl_row5", "tl_row6", "c"};
 	const Region *sr = &st->u.copy.src, *dr = &st->u.copy.dst;
 	int64_t ext[IR_MAXDIM];
 	int nn = nest_shape(st, ext);
