@@ -252,6 +252,52 @@ static const char *const broken[] = {
 	NULL, /* valid strides (40, 1) on A */
 };
 
+/* ir_walk: every statement, each before its bodies, then else bodies; a non-zero visit stops */
+typedef struct WalkLog {
+	char kinds[64];
+	int n, stop_at;
+} WalkLog;
+
+static int
+walk_log(IrStmt *s, void *ctx)
+{
+	WalkLog *w = ctx;
+
+	w->kinds[w->n++] = "CGFRPSLTOpIA"[s->kind < 12 ? s->kind : 11];
+	return w->n == w->stop_at ? 7 : 0;
+}
+
+START_TEST(walk)
+{
+	const char *src =
+		"kernel k(A: f32[64], B: f32[64]) grid(1) threads(64) {\n"
+		"  local x: f32[64];\n"
+		"  copy(A[0], x);\n"
+		"  for ko in range(2) {\n"
+		"    if (ko > 0) { copy(x, B[0]); } else { clear(x); }\n"
+		"    for i in parallel(64) { x[i] = x[i] + 1.0; }\n"
+		"  }\n"
+		"}\n";
+	Arena a;
+	Diags d;
+	IrProgram *p;
+	WalkLog w = {{0}, 0, 0};
+
+	arena_init(&a);
+	diags_init(&d, &a);
+	p = sema_program(&a, &d, parse_program(&a, &d, src, strlen(src), "w.tile"), NULL, 0, "w.tile");
+	ck_assert_msg(p != NULL, "%s", d.head ? d.head->msg : "?");
+	ck_assert_int_eq(ir_walk(p->kernels->body, walk_log, &w), 0);
+	/* copy, for, if, copy (then), fill (else), parallel, store */
+	ck_assert_str_eq(w.kinds, "COICFPS");
+	memset(&w, 0, sizeof w);
+	w.stop_at = 4;
+	ck_assert_int_eq(ir_walk(p->kernels->body, walk_log, &w), 7);
+	ck_assert_str_eq(w.kinds, "COIC");
+	arena_free(&a);
+}
+END_TEST
+
 START_TEST(verify)
 {
 	const char *src =
@@ -350,6 +396,7 @@ suite_ir(void)
 	tcase_add_loop_test(te, expr_print, 0, (int)countof(printed));
 	tcase_add_test(te, unique_names);
 	tcase_add_test(te, dtypes);
+	tcase_add_test(te, walk);
 	tcase_add_loop_test(te, verify, 0, (int)countof(broken));
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, te);

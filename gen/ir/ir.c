@@ -459,6 +459,30 @@ ir_kernel_buffer(Arena *a, IrKernel *k, const char *name, MemScope s, DType t, i
 }
 
 int
+ir_walk(IrStmt *s, IrVisit f, void *ctx)
+{
+	int r;
+
+	for (; s; s = s->next) {
+		if ((r = f(s, ctx)))
+			return r;
+		switch (s->kind) {
+		case S_PARALLEL: r = ir_walk(s->u.par.body, f, ctx); break;
+		case S_PIPELINE: r = ir_walk(s->u.pipe.body, f, ctx); break;
+		case S_FOR: r = ir_walk(s->u.loop.body, f, ctx); break;
+		case S_IF:
+			if (!(r = ir_walk(s->u.cond.then, f, ctx)))
+				r = ir_walk(s->u.cond.els, f, ctx);
+			break;
+		default: break;
+		}
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+int
 ir_strided_buffer(const IrKernel *k)
 {
 	int i;

@@ -360,6 +360,11 @@ int ir_kernel_buffer(Arena *a, IrKernel *k, const char *name, MemScope s, DType 
 /* does kernel k have a tensor with strides(...) that are not the dense ones? the first
  * such buffer's id, or -1 */
 int ir_strided_buffer(const IrKernel *k);
+/* f on every statement of list s and of the bodies under it (parallel, pipeline, for, if:
+ * then, else), each before its bodies, in source order; the first non-zero return of f
+ * stops the walk and is returned */
+typedef int (*IrVisit)(IrStmt *s, void *ctx);
+int ir_walk(IrStmt *s, IrVisit f, void *ctx);
 
 int ir_is_const(const IrExpr *e, int64_t *v); /* an integer constant? */
 int ir_expr_equal(const IrExpr *x, const IrExpr *y); /* structurally equal? */

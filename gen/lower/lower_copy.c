@@ -154,6 +154,18 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 	return 0;
 }
 
+/* the C names of a chunk's coordinates in a copy of nn dims between memories: c; r, c; or
+ * tl_row0, ..., c (the plan's guards and the lowering's declarations) */
+void
+lw_chunknames(Em *e, int nn, char **cs)
+{
+	int d;
+
+	for (d = 0; d < nn - 1; d++)
+		cs[d] = nn == 2 ? "r" : arena_printf(e->a, "tl_row%d", d);
+	cs[nn - 1] = "c";
+}
+
 /* cooperative copy between global and shared memory, 16-byte chunks where possible */
 int
 lw_tilecopy(Em *e, Buf *chk, const IrStmt *st)
@@ -189,13 +201,10 @@ lw_tilecopy(Em *e, Buf *chk, const IrStmt *st)
 		fl->u.loop.rolled = v == 1 && e->scalar;
 	}
 	lw_decl(e, 1, "int", "q", 0, arena_printf(e->a, "tid + it * %lld", (long long)T), NULL);
+	lw_chunknames(e, nn, cs);
 	if (nn <= 2) {
 		lw_decl2(e, "r", arena_printf(e->a, "q / %lld", (long long)(C / v)), "c",
 			 arena_printf(e->a, "q %% %lld * %d", (long long)(C / v), v));
-		if (nn == 2)
-			cs[0] = "r", cs[1] = "c";
-		else
-			cs[0] = "c";
 	} else {
 		/* rank 3 and more: the chunk index q in row-major order over (r0, ..., c / v) */
 		for (d = 0; d < nn - 1; d++) {
@@ -204,12 +213,10 @@ lw_tilecopy(Em *e, Buf *chk, const IrStmt *st)
 
 			for (k = d + 1; k < nn - 1; k++)
 				inner *= ext[k];
-			cs[d] = arena_printf(e->a, "tl_row%d", d);
 			lw_decl(e, 1, "int", cs[d], 0, d ? arena_printf(e->a, "q / %lld %% %lld", (long long)inner,
 								       (long long)ext[d])
 							 : arena_printf(e->a, "q / %lld", (long long)inner), NULL);
 		}
-		cs[nn - 1] = "c";
 		lw_decl(e, 1, "int", "c", 0, arena_printf(e->a, "q %% %lld * %d", (long long)(C / v), v), NULL);
 	}
 	gs = lw_regguard(e, sr, cs, nn, v);

@@ -158,14 +158,17 @@ int lw_plan_vector(Em *e, const IrStmt *st, CopyPlan *cp);
 int lw_plan_copy(Em *e, const IrStmt *st, CopyPlan *cp);
 const CopyPlan *lw_copyplan(Em *e, const IrStmt *st);
 CopyInstr lw_tile_instr(const Em *e, const IrStmt *st, int v, int gs, int gd);
+void lw_chunknames(Em *e, int nn, char **cs);
 const RedPlan *lw_redplan(Em *e, const IrStmt *st);
 const char *lw_redident(ReduceOp op, DType t);
 int lw_plan_pipe(Em *e, const IrStmt *st, PipePlan *pp);
 const PipePlan *lw_pipeplan(Em *e, const IrStmt *st);
 int lw_isload(const Em *e, const IrStmt *s);
-/* every statement of a body, nested ones included, in source order */
-typedef int (*LwVisit)(Em *e, IrStmt *s, void *ctx);
-int lw_each_stmt(Em *e, IrStmt *s, LwVisit f, void *ctx);
+/* what a plan dump's visitor (ir_walk) writes into */
+typedef struct PlanDump {
+	Buf *b;
+	const IrKernel *k;
+} PlanDump;
 int lw_stmt_synced(Em *e, Buf *chk, const IrStmt *s);
 int lw_stmts(Em *e, Buf *chk, const IrStmt *s);
 int lw_loopbody(Em *e, Buf *chk, const IrStmt *body);

@@ -39,8 +39,6 @@ lw_tile_instr(const Em *e, const IrStmt *st, int v, int gs, int gd)
 int
 lw_plan_copy(Em *e, const IrStmt *st, CopyPlan *cp)
 {
-	static char *const cs2[2] = {"r", "c"}, *const cs1[1] = {"c"};
-	static char *const csn[IR_MAXDIM] = {"tl_row0", "tl_row1", "tl_row2", "tl_row3", "tl_row4", "tl_row5", "tl_row6", "c"};
 	const Region *sr = &st->u.copy.src, *dr = &st->u.copy.dst;
 	int64_t ext[IR_MAXDIM];
 	int nn = nest_shape(st, ext);
@@ -55,10 +53,8 @@ lw_plan_copy(Em *e, const IrStmt *st, CopyPlan *cp)
 		break;
 	case CPK_TILE: {
 		char *cs[IR_MAXDIM];
-		int d;
 
-		for (d = 0; d < nn; d++)
-			cs[d] = nn == 2 ? cs2[d] : nn == 1 ? cs1[d] : d == nn - 1 ? "c" : csn[d];
+		lw_chunknames(e, nn, cs);
 		cp->instr = lw_tile_instr(e, st, cp->v, lw_regguard(e, sr, cs, nn, cp->v) != NULL,
 					  lw_regguard(e, dr, cs, nn, cp->v) != NULL);
 		break;
@@ -68,9 +64,10 @@ lw_plan_copy(Em *e, const IrStmt *st, CopyPlan *cp)
 }
 
 static int
-copy_visit(Em *e, IrStmt *s, void *ctx)
+copy_visit(IrStmt *s, void *ctx)
 {
-	(void)ctx;
+	Em *e = ctx;
+
 	if (s->kind != S_COPY)
 		return 0;
 	if (!s->copy_plan) {
@@ -92,7 +89,7 @@ plan_copies(Arena *a, const Target *t, IrKernel *k, Err *err)
 
 	if (lw_setup(&e, a, t, k, err))
 		return -1;
-	return lw_each_stmt(&e, k->body, copy_visit, NULL);
+	return ir_walk(k->body, copy_visit, &e);
 }
 
 /* ---- the dump ---------------------------------------------------------------------- */
@@ -100,30 +97,28 @@ plan_copies(Arena *a, const Target *t, IrKernel *k, Err *err)
 static const char *const kindname[] = {"registers -> registers", "memory -> registers",
 				       "registers -> memory", "between memories"};
 
-static void
-copies_dump(Buf *b, const IrKernel *k, const IrStmt *s)
+static int
+copies_dump(IrStmt *s, void *ctx)
 {
-	for (; s; s = s->next) {
-		if (s->kind == S_COPY && s->copy_plan) {
-			const CopyPlan *cp = s->copy_plan;
+	const PlanDump *d = ctx;
+	const CopyPlan *cp = s->copy_plan;
 
-			buf_printf(b, "//   copy at %d:%d %s -> %s: %s, %d element%s per access, %s", s->loc.line,
-				   s->loc.col, k->bufs[s->u.copy.src.buf].name, k->bufs[s->u.copy.dst.buf].name,
-				   kindname[cp->kind], cp->v, cp->v == 1 ? "" : "s", copy_instr_name(cp->instr));
-			if (cp->why)
-				buf_printf(b, " (%s)", cp->why);
-			buf_putc(b, '\n');
-		}
-		copies_dump(b, k, s->kind == S_PARALLEL ? s->u.par.body : s->kind == S_PIPELINE ? s->u.pipe.body
-			    : s->kind == S_FOR ? s->u.loop.body : s->kind == S_IF ? s->u.cond.then : NULL);
-		if (s->kind == S_IF)
-			copies_dump(b, k, s->u.cond.els);
-	}
+	if (s->kind != S_COPY || !cp)
+		return 0;
+	buf_printf(d->b, "//   copy at %d:%d %s -> %s: %s, %d element%s per access, %s", s->loc.line, s->loc.col,
+		   d->k->bufs[s->u.copy.src.buf].name, d->k->bufs[s->u.copy.dst.buf].name, kindname[cp->kind],
+		   cp->v, cp->v == 1 ? "" : "s", copy_instr_name(cp->instr));
+	if (cp->why)
+		buf_printf(d->b, " (%s)", cp->why);
+	buf_putc(d->b, '\n');
+	return 0;
 }
 
 void
 plan_copies_dump(Buf *b, const IrKernel *k)
 {
+	PlanDump d = {b, k};
+
 	buf_printf(b, "// copies of %s\n", k->name);
-	copies_dump(b, k, k->body);
+	ir_walk(k->body, copies_dump, &d);
 }

@@ -161,43 +161,12 @@ lw_nest(Em *e, const IrStmt *st)
 	return lw_plan_nest(e, st, np) ? NULL : np;
 }
 
-/* f on every statement of s and of the bodies under it (parallel nests included) */
-int
-lw_each_stmt(Em *e, IrStmt *s, LwVisit f, void *ctx)
-{
-	for (; s; s = s->next) {
-		if (f(e, s, ctx))
-			return -1;
-		switch (s->kind) {
-		case S_PARALLEL:
-			if (lw_each_stmt(e, s->u.par.body, f, ctx))
-				return -1;
-			break;
-		case S_PIPELINE:
-			if (lw_each_stmt(e, s->u.pipe.body, f, ctx))
-				return -1;
-			break;
-		case S_FOR:
-			if (lw_each_stmt(e, s->u.loop.body, f, ctx))
-				return -1;
-			break;
-		case S_IF:
-			if (lw_each_stmt(e, s->u.cond.then, f, ctx) || lw_each_stmt(e, s->u.cond.els, f, ctx))
-				return -1;
-			break;
-		default:
-			break;
-		}
-	}
-	return 0;
-}
-
 static int
-nest_visit(Em *e, IrStmt *s, void *ctx)
+nest_visit(IrStmt *s, void *ctx)
 {
+	Em *e = ctx;
 	NestPlan *np;
 
-	(void)ctx;
 	if (s->kind != S_PARALLEL)
 		return 0;
 	np = anew(e->a, NestPlan);
@@ -216,7 +185,7 @@ plan_partitions(Arena *a, const Target *t, IrKernel *k, Err *err)
 	if (lw_setup(&e, a, t, k, err))
 		return -1;
 	k->part = e.part;
-	return lw_each_stmt(&e, k->body, nest_visit, NULL);
+	return ir_walk(k->body, nest_visit, &e);
 }
 
 /* ---- the dump ---------------------------------------------------------------------- */
@@ -229,31 +198,25 @@ fragline(Buf *b, const Layout *F, int64_t slots)
 		buf_printf(b, " (%lld replicas)", (long long)F->rep);
 }
 
-static void
-nest_dump(Buf *b, const IrKernel *k, const IrStmt *s)
+static int
+nest_dump(IrStmt *s, void *ctx)
 {
+	const PlanDump *d = ctx;
+	const NestPlan *np = s->nest_plan;
 	int i, any = 0;
 
-	for (; s; s = s->next) {
-		if (s->kind == S_PARALLEL && s->nest_plan) {
-			const NestPlan *np = s->nest_plan;
-
-			buf_printf(b, "//   nest at %d:%d: %s, ", s->loc.line, s->loc.col,
-				   s->loop_layout ? "its loop layout" : "the default partition");
-			fragline(b, np->frag, np->slots);
-			if (np->pad)
-				buf_printf(b, ", %lld pairs padded",
-					   (long long)(np->slots * np->frag->nthreads - layout_size(np->frag)));
-			for (i = 0, any = 0; np->sync && i < k->nbuf; i++)
-				if (np->sync[i])
-					buf_printf(b, "%s'%s'", any++ ? ", " : "; stored between barriers: ", k->bufs[i].name);
-			buf_putc(b, '\n');
-		}
-		nest_dump(b, k, s->kind == S_PARALLEL ? s->u.par.body : s->kind == S_PIPELINE ? s->u.pipe.body
-			  : s->kind == S_FOR ? s->u.loop.body : s->kind == S_IF ? s->u.cond.then : NULL);
-		if (s->kind == S_IF)
-			nest_dump(b, k, s->u.cond.els);
-	}
+	if (s->kind != S_PARALLEL || !np)
+		return 0;
+	buf_printf(d->b, "//   nest at %d:%d: %s, ", s->loc.line, s->loc.col,
+		   s->loop_layout ? "its loop layout" : "the default partition");
+	fragline(d->b, np->frag, np->slots);
+	if (np->pad)
+		buf_printf(d->b, ", %lld pairs padded", (long long)(np->slots * np->frag->nthreads - layout_size(np->frag)));
+	for (i = 0; np->sync && i < d->k->nbuf; i++)
+		if (np->sync[i])
+			buf_printf(d->b, "%s'%s'", any++ ? ", " : "; stored between barriers: ", d->k->bufs[i].name);
+	buf_putc(d->b, '\n');
+	return 0;
 }
 
 void
@@ -275,5 +238,9 @@ plan_partitions_dump(Buf *b, const IrKernel *k)
 			buf_printf(b, ", vector run %d", tp->vec);
 		buf_putc(b, '\n');
 	}
-	nest_dump(b, k, k->body);
+	{
+		PlanDump d = {b, k};
+
+		ir_walk(k->body, nest_dump, &d);
+	}
 }

@@ -57,31 +57,6 @@ setvars(const IrStmt *s, unsigned char *v)
 	}
 }
 
-/* mark the global buffers statement list s (with what it nests) writes */
-static void
-gwrites(const Em *e, const IrStmt *s, unsigned char *w)
-{
-	int b = -1;
-
-	for (; s; s = s->next) {
-		switch (s->kind) {
-		case S_COPY: b = s->u.copy.dst.buf; break;
-		case S_FILL: b = s->u.fill.dst.buf; break;
-		case S_GEMM: b = s->u.gemm.c.buf; break;
-		case S_REDUCE: b = s->u.reduce.dst; break;
-		case S_STORE: b = s->u.store.buf; break;
-		case S_PARALLEL: gwrites(e, s->u.par.body, w); break;
-		case S_FOR: gwrites(e, s->u.loop.body, w); break;
-		case S_PIPELINE: gwrites(e, s->u.pipe.body, w); break;
-		case S_IF: gwrites(e, s->u.cond.then, w), gwrites(e, s->u.cond.els, w); break;
-		default: break;
-		}
-		if (b >= 0 && b < e->k->nbuf && e->k->bufs[b].scope == MEM_GLOBAL)
-			w[b] = 1;
-		b = -1;
-	}
-}
-
 /*
  * May the loads of pipeline st run ahead of the rest of its body (NULL), or
  * why not? The pipelined form issues the body's global -> shared copies of
@@ -131,32 +106,20 @@ pipe_hoistable(Em *e, const IrStmt *st)
 				rd[i] |= r2[i], wr[i] |= w2[i];
 			}
 			/* a load inside a nested statement does not run ahead */
-			{
-				unsigned char *w3 = anewn(e->a, unsigned char, e->k->nbuf + 1);
-
-				memset(r2, 0, (size_t)e->k->nbuf);
-				lw_sh_stmts(e, b, r2, w3, 1);
-				if (b->kind == S_IF || b->kind == S_FOR || b->kind == S_PIPELINE)
-					for (i = 0; i < e->k->nbuf; i++)
-						if (w3[i] && e->k->bufs[i].scope == MEM_SHARED)
-							return "a nested statement of the body writes shared memory";
-			}
+			if (b->kind == S_IF || b->kind == S_FOR || b->kind == S_PIPELINE)
+				for (i = 0; i < e->k->nbuf; i++)
+					if (w2[i] && e->k->bufs[i].scope == MEM_SHARED)
+						return "a nested statement of the body writes shared memory";
 		}
 	}
-	/* a tensor the loads read ahead must not be written by the body: the load of iteration
-	 * v + D runs before iteration v's write (tensors of different parameters do not overlap,
+	/* a tensor the loads read ahead must not be written by the body (wr: what the other
+	 * statements write, tensors included): the load of iteration v + D runs before
+	 * iteration v's write (tensors of different parameters do not overlap,
 	 * docs/semantics.md) */
-	{
-		unsigned char *gw = anewn(e->a, unsigned char, e->k->nbuf + 1);
-
-		for (b = st->u.pipe.body; b; b = b->next)
-			if (!lw_isload(e, b))
-				gwrites(e, b, gw);
-		for (b = st->u.pipe.body; b; b = b->next)
-			if (lw_isload(e, b) && gw[b->u.copy.src.buf])
-				return arena_printf(e->a, "the body writes tensor '%s', which its loads read ahead",
-						    e->k->bufs[b->u.copy.src.buf].name);
-	}
+	for (b = st->u.pipe.body; b; b = b->next)
+		if (lw_isload(e, b) && wr[b->u.copy.src.buf])
+			return arena_printf(e->a, "the body writes tensor '%s', which its loads read ahead",
+					    e->k->bufs[b->u.copy.src.buf].name);
 	return NULL;
 }
 
@@ -215,11 +178,11 @@ lw_pipeplan(Em *e, const IrStmt *st)
 }
 
 static int
-pipe_visit(Em *e, IrStmt *s, void *ctx)
+pipe_visit(IrStmt *s, void *ctx)
 {
+	Em *e = ctx;
 	PipePlan *pp;
 
-	(void)ctx;
 	if (s->kind != S_PIPELINE)
 		return 0;
 	pp = anew(e->a, PipePlan);
@@ -236,35 +199,32 @@ plan_pipelines(Arena *a, const Target *t, IrKernel *k, Err *err)
 
 	if (lw_setup(&e, a, t, k, err))
 		return -1;
-	return lw_each_stmt(&e, k->body, pipe_visit, NULL);
+	return ir_walk(k->body, pipe_visit, &e);
 }
 
-static void
-pipes_dump(Buf *b, const IrStmt *s)
+static int
+pipes_dump(IrStmt *s, void *ctx)
 {
-	for (; s; s = s->next) {
-		if (s->kind == S_PIPELINE && s->pipe_plan) {
-			const PipePlan *p = s->pipe_plan;
+	const PlanDump *d = ctx;
+	const PipePlan *p = s->pipe_plan;
 
-			if (p->serial)
-				buf_printf(b, "//   pipeline at %d:%d: a serial loop (%s)\n", s->loc.line, s->loc.col,
-					   p->serial);
-			else
-				buf_printf(b, "//   pipeline at %d:%d: %d stage%s, loads %d ahead%s\n", s->loc.line,
-					   s->loc.col, p->stages, p->stages == 1 ? "" : "s", p->ahead,
-					   p->wgmma == 2 ? ", one wgmma group in flight"
-					   : p->wgmma == 1 ? ", each wgmma group retired by its gemm" : "");
-		}
-		pipes_dump(b, s->kind == S_PARALLEL ? s->u.par.body : s->kind == S_PIPELINE ? s->u.pipe.body
-			   : s->kind == S_FOR ? s->u.loop.body : s->kind == S_IF ? s->u.cond.then : NULL);
-		if (s->kind == S_IF)
-			pipes_dump(b, s->u.cond.els);
-	}
+	if (s->kind != S_PIPELINE || !p)
+		return 0;
+	if (p->serial)
+		buf_printf(d->b, "//   pipeline at %d:%d: a serial loop (%s)\n", s->loc.line, s->loc.col, p->serial);
+	else
+		buf_printf(d->b, "//   pipeline at %d:%d: %d stage%s, loads %d ahead%s\n", s->loc.line, s->loc.col,
+			   p->stages, p->stages == 1 ? "" : "s", p->ahead,
+			   p->wgmma == 2 ? ", one wgmma group in flight"
+			   : p->wgmma == 1 ? ", each wgmma group retired by its gemm" : "");
+	return 0;
 }
 
 void
 plan_pipelines_dump(Buf *b, const IrKernel *k)
 {
+	PlanDump d = {b, k};
+
 	buf_printf(b, "// pipelines of %s\n", k->name);
-	pipes_dump(b, k->body);
+	ir_walk(k->body, pipes_dump, &d);
 }

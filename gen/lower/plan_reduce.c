@@ -42,9 +42,10 @@ lw_redplan(Em *e, const IrStmt *st)
 }
 
 static int
-red_visit(Em *e, IrStmt *s, void *ctx)
+red_visit(IrStmt *s, void *ctx)
 {
-	(void)ctx;
+	Em *e = ctx;
+
 	if (s->kind != S_REDUCE || !planned(e, s))
 		return 0;
 	if (!(s->red_plan = plan1(e, s)))
@@ -59,31 +60,28 @@ plan_reduces(Arena *a, const Target *t, IrKernel *k, Err *err)
 
 	if (lw_setup(&e, a, t, k, err))
 		return -1;
-	return lw_each_stmt(&e, k->body, red_visit, NULL);
+	return ir_walk(k->body, red_visit, &e);
 }
 
-static void
-reduces_dump(Buf *b, const IrKernel *k, const IrStmt *s)
+static int
+reduces_dump(IrStmt *s, void *ctx)
 {
-	for (; s; s = s->next) {
-		if (s->kind == S_REDUCE && s->red_plan) {
-			const RedPlan *p = s->red_plan;
+	const PlanDump *d = ctx;
+	const RedPlan *p = s->red_plan;
 
-			buf_printf(b, "//   reduce at %d:%d %s -> %s: %lld slots into %lld over %lld threads, "
-				   "combining thread bits 0x%x\n", s->loc.line, s->loc.col,
-				   k->bufs[s->u.reduce.src].name, k->bufs[s->u.reduce.dst].name, (long long)p->S,
-				   (long long)p->SG, (long long)p->T, p->mask);
-		}
-		reduces_dump(b, k, s->kind == S_PARALLEL ? s->u.par.body : s->kind == S_PIPELINE ? s->u.pipe.body
-			     : s->kind == S_FOR ? s->u.loop.body : s->kind == S_IF ? s->u.cond.then : NULL);
-		if (s->kind == S_IF)
-			reduces_dump(b, k, s->u.cond.els);
-	}
+	if (s->kind == S_REDUCE && p)
+		buf_printf(d->b, "//   reduce at %d:%d %s -> %s: %lld slots into %lld over %lld threads, "
+			   "combining thread bits 0x%x\n", s->loc.line, s->loc.col,
+			   d->k->bufs[s->u.reduce.src].name, d->k->bufs[s->u.reduce.dst].name, (long long)p->S,
+			   (long long)p->SG, (long long)p->T, p->mask);
+	return 0;
 }
 
 void
 plan_reduces_dump(Buf *b, const IrKernel *k)
 {
+	PlanDump d = {b, k};
+
 	buf_printf(b, "// reduces of %s\n", k->name);
-	reduces_dump(b, k, k->body);
+	ir_walk(k->body, reduces_dump, &d);
 }

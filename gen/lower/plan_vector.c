@@ -118,11 +118,11 @@ lw_copyplan(Em *e, const IrStmt *st)
 }
 
 static int
-vec_visit(Em *e, IrStmt *s, void *ctx)
+vec_visit(IrStmt *s, void *ctx)
 {
+	Em *e = ctx;
 	CopyPlan *cp;
 
-	(void)ctx;
 	if (s->kind != S_COPY)
 		return 0;
 	cp = anew(e->a, CopyPlan);
@@ -143,5 +143,5 @@ plan_vectors(Arena *a, const Target *t, IrKernel *k, Err *err)
 	for (b = 0; b < k->nbuf; b++)
 		if (e.frag[b])
 			lw_tilevec(&e, b);
-	return lw_each_stmt(&e, k->body, vec_visit, NULL);
+	return ir_walk(k->body, vec_visit, &e);
 }

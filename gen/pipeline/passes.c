@@ -190,39 +190,27 @@ plan_shared_memory(PassCtx *c)
 }
 
 /* each gemm's plan (instruction, warp partition, fragments, shared layouts), kept on it */
+typedef struct GemmWalk {
+	PassCtx *c;
+	IrKernel *k;
+	Buf *b;
+} GemmWalk;
+
 static int
-plan_gemms_in(PassCtx *c, IrKernel *k, IrStmt *s)
+plan_gemm1(IrStmt *s, void *ctx)
 {
+	GemmWalk *w = ctx;
 	Err e = {0};
+	GemmPlan *p;
 
-	for (; s; s = s->next) {
-		switch (s->kind) {
-		case S_GEMM: {
-			GemmPlan *p = anew(c->a, GemmPlan);
-
-			if (gemm_plan(c->a, c->tgt, k, s, p, &e)) {
-				err_loc(&e, s->loc);
-				return kernel_error(c, k, &e);
-			}
-			s->gemm_plan = p;
-			break;
-		}
-		case S_PIPELINE:
-			if (plan_gemms_in(c, k, s->u.pipe.body))
-				return -1;
-			break;
-		case S_FOR:
-			if (plan_gemms_in(c, k, s->u.loop.body))
-				return -1;
-			break;
-		case S_IF:
-			if (plan_gemms_in(c, k, s->u.cond.then) || plan_gemms_in(c, k, s->u.cond.els))
-				return -1;
-			break;
-		default:
-			break;
-		}
+	if (s->kind != S_GEMM)
+		return 0;
+	p = anew(w->c->a, GemmPlan);
+	if (gemm_plan(w->c->a, w->c->tgt, w->k, s, p, &e)) {
+		err_loc(&e, s->loc);
+		return kernel_error(w->c, w->k, &e);
 	}
+	s->gemm_plan = p;
 	return 0;
 }
 
@@ -231,25 +219,25 @@ plan_gemms(PassCtx *c)
 {
 	IrKernel *k;
 
-	for (k = c->prog->kernels; k; k = k->next)
-		if (plan_gemms_in(c, k, k->body))
+	for (k = c->prog->kernels; k; k = k->next) {
+		GemmWalk w = {c, k, NULL};
+
+		if (ir_walk(k->body, plan_gemm1, &w))
 			return -1;
+	}
 	return 0;
 }
 
-static void
-show_gemms_in(Buf *b, const IrStmt *s)
+static int
+show_gemm1(IrStmt *s, void *ctx)
 {
-	for (; s; s = s->next) {
-		if (s->kind == S_GEMM && s->gemm_plan) {
-			buf_printf(b, "// gemm at %d:%d\n", s->loc.line, s->loc.col);
-			gemm_plan_dump(b, s->gemm_plan);
-		}
-		show_gemms_in(b, s->kind == S_PIPELINE ? s->u.pipe.body : s->kind == S_FOR ? s->u.loop.body
-				 : s->kind == S_IF ? s->u.cond.then : NULL);
-		if (s->kind == S_IF)
-			show_gemms_in(b, s->u.cond.els);
+	GemmWalk *w = ctx;
+
+	if (s->kind == S_GEMM && s->gemm_plan) {
+		buf_printf(w->b, "// gemm at %d:%d\n", s->loc.line, s->loc.col);
+		gemm_plan_dump(w->b, s->gemm_plan);
 	}
+	return 0;
 }
 
 static void
@@ -259,8 +247,10 @@ show_gemms(PassCtx *c, Buf *b)
 
 	ir_dump(b, c->prog);
 	for (k = c->prog->kernels; k; k = k->next) {
+		GemmWalk w = {c, NULL, b};
+
 		buf_printf(b, "// gemm plans of %s\n", k->name);
-		show_gemms_in(b, k->body);
+		ir_walk(k->body, show_gemm1, &w);
 	}
 }
 
