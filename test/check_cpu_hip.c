@@ -539,6 +539,7 @@ static const struct {
 	{"test/cpu/padded_reduce.tile", "N=421"},
 	{"test/cpu/rank3_copy.tile", "B=3,M=20,N=40"},
 	{"test/cpu/nest_contiguity.tile", "*=64;*=211"},
+	{"test/cpu/nest_vector.tile", "M=64;M=37"},
 };
 
 static const char *const programs[] = {
@@ -552,6 +553,7 @@ static const char *const programs[] = {
 	"test/control/placeholder_mma.tile",
 	"test/cpu/global_hazard.tile", "test/cpu/padded_tiles.tile", "test/cpu/padded_reduce.tile",
 	"test/cpu/rank3_copy.tile", "test/cpu/nest_contiguity.tile", "test/layout/transposed_store.tile",
+	"test/cpu/nest_vector.tile",
 };
 
 static void
