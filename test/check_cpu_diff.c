@@ -57,6 +57,7 @@ static const struct {
 	/* nests contiguous in a variable other than the last: the partition with threads along
 	 * it (and test/layout/transposed_store.tile's store side) */
 	{"test/cpu/nest_contiguity.tile", "*=64;*=211;*=1", NULL, NULL, NULL},
+	{"test/cpu/copy_layout.tile", "M=64;M=37;M=1", NULL, NULL, NULL},
 	/* stores from nests as vectors of a run of points (vector and element bodies) */
 	{"test/cpu/nest_vector.tile", "M=64;M=37;M=1", NULL, NULL, NULL},
 	/* valid layouts that are not onto threads x slots, or have no closed-form inverse as a

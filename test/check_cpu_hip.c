@@ -540,6 +540,7 @@ static const struct {
 	{"test/cpu/rank3_copy.tile", "B=3,M=20,N=40"},
 	{"test/cpu/nest_contiguity.tile", "*=64;*=211"},
 	{"test/cpu/nest_vector.tile", "M=64;M=37"},
+	{"test/cpu/copy_layout.tile", "M=64;M=37"},
 };
 
 static const char *const programs[] = {
@@ -553,7 +554,7 @@ static const char *const programs[] = {
 	"test/control/placeholder_mma.tile",
 	"test/cpu/global_hazard.tile", "test/cpu/padded_tiles.tile", "test/cpu/padded_reduce.tile",
 	"test/cpu/rank3_copy.tile", "test/cpu/nest_contiguity.tile", "test/layout/transposed_store.tile",
-	"test/cpu/nest_vector.tile",
+	"test/cpu/nest_vector.tile", "test/cpu/copy_layout.tile",
 };
 
 static void

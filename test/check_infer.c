@@ -287,6 +287,18 @@ static const struct {
 	 "  for i, j in parallel(64, 64) { B[j, i] = A[j, i] * 2.0; }\n}\n", 1,
 	 "parallel #1 at 2:3\n    Fragment([64, 64] -> [32], replicate: 1, thread: 128, forward_thread: "
 	 "(_i * 16 + _j // 4) % 128", NULL},
+	/* copy(..., layout = cute(...)): the local tile gets the copy's loop layout (the plan
+	 * would be forward_thread: (_i * 8 + _j // 4) % 128) */
+	{"given_copy_layout",
+	 "kernel k(A: f32[32, 32], B: f32[32, 32]) grid(1) threads(128) {\n  local x: f32[32, 32];\n"
+	 "  copy(A[0, 0], x, layout = cute(\"(_128,_8):(_1,_128)\"));\n  copy(x, B[0, 0]);\n}\n", 0,
+	 "local x: f32[32, 32]\n    Fragment([32, 32] -> [8], replicate: 1, thread: 128, forward_thread: _j + _i % 4 * 32, "
+	 "forward_index: [_i // 4])", NULL},
+	{"given_copy_layout_store",
+	 "kernel k(A: f32[32, 32], B: f32[32, 32]) grid(1) threads(128) {\n  local x: f32[32, 32];\n"
+	 "  copy(A[0, 0], x);\n  copy(x, B[0, 0], layout = cute(\"(_128,_8):(_1,_128)\"));\n}\n", 1,
+	 "local x: f32[32, 32]\n    Fragment([32, 32] -> [8], replicate: 1, thread: 128, forward_thread: _j + _i % 4 * 32, "
+	 "forward_index: [_i // 4])", NULL},
 	/* a transposed read of a tile through the loop: the loop follows the written tile */
 	{"transposed_read",
 	 "kernel k(A: f32[32, 32], B: f32[32, 32]) grid(1) threads(128) {\n"

@@ -445,7 +445,7 @@ forloop(Sema *S, const Node *n, Tail *t)
 			if (ck_mul(npts, e->u.i, &npts))
 				npts = INT64_MAX;
 		}
-		if (lay && !bad && !(s->u.par.layout = sl_loop_layout(S, lay->u.bind.value, npts)))
+		if (lay && !bad && !(s->u.par.layout = sl_loop_layout(S, "parallel", lay->u.bind.value, npts)))
 			bad = 1;
 		for (i = 0, v = n->u.loop.vars; v; i++, v = v->next)
 			if (!(s->u.par.vars[i] = loopvar(S, v)))

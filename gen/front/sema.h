@@ -157,7 +157,7 @@ IrStmt *so_assume(Sema *S, const Node *call);
 
 /* sema_layout.c: the layout statements; returns 0, -1 after reporting */
 /* parallel(..., layout = ...): the loop layout literal over npts points; NULL after reporting */
-LayoutLit *sl_loop_layout(Sema *S, const Node *n, int64_t npts);
+LayoutLit *sl_loop_layout(Sema *S, const char *fn, const Node *n, int64_t npts);
 int sl_layout_stmt(Sema *S, const Node *call, IrStmt **out);
 int sl_is_layout_stmt(const char *name);
 

@@ -213,7 +213,7 @@ nonzero_size(const CuteTup *shape, const CuteTup *stride)
  * nest's points: its stride-0 modes replicate, its thread mode fits the kernel.
  */
 LayoutLit *
-sl_loop_layout(Sema *S, const Node *n, int64_t npts)
+sl_loop_layout(Sema *S, const char *fn, const Node *n, int64_t npts)
 {
 	LayoutLit *l = layoutlit(S, n);
 	CuteObj *o;
@@ -223,24 +223,24 @@ sl_loop_layout(Sema *S, const Node *n, int64_t npts)
 	if (!l)
 		return NULL;
 	if (l->kind != LAYOUT_CUTE) {
-		diag(S->d, n->loc, "parallel: a loop layout is cute(\"(threads, values)\") over the nest's "
-		     "points");
+		diag(S->d, n->loc, "%s: a loop layout is cute(\"(threads, values)\") over the %s's "
+		     "points", fn, !strcmp(fn, "parallel") ? "nest" : fn);
 		return NULL;
 	}
 	if (cute_parse(S->a, l->text, &o, &e) || o->k != CUTE_LAYOUT) {
-		diag(S->d, n->loc, "parallel: a loop layout is a (thread, value) CuTe layout, not a swizzled one");
+		diag(S->d, n->loc, "%s: a loop layout is a (thread, value) CuTe layout, not a swizzled one", fn);
 		return NULL;
 	}
 	size = nonzero_size(o->l.shape, o->l.stride);
 	if (l->size < 0 || size != npts) {
-		diag(S->d, n->loc, "parallel: the loop layout maps %lld points but the nest has %lld",
-		     (long long)size, (long long)npts);
+		diag(S->d, n->loc, "%s: the loop layout maps %lld points but the %s has %lld", fn,
+		     (long long)size, !strcmp(fn, "parallel") ? "nest" : fn, (long long)npts);
 		return NULL;
 	}
 	if (S->k && S->k->threads > 0 && cute_rank(o->l) >= 1 && cute_size(cute_mode(o->l, 0), &nt, &e) == 0 &&
 	    nt > S->k->threads) {
-		diag(S->d, n->loc, "parallel: the loop layout's thread mode has %lld threads; kernel '%s' has "
-		     "%lld (threads(...))", (long long)nt, S->k->name, (long long)S->k->threads);
+		diag(S->d, n->loc, "%s: the loop layout's thread mode has %lld threads; kernel '%s' has "
+		     "%lld (threads(...))", fn, (long long)nt, S->k->name, (long long)S->k->threads);
 		return NULL;
 	}
 	return l;

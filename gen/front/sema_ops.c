@@ -339,13 +339,25 @@ inbounds(Sema *S, const char *fn, const RegArg *ra)
 IrStmt *
 so_copy(Sema *S, const Node *c)
 {
-	static const Param ps[] = {{"src", 1}, {"dst", 1}};
-	const Node *a[2];
+	static const Param ps[] = {{"src", 1}, {"dst", 1}, {"layout", 0}};
+	const Node *a[3];
 	RegArg src, dst;
 	IrBuffer *bs, *bd;
 	IrStmt *s;
+	LayoutLit *lay = NULL;
 
-	if (so_getargs(S, c, ps, 2, a))
+	/* layout is given by name only */
+	{
+		const Node *x;
+		int pos = 0;
+
+		for (x = c->u.call.args; x; x = x->next)
+			if (x->kind != N_NAMED && ++pos > 2) {
+				diag(S->d, x->loc, "copy takes at most 2 arguments");
+				return NULL;
+			}
+	}
+	if (so_getargs(S, c, ps, 3, a))
 		return NULL;
 	if (region(S, "copy", "source", a[0], &src) | region(S, "copy", "destination", a[1], &dst))
 		return NULL;
@@ -374,10 +386,32 @@ so_copy(Sema *S, const Node *c)
 	}
 	if (inbounds(S, "copy", &src) | inbounds(S, "copy", &dst))
 		return NULL;
+	if (a[2]) {
+		/* the copy's loop layout: which thread moves which point (its points are the
+		 * regions' non-unit dims, row-major), the local tile's layout over them */
+		int64_t npts = 1;
+		int i;
+
+		if ((bs->scope == MEM_LOCAL) == (bd->scope == MEM_LOCAL)) {
+			diag(S->d, a[2]->loc, "copy: a loop layout is given to a copy between a local tile and "
+			     "memory (it is the tile's layout); a copy %s moves %s, not a loop layout: "
+			     "write it as a parallel nest with layout = ...",
+			     bs->scope == MEM_LOCAL ? "between local tiles" : "between global and shared memory",
+			     bs->scope == MEM_LOCAL ? "registers by the tiles' own layouts"
+						    : "16-byte chunks the planner assigns");
+			return NULL;
+		}
+		for (i = 0; i < src.r.ndim; i++)
+			if (src.r.ext[i] != 1 && ck_mul(npts, src.r.ext[i], &npts))
+				npts = INT64_MAX;
+		if (!(lay = sl_loop_layout(S, "copy", a[2], npts)))
+			return NULL;
+	}
 	s = ir_stmt(S->a, S_COPY, c->loc);
 	if (s) {
 		s->u.copy.src = src.r;
 		s->u.copy.dst = dst.r;
+		s->u.copy.layout = lay;
 	}
 	return s;
 }

@@ -1110,9 +1110,10 @@ infer_kernel(Arena *a, Diags *d, IrKernel *k, const Target *t, CostModelKind m, 
 	}
 	if (explain)
 		for (i = 0; i < in->nop; i++)
-			if (in->ops[i].s->kind == S_PARALLEL && in->ops[i].s->u.par.layout)
-				buf_printf(explain, "  parallel #%d at %d:%d: loop layout given by the program\n",
-					   in->ops[i].s->id, in->ops[i].s->loc.line, in->ops[i].s->loc.col);
+			if (ir_given_loop(in->ops[i].s))
+				buf_printf(explain, "  %s #%d at %d:%d: loop layout given by the program\n",
+					   inf_stmt_name(in->ops[i].s), in->ops[i].s->id, in->ops[i].s->loc.line,
+					   in->ops[i].s->loc.col);
 	shared_prefs(in, st);
 	/* common: every op queued; propagation breadth-first */
 	st->qhead = st->qlen = 0;

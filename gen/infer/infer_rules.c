@@ -419,7 +419,7 @@ complete(Inf *in, const Op *op, const Acc *ac, const Fragment *L, Err *e)
 static Fragment *
 given_loop(Inf *in, const Op *op, Err *e)
 {
-	const LayoutLit *lit = op->s->u.par.layout;
+	const LayoutLit *lit = ir_given_loop(op->s);
 	CuteObj *o;
 	LinLayout lin;
 	int r;
@@ -465,11 +465,11 @@ nest_step(Inf *in, State *st, Op *op, int level)
 	}
 	/* the program gives the loop layout: every access must agree with it (a write from a
 	 * thread that does not own the element is a conflict), tiles without a layout get it */
-	if (op->s->kind == S_PARALLEL && op->s->u.par.layout) {
+	if (ir_given_loop(op->s)) {
 		if (!(L = given_loop(in, op, &e))) {
-			st->why = arena_printf(in->a, "parallel at %d:%d: its layout = cute(\"%s\") does not give a "
-					       "loop layout over the nest: %s", op->s->loc.line, op->s->loc.col,
-					       op->s->u.par.layout->text, e.msg);
+			st->why = arena_printf(in->a, "%s at %d:%d: its layout = cute(\"%s\") does not give a "
+					       "loop layout over its points: %s", inf_stmt_name(op->s), op->s->loc.line,
+					       op->s->loc.col, ir_given_loop(op->s)->text, e.msg);
 			return -1;
 		}
 		goto chosen;

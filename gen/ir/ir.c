@@ -1053,6 +1053,10 @@ dstmt(Buf *b, const IrKernel *k, const IrStmt *s, int d)
 			buf_puts(b, " convert");
 		if (s->late_address)
 			buf_puts(b, " late_address");
+		if (s->u.copy.layout) {
+			buf_puts(b, " layout=");
+			ir_dump_layout(b, s->u.copy.layout);
+		}
 		buf_putc(b, '\n');
 		break;
 	case S_GEMM:

@@ -229,7 +229,9 @@ struct IrStmt {
 	 * the lane/warp coordinates of its addresses at this statement */
 	int late_address;
 	union {
-		struct { Region src, dst; } copy;
+		/* layout: the copy's loop layout the program gives (copy(..., layout = cute("...")),
+		 * a copy between a local tile and memory), or NULL */
+		struct { Region src, dst; struct LayoutLit *layout; } copy;
 		struct { Region a, b, c; int trans_a, trans_b, clear; } gemm;
 		struct { Region dst; IrExpr *value; } fill;
 		struct { int src, dst; ReduceOp op; int dim, clear; } reduce;
@@ -258,6 +260,13 @@ struct IrStmt {
 		} wmma;
 	} u;
 };
+
+/* the loop layout statement s's program gives (a parallel nest's or a copy's), or NULL */
+static inline struct LayoutLit *
+ir_given_loop(const IrStmt *s)
+{
+	return s->kind == S_PARALLEL ? s->u.par.layout : s->kind == S_COPY ? s->u.copy.layout : NULL;
+}
 
 /* ---- kernels -------------------------------------------------------- */
 
