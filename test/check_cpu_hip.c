@@ -548,6 +548,7 @@ static const struct {
 	{"test/strided/head.tile", "S=37;S=37,sq=192,so=320,ldt=64"},
 	{"test/cpu/nest_contiguity.tile", "*=64;*=211"},
 	{"test/cpu/nest_vector.tile", "M=64;M=37"},
+	{"test/cpu/nest_vector_strided.tile", "M=64;M=37,ldc=64,ldt=40;M=37,ldc=67,ldt=37;M=1"},
 	{"test/cpu/copy_layout.tile", "M=64;M=37"},
 };
 
@@ -565,7 +566,7 @@ static const char *const programs[] = {
 	"test/control/placeholder_mma.tile",
 	"test/cpu/global_hazard.tile", "test/cpu/padded_tiles.tile", "test/cpu/padded_reduce.tile",
 	"test/cpu/rank3_copy.tile", "test/cpu/nest_contiguity.tile", "test/layout/transposed_store.tile",
-	"test/cpu/nest_vector.tile", "test/cpu/copy_layout.tile",
+	"test/cpu/nest_vector.tile", "test/cpu/copy_layout.tile", "test/cpu/nest_vector_strided.tile",
 };
 
 static void

@@ -139,6 +139,7 @@ lw_plan_nestvec(Em *e, const IrStmt *st, NestPlan *np)
 	const IrStmt *b, *c;
 	IrVar *const *vars = st->u.par.vars;
 	int n = st->u.par.n, k = -1, d, run = 1, maxv = 16, nv = 0, cnt, misaligned = 0;
+	const char *swhy = NULL;
 	const IrStmt **cand;
 
 	np->vec = 1, np->vdim = 0, np->vst = NULL, np->nvst = 0;
@@ -178,6 +179,11 @@ lw_plan_nestvec(Em *e, const IrStmt *st, NestPlan *np)
 		for (v = run < 16 / eb ? run : 16 / eb; v > 1 && (v * eb < 4 ||
 		     !lw_contig_access(B, b->u.store.n, b->u.store.idx, vars[k], v)); v /= 2)
 			;
+		/* a strided tensor: the last stride 1 and the others multiples of v */
+		if (v > 1 && B->strides)
+			v = lw_stridevec(e, B, v, &swhy);
+		if (v > 1 && v * eb < 4)
+			v = 1;
 		if (v < 2) {
 			misaligned |= run > 1 && !lw_contig_access(B, b->u.store.n, b->u.store.idx, vars[k], 2);
 			continue;
@@ -191,6 +197,8 @@ lw_plan_nestvec(Em *e, const IrStmt *st, NestPlan *np)
 	if (run < 2)
 		return np->vwhy = arena_printf(e->a, "the loop layout holds no runs of '%s' in consecutive slots",
 					       vars[k]->name), 0;
+	if (!nv && swhy)
+		return np->vwhy = swhy, 0;
 	if (!nv)
 		return np->vwhy = misaligned ? "the stores' runs do not start at a multiple of the run"
 				  : "no store moves at least 4 bytes per run", 0;
