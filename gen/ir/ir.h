@@ -232,7 +232,7 @@ struct IrStmt {
 		/* layout: the copy's loop layout the program gives (copy(..., layout = cute("...")),
 		 * a copy between a local tile and memory), or NULL */
 		struct { Region src, dst; struct LayoutLit *layout; } copy;
-		struct { Region a, b, c; int trans_a, trans_b, clear; } gemm;
+		struct { Region a, b, c; int trans_a, trans_b, clear, policy; } gemm; /* policy: WarpPolicy */
 		struct { Region dst; IrExpr *value; } fill;
 		struct { int src, dst; ReduceOp op; int dim, clear; } reduce;
 		/* layout: the loop layout the program gives (parallel(..., layout = cute("..."))),
