@@ -24,7 +24,9 @@
 
 enum { MAXAX = 6, MAXT = 10, MAXB = 28, MAXLET = 48, MAXLV = 8, MAXLEAF = 96 };
 enum { AX_GRID, AX_WHOLE, AX_LOOP };
-enum { R_IN, R_OUT, R_INOUT };
+/* R_SCRATCH: written once by a top-level statement, then read back by later ones within the
+ * block's own tile (identity or reversed indices: elements other threads wrote) */
+enum { R_IN, R_OUT, R_INOUT, R_SCRATCH };
 enum { CF, CI, CB };
 
 typedef struct Axis {
@@ -56,6 +58,8 @@ typedef struct Ten {
 	TDim d[3];
 	int role;
 	int written;       /* OUT/INOUT: its writer was generated */
+	int inex;          /* R_SCRATCH: the flags and bound of the values written */
+	double mag;
 } Ten;
 
 typedef struct Bf {
@@ -782,7 +786,7 @@ ten_read(G *g, const Ten *T)
 	char *s;
 
 	if (!N || !has(g, PG_GLOBAL) || T->role == R_OUT || (T->role == R_INOUT && T->written) ||
-	    !ten_in_scope(g, T))
+	    (T->role == R_SCRATCH && !T->written) || !ten_in_scope(g, T))
 		return NULL;
 	buf_init(&b);
 	for (d = 0; d < T->n; d++) {
@@ -791,7 +795,11 @@ ten_read(G *g, const Ten *T)
 
 		if (d)
 			buf_puts(&b, ", ");
-		if (p >= 0 && TT > 1) {
+		if (p >= 0 && TT > 1 && T->role == R_SCRATCH) {
+			const char *v = N->var[p];
+
+			buf_puts(&b, oplus(g, o, pct(g, 50) ? v : fmt(g, "(%d - %s)", TT - 1, v)));
+		} else if (p >= 0 && TT > 1) {
 			const char *v = N->var[p];
 
 			if (noshift || pct(g, 60)) {
@@ -869,10 +877,21 @@ leaves(G *g, Leaves *L, int exact)
 					addleaf(L, mkev(s, g->b[i].t, g->b[i].inex, bmag(&g->b[i])));
 			}
 			for (i = 0; i < g->nt; i++) {
-				char *s = ten_read(g, &g->t[i]);
+				const Ten *T = &g->t[i];
+				char *s;
 
-				if (s)
-					addleaf(L, mkev(s, g->t[i].t, 0, inmag(g->t[i].t)));
+				if (T->role == R_SCRATCH && exact && T->inex)
+					continue;
+				if (!(s = ten_read(g, T)))
+					continue;
+				if (T->role == R_SCRATCH) {
+					double lim = T->t == DT_I8 ? 128 : T->t == DT_U8 ? 255
+						     : T->t == DT_I32 ? 2147483648.0 : 1e30;
+
+					addleaf(L, mkev(s, T->t, T->inex, T->mag < lim ? T->mag : lim));
+				}
+				else
+					addleaf(L, mkev(s, T->t, 0, inmag(T->t)));
 			}
 		}
 	}
@@ -1537,6 +1556,11 @@ nest_body(G *g)
 			if (!isflt(T->t) && v.mag > 2147483647.0)
 				v = ired(g, v, 1 << 30);
 			store_ten(g, N->tt, v);
+			if (T->role == R_SCRATCH) {
+				T->inex |= inex_to(v.inex, T->t);
+				if (v.mag > T->mag)
+					T->mag = v.mag;
+			}
 		} else {
 			int bi = N->tb[order[k]];
 			Bf *B = &g->b[bi];
@@ -1922,6 +1946,10 @@ write_tensor(G *g, int ti)
 			fixed[d] = rn(g, tileof(g, T->d[d].ax));
 	line(g, "copy(%s, %s);", g->b[bi].name, ten_region(g, T, span, fixed));
 	T->written = 1;
+	if (T->role == R_SCRATCH) {
+		T->inex |= inex_to(g->b[bi].inex, T->t);
+		T->mag = bmag(&g->b[bi]);
+	}
 	return 0;
 }
 
@@ -2743,6 +2771,15 @@ geo_tile(G *g)
 			continue;
 		}
 		add_ten(g, outnames[no++], rand_type(g, 0), role, n, d);
+	}
+	/* a scratch tensor over the same axes: written, then read back by other threads */
+	if (has(g, PG_GLOBAL) && g->nt < MAXT && pct(g, 30)) {
+		TDim d[3];
+		int n = 0;
+
+		for (a = 0; a < g->nax && n < 3; a++)
+			d[n].ax = a, d[n].whole = 0, n++;
+		add_ten(g, "Scr", pct(g, 50) ? DT_F32 : rand_type(g, 0), R_SCRATCH, n, d);
 	}
 }
 

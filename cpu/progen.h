@@ -4,7 +4,9 @@
  * kernel from a seed: the same seed and options give the same text. Every
  * program passes sema and is meaningful per docs/semantics.md: blocks own
  * disjoint output tiles (no race between blocks), iterations of a parallel
- * nest write distinct elements and read only what they write themselves, no
+ * nest write distinct elements and read only what they write themselves (a
+ * scratch tensor is written by one top-level statement and read back by later
+ * ones inside the block's own tile, at elements other threads wrote), no
  * shared or local element is read before it is written, integer divisors are
  * never zero, math functions get arguments in their domain, and comparisons,
  * integer casts and conditions see only values that do not depend on an order

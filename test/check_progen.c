@@ -297,7 +297,35 @@ static const unsigned long long fixed_seeds[] = {
 	 * and still agree (2 and 141 gain them and are refused) */
 	13 | LAYOUT, 29 | LAYOUT, 48 | LAYOUT, 57 | LAYOUT, 73 | LAYOUT, 93 | LAYOUT, 97 | LAYOUT,
 	124 | LAYOUT, 212 | LAYOUT, 237 | LAYOUT, 288 | LAYOUT, 18 | LAYOUT,
+	/* a scratch tensor written, then read back reversed by other threads of the block: it
+	 * differs when the barrier between statements covers shared buffers only (as before
+	 * 3d29dca) */
+	61 | LAYOUT,
 };
+
+/* scratch tensors (written by one statement, read back by later ones at other threads'
+ * elements) are generated and read back */
+START_TEST(scratch_read_back)
+{
+	int n = 0;
+	uint64_t seed;
+
+	for (seed = 1; seed <= 300; seed++) {
+		char *src = gen(seed, PG_ALL, NULL), *q, *ls, *eq;
+		int rd = 0;
+
+		for (q = src; (q = strstr(q, "Scr[")); q++) {
+			for (ls = q; ls > src && ls[-1] != '\n'; ls--)
+				;
+			if ((eq = strstr(ls, " = ")) && eq < q)
+				rd = 1;
+		}
+		n += rd;
+		free(src);
+	}
+	ck_assert_msg(n >= 5, "only %d of 300 programs read a scratch tensor back", n);
+}
+END_TEST
 
 START_TEST(diff_fixed)
 {
@@ -372,6 +400,7 @@ suite_progen(void)
 	tcase_add_loop_test(tc, features_off, 0, (int)countof(forbids));
 	tcase_add_loop_test(tc, features_only, 0, 17);
 	tcase_add_test(tc, bad_options);
+	tcase_add_test(tc, scratch_read_back);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(td, 900);
 	tcase_add_test(td, diff_fixed);
