@@ -564,6 +564,11 @@ tilec_cpu_launch(tilec_program *p, int k, void *const *args, const int64_t *size
 		na++;
 	}
 	for (i = 0; i < K->nsize; i++) {
+		if (sizes[i] > INT32_MAX || sizes[i] < INT32_MIN) {
+			st = seterr(err, TILEC_ERR_ARG, "kernel %s: size %s = %lld does not fit the kernel's int",
+				    K->name, K->sizes[i]->name, (long long)sizes[i]);
+			goto out;
+		}
 		ivals[i] = (int32_t)sizes[i];
 		ca[na].name = K->sizes[i]->name;
 		ca[na].kind = CPUARG_VAL;

@@ -235,7 +235,7 @@ START_TEST(cpu_launch_gemm)
 }
 END_TEST
 
-/* test/strided/head.tile on every head of one [B, S, H, 64] buffer, in place: the views'
+/* test/strided/head.tile (CUDA and HIP) on every head of one [B, S, H, 64] buffer, in place: the views'
  * pointers offset into the buffer, the strides from the signature; the transposed T
  * (strides(1, ldt)) into a padded [S, ldt] buffer whose padding stays as it was */
 START_TEST(cpu_launch_heads)
@@ -251,8 +251,14 @@ START_TEST(cpu_launch_heads)
 	char *err = NULL;
 	int b, h, i, j, off;
 	float *X, *O;
+	tilec_options o;
 
-	ck_assert_int_eq(tilec_program_compile_file("test/strided/head.tile", NULL, &p, &err), TILEC_OK);
+	/* _i 0: CUDA C (sm_80), 1: HIP C (gfx90a) */
+	tilec_options_init(&o);
+	if (_i)
+		o.target = TILEC_TARGET_HIP, o.arch = "gfx90a";
+	ck_assert_int_eq(tilec_program_compile_file("test/strided/head.tile", &o, &p, &err), TILEC_OK);
+	ck_assert_str_eq(tilec_program_target(p), _i ? "hip" : "cuda");
 	ck_assert_int_eq(tilec_program_size_count(p, 0), 4);
 	ck_assert_str_eq(tilec_program_size_name(p, 0, 1), "sq");
 	ck_assert_int_eq(tilec_program_param(p, 0, 0, &pi), TILEC_OK);
@@ -306,7 +312,7 @@ suite_api(void)
 	tcase_add_test(tc, program_errors);
 	tcase_add_test(tc, cpu_launch_scale);
 	tcase_add_test(tc, cpu_launch_gemm);
-	tcase_add_test(tc, cpu_launch_heads);
+	tcase_add_loop_test(tc, cpu_launch_heads, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

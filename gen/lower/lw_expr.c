@@ -490,11 +490,18 @@ lw_exprstr(Em *e, const IrExpr *x)
 static int
 divides(const Em *e, const IrVar *sym, int64_t m)
 {
+	return lw_assumed_multiple(e->k, sym, m);
+}
+
+/* does an assume of k (`S % c == 0` with c a multiple of m) prove sym a multiple of m? */
+int
+lw_assumed_multiple(const IrKernel *k, const IrVar *sym, int64_t m)
+{
 	int i;
 	int64_t c;
 
-	for (i = 0; i < e->k->nassume; i++) {
-		const IrExpr *x = e->k->assumes[i], *l;
+	for (i = 0; i < k->nassume; i++) {
+		const IrExpr *x = k->assumes[i], *l;
 
 		if (x->kind != IE_BINARY || x->u.bin.op != BIN_EQ || !ir_is_const(x->u.bin.b, &c) || c)
 			continue;
