@@ -68,6 +68,8 @@ static const struct {
 	/* nests contiguous in a variable other than the last: the partition with threads along
 	 * it (and test/layout/transposed_store.tile's store side) */
 	{"test/cpu/nest_contiguity.tile", "*=64;*=211;*=1", NULL, NULL, NULL},
+	/* stores from nests as vectors of a run of points (vector and element bodies) */
+	{"test/cpu/nest_vector.tile", "M=64;M=37;M=1", NULL, NULL, NULL},
 	/* valid layouts that are not onto threads x slots, or have no closed-form inverse as a
 	 * digit recovery: inverted through the flat index, padded pairs guarded (refused at
 	 * db14544: "not onto the output shape", "no closed-form inverse") */
@@ -102,6 +104,7 @@ static const struct {
 	{"test/cpu/padded_reduce.tile", "sm_90a", "N=421", NULL},
 	{"test/cpu/rank3_copy.tile", "sm_90a", "B=3,M=20,N=40", NULL},
 	{"test/cpu/nest_contiguity.tile", "sm_90a", "*=64;*=211", NULL},
+	{"test/cpu/nest_vector.tile", "sm_90a", "M=64;M=37", NULL},
 	{"test/cpu/generated_names.tile", "sm_90a", NULL, NULL},
 	{"test/cpu/generated_names_decl.tile", "sm_90a", NULL, NULL},
 	{"samples/gemm_strided.tile", "sm_90a", GEMM_STRIDED_SIZES, NULL},

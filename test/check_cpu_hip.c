@@ -548,6 +548,7 @@ static const struct {
 	{"test/cpu/strided_rank3.tile", "B=3,S=37;B=2,S=40,sb=2560,ss=64,cb=4096,cs=72"},
 	{"test/strided/head.tile", "S=37;S=37,sq=192,so=320,ldt=64"},
 	{"test/cpu/nest_contiguity.tile", "*=64;*=211"},
+	{"test/cpu/nest_vector.tile", "M=64;M=37"},
 };
 
 static const char *const programs[] = {
@@ -564,6 +565,7 @@ static const char *const programs[] = {
 	"test/control/placeholder_mma.tile",
 	"test/cpu/global_hazard.tile", "test/cpu/padded_tiles.tile", "test/cpu/padded_reduce.tile",
 	"test/cpu/rank3_copy.tile", "test/cpu/nest_contiguity.tile", "test/layout/transposed_store.tile",
+	"test/cpu/nest_vector.tile",
 };
 
 static void
