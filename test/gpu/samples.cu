@@ -91,6 +91,60 @@ static void check_gemm(const char *name, void (*kern)(tl_half_t *, tl_half_t *, 
 	cudaFree(A); cudaFree(B); cudaFree(C);
 }
 
+// ---- gemm_strided: C = A * B on views of larger buffers (lda, ldb, ldc; a row and column
+// offset into each), every element checked; the padding around the views must stay poisoned.
+// off: the views' element offset (1: not 16-byte aligned, the element-by-element body)
+static void check_gemm_strided(int M, int N, int K, int lda, int ldb, int ldc, int off, bool timeit)
+{
+	size_t sa = (size_t)(M + 2) * lda, sb = (size_t)(K + 2) * ldb, sc = (size_t)(M + 2) * ldc;
+	std::vector<__half> hA(sa), hB(sb), hC(sc);
+	for (auto &x : hA) x = __float2half(frand());
+	for (auto &x : hB) x = __float2half(frand());
+	tl_half_t *A = dalloc<tl_half_t>(sa), *B = dalloc<tl_half_t>(sb), *C = dalloc<tl_half_t>(sc);
+	CK(cudaMemcpy(A, hA.data(), sa * 2, cudaMemcpyHostToDevice));
+	CK(cudaMemcpy(B, hB.data(), sb * 2, cudaMemcpyHostToDevice));
+	CK(cudaMemset(C, 0xff, sc * 2)); // NaN poison, the padding's too
+	// the views start at row 1, column off of each buffer
+	size_t oa = (size_t)lda + off, ob = (size_t)ldb + off, oc = (size_t)ldc + off;
+	if (SMEM_gemm_strided > 48 * 1024)
+		CK(cudaFuncSetAttribute(gemm_strided, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_gemm_strided));
+	dim3 grid(cdiv(N, 128), cdiv(M, 128));
+	gemm_strided<<<grid, 128, SMEM_gemm_strided>>>(A + oa, B + ob, C + oc, M, K, lda, N, ldb, ldc);
+	CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
+	CK(cudaMemcpy(hC.data(), C, sc * 2, cudaMemcpyDeviceToHost));
+	double num = 0, den = 0; long bad = 0, pad = 0;
+	for (size_t e = 0; e < sc; e++) {
+		long r = (long)(e / ldc) - 1, c = (long)(e % ldc) - off;
+		unsigned short bits; memcpy(&bits, &hC[e], 2);
+		if (r < 0 || r >= M || c < 0 || c >= N) { pad += bits != 0xffff; continue; }
+		double ref = 0;
+		for (int k = 0; k < K; k++)
+			ref += (double)float(hA[oa + (size_t)r * lda + k]) * (double)float(hB[ob + (size_t)k * ldb + c]);
+		double got = float(hC[e]);
+		if (!std::isfinite(got)) bad++;
+		num += (got - ref) * (got - ref); den += ref * ref;
+	}
+	double rel = sqrt(num / (den > 0 ? den : 1));
+	char d[200], w[96];
+	snprintf(d, sizeof d, "all checked, rel err %.2e, unwritten/nonfinite %ld, padding written %ld", rel, bad, pad);
+	snprintf(w, sizeof w, "gemm_strided %dx%dx%d ld %d,%d,%d +%d", M, N, K, lda, ldb, ldc, off);
+	verdict(w, bad == 0 && pad == 0 && rel < 1e-2, d);
+	if (timeit) {
+		cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
+		std::vector<float> t;
+		for (int it = 0; it < 25; it++) {
+			float ms;
+			CK(cudaEventRecord(e0));
+			gemm_strided<<<grid, 128, SMEM_gemm_strided>>>(A + oa, B + ob, C + oc, M, K, lda, N, ldb, ldc);
+			CK(cudaEventRecord(e1)); CK(cudaEventSynchronize(e1)); CK(cudaEventElapsedTime(&ms, e0, e1));
+			if (it >= 5) t.push_back(ms);
+		}
+		printf("BENCH %-22s %5dx%5dx%5d  tilec %7.1f TFLOP/s (ld %d,%d,%d +%d)\n", "gemm_strided", M, N, K,
+		       2.0 * M * N * K / median(t) / 1e9, lda, ldb, ldc, off);
+	}
+	cudaFree(A); cudaFree(B); cudaFree(C);
+}
+
 static float memcpy_gbps(size_t bytes)
 {
 	void *a = dalloc<char>(bytes), *b = dalloc<char>(bytes);
@@ -226,6 +280,66 @@ static void check_softmax(int M, bool timeit, float copy_bw)
 	cudaFree(X); cudaFree(Y);
 }
 
+// ---- flash_fwd: O = softmax(Q K^T / sqrt(D)) V per head, [BH, L, D] f16, causal or not ----
+typedef void (*FlashKernel)(tl_half_t *, tl_half_t *, tl_half_t *, tl_half_t *, int, int);
+static void check_flash(const char *name, FlashKernel kern, int smem, int BH, int L, int D, int causal,
+			int full, bool timeit)
+{
+	const int BM = 128, THREADS = 256; // samples/flash_fwd.tile
+	size_t n = (size_t)BH * L * D;
+	std::vector<__half> hQ = rand_half(n), hK = rand_half(n), hV = rand_half(n), hO(n);
+	tl_half_t *Q = dalloc<tl_half_t>(n), *K = dalloc<tl_half_t>(n), *V = dalloc<tl_half_t>(n), *O = dalloc<tl_half_t>(n);
+	CK(cudaMemcpy(Q, hQ.data(), n * 2, cudaMemcpyHostToDevice)); CK(cudaMemcpy(K, hK.data(), n * 2, cudaMemcpyHostToDevice));
+	CK(cudaMemcpy(V, hV.data(), n * 2, cudaMemcpyHostToDevice)); CK(cudaMemset(O, 0xff, n * 2)); // NaN poison
+	if (smem > 48 * 1024) CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+	dim3 grid(cdiv(L, BM), BH);
+	kern<<<grid, THREADS, smem>>>(Q, K, V, O, BH, L);
+	CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
+	CK(cudaMemcpy(hO.data(), O, n * 2, cudaMemcpyDeviceToHost));
+	// fp64 reference: every row at the small sizes, 97 rows of each of 2 heads at the large ones
+	double num = 0, den = 0; long bad = 0, rows = 0;
+	std::vector<double> sc(L);
+	for (int h = 0; h < BH; h++) {
+		if (!full && h != 0 && h != BH - 1) continue;
+		for (int i = 0; i < L; i += full ? 1 : std::max(1, L / 97)) {
+			const __half *q = &hQ[((size_t)h * L + i) * D];
+			int nk = causal ? i + 1 : L;
+			double m = -INFINITY, sum = 0;
+			for (int j = 0; j < nk; j++) {
+				const __half *k = &hK[((size_t)h * L + j) * D];
+				double d = 0;
+				for (int c = 0; c < D; c++) d += (double)float(q[c]) * (double)float(k[c]);
+				sc[j] = d / sqrt((double)D);
+				m = std::max(m, sc[j]);
+			}
+			for (int j = 0; j < nk; j++) { sc[j] = exp(sc[j] - m); sum += sc[j]; }
+			for (int c = 0; c < D; c++) {
+				double ref = 0;
+				for (int j = 0; j < nk; j++) ref += sc[j] * (double)float(hV[((size_t)h * L + j) * D + c]);
+				ref /= sum;
+				double got = float(hO[((size_t)h * L + i) * D + c]);
+				if (!std::isfinite(got)) bad++;
+				num += (got - ref) * (got - ref); den += ref * ref;
+			}
+			rows++;
+		}
+	}
+	double rel = sqrt(num / (den > 0 ? den : 1));
+	char w[96], d[160];
+	snprintf(w, sizeof w, "%s BH=%d L=%d", name, BH, L);
+	snprintf(d, sizeof d, "%ld rows checked (%s), rel err %.2e, unwritten/nonfinite %ld", rows, full ? "all" : "sampled", rel, bad);
+	verdict(w, bad == 0 && rel < 1e-2, d);
+	if (timeit) {
+		cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1)); std::vector<float> t;
+		for (int i = 0; i < 23; i++) { float ms; CK(cudaEventRecord(e0)); kern<<<grid, THREADS, smem>>>(Q, K, V, O, BH, L); CK(cudaEventRecord(e1));
+			CK(cudaEventSynchronize(e1)); CK(cudaEventElapsedTime(&ms, e0, e1)); if (i >= 3) t.push_back(ms); }
+		double fl = 4.0 * BH * (double)L * L * D * (causal ? 0.5 : 1.0);
+		printf("BENCH %s BH=%d L=%d D=%d causal=%d: %.3f ms, %.1f TFLOP/s\n", name, BH, L, D, causal, median(t),
+		       fl / median(t) / 1e9);
+	}
+	cudaFree(Q); cudaFree(K); cudaFree(V); cudaFree(O);
+}
+
 int main()
 {
 	cudaDeviceProp p; CK(cudaGetDeviceProperties(&p, 0));
@@ -245,6 +359,16 @@ int main()
 	check_gemm<__half>("gemm_sm90", gemm_sm90, SMEM_gemm_sm90, 4096, 4096, 4096, 0, h, true, 256, 256);
 	check_gemm<__half>("gemm_sm90", gemm_sm90, SMEM_gemm_sm90, 8192, 8192, 8192, 0, h, true, 256, 256);
 #endif
+	// strided views: vectors (leading dimensions of whole 8-element vectors, aligned views),
+	// element by element (an odd ldb; views one element off alignment)
+	check_gemm_strided(256, 384, 512, 520, 392, 392, 0, false);
+	check_gemm_strided(200, 203, 205, 216, 219, 211, 0, false);
+	check_gemm_strided(256, 384, 512, 520, 393, 392, 0, false);
+	check_gemm_strided(256, 384, 512, 520, 392, 392, 1, false);
+#ifndef MEMCHECK
+	check_gemm_strided(4096, 4096, 4096, 4160, 4160, 4160, 0, true);
+	check_gemm_strided(4096, 4096, 4096, 4160, 4160, 4160, 1, true);
+#endif
 	check_copy(1000, 1000, false, bw);
 	check_elementwise(1000, 1000, false, bw);
 	check_transpose(1000, 700);
@@ -260,6 +384,21 @@ int main()
 	check_softmax(8, false, bw);
 	check_softmax(1000, false, bw);
 	check_softmax(1003, false, bw);
+	// FlashAttention: ragged L (keys masked, rows guarded), one block, and whole blocks
+	for (int c = 0; c < 2; c++) {
+		FlashKernel k64 = c ? flash_fwd_d64_c1 : flash_fwd_d64_c0, k128 = c ? flash_fwd_d128_c1 : flash_fwd_d128_c0;
+		int s64 = c ? SMEM_flash_fwd_d64_c1 : SMEM_flash_fwd_d64_c0, s128 = c ? SMEM_flash_fwd_d128_c1 : SMEM_flash_fwd_d128_c0;
+		const char *n64 = c ? "flash_fwd D=64 causal" : "flash_fwd D=64", *n128 = c ? "flash_fwd D=128 causal" : "flash_fwd D=128";
+		check_flash(n64, k64, s64, 3, 200, 64, c, 1, false);
+		check_flash(n64, k64, s64, 2, 1, 64, c, 1, false);
+		check_flash(n128, k128, s128, 3, 200, 128, c, 1, false);
+		check_flash(n128, k128, s128, 2, 1000, 128, c, 1, false);
+#ifndef MEMCHECK
+		check_flash(n64, k64, s64, 32, 4096, 64, c, 0, true);
+		check_flash(n128, k128, s128, 32, 4096, 128, c, 0, true);
+		check_flash(n128, k128, s128, 32, 8192, 128, c, 0, true);
+#endif
+	}
 #ifndef MEMCHECK
 	check_copy(16384, 16384, true, bw);
 	check_copy(16384, 16384, true, bw, "convert2d", convert2d, 64, SMEM_convert2d);
