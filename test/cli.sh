@@ -371,6 +371,11 @@ check "gemm --enum-limit=1000: checked from the digits" 0 $?
 "$TILEC" --dump=cuda -D W=5120 samples/softmax.tile >/dev/null 2>&1; check "softmax W=5120" 0 $?
 "$TILEC" --dump=cuda -D W=5120 --enum-limit=2000 samples/softmax.tile >/dev/null 2>&1
 check "softmax W=5120 --enum-limit=2000: refused" 1 $?
+# the GPU differential runner reads check_cpu_diff.c's tables: they must parse (a row whose
+# sizes were a macro broke it on the GPU once)
+if command -v python3 >/dev/null; then
+	python3 test/gpu/run_all.py --check-tables >"$tmp/out" 2>&1; check "run_all.py --check-tables" 0 $?
+fi
 
 echo "cli.sh: $n checks, $fail failed"
 [ $fail -eq 0 ]

@@ -17,6 +17,11 @@ import sys
 
 TILEC = os.environ.get("TILEC", "build/tilec")
 src = open("test/check_cpu_diff.c").read()
+STR = r'"(?:[^"\\]|\\.)*"'
+# the tables' string macros (#define NAME "..." "...", continued lines), expanded as C would
+macros = {}
+for m in re.finditer(r"^#define (\w+) ((?:%s\s*(?:\\\n\s*)?)+)$" % STR, src, re.M):
+    macros[m.group(1)] = re.sub(r"\\\n", " ", m.group(2))
 
 
 def table(name):
@@ -24,19 +29,37 @@ def table(name):
     body = body[:body.index("};")]
     rows = []
     for m in re.finditer(r"\{([^{}]*)\},", body):
-        fields = [f.strip() for f in re.findall(r'"(?:[^"\\]|\\.)*"|NULL', m.group(1))]
-        rows.append([None if f == "NULL" else f[1:-1] for f in fields])
+        text = re.sub(r"\b(\w+)\b", lambda w: macros.get(w.group(1), w.group(1)), m.group(1))
+        fields = []
+        for f in re.split(r",(?=(?:[^\"]*\"[^\"]*\")*[^\"]*$)", text):
+            f = f.strip()
+            if f == "NULL":
+                fields.append(None)
+            elif not re.fullmatch(r"(?:%s\s*)+" % STR, f):
+                sys.exit("run_all.py: %s row {%s}: field '%s' is not a string, a string macro or NULL"
+                         % (name, m.group(1).strip(), f))
+            else:
+                # adjacent literals concatenate
+                fields.append("".join(x[1:-1] for x in re.findall(STR, f)))
+        rows.append(fields)
     return rows
 
 
-special = {r[0]: r for r in table("special[] = {")}
+special = {}
+for r in table("special[] = {"):
+    special.setdefault(r[0], r)  # the first row of a file is the one check_cpu_diff runs
 extra = table("extra[] = {")
+for name, rows, n in (("special", list(special.values()), 5), ("extra", extra, 4)):
+    for r in rows:
+        if len(r) != n:
+            sys.exit("run_all.py: a %s row has %d fields, not %d: %s" % (name, len(r), n, r))
 generic = "*=1;*=37;"
 files = []
 for pat in ("test/cpu/*.tile", "samples/*.tile", "test/layout/*.tile", "test/control/*.tile"):
     files += sorted(glob.glob(pat))
 
 jobs = []  # (file, sizes, arch, define, refused)
+check_only = sys.argv[1:] == ["--check-tables"]
 for f in files:
     if f in special:
         _, sizes, arch, define, refused = special[f]
@@ -46,6 +69,10 @@ for f in files:
 for f, arch, sizes, define in extra:
     jobs.append((f, sizes or generic, arch, define, None))
 
+if check_only:
+    # make test (test/cli.sh): the tables parse as check_cpu_diff reads them
+    print("run_all.py: %d jobs from %d special and %d extra rows" % (len(jobs), len(special), len(extra)))
+    sys.exit(0)
 agree = differ = refused = bad = runs = 0
 for f, sizes, arch, define, want_refusal in jobs:
     cmd = [TILEC, "run", "--device=gpu", "--sizes", sizes]
