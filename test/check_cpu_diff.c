@@ -63,6 +63,11 @@ static const struct {
 	{"test/cpu/padded_tiles.tile", "*=1;*=300;*=5000", NULL, NULL, NULL},
 	{"test/cpu/padded_reduce.tile", "N=421;N=600", NULL, NULL, NULL},
 	{"test/cpu/rank3_copy.tile", "*=1;B=3,M=20,N=40;B=4,M=32,N=64", NULL, NULL, NULL},
+	/* atomics: blocks (and points of a nest) updating one element; float sums compared within
+	 * their tolerance (any order), integer ones bit for bit */
+	{"samples/splitk_gemm.tile", "M=1,N=1,K=1;M=200,N=203,K=205;M=128,N=256,K=512", NULL, NULL, NULL},
+	{"test/cpu/atomic_hist.tile", "*=1;*=37;N=1000;N=5000", NULL, NULL, NULL},
+	{"test/cpu/atomic_tile.tile", "*=1;*=37;M=64,N=128;", NULL, NULL, NULL},
 };
 
 /* the extra runs: a sample for another arch or with a -D */
@@ -83,6 +88,11 @@ static const struct {
 	{"test/cpu/rank3_copy.tile", "sm_90a", "B=3,M=20,N=40", NULL},
 	{"test/cpu/generated_names.tile", "sm_90a", NULL, NULL},
 	{"test/cpu/generated_names_decl.tile", "sm_90a", NULL, NULL},
+	/* sm_90: float2/float4 atomic adds of f32 tiles, native bf16 adds */
+	{"samples/splitk_gemm.tile", "sm_90a", "M=1,N=1,K=1;M=200,N=203,K=205;M=128,N=256,K=64", NULL},
+	{"test/cpu/atomic_nest.tile", "sm_90a", NULL, NULL},
+	{"test/cpu/atomic_hist.tile", "sm_90a", "N=37;N=1000", NULL},
+	{"test/cpu/atomic_tile.tile", "sm_90a", "*=1;*=37;M=64,N=128;", NULL},
 	/* softmax at real widths (the reducer's and the holders' checks were elements x replicas
 	 * or threads x elements: W = 4096 was "too large to check", W = 2048 took 3 s) */
 	{"samples/softmax.tile", NULL, "M=1;M=19", "W=4096"},

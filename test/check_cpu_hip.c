@@ -538,6 +538,9 @@ static const struct {
 	{"test/cpu/padded_tiles.tile", "*=1;*=300"},
 	{"test/cpu/padded_reduce.tile", "N=421"},
 	{"test/cpu/rank3_copy.tile", "B=3,M=20,N=40"},
+	{"samples/splitk_gemm.tile", "M=1,N=1,K=1;M=200,N=203,K=205"},
+	{"test/cpu/atomic_hist.tile", "*=1;N=1000"},
+	{"test/cpu/atomic_tile.tile", "*=1;*=37;M=64,N=128;"},
 };
 
 static const char *const programs[] = {
@@ -549,6 +552,9 @@ static const char *const programs[] = {
 	"test/cpu/serial_local.tile", "test/cpu/war_loop.tile",	       "test/cpu/smem_reuse.tile",
 	/* an mma.sync placeholder layout resolved under a wave of 64 (its warps are of 32) */
 	"test/control/placeholder_mma.tile",
+	/* atomics: f32/i32 atomics, f16/bf16 through the CAS loop, f32 max/min */
+	"samples/splitk_gemm.tile",   "test/cpu/atomic_nest.tile",     "test/cpu/atomic_hist.tile",
+	"test/cpu/atomic_tile.tile",
 };
 
 static void
@@ -591,7 +597,7 @@ END_TEST
 START_TEST(programs_complete)
 {
 	static const char *const samples[] = {"convert", "copy", "elementwise", "gemm", "gemm_bf16", "softmax",
-					      "transpose"};
+					      "splitk_gemm", "transpose"};
 	struct stat st;
 
 	for (size_t i = 0; i < countof(samples); i++) {

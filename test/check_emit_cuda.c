@@ -131,6 +131,10 @@ static const struct {
 	{"transpose", "sm_80", "sm_80", {"cp.async.cg.shared.global", "st.global.v4", NULL}},
 	{"softmax", "sm_80", "sm_80", {"shfl.sync.bfly.b32", "bar.sync", "ld.global.v4|ld.global.nc.v4"}},
 	{"softmax", "sm_90", "sm_90", {"shfl.sync.bfly.b32", "st.global.v4", "ex2.approx"}},
+	/* the split-K tile store: f32 atomic adds, float2 ones on sm_90 */
+	{"splitk_gemm", "sm_80", "sm_80", {"atom.global.add.f32|red.global.add.f32", "mma.sync.aligned.m16n8k16", NULL}},
+	{"splitk_gemm", "sm_90", "sm_90", {"atom.global.add.v2.f32|red.global.add.v2.f32", "mma.sync.aligned.m16n8k16", NULL}},
+	{"splitk_gemm", "sm_90a", "sm_90a", {"atom.global.add.v2.f32|red.global.add.v2.f32", "wgmma.mma_async", NULL}},
 };
 
 static tilec_jit *jit;

@@ -10,13 +10,15 @@
 /* one element between local slot `slot` (C text) of buffer lbuf and memory region mr at the
  * coordinates cs, converted to the destination's type */
 static void
-regelem(Em *e, const Region *mr, int lbuf, char *const *cs, int nk, const char *slot, int to_local)
+regelem(Em *e, const Region *mr, int lbuf, char *const *cs, int nk, const char *slot, int to_local, AtomicOp op)
 {
 	const IrBuffer *L = &e->k->bufs[lbuf], *Mb = &e->k->bufs[mr->buf];
 	char *mem = arena_printf(e->a, "*(%s)", lw_memaddr(e, mr, cs, nk));
 	char *reg = arena_printf(e->a, "%s[%s]", L->name, slot);
 
-	if (to_local)
+	if (op != AT_NONE)
+		lw_atomic_elem(e, op, Mb, mr->buf, lw_memaddr(e, mr, cs, nk), lw_conv(e, reg, L->dtype, Mb->dtype));
+	else if (to_local)
 		lw_assign(e, LM_LOCAL, lbuf, dtype_bytes(Mb->dtype), reg, lw_conv(e, mem, Mb->dtype, L->dtype));
 	else
 		lw_assign(e, lw_memof(Mb), mr->buf, dtype_bytes(Mb->dtype), mem, lw_conv(e, reg, L->dtype, Mb->dtype));
@@ -37,6 +39,7 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 	int L_buf = lr->buf;
 	LNode *gi = NULL, *vi = NULL;
 	const CopyPlan *cp;
+	AtomicOp op = to_local ? AT_NONE : st->u.copy.atomic;
 	Buf b;
 
 	for (d = 0; d < lr->ndim; d++) {
@@ -45,6 +48,9 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 		if (!ir_is_const(lr->off[d], &c) || c || lr->ext[d] != L->dims[d].c)
 			return err_set(e->err, "copy: local '%s' must be copied whole", L->name);
 	}
+	/* copy(..., op = add|max|min): each element an atomic update of the destination's */
+	if (op != AT_NONE && lw_atomic_check(e, st, op, Mb->dtype))
+		return -1;
 	/* the width plan-vectors chose (plan_vector.c) */
 	if (!(cp = lw_copyplan(e, st)))
 		return -1;
@@ -81,7 +87,7 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 	if (vc)
 		vi = lw_open_if(e, vc, 0, 1);
 	if (v == 1) {
-		regelem(e, mr, L_buf, cs, nk, "s", to_local);
+		regelem(e, mr, L_buf, cs, nk, "s", to_local, op);
 	} else if (to_local) {
 		int words = v * eb / 4;
 
@@ -101,7 +107,10 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 		for (k = 0; k < v; k++)
 			vals[k] = lw_conv(e, arena_printf(e->a, "%s[s + %d]", L->name, k), L->dtype, Mb->dtype);
 		buf_reset(&b);
-		if (words == 1) {
+		if (op != AT_NONE) {
+			/* the vector's elements by the widest atomics the target has */
+			lw_atomic_vec(e, op, Mb, mr->buf, lw_memaddr(e, mr, cs, nk), vals, v);
+		} else if (words == 1) {
 			lw_packword(&b, Mb->dtype, vals, 0);
 		} else {
 			buf_printf(&b, "make_uint%d(", words);
@@ -112,8 +121,9 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 			}
 			buf_putc(&b, ')');
 		}
-		lw_assign(e, lw_memof(Mb), mr->buf, v * (int)dtype_bytes(Mb->dtype),
-		       arena_printf(e->a, "*(%s *)(%s)", lw_vtype(v * eb), lw_memaddr(e, mr, cs, nk)), buf_str(&b));
+		if (op == AT_NONE)
+			lw_assign(e, lw_memof(Mb), mr->buf, v * (int)dtype_bytes(Mb->dtype),
+			       arena_printf(e->a, "*(%s *)(%s)", lw_vtype(v * eb), lw_memaddr(e, mr, cs, nk)), buf_str(&b));
 	}
 	if (vc) {
 		/* rows not of whole vectors: element by element, each guarded */
@@ -126,7 +136,7 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 		lw_open_for(e, "tl_k", "0", arena_printf(e->a, "%d", v), v, 1, 0)->u.loop.nobrace = 1;
 		if (g2)
 			gi2 = lw_open_if(e, g2, 1, 1);
-		regelem(e, mr, L_buf, c2, nk, "s + tl_k", to_local);
+		regelem(e, mr, L_buf, c2, nk, "s + tl_k", to_local, op);
 		if (g2 && to_local) {
 			/* past the tensor's edge a copy reads zero (docs/semantics.md) */
 			lw_open_else(e, gi2, NULL);

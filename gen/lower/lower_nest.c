@@ -361,6 +361,22 @@ lw_store(Em *e, const IrStmt *st)
 	/* a global element outside the tensor is not written (docs/semantics.md) */
 	buf_init(&b);
 	lw_access(e, &b, st->u.store.buf, st->u.store.n, st->u.store.idx);
+	if (st->u.store.atomic) {
+		/* atomic_add/max/min: once per point (replica 0) or once per block (thread 0) */
+		if (lw_atomic_check(e, st, st->u.store.atomic, B->dtype)) {
+			buf_free(&b);
+			return -1;
+		}
+		if (g)
+			lw_open_if(e, g, 1, 1);
+		lw_atomic_elem(e, st->u.store.atomic, B, st->u.store.buf, arena_printf(e->a, "&%s", buf_str(&b)),
+			       lw_conv(e, lw_exprstr(e, st->u.store.value), lw_calctype(st->u.store.value->type),
+				       B->dtype));
+		if (g)
+			lw_pop(e);
+		buf_free(&b);
+		return 0;
+	}
 	if (e->par && e->parrep && e->parsync && e->parsync[st->u.store.buf]) {
 		/* the replicas read the point's old value before the store, and the new one after
 		 * it (plan_parsync) */

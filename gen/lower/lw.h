@@ -134,6 +134,11 @@ int64_t lw_held_by(const Held *h, int64_t y, int64_t t);
 char *lw_parslot(Em *e, const IrStmt *par, IExpr *const *pc, int buf, int n, IrExpr *const *idx);
 int lw_parallel(Em *e, Buf *chk, const IrStmt *st);
 int lw_store(Em *e, const IrStmt *st);
+/* atomics (lower_atomic.c): the target check (-1 with the error at st), one element at
+ * address addr, count consecutive elements (one vector of a copy) */
+int lw_atomic_check(Em *e, const IrStmt *st, AtomicOp op, DType t);
+void lw_atomic_elem(Em *e, AtomicOp op, const IrBuffer *B, int buf, const char *addr, const char *val);
+void lw_atomic_vec(Em *e, AtomicOp op, const IrBuffer *B, int buf, const char *addr, char *const *vals, int count);
 int lw_plan_of(Em *e, const IrStmt *st, GemmPlan *p, Err *err);
 int lw_gemm(Em *e, const IrStmt *st);
 int lw_pipeline(Em *e, Buf *chk, const IrStmt *st);
