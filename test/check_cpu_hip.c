@@ -527,6 +527,9 @@ static const struct {
 } special[] = {
 	{"samples/gemm.tile", "M=1,N=1,K=1;M=200,N=203,K=205;M=256,N=384,K=512"},
 	{"samples/gemm_bf16.tile", "M=1,N=1,K=64;M=200,N=203,K=192"},
+	/* strided: element by element (odd lda, ldb; an odd ldc) and in vectors */
+	{"samples/gemm_strided.tile", "M=200,N=203,K=205;M=128,N=136,K=96,lda=104,ldb=144,ldc=136;"
+	 "M=128,N=136,K=96,lda=104,ldb=144,ldc=137"},
 	{"samples/softmax.tile", "M=1;M=37;M=1003"},
 	{"test/cpu/cdiv_operand.tile", "*=1;*=37;N=7000;"},
 	{"test/cpu/column_slice.tile", "*=1;N=300,G=16;N=37,G=8;"},
@@ -538,6 +541,12 @@ static const struct {
 	{"test/cpu/padded_tiles.tile", "*=1;*=300"},
 	{"test/cpu/padded_reduce.tile", "N=421"},
 	{"test/cpu/rank3_copy.tile", "B=3,M=20,N=40"},
+	/* strided tensors: strides of whole vectors (the vector body) and not (element by element) */
+	{"test/cpu/strided_runtime.tile", "M=1,K=1;M=37,K=64,lda=72,ldc=136;M=37,K=64,lda=67,ldc=64;M=37,K=64,lda=64,ldc=69"},
+	{"test/cpu/strided_colmajor.tile", "K=1,M=1;K=40,M=64,ldt=48,ldx=64"},
+	{"test/cpu/strided_const.tile", "M=1;M=37"},
+	{"test/strided/head.tile", "S=37;S=37,sq=192,so=320,ldt=64"},
+	{"test/cpu/nest_contiguity.tile", "*=64;*=211"},
 	{"samples/splitk_gemm.tile", "M=1,N=1,K=1;M=200,N=203,K=205"},
 	{"test/cpu/atomic_hist.tile", "*=1;N=1000"},
 	{"test/cpu/atomic_tile.tile", "*=1;*=37;M=64,N=128;"},
@@ -546,13 +555,18 @@ static const struct {
 static const char *const programs[] = {
 	"samples/copy.tile",	      "samples/convert.tile",	       "samples/elementwise.tile",
 	"samples/transpose.tile",     "samples/softmax.tile",	       "samples/gemm.tile",
-	"samples/gemm_bf16.tile",     "test/cpu/cdiv_operand.tile",    "test/cpu/column_slice.tile",
+	"samples/gemm_bf16.tile",     "samples/gemm_strided.tile",     "test/cpu/cdiv_operand.tile",
+	"test/cpu/column_slice.tile",
 	"test/cpu/constants.tile",    "test/cpu/floor_div.tile",       "test/cpu/fp8_convert.tile",
 	"test/cpu/guard_grid.tile",   "test/cpu/parallel_guard.tile",  "test/cpu/pipeline_let.tile",
 	"test/cpu/serial_local.tile", "test/cpu/war_loop.tile",	       "test/cpu/smem_reuse.tile",
+	"test/cpu/strided_runtime.tile", "test/cpu/strided_colmajor.tile", "test/cpu/strided_const.tile",
+	"test/strided/head.tile",
 	/* an mma.sync placeholder layout resolved under a wave of 64 (its warps are of 32) */
 	"test/control/placeholder_mma.tile",
-	/* atomics: f32/i32 atomics, f16/bf16 through the CAS loop, f32 max/min */
+	"test/cpu/global_hazard.tile", "test/cpu/padded_tiles.tile", "test/cpu/padded_reduce.tile",
+	"test/cpu/rank3_copy.tile", "test/cpu/nest_contiguity.tile", "test/layout/transposed_store.tile",
+	/* atomics: f32/i32 atomics, f16/bf16 through the CAS loop */
 	"samples/splitk_gemm.tile",   "test/cpu/atomic_nest.tile",     "test/cpu/atomic_hist.tile",
 	"test/cpu/atomic_tile.tile",
 };
@@ -596,8 +610,8 @@ END_TEST
 /* every sample but gemm_sm90 is in programs[] (a new sample must be added there) */
 START_TEST(programs_complete)
 {
-	static const char *const samples[] = {"convert", "copy", "elementwise", "gemm", "gemm_bf16", "softmax",
-					      "splitk_gemm", "transpose"};
+	static const char *const samples[] = {"convert", "copy", "elementwise", "gemm", "gemm_bf16", "gemm_strided",
+					      "softmax", "splitk_gemm", "transpose"};
 	struct stat st;
 
 	for (size_t i = 0; i < countof(samples); i++) {
@@ -609,6 +623,14 @@ START_TEST(programs_complete)
 		for (size_t j = 0; j < countof(programs); j++)
 			found |= !strcmp(programs[j], p);
 		ck_assert_msg(found, "%s is not run", p);
+	}
+	/* sizes for a program not in programs[] would be dead (three rows were, at f9bc9dd) */
+	for (size_t i = 0; i < countof(special); i++) {
+		int found = 0;
+
+		for (size_t j = 0; j < countof(programs); j++)
+			found |= !strcmp(programs[j], special[i].file);
+		ck_assert_msg(found, "special sizes for %s, which programs[] does not run", special[i].file);
 	}
 }
 END_TEST

@@ -258,6 +258,35 @@ static const struct {
 	 "  copy(x, B[0, 0]);\n}\n", 0,
 	 "local x: f32[32, 32]\n    Fragment([32, 32] -> [8], replicate: 1, thread: 128, forward_thread: _j + _i % 4 * 32, "
 	 "forward_index: [_i // 4])", NULL},
+	/* contiguity: the nest's accesses are contiguous in i, not in the last variable j: the
+	 * partition with threads along i (4 per thread, coalesced) beats the plan (threads
+	 * along j: every access 64 elements apart) under io-aware */
+	{"contiguous_in_i",
+	 "kernel k(A: f32[64, 64], B: f32[64, 64]) grid(1) threads(128) {\n"
+	 "  for i, j in parallel(64, 64) { B[j, i] = A[j, i] * 2.0; }\n}\n", 0,
+	 "parallel #1 at 2:3\n    Fragment([64, 64] -> [32], replicate: 1, thread: 128, forward_thread: "
+	 "(_j * 16 + _i // 4) % 128", NULL},
+	/* the register tile is stored transposed: the store side's partition (threads along i)
+	 * costs less than the load side's (test/layout/transposed_store.tile) */
+	{"transposed_store_side",
+	 "kernel k(A: f32[512, 512], B: f32[512, 512]) grid(8, 16) threads(128) {\n"
+	 "  local r: f32[32, 64];\n  copy(A[by * 32, bx * 64], r);\n"
+	 "  for i, j in parallel(32, 64) { B[bx * 64 + j, by * 32 + i] = r[i, j]; }\n}\n", 0,
+	 "local r: f32[32, 64]\n    Fragment([32, 64] -> [16], replicate: 1, thread: 128, forward_thread: "
+	 "(_j * 8 + _i // 4) % 128", NULL},
+	/* a transpose through registers costs the same either way: the tie keeps the plan */
+	{"transpose_tie_keeps_plan",
+	 "kernel k(A: f32[64, 64], B: f32[64, 64]) grid(1) threads(128) {\n"
+	 "  local r: f32[64, 64];\n  copy(A[0, 0], r);\n"
+	 "  for i, j in parallel(64, 64) { B[j, i] = r[i, j]; }\n}\n", 0,
+	 "local r: f32[64, 64]\n    Fragment([64, 64] -> [32], replicate: 1, thread: 128, forward_thread: "
+	 "(_i * 16 + _j // 4) % 128", NULL},
+	/* register-count sees no difference: the plan stays */
+	{"contiguous_in_i_regs",
+	 "kernel k(A: f32[64, 64], B: f32[64, 64]) grid(1) threads(128) {\n"
+	 "  for i, j in parallel(64, 64) { B[j, i] = A[j, i] * 2.0; }\n}\n", 1,
+	 "parallel #1 at 2:3\n    Fragment([64, 64] -> [32], replicate: 1, thread: 128, forward_thread: "
+	 "(_i * 16 + _j // 4) % 128", NULL},
 	/* a transposed read of a tile through the loop: the loop follows the written tile */
 	{"transposed_read",
 	 "kernel k(A: f32[32, 32], B: f32[32, 32]) grid(1) threads(128) {\n"
@@ -361,6 +390,18 @@ START_TEST(explain_costs)
 	ck_assert_msg(strstr(r.output, "    parallel #3 at 4:3: mem 2048 (bw 2048, issue 2048, vec 4)\n"
 				     "      loop layout: the planned partition: 'x' (128 replicas) holds every "
 				     "point of it\n"), "%s", r.output);
+	tilec_result_free(&r);
+	/* the partition an access's contiguity suggests is a root of its own, and says why */
+	src = "kernel k(A: f32[64, 64], B: f32[64, 64]) grid(1) threads(128) {\n"
+	      "  for i, j in parallel(64, 64) { B[j, i] = A[j, i] * 2.0; }\n}\n";
+	run(src, strlen(src), "x", TILEC_COST_IO_AWARE, TILEC_DUMP_EXPLAIN, &r);
+	ck_assert_msg(r.status == TILEC_OK, "%s", r.diagnostics);
+	ck_assert_msg(strstr(r.output, "  root parallel #1 at 2:3: mem 524288 regs 0\n"), "%s", r.output);
+	ck_assert_msg(strstr(r.output, "  root parallel (threads along 'i': 'A' is contiguous in it) #1 at "
+				     "2:3: mem 32768 regs 0\n"), "%s", r.output);
+	ck_assert_msg(strstr(r.output, "      loop layout: parallel (threads along 'i': 'A' is contiguous "
+				     "in it)\n"), "%s", r.output);
+	ck_assert_msg(strstr(r.output, "  chosen: root parallel (threads along 'i'"), "%s", r.output);
 	tilec_result_free(&r);
 }
 END_TEST

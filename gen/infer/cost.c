@@ -879,6 +879,30 @@ cost_score(Arena *a, CostModelKind m, const Target *t, const IrKernel *k, IrStmt
 }
 
 int
+cost_nest_strides(Arena *a, const IrKernel *k, const IrStmt *s, NestStride *out, int max)
+{
+	Stmt *st;
+	int i, d, n = 0;
+
+	if (!a || !k || !s || s->kind != S_PARALLEL || s->u.par.n > IR_MAXDIM)
+		return 0;
+	if (!(st = anew(a, Stmt)))
+		return 0;
+	st->a = a;
+	st->k = k;
+	st->s = s;
+	st->global_only = 1;
+	par_body(st, s->u.par.body);
+	for (i = 0; i < st->nacc && n < max; i++, n++) {
+		out[n].buf = st->acc[i].buf;
+		out[n].store = st->acc[i].store;
+		for (d = 0; d < IR_MAXDIM; d++)
+			out[n].coef[d] = d < s->u.par.n ? st->acc[i].coef[d] : 0;
+	}
+	return n;
+}
+
+int
 cost_score_rep(Arena *a, CostModelKind m, const Target *t, const IrKernel *k,
 	       IrStmt *const *members, int nmembers, const LayoutMap *map, const CostRepeats *rt,
 	       Cost *out, Err *err)

@@ -655,10 +655,14 @@ charge_convs(Inf *in, const State *st, int comp, Cost *c, Buf *say)
 	}
 }
 
+enum { MAXVARIANT = 4 };
+
 /* a candidate root: a statement, or a conversion whose side keeps the other's layout */
 static const char *
 cand_name(const Op *op)
 {
+	if (op->is_annot == 3)
+		return op->variant_why;
 	return op->is_annot == 2 ? "conversion (keeping one layout)" : inf_stmt_name(op->s);
 }
 
@@ -741,7 +745,7 @@ attempt(Inf *in, State *cur, const State *base, int comp, const Op *cand, const 
 		if (inf_set_buf(in, cur, b, cur->map.buf[b == src ? dst : src], cand) < 0 ||
 		    run_queue(in, cur, LV_FREE) < 0)
 			return;
-	} else if (cand->is_annot) {
+	} else if (cand->is_annot == 1) {
 		L = inf_lit_layout(in, s, &skip, &e);
 		if (!L) {
 			cur->why = skip ? "the preferred layout does not apply to this buffer"
@@ -750,8 +754,16 @@ attempt(Inf *in, State *cur, const State *base, int comp, const Op *cand, const 
 		}
 		if (inf_set_buf(in, cur, s->u.layout.buf, L, cand) < 0 || run_queue(in, cur, LV_FREE) < 0)
 			return;
-	} else if (step_and_run(in, cur, cand->idx, LV_FREE) < 0) {
-		return;
+	} else {
+		if (cand->is_annot == 3) {
+			in->force_op = cand->idx;
+			in->force_F = cand->variant;
+			in->force_why = cand->variant_why;
+		}
+		j = step_and_run(in, cur, cand->idx, LV_FREE);
+		in->force_F = NULL;
+		if (j < 0)
+			return;
 	}
 	for (j = 0; j < n; j++)
 		if (step_and_run(in, cur, mem[j], LV_FREE) < 0)
@@ -812,7 +824,7 @@ free_component(Inf *in, State *base, int comp, State *A, State *B)
 	int np = in->cprefstart[comp + 1] - in->cprefstart[comp];
 	int ncv = in->cconvstart[comp + 1] - in->cconvstart[comp];
 	int *mem = anewn(in->a, int, ncops + 1);
-	const Op **cand = anewn(in->a, const Op *, ncops + np + ncv + 1);
+	const Op **cand;
 	const char **why;
 	Cost *costs;
 	char *scored;
@@ -825,6 +837,7 @@ free_component(Inf *in, State *base, int comp, State *A, State *B)
 			mem[n++] = cops[i];
 	if (n == 0)
 		return 0;
+	cand = anewn(in->a, const Op *, n * (1 + MAXVARIANT) + np + ncv + 1);
 	/* preferences first: a tie keeps them */
 	for (i = 0; i < np; i++) {
 		int pi = in->pref[in->cpref[in->cprefstart[comp] + i]];
@@ -850,6 +863,23 @@ free_component(Inf *in, State *base, int comp, State *A, State *B)
 	}
 	for (i = 0; i < n; i++)
 		cand[nc++] = &in->ops[mem[i]];
+	/* then the partitions the nests' accesses suggest: after every plain root, so that
+	 * a tie keeps the plan */
+	for (i = 0; i < n; i++) {
+		Fragment *vf[MAXVARIANT];
+		const char *vw[MAXVARIANT];
+		int nv = inf_nest_variants(in, &in->ops[mem[i]], vf, vw, MAXVARIANT), v;
+
+		for (v = 0; v < nv; v++) {
+			Op *op = anew(in->a, Op);
+
+			*op = in->ops[mem[i]];
+			op->is_annot = 3;
+			op->variant = vf[v];
+			op->variant_why = arena_printf(in->a, "%s (%s)", inf_stmt_name(op->s), vw[v]);
+			cand[nc++] = op;
+		}
+	}
 	why = anewn(in->a, const char *, nc);
 	costs = anewn(in->a, Cost, nc);
 	scored = anewn(in->a, char, nc);

@@ -76,6 +76,14 @@ int cost_score_rep(Arena *a, CostModelKind m, const Target *t, const IrKernel *k
 /* the same numbers by brute-force enumeration of every thread's every access */
 int cost_oracle(Arena *a, CostModelKind m, const Target *t, const IrKernel *k,
 		IrStmt *const *members, int nmembers, const LayoutMap *map, Cost *out, Err *err);
+/* the global accesses of parallel nest s that the model measures, each as the element
+ * strides of its address over the nest's loop variables (size symbols read as the model
+ * reads them); at most max into out, the count returned (0 for anything but a nest) */
+typedef struct NestStride {
+	int buf, store;
+	int64_t coef[IR_MAXDIM];
+} NestStride;
+int cost_nest_strides(Arena *a, const IrKernel *k, const IrStmt *s, NestStride *out, int max);
 /* lexicographic (mem, regs): 1 if a is strictly better than b */
 int cost_better(const Cost *a, const Cost *b);
 const char *cost_model_name(CostModelKind m);   /* "io-aware", "register-count" */

@@ -32,6 +32,9 @@ typedef struct Op {
 	Acc *acc;               /* local tiles only (gemm/reduce: n == 0) */
 	int has_global, has_shared, stores_mem;
 	int ebytes;             /* widest element of any buffer it touches */
+	/* is_annot == 3: a nest as root with this loop layout (inf_nest_variants) */
+	Fragment *variant;
+	const char *variant_why;
 } Op;
 
 typedef struct State {
@@ -83,6 +86,10 @@ typedef struct Inf {
 	Fragment **plan;        /* per op: its planned partition (cached) */
 	Fragment *plans[64];    /* distinct plans, for sharing */
 	int nplan;
+	/* while a variant root is tried: the nest op that takes force_F (inf_nest_variants) */
+	int force_op;
+	Fragment *force_F;
+	const char *force_why;
 	/* per statement id: why a nest took the loop layout it did, when a rule chose
 	 * (shown by --explain next to the statement while its loop has that layout) */
 	const Layout **rule_loop;
@@ -112,6 +119,7 @@ int inf_set_buf(Inf *in, State *st, int buf, Layout *L, const Op *op);
 
 /* infer_rules.c */
 Fragment *inf_plan(Inf *in, const Op *op, int touches_frag, Err *e);
+int inf_nest_variants(Inf *in, const Op *op, Fragment **out, const char **why, int max);
 int inf_step(Inf *in, State *st, Op *op, int level);
 Layout *inf_lit_layout(Inf *in, const IrStmt *s, int *skip, Err *e);
 const char *inf_conflict(Inf *in, int buf, const Layout *old, const IrStmt *olds, const Layout *L,

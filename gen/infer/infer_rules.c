@@ -104,27 +104,33 @@ elem_bytes_max(Inf *in, const Op *op)
 	return op->ebytes > b ? op->ebytes : b;
 }
 
-/* the planned partition: f row-major, thread (f // V) % T, slot (f // V // T) * V + f % V */
-Fragment *
-inf_plan(Inf *in, const Op *op, int touches_frag, Err *e)
+/* the planned partition over the nest's points in loop order ord (slowest first; NULL:
+ * the program's), f row-major in that order: thread (f // V) % T, slot
+ * (f // V // T) * V + f % V, V the element size's vector (at most vcap when vcap > 0) */
+static Fragment *
+plan_order(Inf *in, const Op *op, int touches_frag, const int *ord, int64_t vcap, Err *e)
 {
 	Arena *A = in->a;
 	int64_t total = 1, T = in->T, V, bestV, bestpad = -1, pad;
 	IExpr *f = iexpr_const(A, 0), *a, *th, *slot;
 	Fragment *F;
-	int k, ebytes = elem_bytes_max(in, op);
+	int k, v, ebytes = elem_bytes_max(in, op);
 
 	for (k = 0; k < op->nloop; k++) {
-		if (ck_mul(total, op->ext[k], &total) || total > ((int64_t)1 << 40)) {
+		v = ord ? ord[k] : k;
+		if (ck_mul(total, op->ext[v], &total) || total > ((int64_t)1 << 40)) {
 			err_set(e, "the nest has more than 2^40 points");
 			return NULL;
 		}
-		f = iexpr_add(A, iexpr_mulc(A, f, op->ext[k]), iexpr_var(A, k));
+		f = iexpr_add(A, iexpr_mulc(A, f, op->ext[v]), iexpr_var(A, v));
 	}
 	V = target_vector_elems(in->t, ebytes, !op->nacc && !op->has_shared);
 	if (V < 1)
 		V = 1;
-	while (V > 1 && op->ext[op->nloop - 1] % V)
+	while (vcap > 0 && V > vcap)
+		V /= 2;
+	v = ord ? ord[op->nloop - 1] : op->nloop - 1;
+	while (V > 1 && op->ext[v] % V)
 		V /= 2;
 	if (touches_frag) {
 		while (V > 1 && total % (T * V))
@@ -145,6 +151,72 @@ inf_plan(Inf *in, const Op *op, int touches_frag, Err *e)
 	if (F && touches_frag && F->nthreads < T && T % F->nthreads == 0)
 		F = frag_replicate(A, F, T / F->nthreads, e);
 	return F;
+}
+
+static Fragment *plan_cached(Inf *in, const Op *op, int touches_frag, Err *e);
+
+/* the planned partition: f row-major, thread (f // V) % T, slot (f // V // T) * V + f % V */
+Fragment *
+inf_plan(Inf *in, const Op *op, int touches_frag, Err *e)
+{
+	return plan_order(in, op, touches_frag, NULL, 0, e);
+}
+
+/* The partitions the nest's global accesses suggest besides the plan (TileLang plans a
+ * nest from its accesses' contiguity): for each access, threads run along the loop
+ * variable its address is contiguous in (element stride 1), that variable last in the
+ * point order, in runs of at most the element size's vector that keep every other stride
+ * of the access a multiple of the run; an access contiguous in no variable suggests one
+ * point per thread in the program's order. Each distinct from the plan and the others;
+ * the cost model ranks them with every other root (infer.c). */
+int
+inf_nest_variants(Inf *in, const Op *op, Fragment **out, const char **why, int max)
+{
+	NestStride acc[16];
+	const Fragment *P;
+	Fragment *F;
+	Err e = { 0 };
+	int ord[IR_MAXDIM], na, i, j, k, d, n = 0, c;
+	int64_t vcap;
+
+	if (op->s->kind != S_PARALLEL || op->s->u.par.layout || op->nloop < 1 ||
+	    op->nloop > IR_MAXDIM || !(P = plan_cached(in, op, op->nacc > 0, &e)))
+		return 0;
+	na = cost_nest_strides(in->a, in->k, op->s, acc, (int)countof(acc));
+	for (i = 0; i < na && n < max; i++) {
+		for (k = op->nloop - 1; k >= 0; k--)
+			if (acc[i].coef[k] == 1 && op->ext[k] > 1)
+				break;
+		if (k < 0) {
+			vcap = 1;
+			for (d = 0; d < op->nloop; d++)
+				ord[d] = d;
+		} else {
+			for (c = 0, d = 0; d < op->nloop; d++)
+				if (d != k)
+					ord[c++] = d;
+			ord[c] = k;
+			vcap = 16;
+			for (d = 0; d < op->nloop; d++)
+				while (d != k && vcap > 1 && acc[i].coef[d] % vcap)
+					vcap /= 2;
+		}
+		e.set = 0;
+		F = plan_order(in, op, op->nacc > 0, ord, vcap, &e);
+		if (!F || layout_equal(F, P, NULL) == 1)
+			continue;
+		for (j = 0; j < n && layout_equal(F, out[j], NULL) != 1; j++)
+			;
+		if (j < n)
+			continue;
+		out[n] = F;
+		why[n] = k < 0 ? arena_printf(in->a, "one point per thread: '%s' is contiguous in no loop "
+					      "variable", in->k->bufs[acc[i].buf].name)
+			 : arena_printf(in->a, "threads along '%s': '%s' is contiguous in it",
+					op->vars[k] ? op->vars[k]->name : "?", in->k->bufs[acc[i].buf].name);
+		n++;
+	}
+	return n;
 }
 
 /* the plan, one object per distinct layout so that equal plans compare by pointer */
@@ -461,6 +533,10 @@ nest_step(Inf *in, State *st, Op *op, int level)
 					L = P;
 				}
 			}
+		}
+		if (!L && in->force_F && in->force_op == op->idx) {
+			L = in->force_F;
+			note_rule(in, op, L, in->force_why);
 		}
 		if (!L) {
 			L = plan_cached(in, op, touches, &e);

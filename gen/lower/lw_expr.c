@@ -216,17 +216,24 @@ varc(Em *e, Buf *b, const IrVar *v)
 	buf_puts(b, lw_vname(e, v));
 }
 
-/* row-major offset of a global buffer access: idx[d] * stride(d) */
+/* the element offset of a global buffer access: idx[d] * stride(d), in 64 bits; the
+ * strides are the row-major ones of the dims, or a strided tensor's strides(...) (a
+ * stride symbol is an int kernel parameter, a stride of 1 is not written) */
 static void
 goffset(Em *e, Buf *b, const IrBuffer *B, char *const *idx)
 {
 	int d, d2;
 
-	(void)e;
-
 	buf_putc(b, '(');
 	for (d = 0; d < B->ndim; d++) {
 		buf_printf(b, "%s(long long)(%s)", d ? " + " : "", idx[d]);
+		if (B->strides) {
+			if (B->strides[d].sym)
+				buf_printf(b, " * %s", lw_vname(e, B->strides[d].sym));
+			else if (B->strides[d].c != 1)
+				buf_printf(b, " * %lld", (long long)B->strides[d].c);
+			continue;
+		}
 		for (d2 = d + 1; d2 < B->ndim; d2++) {
 			if (B->dims[d2].sym)
 				buf_printf(b, " * %s", lw_vname(e, B->dims[d2].sym));
@@ -941,37 +948,103 @@ char lw_scalar_only[] = "scalar";
  * vector path), scalar_only, or a runtime condition for an offset not proven a
  * multiple of v (the caller adds a guarded scalar path).
  */
+/* a run-time flag of the vector body: `const bool c = init; // text` at kernel entry (once),
+ * and c among the flags the vector body needs */
+static void
+addflag(Em *e, Buf *chk, const char *c, const char *init, const char *text)
+{
+	char decl_[512];
+	int i;
+
+	snprintf(decl_, sizeof decl_, "\tconst bool %s = %s; /* %s */\n", c, init, text);
+	if (!strstr(buf_str(chk), decl_)) {
+		LNode *n = lir_node(e->a, L_DECL);
+
+		buf_puts(chk, decl_);
+		n->u.decl.is_const = 1, n->u.decl.type = "bool", n->u.decl.name = c;
+		n->u.decl.init = arena_strdup(e->a, init);
+		n->text = arena_printf(e->a, "/* %s */", text);
+		lir_append(&e->lk->checks, n);
+	}
+	for (i = 0; i < e->nflags && strcmp(e->flags[i], c); i++)
+		;
+	if (i == e->nflags && i < (int)(sizeof e->flags / sizeof e->flags[0]))
+		e->flags[e->nflags++] = c;
+}
+
+/*
+ * The widest v' <= v (halving) at which the strides of global buffer B allow v'-element
+ * accesses along its last dim: 1 when the last stride is not the constant 1, else the
+ * largest power of two dividing every constant stride (stride symbols are checked at run
+ * time, lw_veccond). *why says why v' < v. Dense buffers: v.
+ */
+int
+lw_stridevec(const Em *e, const IrBuffer *B, int v, const char **why)
+{
+	int d, n = B->ndim - 1;
+
+	if (!B->strides || v <= 1)
+		return v;
+	if (B->strides[n].sym || B->strides[n].c != 1) {
+		if (why)
+			*why = arena_printf(e->a, "'%s' has stride %s in its last dim, not 1: element by element",
+					    B->name, B->strides[n].sym ? B->strides[n].sym->name
+					    : arena_printf(e->a, "%lld", (long long)B->strides[n].c));
+		return 1;
+	}
+	for (d = 0; d < n; d++) {
+		int w = v;
+
+		if (B->strides[d].sym)
+			continue;
+		while (w > 1 && B->strides[d].c % w)
+			w /= 2;
+		if (w < v) {
+			if (why)
+				*why = arena_printf(e->a, "stride %d of '%s' (%lld) is not a multiple of %d elements",
+						    d, B->name, (long long)B->strides[d].c, v);
+			v = w;
+		}
+	}
+	return v;
+}
+
 char *
 lw_veccond(Em *e, Buf *chk, const Region *r, int v)
 {
 	const IrBuffer *B = &e->k->bufs[r->buf];
 	const IrVar *sym;
-	int d = B->ndim - 1, i;
-	char *c, decl_[256];
+	int d = B->ndim - 1, k;
 
 	if (B->scope != MEM_GLOBAL || v <= 1)
 		return NULL;
 	if ((sym = B->dims[d].sym) && !divides(e, sym, v)) {
 		if (e->scalar)
 			return lw_scalar_only;
-		c = arena_printf(e->a, "tl_rows%d_%s", v, lw_vname(e, sym));
-		snprintf(decl_, sizeof decl_, "\tconst bool %s = %s %% %d == 0; /* rows of whole %d-vectors */\n",
-			 c, lw_vname(e, sym), v, v);
-		if (!strstr(buf_str(chk), decl_)) {
-			LNode *n = lir_node(e->a, L_DECL);
-
-			buf_puts(chk, decl_);
-			n->u.decl.is_const = 1, n->u.decl.type = "bool", n->u.decl.name = c;
-			n->u.decl.init = arena_printf(e->a, "%s %% %d == 0", lw_vname(e, sym), v);
-			n->text = arena_printf(e->a, "/* rows of whole %d-vectors */", v);
-			lir_append(&e->lk->checks, n);
-		}
-		for (i = 0; i < e->nflags && strcmp(e->flags[i], c); i++)
-			;
-		if (i == e->nflags && i < (int)(sizeof e->flags / sizeof e->flags[0]))
-			e->flags[e->nflags++] = c;
+		addflag(e, chk, arena_printf(e->a, "tl_rows%d_%s", v, lw_vname(e, sym)),
+			arena_printf(e->a, "%s %% %d == 0", lw_vname(e, sym), v),
+			arena_printf(e->a, "rows of whole %d-vectors", v));
 	} else if (!sym && B->dims[d].c % v) {
 		return lw_scalar_only;
+	}
+	if (B->strides) {
+		/* a strided tensor: the last stride 1, the others multiples of v (a constant, an
+		 * assume, or checked here), and the view's pointer aligned to the vector (the caller
+		 * may have offset it: checked here) */
+		int bytes = v * (int)dtype_bytes(B->dtype);
+
+		if (lw_stridevec(e, B, v, NULL) < v)
+			return lw_scalar_only;
+		if (e->scalar)
+			return lw_scalar_only;
+		for (k = 0; k < d; k++)
+			if ((sym = B->strides[k].sym) && !divides(e, sym, v))
+				addflag(e, chk, arena_printf(e->a, "tl_ld%d_%s", v, lw_vname(e, sym)),
+					arena_printf(e->a, "%s %% %d == 0", lw_vname(e, sym), v),
+					arena_printf(e->a, "strides of whole %d-vectors", v));
+		addflag(e, chk, arena_printf(e->a, "tl_al%d_%s", bytes, B->name),
+			arena_printf(e->a, "(unsigned long long)%s %% %d == 0", B->name, bytes),
+			arena_printf(e->a, "'%s' aligned to %d bytes", e->k->params[B->param].name, bytes));
 	}
 	if (!multiple(r->off[d], v))
 		return arena_printf(e->a, "(%s) %% %d == 0", lw_exprstr(e, r->off[d]), v);

@@ -6,9 +6,12 @@
  * between registers and memory moves the tile's runs when the memory side
  * walks its contiguous dim in them; a copy between global and shared memory
  * moves 16-byte chunks when the rows are whole chunks and both sides keep
- * them together (the shared layout's vector run, smem.c). What is proven only
- * at run time (rows of whole vectors, aligned offsets) the lowering checks
- * (lw_veccond), with an element-by-element path beside the vector one.
+ * them together (the shared layout's vector run, smem.c). A strided tensor
+ * needs stride 1 in its last dim and the other strides multiples of the width
+ * (constants narrow it here). What is proven only at run time (rows of whole
+ * vectors, aligned offsets, stride symbols of whole vectors, a strided view's
+ * aligned pointer) the lowering checks (lw_veccond), with an element-by-element
+ * path beside the vector one.
  */
 #include "lw.h"
 
@@ -73,7 +76,9 @@ lw_plan_vector(Em *e, const IrStmt *st, CopyPlan *cp)
 			cp->why = "the memory side does not hold the runs contiguously";
 			return 0;
 		}
-		cp->v = v;
+		/* a strided tensor: narrower where a constant stride is not a multiple of v */
+		v = lw_stridevec(e, &e->k->bufs[mr->buf], v, &cp->why);
+		cp->v = eb == 1 && v < 4 ? 1 : v;
 		return 0;
 	}
 	case CPK_TILE: {
@@ -93,6 +98,9 @@ lw_plan_vector(Em *e, const IrStmt *st, CopyPlan *cp)
 			cp->why = "a side does not keep 16-byte chunks together";
 			return 0;
 		}
+		/* a strided tensor: its strides must keep 16-byte chunks whole */
+		if (lw_stridevec(e, SB, v, &cp->why) < v || lw_stridevec(e, DB, v, &cp->why) < v)
+			return 0;
 		cp->v = v;
 		return 0;
 	}
