@@ -67,6 +67,8 @@ static const struct {
 	/* nests contiguous in a variable other than the last: the partition with threads along
 	 * it (and test/layout/transposed_store.tile's store side) */
 	{"test/cpu/nest_contiguity.tile", "*=64;*=211;*=1", NULL, NULL, NULL},
+	/* stores from nests as vectors of a run of points (vector and element bodies) */
+	{"test/cpu/nest_vector.tile", "M=64;M=37;M=1", NULL, NULL, NULL},
 	/* valid layouts that are not onto threads x slots, or have no closed-form inverse as a
 	 * digit recovery: inverted through the flat index, padded pairs guarded (refused at
 	 * db14544: "not onto the output shape", "no closed-form inverse") */
@@ -86,6 +88,9 @@ static const struct {
 	{"samples/splitk_gemm.tile", "M=1,N=1,K=1;M=200,N=203,K=205;M=128,N=256,K=512", NULL, NULL, NULL},
 	{"test/cpu/atomic_hist.tile", "*=1;*=37;N=1000;N=5000", NULL, NULL, NULL},
 	{"test/cpu/atomic_tile.tile", "*=1;*=37;M=64,N=128;", NULL, NULL, NULL},
+	/* f32 atomic max/min: HIP has them (check_cpu_hip), CUDA refuses them at the statement */
+	{"test/cpu/atomic_fmax.tile", NULL, NULL, NULL,
+	 "atomic max of f32 elements is not supported on cuda sm_80 (CUDA has no floating-point atomic max/min"},
 };
 
 /* the extra runs: a sample for another arch or with a -D */
@@ -105,6 +110,7 @@ static const struct {
 	{"test/cpu/padded_reduce.tile", "sm_90a", "N=421", NULL},
 	{"test/cpu/rank3_copy.tile", "sm_90a", "B=3,M=20,N=40", NULL},
 	{"test/cpu/nest_contiguity.tile", "sm_90a", "*=64;*=211", NULL},
+	{"test/cpu/nest_vector.tile", "sm_90a", "M=64;M=37", NULL},
 	{"test/cpu/generated_names.tile", "sm_90a", NULL, NULL},
 	{"test/cpu/generated_names_decl.tile", "sm_90a", NULL, NULL},
 	{"samples/gemm_strided.tile", "sm_90a", GEMM_STRIDED_SIZES, NULL},

@@ -547,9 +547,11 @@ static const struct {
 	{"test/cpu/strided_const.tile", "M=1;M=37"},
 	{"test/strided/head.tile", "S=37;S=37,sq=192,so=320,ldt=64"},
 	{"test/cpu/nest_contiguity.tile", "*=64;*=211"},
+	{"test/cpu/nest_vector.tile", "M=64;M=37"},
 	{"samples/splitk_gemm.tile", "M=1,N=1,K=1;M=200,N=203,K=205"},
 	{"test/cpu/atomic_hist.tile", "*=1;N=1000"},
 	{"test/cpu/atomic_tile.tile", "*=1;*=37;M=64,N=128;"},
+	{"test/cpu/atomic_fmax.tile", "*=1;*=37;M=100,N=200"},
 };
 
 static const char *const programs[] = {
@@ -566,9 +568,10 @@ static const char *const programs[] = {
 	"test/control/placeholder_mma.tile",
 	"test/cpu/global_hazard.tile", "test/cpu/padded_tiles.tile", "test/cpu/padded_reduce.tile",
 	"test/cpu/rank3_copy.tile", "test/cpu/nest_contiguity.tile", "test/layout/transposed_store.tile",
-	/* atomics: f32/i32 atomics, f16/bf16 through the CAS loop */
+	"test/cpu/nest_vector.tile",
+	/* atomics: f32/i32 atomics, f16/bf16 through the CAS loop, f32 max/min */
 	"samples/splitk_gemm.tile",   "test/cpu/atomic_nest.tile",     "test/cpu/atomic_hist.tile",
-	"test/cpu/atomic_tile.tile",
+	"test/cpu/atomic_tile.tile",   "test/cpu/atomic_fmax.tile",
 };
 
 static void

@@ -595,6 +595,83 @@ START_TEST(strided_emit)
 }
 END_TEST
 
+/* atomics: the widest atomics each arch has for a tile store (f16x2 pairs, float4 into global
+ * memory on sm_90 only, scalars into shared memory), and the refusals with file:line:col */
+static char *
+emit_arch(const char *src, int hip, const char *arch, tilec_status *st)
+{
+	tilec_options o;
+	tilec_result r;
+	char *out;
+
+	tilec_options_init(&o);
+	o.filename = "s.tile";
+	o.target = hip ? TILEC_TARGET_HIP : TILEC_TARGET_CUDA;
+	o.arch = arch;
+	o.dump = TILEC_DUMP_CUDA;
+	tilec_compile(src, strlen(src), &o, &r);
+	*st = r.status;
+	out = r.status == TILEC_OK ? r.output : r.diagnostics;
+	if (r.status == TILEC_OK)
+		r.output = NULL;
+	else
+		r.diagnostics = NULL;
+	tilec_result_free(&r);
+	return out;
+}
+
+START_TEST(atomic_emit)
+{
+	static const char tile[] =
+		"kernel k(A: f32[64, 64], H: f16[64, 64], G: bf16[64, 64]) grid(4) threads(128) {\n"
+		"  assume(1 == 1);\n  local t: f32[64, 64];\n  shared s: f32[64, 64];\n  fill(t, 1.0);\n"
+		"  copy(t, A[0, 0], op = add);\n  copy(t, H[0, 0], op = add);\n  copy(t, G[0, 0], op = add);\n"
+		"  copy(t, s, op = add);\n  copy(s, A[0, 0]);\n}\n";
+	static const struct {
+		const char *src, *arch;
+		int hip;
+		const char *has[3], *hasnot;
+	} rows[] = {
+		{tile, "sm_80", 0, {"tl_atomic_add_f16x2(", "tl_atomic_add_bf16x2(", "tl_atomic_add_f32(&"}, "tl_atomic_add_f32x"},
+		{tile, "sm_90a", 0, {"tl_atomic_add_f32x4(&A[", "tl_atomic_add_f16x2(", "tl_atomic_add_f32(&s_["}, "tl_atomic_add_f32x4(&s_"},
+		{tile, "gfx942", 1, {"tl_atomic_add_f16x2(", "tl_atomic_add_f32(&A[", NULL}, "tl_atomic_add_f32x"},
+	};
+	static const struct {
+		const char *src, *arch;
+		int hip;
+		const char *msg;
+	} refused[] = {
+		{"kernel k(A: f32[64]) grid(1) threads(64) {\n  for i in parallel(64) {\n    atomic_max(A[i], 1.0);\n  }\n}\n",
+		 "sm_90a", 0, "s.tile:3:5: error: kernel 'k': atomic max of f32 elements is not supported on cuda sm_90a "
+		 "(CUDA has no floating-point atomic max/min; use i32 elements)"},
+		{"kernel k(B: f16[64]) grid(1) threads(64) {\n  local t: f16[64];\n  fill(t, 1.0);\n  copy(t, B[0], op = min);\n}\n",
+		 "gfx90a", 1, "s.tile:4:3: error: kernel 'k': atomic min of f16 elements is not supported on hip gfx90a "
+		 "(max/min of 16-bit floats has no atomic; use f32 or i32 elements)"},
+		{"kernel k(B: bf16[64]) grid(1) threads(64) {\n  for i in parallel(64) {\n    atomic_min(B[i], 1.0);\n  }\n}\n",
+		 "sm_80", 0, "s.tile:3:5: error: kernel 'k': atomic min of bf16 elements is not supported on cuda sm_80"},
+	};
+	tilec_status st;
+	char *out;
+	size_t i, j;
+
+	for (i = 0; i < countof(rows); i++) {
+		out = emit_arch(rows[i].src, rows[i].hip, rows[i].arch, &st);
+		ck_assert_msg(st == TILEC_OK, "%s: %s", rows[i].arch, out);
+		for (j = 0; j < 3; j++)
+			ck_assert_msg(!rows[i].has[j] || strstr(out, rows[i].has[j]), "%s: no %s in\n%s", rows[i].arch,
+				      rows[i].has[j], out);
+		ck_assert_msg(!strstr(out, rows[i].hasnot), "%s: %s in\n%s", rows[i].arch, rows[i].hasnot, out);
+		free(out);
+	}
+	for (i = 0; i < countof(refused); i++) {
+		out = emit_arch(refused[i].src, refused[i].hip, refused[i].arch, &st);
+		ck_assert_int_eq(st, TILEC_ERR_COMPILE);
+		ck_assert_msg(strstr(out, refused[i].msg) == out, "got %s", out);
+		free(out);
+	}
+}
+END_TEST
+
 /* emission errors are messages, not crashes */
 START_TEST(emit_errors)
 {
@@ -848,6 +925,7 @@ suite_emit_cuda(void)
 	tcase_add_test(tc, replicated_store);
 	tcase_add_test(tc, reduce_refused);
 	tcase_add_test(tc, emit_errors);
+	tcase_add_test(tc, atomic_emit);
 	tcase_add_test(tc, strided_emit);
 	tcase_add_test(tc, generated_names);
 	tcase_add_loop_test(tc, reduce_scratch_smem, 0, countof(scratch_archs));

@@ -822,6 +822,105 @@ lw_fragvec(const Fragment *F, IExpr *const *co, int64_t S, int maxv)
 	return v > 1 ? v : 1;
 }
 
+/* the widest run v (power of two, dividing S, at most maxv) such that every thread's
+ * slots s..s+v-1 (s % v == 0) are points whose coordinate dim counts up from a multiple
+ * of v, the others equal: lw_fragvec along any dim, for the points of a nest */
+int
+lw_fragrun(const Fragment *F, IExpr *const *co, int64_t S, int dim, int maxv)
+{
+	static const int ids[2] = {1, 0};
+	int64_t shape[2], t, s, total;
+	VecTab tab;
+	Err scratch = {0};
+	int v, kk, d, n = F->nin;
+
+	if (n < 1 || dim < 0 || dim >= n || S < 1 || F->nthreads < 1 || ck_mul(S, F->nthreads, &total) ||
+	    total > (1 << 22))
+		return 1;
+	shape[0] = F->nthreads, shape[1] = S;
+	tab.n = n, tab.S = S;
+	if (!(tab.c = malloc((size_t)total * (size_t)n * sizeof *tab.c)))
+		return 1;
+	if (layout_enumerate(shape, ids, 2, co, n, vectab_visit, &tab, &scratch)) {
+		free(tab.c);
+		return 1;
+	}
+	for (v = maxv; v > 1; v /= 2) {
+		int ok = S % v == 0;
+
+		for (t = 0; ok && t < F->nthreads; t++)
+			for (s = 0; ok && s < S; s += v) {
+				const int64_t *c0 = tab.c + (t * S + s) * n;
+
+				if (c0[dim] % v)
+					ok = 0;
+				for (kk = 1; ok && kk < v; kk++)
+					for (d = 0; ok && d < n; d++)
+						if (c0[kk * n + d] != c0[d] + (d == dim ? kk : 0))
+							ok = 0;
+			}
+		if (ok)
+			break;
+	}
+	free(tab.c);
+	return v > 1 ? v : 1;
+}
+
+static int
+mentions(const IrExpr *x, const IrVar *v)
+{
+	int i;
+
+	if (!x)
+		return 0;
+	switch (x->kind) {
+	case IE_VAR: return x->u.var == v;
+	case IE_LOAD:
+		for (i = 0; i < x->u.load.n; i++)
+			if (mentions(x->u.load.idx[i], v))
+				return 1;
+		return 0;
+	case IE_UNARY: return mentions(x->u.un.a, v);
+	case IE_BINARY: return mentions(x->u.bin.a, v) || mentions(x->u.bin.b, v);
+	case IE_SELECT: return mentions(x->u.sel.c, v) || mentions(x->u.sel.a, v) || mentions(x->u.sel.b, v);
+	case IE_CAST: return mentions(x->u.cast.a, v);
+	case IE_CALL:
+		for (i = 0; i < x->u.call.n; i++)
+			if (mentions(x->u.call.args[i], v))
+				return 1;
+		return 0;
+	default: return 0;
+	}
+}
+
+/* Does access B[idx] walk B's last dim with element stride 1 in variable v, starting at a
+ * multiple of V in the row whenever v is one? v appears in the last index alone, with
+ * coefficient 1, and every other term of that index is a multiple of V. */
+int
+lw_contig_access(const IrBuffer *B, int n, IrExpr *const *idx, const IrVar *v, int V)
+{
+	Lin l = {0};
+	int d, i, found = 0;
+
+	if (n != B->ndim || n < 1 || V < 1)
+		return 0;
+	for (d = 0; d < n - 1; d++)
+		if (mentions(idx[d], v))
+			return 0;
+	if (linear(idx[n - 1], 1, &l) || l.k % V)
+		return 0;
+	for (i = 0; i < l.n; i++) {
+		if (l.v[i] == v) {
+			if (l.c[i] != 1)
+				return 0;
+			found = 1;
+		} else if (l.c[i] % V) {
+			return 0;
+		}
+	}
+	return found;
+}
+
 const char *const lw_slotnames[IEXPR_NVARS] = {"s", "tid"};
 
 /* ---- register <-> memory copies ------------------------------------------------- */
