@@ -78,6 +78,10 @@ static const struct {
 	{"test/cpu/padded_tiles.tile", "*=1;*=300;*=5000", NULL, NULL, NULL},
 	{"test/cpu/padded_reduce.tile", "N=421;N=600", NULL, NULL, NULL},
 	{"test/cpu/rank3_copy.tile", "*=1;B=3,M=20,N=40;B=4,M=32,N=64", NULL, NULL, NULL},
+	/* FlashAttention: P from registers as the A operand of mma.sync; ragged L masks keys */
+	{"samples/flash_fwd.tile", "BH=1,L=1;BH=2,L=200;BH=1,L=256", NULL, NULL, NULL},
+	{"test/cpu/flash_small.tile", "*=1;*=37;BH=3,L=300", NULL, NULL, NULL},
+	{"test/cpu/flash_causal.tile", "*=1;*=37;BH=3,L=300", NULL, NULL, NULL},
 	/* strided tensors: run-time strides of whole vectors (the vector body) and not (an odd
 	 * lda or ldc: the element-by-element body; lda = K + 3 by default) */
 	{"test/cpu/strided_runtime.tile", STRIDED_RT_SIZES, NULL, NULL, NULL},
@@ -138,6 +142,15 @@ static const struct {
 	/* the row max is a broadcast whose replicas are permuted (_rep * 5 % 256) */
 	{"samples/softmax.tile", NULL, "M=1;M=37", "W=5120"},
 	{"samples/softmax.tile", NULL, "M=5", "W=512"},
+	/* FlashAttention: head dims 64 and 128, causal and not; sm_90a runs the first gemm on
+	 * wgmma (its accumulator held as the mma.sync A fragment of the second) */
+	{"samples/flash_fwd.tile", "sm_90a", "BH=2,L=200;BH=1,L=256", NULL},
+	{"samples/flash_fwd.tile", NULL, "BH=2,L=200;BH=1,L=1", "CAUSAL=1"},
+	{"samples/flash_fwd.tile", "sm_90a", "BH=2,L=200", "CAUSAL=1"},
+	{"samples/flash_fwd.tile", NULL, "BH=2,L=200", "D=64"},
+	{"samples/flash_fwd.tile", "sm_90a", "BH=1,L=130", "D=64"},
+	{"test/cpu/flash_small.tile", "sm_90a", "BH=3,L=300", NULL},
+	{"test/cpu/flash_causal.tile", "sm_90a", "*=37;BH=3,L=300", NULL},
 };
 
 static glob_t files;

@@ -638,6 +638,37 @@ START_TEST(programs_complete)
 }
 END_TEST
 
+/* a gemm whose A operand is in registers (the FlashAttention programs: P feeds P V) is
+ * refused on every AMD arch with the reason, at the gemm (MFMA/WMMA read A from LDS only) */
+static const char *const reg_a_programs[] = {"samples/flash_fwd.tile", "test/cpu/flash_small.tile",
+					     "test/cpu/flash_causal.tile"};
+
+START_TEST(register_a_refused)
+{
+	const char *path = reg_a_programs[_i / 3], *arch = archs[_i % 3];
+	tilec_run_options o;
+	tilec_run_result r;
+	char *src;
+	size_t len;
+
+	src = test_readfile(path, &len);
+	ck_assert_msg(src != NULL, "cannot read %s", path);
+	tilec_run_options_init(&o);
+	o.filename = path;
+	o.target = TILEC_TARGET_HIP;
+	o.arch = arch;
+	o.sizes = "BH=1,L=64";
+	o.timeout_s = 60;
+	ck_assert_int_eq(tilec_run(src, len, &o, &r), TILEC_RUN_ERROR);
+	ck_assert_msg(strstr(r.diagnostics, "error: layout inference: gemm: operand A 'p' in registers is "
+					    "not lowered for ") != NULL &&
+			      strstr(r.diagnostics, strcmp(arch, "gfx1100") ? "for MFMA yet" : "for WMMA yet"),
+		      "%s (%s): %s", path, arch, r.diagnostics);
+	tilec_run_result_free(&r);
+	free(src);
+}
+END_TEST
+
 /* ---- the check itself: hand-written HIP C, wrong in one way each -------------------------------- */
 #define SCALE_SRC \
 	"kernel k(A: f32[N], B: f32[N]) grid(cdiv(N, 128)) threads(128) {\n" \
@@ -738,6 +769,7 @@ suite_cpu_hip(void)
 	tcase_set_timeout(p, 600);
 	tcase_add_loop_test(p, program, 0, (int)(countof(programs) * 3));
 	tcase_add_test(p, programs_complete);
+	tcase_add_loop_test(p, register_a_refused, 0, (int)(countof(reg_a_programs) * 3));
 	tcase_add_loop_test(p, detects, 0, countof(wrong));
 	tcase_add_test(p, usage);
 	suite_add_tcase(s, p);

@@ -237,7 +237,7 @@ struct IrStmt {
 		/* atomic: the destination's elements are combined with the source's (op = add|max|min,
 		 * a local source into global or shared memory) */
 		struct { Region src, dst; AtomicOp atomic; } copy;
-		struct { Region a, b, c; int trans_a, trans_b, clear; } gemm;
+		struct { Region a, b, c; int trans_a, trans_b, clear, policy; } gemm; /* policy: WarpPolicy */
 		struct { Region dst; IrExpr *value; } fill;
 		struct { int src, dst; ReduceOp op; int dim, clear; } reduce;
 		/* layout: the loop layout the program gives (parallel(..., layout = cute("..."))),
