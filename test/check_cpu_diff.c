@@ -82,6 +82,10 @@ static const struct {
 	{"samples/flash_fwd.tile", "BH=1,L=1;BH=2,L=200;BH=1,L=256", NULL, NULL, NULL},
 	{"test/cpu/flash_small.tile", "*=1;*=37;BH=3,L=300", NULL, NULL, NULL},
 	{"test/cpu/flash_causal.tile", "*=1;*=37;BH=3,L=300", NULL, NULL, NULL},
+	{"test/cpu/flash_bshd.tile", "*=1;*=37;B=2,H=3,L=300", NULL, NULL, NULL},
+	{"test/cpu/flash_smem_p.tile", "*=1;*=37;BH=3,L=300", NULL, NULL, NULL},
+	/* a register A that is transposed: refused at the gemm */
+	{"test/cpu/register_a_trans.tile", NULL, NULL, NULL, "trans_a with A in registers (give A as M x K)"},
 	/* strided tensors: run-time strides of whole vectors (the vector body) and not (an odd
 	 * lda or ldc: the element-by-element body; lda = K + 3 by default) */
 	{"test/cpu/strided_runtime.tile", STRIDED_RT_SIZES, NULL, NULL, NULL},
@@ -151,6 +155,11 @@ static const struct {
 	{"samples/flash_fwd.tile", "sm_90a", "BH=1,L=130", "D=64"},
 	{"test/cpu/flash_small.tile", "sm_90a", "BH=3,L=300", NULL},
 	{"test/cpu/flash_causal.tile", "sm_90a", "*=37;BH=3,L=300", NULL},
+	{"test/cpu/flash_bshd.tile", "sm_90a", "B=2,H=3,L=300", NULL},
+	{"test/cpu/flash_bshd.tile", NULL, "B=1,H=2,L=200", "CAUSAL=1"},
+	/* P through shared memory: both gemms on wgmma at sm_90a */
+	{"test/cpu/flash_smem_p.tile", "sm_90a", "BH=3,L=300", NULL},
+	{"test/cpu/flash_smem_p.tile", "sm_90a", "BH=2,L=200", "CAUSAL=1"},
 };
 
 static glob_t files;

@@ -547,6 +547,7 @@ static const struct {
 	{"test/cpu/strided_const.tile", "M=1;M=37"},
 	{"test/strided/head.tile", "S=37;S=37,sq=192,so=320,ldt=64"},
 	{"test/cpu/nest_contiguity.tile", "*=64;*=211"},
+	{"test/cpu/flash_smem_p.tile", "*=1;BH=3,L=300"},
 	{"test/cpu/nest_vector.tile", "M=64;M=37"},
 	{"samples/splitk_gemm.tile", "M=1,N=1,K=1;M=200,N=203,K=205"},
 	{"test/cpu/atomic_hist.tile", "*=1;N=1000"},
@@ -568,6 +569,8 @@ static const char *const programs[] = {
 	"test/control/placeholder_mma.tile",
 	"test/cpu/global_hazard.tile", "test/cpu/padded_tiles.tile", "test/cpu/padded_reduce.tile",
 	"test/cpu/rank3_copy.tile", "test/cpu/nest_contiguity.tile", "test/layout/transposed_store.tile",
+	/* FlashAttention with P through LDS (with P in registers it is refused: register_a_refused) */
+	"test/cpu/flash_smem_p.tile", "test/cpu/exp2_log2_bf16.tile",
 	"test/cpu/nest_vector.tile",
 	/* atomics: f32/i32 atomics, f16/bf16 through the CAS loop, f32 max/min */
 	"samples/splitk_gemm.tile",   "test/cpu/atomic_nest.tile",     "test/cpu/atomic_hist.tile",
@@ -641,7 +644,7 @@ END_TEST
 /* a gemm whose A operand is in registers (the FlashAttention programs: P feeds P V) is
  * refused on every AMD arch with the reason, at the gemm (MFMA/WMMA read A from LDS only) */
 static const char *const reg_a_programs[] = {"samples/flash_fwd.tile", "test/cpu/flash_small.tile",
-					     "test/cpu/flash_causal.tile"};
+					     "test/cpu/flash_causal.tile", "test/cpu/flash_bshd.tile"};
 
 START_TEST(register_a_refused)
 {
@@ -657,7 +660,7 @@ START_TEST(register_a_refused)
 	o.filename = path;
 	o.target = TILEC_TARGET_HIP;
 	o.arch = arch;
-	o.sizes = "BH=1,L=64";
+	o.sizes = "*=64";
 	o.timeout_s = 60;
 	ck_assert_int_eq(tilec_run(src, len, &o, &r), TILEC_RUN_ERROR);
 	ck_assert_msg(strstr(r.diagnostics, "error: layout inference: gemm: operand A 'p' in registers is "
