@@ -105,6 +105,12 @@ typedef int (*LayoutVisit)(void *ctx, int64_t first, int npts, const int64_t *co
 			   const int64_t *const *vals);
 int layout_enumerate(const int64_t *shape, const int *varid, int n, IExpr *const *es, int ne,
 		     LayoutVisit fn, void *ctx, Err *err);
+/* 1 when the vector run v of es is proved from their mixed-radix digits (affine.c): at
+ * every point whose var is a multiple of v, stepping var by k < v steps es[out] by k and
+ * keeps the other outputs, and es[out] is a multiple of v there; 0: not decided (the
+ * caller enumerates). The domain is shape[n] with var ids varid[k]; v divides var's extent. */
+int layout_aff_vecrun_(const int64_t *shape, const int *varid, int n, IExpr *const *es, int ne, int var,
+		       int64_t v, int out);
 /* "[1, 0]" for the flat row-major index of a point */
 void layout_print_point(Buf *b, const int64_t *shape, int n, int64_t flat);
 

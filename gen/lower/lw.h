@@ -19,6 +19,18 @@
 #include "numeric.h"
 #include "plan.h"
 
+/* a parallel nest's ownership check that passed (lower_nest.c owned) */
+typedef struct OwnMemo {
+	const IrStmt *par;
+	const Layout *LF;
+	IExpr *const *pc;
+	int64_t S, pad;
+	int buf, is_store, n;
+	int perm[IR_MAXDIM];
+} OwnMemo;
+
+struct Held;
+
 typedef struct LSave {
 	LList *cur;
 	struct LSave *up;
@@ -69,6 +81,11 @@ typedef struct Em {
 	/* shared buffers some thread read / wrote since the last __syncthreads (hazards) */
 	unsigned char *shrd, *shwr;
 	int64_t static_smem; /* bytes of the static __shared__ arrays emitted (reduce scratch) */
+	/* made once per lowering: per buffer, the holders of its elements (lw_heldtab); the
+	 * ownership checks of the nests that passed */
+	struct Held **heldc;
+	OwnMemo *own;
+	int nown, capown;
 } Em;
 
 /*
@@ -113,6 +130,8 @@ char *lw_elemguard(Em *e, const IrBuffer *B, int n, IrExpr *const *idx);
 Fragment *lw_defaultfrag(Em *e, const int64_t *shape, int n);
 IExpr **lw_fragcoords(Em *e, const Fragment *F, int64_t *S);
 int lw_fragvec(const Fragment *F, IExpr *const *co, int64_t S, int maxv);
+int lw_fragvec_ref(const Fragment *F, IExpr *const *co, int64_t S, int maxv);
+
 extern const char *const lw_slotnames[IEXPR_NVARS];
 const char *lw_vtype(int bytes);
 void lw_packword(Buf *b, DType t, char *const *vals, int w);

@@ -772,11 +772,10 @@ vectab_visit(void *ctx, int64_t first, int npts, const int64_t *const *coord, co
 	return 0;
 }
 
-/* the widest run v (power of two, dividing S, at most maxv) such that every
- * thread's slots s..s+v-1 (s % v == 0) are consecutive, aligned elements of the
- * last dim. The coordinates are tabulated once with the compiled evaluator. */
+/* lw_fragvec by enumeration: the coordinates are tabulated once with the compiled
+ * evaluator and every run checked (the reference of lw_fragvec's proofs) */
 int
-lw_fragvec(const Fragment *F, IExpr *const *co, int64_t S, int maxv)
+lw_fragvec_ref(const Fragment *F, IExpr *const *co, int64_t S, int maxv)
 {
 	static const int ids[2] = {1, 0};   /* thread (_j) outer, slot (_i) inner */
 	int64_t shape[2], t, s, total;
@@ -813,6 +812,66 @@ lw_fragvec(const Fragment *F, IExpr *const *co, int64_t S, int maxv)
 	}
 	free(tab.c);
 	return v > 1 ? v : 1;
+}
+
+/* does thread t break the run v (some slots s..s+v-1, s % v == 0, not consecutive
+ * aligned elements of the last dim)? 0 also when an evaluation fails */
+static int
+vec_broken(IExpr *const *co, int n, int64_t S, int64_t t, int v)
+{
+	int64_t vals[IEXPR_NVARS] = {0}, c0[LAYOUT_MAXDIM], c;
+	int64_t s;
+	int kk, d;
+
+	vals[1] = t;
+	for (s = 0; s < S; s += v) {
+		vals[0] = s;
+		for (d = 0; d < n; d++)
+			if (iexpr_eval(co[d], vals, &c0[d], NULL))
+				return 0;
+		if (c0[n - 1] % v)
+			return 1;
+		for (kk = 1; kk < v; kk++) {
+			vals[0] = s + kk;
+			for (d = 0; d < n; d++) {
+				if (iexpr_eval(co[d], vals, &c, NULL))
+					return 0;
+				if (c != c0[d] + (d == n - 1 ? kk : 0))
+					return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+int lw_reference_walks;
+
+/* the widest run v (power of two, dividing S, at most maxv) such that every
+ * thread's slots s..s+v-1 (s % v == 0) are consecutive, aligned elements of the
+ * last dim. A run that holds for v holds for v / 2, so each v from maxv down is
+ * proved from the coordinates' digits (layout_aff_vecrun_), refuted by a thread that
+ * breaks it, or else decided by enumeration (lw_fragvec_ref) */
+int
+lw_fragvec(const Fragment *F, IExpr *const *co, int64_t S, int maxv)
+{
+	static const int ids[2] = {1, 0};
+	int64_t shape[2], total;
+	int v, n = F->nin;
+
+	if (n < 1 || n > LAYOUT_MAXDIM || S < 1 || F->nthreads < 1 || ck_mul(S, F->nthreads, &total) ||
+	    total > (1 << 22) || lw_reference_walks)
+		return lw_fragvec_ref(F, co, S, maxv);
+	shape[0] = F->nthreads, shape[1] = S;
+	for (v = maxv; v > 1; v /= 2) {
+		if (S % v)
+			continue;
+		if (layout_aff_vecrun_(shape, ids, 2, co, n, 0, v, n - 1))
+			return v;
+		if (vec_broken(co, n, S, 0, v) || vec_broken(co, n, S, F->nthreads - 1, v))
+			continue;
+		return lw_fragvec_ref(F, co, S, v);
+	}
+	return 1;
 }
 
 const char *const lw_slotnames[IEXPR_NVARS] = {"s", "tid"};
