@@ -794,9 +794,10 @@ setup(void)
 
 /*
  * The fast paths of the lowering and shared-memory planning (vector runs proved from
- * digits, holder tables and ownership checks by the compiled evaluator, their memos)
- * against the reference walks they replace (lw_reference_walks, smem_reference_walks:
- * enumeration and iexpr_eval per point), on the whole corpus for CUDA and HIP: the
+ * digits, holder tables, ownership checks and reduce plans by the compiled evaluator, their
+ * memos, the swizzle search's quick rejections) against the reference walks they replace
+ * (lw_reference_walks, smem_reference_walks, cute_reference_search: enumeration,
+ * iexpr_eval per point, every candidate converted), on the whole corpus for CUDA and HIP: the
  * output and diagnostics must be byte-identical, refusals included.
  */
 static char *
@@ -812,9 +813,9 @@ compile_with(const char *path, const char *src, size_t len, tilec_target tg, con
 	o.arch = arch;
 	o.dump = TILEC_DUMP_CUDA;
 	o.filename = path;
-	lw_reference_walks = smem_reference_walks = ref;
+	lw_reference_walks = smem_reference_walks = cute_reference_search = ref;
 	tilec_compile(src, len, &o, &r);
-	lw_reference_walks = smem_reference_walks = 0;
+	lw_reference_walks = smem_reference_walks = cute_reference_search = 0;
 	n = strlen(r.output) + strlen(r.diagnostics) + 32;
 	out = malloc(n);
 	snprintf(out, n, "%d\n%s\n--\n%s", (int)r.status, r.output, r.diagnostics);

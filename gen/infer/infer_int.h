@@ -110,6 +110,15 @@ typedef struct Inf {
 		int dim, keep, r;
 	} *cov;
 	int ncov, capcov;
+	/* the reducer search's answer (before tidy) by source fragment, buffers and dim: asked
+	 * again for every root of a component (infer_rules.c reduce_step) */
+	struct RedMemo {
+		uint64_t h;
+		const Fragment *F, *G;
+		int sb, db, dim;
+		Err e;
+	} *red;
+	int nred, capred;
 	int *cop, *copstart, *cpref, *cprefstart, *cconv, *cconvstart;
 } Inf;
 

@@ -856,6 +856,8 @@ reduce_step(Inf *in, State *st, Op *op, int level)
 	Fragment *G;
 	Err e = {0};
 	int64_t f;
+	uint64_t h;
+	int i;
 
 	if (level == LV_STRICT)
 		return 0;
@@ -877,6 +879,14 @@ reduce_step(Inf *in, State *st, Op *op, int level)
 	keep = DB->ndim == SB->ndim;
 	buf_shape(DB, shape);
 	G = NULL;
+	h = lay_hash(F) * 31 + (uint64_t)sb * 1009 + (uint64_t)db * 17 + (uint64_t)dim;
+	for (i = 0; i < in->nred; i++)
+		if (in->red[i].h == h && in->red[i].sb == sb && in->red[i].db == db && in->red[i].dim == dim &&
+		    lay_same(in->red[i].F, F)) {
+			G = (Fragment *)in->red[i].G;
+			e = in->red[i].e;
+			goto searched;
+		}
 	/* the fewest replicas: sample the reduced coordinate every f elements (f | S,
 	 * largest first) while the samples' holders are still all of the row's
 	 * holders; implicit slots, else one slot per element */
@@ -910,6 +920,20 @@ reduce_step(Inf *in, State *st, Op *op, int level)
 	 * threads): every thread of the source holds every result */
 	if (!G)
 		G = frag_fully_replicated(A, shape, DB->ndim, F->nthreads, &e);
+	if (in->nred == in->capred) {
+		int cap = in->capred ? 2 * in->capred : 16;
+		struct RedMemo *m = arena_realloc(A, in->red, sizeof *m * (size_t)in->capred,
+						  sizeof *m * (size_t)cap);
+
+		if (m)
+			in->red = m, in->capred = cap;
+	}
+	if (in->nred < in->capred) {
+		struct RedMemo *m = &in->red[in->nred++];
+
+		m->h = h, m->F = F, m->G = G, m->sb = sb, m->db = db, m->dim = dim, m->e = e;
+	}
+searched:
 	G = tidy(in, G);
 	if (!G) {
 		fail(in, st, "no reducer layout: %s%s", e.msg, "");

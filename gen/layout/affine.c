@@ -642,9 +642,11 @@ layout_aff_vecrun_(const int64_t *shape, const int *varid, int n, IExpr *const *
 	for (e = 0; e < ne; e++)
 		if (parse(&D, es[e], &f[e], 0))
 			goto out;
-	/* the boundary v of var among the atoms */
+	/* var's digits from 1 and the boundary v among the atoms (a form x + x // v), so that the
+	 * low atoms are all of var % v even where no output reads them */
 	memset(&f[ne], 0, sizeof f[ne]);
-	if (v < D.S[var] && addterm(&D, &f[ne], var, v, D.S[var] / v, 1))
+	if (addterm(&D, &f[ne], var, 1, D.S[var], 1) ||
+	    (v < D.S[var] && addterm(&D, &f[ne], var, v, D.S[var] / v, 1)))
 		goto out;
 	if (atoms(&D, f, ne + 1, &A))
 		goto out;

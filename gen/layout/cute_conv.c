@@ -489,6 +489,84 @@ maybe:
 	return 1;
 }
 
+int cute_reference_search;
+
+/*
+ * A cheaper rejection of a swizzle candidate in table mode, giving what convert() would:
+ * 1 when convert() returns 0 (not representable), 0 when that is not shown (then convert()
+ * decides). The same probes split each dim into sub-modes; where they fail, convert()
+ * fails the same way. Then the probed layout is compared with the table at 64 points
+ * spread over the domain (a pseudo-random sequence): one that differs is a point where
+ * convert()'s walk over every point fails too, and no sum can overflow (bounded first),
+ * so the walk cannot end in an error before it. The messages of rejected candidates are
+ * never seen (the search sets its own or clears them).
+ */
+static int
+quick_reject(Fn *F)
+{
+	int64_t ss[MAXIN][64], dd[MAXIN][64], D = 1, bound = 0, v0, x = 0x2545f4914f6cdd1dLL;
+	int nsub[MAXIN], k, i, j, rc;
+	Err scratch = {0}, *keep = F->err;
+	Sub found[64];
+
+	if (!F->tab || F->hier || F->prove || F->nin < 1 || F->nin > MAXIN - 1 || cute_reference_search)
+		return 0;
+	for (k = 0; k < F->nin; k++)
+		D *= F->in_shape[k];    /* tab_prep bounded it by CUTE_MAXPROVE */
+	if (D <= 64)
+		return 0;
+	F->err = &scratch;
+	F->nv = 1;
+	rc = 0;
+	memset(F->coord, 0, sizeof F->coord);
+	if (value(F, &v0) != 0)
+		goto out;
+	if (v0 != 0) {
+		rc = 1;         /* convert(): the origin maps to v0, not 0 */
+		goto out;
+	}
+	for (k = 0; k < F->nin; k++) {
+		int r = factor(F, k, found, &nsub[k]);
+
+		if (r != 1) {
+			rc = r == 0;
+			goto out;
+		}
+		for (i = 0; i < nsub[k]; i++) {
+			int64_t t;
+
+			ss[k][i] = found[i].s, dd[k][i] = found[i].d[0];
+			if (ck_mul(found[i].s - 1, found[i].d[0] < 0 ? -found[i].d[0] : found[i].d[0], &t) < 0 ||
+			    ck_add(bound, t, &bound) < 0 || found[i].d[0] == INT64_MIN)
+				goto out;       /* a table or a sum might overflow: convert() decides */
+		}
+	}
+	for (j = 0; j < 64; j++) {
+		int64_t f, q, acc = 0, val;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		f = (int64_t)((uint64_t)x % (uint64_t)D);
+		for (q = f, k = F->nin - 1; k >= 0; k--) {
+			int64_t c = q % F->in_shape[k], r = c;
+
+			q /= F->in_shape[k];
+			for (i = 0; i < nsub[k]; i++) {
+				acc += r % ss[k][i] * dd[k][i];
+				r /= ss[k][i];
+			}
+		}
+		val = F->sw.b > 0 ? cute_swizzle_apply(F->sw, F->ser[f]) : F->ser[f];
+		if (acc != val) {
+			rc = 1;
+			goto out;
+		}
+	}
+out:
+	memset(F->coord, 0, sizeof F->coord);
+	F->err = keep;
+	return rc;
+}
+
 /*
  * Swizzle recovery: a function f = sw o L is found by trying swizzles in
  * order of increasing B, then M, then S (S > 0), and converting sw o f,
@@ -512,6 +590,8 @@ composed(Arena *a, const Fn *base, CuteComposed *res, Err *err)
 				F.sw.m = m;
 				F.sw.s = s;
 				if (b > 0 && !additive(&F))
+					continue;
+				if (quick_reject(&F))
 					continue;
 				/* each candidate works in a scratch arena; the winner is copied out */
 				arena_init(&t);

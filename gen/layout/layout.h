@@ -109,6 +109,9 @@ int layout_enumerate(const int64_t *shape, const int *varid, int n, IExpr *const
  * every point whose var is a multiple of v, stepping var by k < v steps es[out] by k and
  * keeps the other outputs, and es[out] is a multiple of v there; 0: not decided (the
  * caller enumerates). The domain is shape[n] with var ids varid[k]; v divides var's extent. */
+/* 1 when a and b are proved equal over the domain from their mixed-radix digits
+ * (affine.c), 0: not decided */
+int layout_aff_equal_(const int64_t *shape, const int *varid, int n, const IExpr *a, const IExpr *b);
 int layout_aff_vecrun_(const int64_t *shape, const int *varid, int n, IExpr *const *es, int ne, int var,
 		       int64_t v, int out);
 /* "[1, 0]" for the flat row-major index of a point */

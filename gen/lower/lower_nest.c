@@ -129,6 +129,30 @@ own_visit(void *ctx, int64_t first, int npts, const int64_t *const *coord, const
 	return 0;
 }
 
+/* the nest runs over the buffer's own (thread, slot) pairs: the same threads and slots, the
+ * indices the nest's variables in order, each coordinate the buffer's (proved equal over
+ * the pairs), and the same pairs padded off. Then each point is its element at the pair
+ * that holds it, and a store writes every replica: owned() holds without a walk */
+static int
+same_points(Em *e, const Fragment *LF, IExpr *const *pc, int64_t S, int buf, int n, const int *perm)
+{
+	static const int ids[2] = {1, 0};
+	const Fragment *F = e->frag[buf];
+	IExpr **co = e->coord[buf];
+	int64_t shape[2];
+	int d;
+
+	if (n != F->nin || LF->nthreads != F->nthreads || S != e->slots[buf] ||
+	    (e->pad[buf] ? e->parpad != F->in_shape[0] : e->parpad != 0))
+		return 0;
+	shape[0] = F->nthreads, shape[1] = S;
+	for (d = 0; d < n; d++)
+		if (perm[d] != d ||
+		    (pc[d] != co[d] && !iexpr_same(pc[d], co[d]) && !layout_aff_equal_(shape, ids, 2, pc[d], co[d])))
+			return 0;
+	return 1;
+}
+
 static int
 owned(Em *e, const IrStmt *par, const Fragment *LF, IExpr *const *pc, int64_t S, int buf,
       int n, IrExpr *const *idx, int is_store)
@@ -163,6 +187,8 @@ owned(Em *e, const IrStmt *par, const Fragment *LF, IExpr *const *pc, int64_t S,
 		    !memcmp(om->perm, perm, sizeof perm[0] * (size_t)n))
 			return 0;
 	}
+	if (!lw_reference_walks && same_points(e, LF, pc, S, buf, n, perm))
+		goto passed;
 	if (is_store)
 		any = anewn(e->a, unsigned char, NY);
 	c.e = e, c.F = F, c.held = held, c.any = any, c.buf = buf, c.n = n, c.is_store = is_store;
@@ -192,6 +218,7 @@ owned(Em *e, const IrStmt *par, const Fragment *LF, IExpr *const *pc, int64_t S,
 					       "parallel nest writes but does not write it there (the nest's "
 					       "layout must cover every replica)", e->k->bufs[buf].name,
 					       (long long)held->thr[y * held->R + k]);
+passed:
 	if (e->nown == e->capown) {
 		OwnMemo *nw = anewn(e->a, OwnMemo, (size_t)(2 * e->capown + 8));
 
