@@ -11,6 +11,8 @@
 
 enum { MAXIN = 16, MAXOUT = 16 };
 
+int cute_reference_search;
+
 typedef struct Fn {
 	int nin, nout, nv;          /* nv: values per point (1 when serialized) */
 	const int64_t *in_shape, *out_shape;
@@ -303,6 +305,48 @@ convert(Arena *a, Fn *F, CuteLayout *res, Err *err)
 		goto proved;
 	}
 	memset(F->coord, 0, sizeof F->coord);
+	if (F->tab && !F->hier && !cute_reference_search) {
+		/* the walk below with running sums per dim, where no sum can overflow (each
+		 * dim's largest |entry| added up fits): the first point that differs gets
+		 * probed_is's message, so the result is the walk's */
+		int64_t bound = 0, part[MAXIN + 1], f, m, vv;
+		int fast = 1;
+
+		for (k = 0; fast && k < F->nin; k++) {
+			for (m = 0, i = 0; i < F->in_shape[k]; i++) {
+				vv = tab[k][i];
+				if (vv == INT64_MIN) {
+					fast = 0;
+					break;
+				}
+				if ((vv < 0 ? -vv : vv) > m)
+					m = vv < 0 ? -vv : vv;
+			}
+			if (fast && ck_add(bound, m, &bound) < 0)
+				fast = 0;
+		}
+		if (fast) {
+			part[0] = 0;
+			for (k = 0; k < F->nin; k++)
+				part[k + 1] = part[k] + tab[k][0];
+			for (f = 0; f < D; f++) {
+				vv = F->sw.b > 0 ? cute_swizzle_apply(F->sw, F->ser[f]) : F->ser[f];
+				if (part[F->nin] != vv)
+					return probed_is(F, tab, &vv, err);
+				/* the row-major successor, and the sums from the dim that moved */
+				for (k = F->nin - 1; k >= 0; k--) {
+					if (++F->coord[k] < F->in_shape[k])
+						break;
+					F->coord[k] = 0;
+				}
+				if (k < 0)
+					k = 0;
+				for (; k < F->nin; k++)
+					part[k + 1] = part[k] + tab[k][F->coord[k]];
+			}
+			goto proved;
+		}
+	}
 	if (F->tab) {
 		/* the same walk over memory: point f is the row-major successor of f - 1 */
 		int64_t f;
@@ -488,8 +532,6 @@ maybe:
 	F->err = keep;
 	return 1;
 }
-
-int cute_reference_search;
 
 /*
  * A cheaper rejection of a swizzle candidate in table mode, giving what convert() would:

@@ -7,6 +7,61 @@
  */
 #include "lw.h"
 
+typedef struct SlotCtx {
+	int64_t pad;
+	int same;
+} SlotCtx;
+
+static int
+slot_visit(void *ctx, int64_t first, int npts, const int64_t *const *coord, const int64_t *const *vals)
+{
+	SlotCtx *c = ctx;
+	int p;
+
+	(void)first;
+	for (p = 0; p < npts; p++) {
+		if (c->pad && vals[1][p] >= c->pad)
+			continue;   /* a padded point: guarded off */
+		if (vals[0][p] != coord[1][p]) {
+			c->same = 0;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* is the slot expression s at every point of the nest that is not padded off? Proved from
+ * the digits, else walked with the compiled evaluator, else (lw_reference_walks, or an
+ * evaluation that fails) by iexpr_eval per point */
+static int
+slot_is_s(Em *e, IExpr *const *pc, IExpr *slot)
+{
+	static const int ids[2] = {1, 0};
+	int64_t vals[IEXPR_NVARS] = {0}, v, shape[2];
+	IExpr *es[2];
+	SlotCtx c;
+	int same = 1, r;
+
+	shape[0] = e->k->threads, shape[1] = e->parS;
+	if (!lw_reference_walks) {
+		if (layout_aff_equal_(shape, ids, 2, slot, iexpr_var(e->a, 0)))
+			return 1;
+		es[0] = slot, es[1] = pc[0];
+		c.pad = e->parpad, c.same = 1;
+		r = layout_enumerate(shape, ids, 2, es, e->parpad ? 2 : 1, slot_visit, &c, NULL);
+		if (r == 0 || (r == 1 && !c.same))
+			return c.same;
+	}
+	for (vals[1] = 0; same && vals[1] < e->k->threads; vals[1]++)
+		for (vals[0] = 0; same && vals[0] < e->parS; vals[0]++) {
+			if (e->parpad && (iexpr_eval(pc[0], vals, &v, NULL) || v >= e->parpad))
+				continue;   /* a padded point: guarded off */
+			if (iexpr_eval(slot, vals, &v, NULL) || v != vals[0])
+				same = 0;
+		}
+	return same;
+}
+
 /* the slot of local buffer buf at the nest's coordinates, as an expression in
  * (s, tid), checked to be owned by the thread; NULL if the indices are not plain loop vars */
 char *
@@ -34,20 +89,8 @@ lw_parslot(Em *e, const IrStmt *par, IExpr *const *pc, int buf, int n, IrExpr *c
 	if (!(slot = iexpr_subst(e->a, F->fwd[0], sub, &dom)))
 		return NULL;
 	/* the usual case: the buffer and the nest share the layout, the slot is s */
-	{
-		int64_t vals[IEXPR_NVARS] = {0}, v;
-		int same = 1;
-
-		for (vals[1] = 0; same && vals[1] < e->k->threads; vals[1]++)
-			for (vals[0] = 0; same && vals[0] < e->parS; vals[0]++) {
-				if (e->parpad && (iexpr_eval(pc[0], vals, &v, NULL) || v >= e->parpad))
-					continue;   /* a padded point: guarded off */
-				if (iexpr_eval(slot, vals, &v, NULL) || v != vals[0])
-					same = 0;
-			}
-		if (same)
-			return "s";
-	}
+	if (slot_is_s(e, pc, slot))
+		return "s";
 	return lw_ixstr(e, slot, lw_slotnames);
 }
 
