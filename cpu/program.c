@@ -360,6 +360,18 @@ tilec_program_param(const tilec_program *p, int k, int i, tilec_param_info *out)
 			if (K->sizes[j] == D->sym)
 				out->dim_size[d] = j;
 	}
+	if (!K->bufs[P->buf].strides)
+		return TILEC_OK;
+	out->strided = 1;
+	for (d = 0; d < out->ndim; d++) {
+		const IrDim *D = &K->bufs[P->buf].strides[d];
+
+		out->stride_size[d] = -1;
+		out->stride_const[d] = D->c;
+		for (j = 0; D->sym && j < K->nsize; j++)
+			if (K->sizes[j] == D->sym)
+				out->stride_size[d] = j;
+	}
 	return TILEC_OK;
 }
 
@@ -496,6 +508,34 @@ tilec_cpu_launch(tilec_program *p, int k, void *const *args, const int64_t *size
 					    K->name, P->name);
 				goto out;
 			}
+		}
+		if (B->strides && n > 0) {
+			/* a strided view spans 1 + sum (dim_d - 1) * stride_d elements from its pointer */
+			int64_t span = 1, t;
+
+			for (d = 0; d < B->ndim; d++) {
+				int64_t v = B->dims[d].c, sv = B->strides[d].c;
+				int j;
+
+				for (j = 0; j < K->nsize; j++) {
+					if (B->dims[d].sym == K->sizes[j])
+						v = sizes[j];
+					if (B->strides[d].sym == K->sizes[j])
+						sv = sizes[j];
+				}
+				if (sv < 1 || sv > INT32_MAX) {
+					st = seterr(err, TILEC_ERR_ARG, "kernel %s: stride %d of tensor %s is %lld; "
+						    "strides must be positive (and fit an int)", K->name, d, P->name,
+						    (long long)sv);
+					goto out;
+				}
+				if (ck_mul(v - 1, sv, &t) || ck_add(span, t, &span) || span > ((int64_t)1 << 34)) {
+					st = seterr(err, TILEC_ERR_ARG, "kernel %s: tensor %s is too large for a "
+						    "CPU run", K->name, P->name);
+					goto out;
+				}
+			}
+			n = span;
 		}
 		ca[na].kind = CPUARG_PTR;
 		ca[na].bytes = (size_t)n * (size_t)dtype_bytes(B->dtype);

@@ -36,6 +36,13 @@ typedef struct tilec_param_info {
 	 * with the extent in dim_const */
 	int dim_size[TILEC_MAX_DIMS];
 	int64_t dim_const[TILEC_MAX_DIMS];
+	/* tensors with strides(...) (docs/language.md 3.2): strided = 1 and, per dimension,
+	 * the index of its stride symbol (stride_size, a size like the dims' and passed with
+	 * them), or -1 with the stride in stride_const (elements); strided = 0: dense
+	 * row-major, the stride arrays are zero */
+	int strided;
+	int stride_size[TILEC_MAX_DIMS];
+	int64_t stride_const[TILEC_MAX_DIMS];
 } tilec_param_info;
 
 /*
@@ -95,7 +102,9 @@ tilec_status tilec_program_grid(const tilec_program *p, int k, const int64_t *si
  * tilec_cpu.h (tilec_cpu_hip.h for HIP C), once per kernel and program (the
  * build is kept in the program, in a directory under $TMPDIR or /tmp). args[i]
  * for parameter i: a tensor's host memory (dense, row-major, the shape the
- * sizes give; read and written in place) or a pointer to a scalar's value in
+ * sizes give; a strided tensor: the first element of its view, with the
+ * 1 + sum (dim_d - 1) * stride_d elements the view spans from there, e.g. a
+ * pointer into a larger buffer; read and written in place) or a pointer to a scalar's value in
  * its type (int32_t for i32, uint16_t bits for f16/bf16, int64_t for int, ...).
  * sizes[i]: size symbol i. The grid comes from tilec_program_grid.
  * TILEC_OK: the run finished and the tensors hold the results.

@@ -41,7 +41,7 @@ typedef struct tilec_run_options {
 	int verbose;                 /* the report lists every output, not only disagreements */
 	/* for testing the check itself: run this CUDA C instead of what tilec emits (its
 	 * kernels must have the program's signatures; tilec's own emission is then not run,
-	 * so a program it refuses to emit, e.g. one with a strided tensor, still runs);
+	 * so a program it refuses to emit still runs);
 	 * NULL: the emitted code */
 	const char *cuda_override;
 	/* the target of the emitted code: TILEC_TARGET_CUDA (0, the default) or TILEC_TARGET_HIP

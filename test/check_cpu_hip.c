@@ -527,6 +527,9 @@ static const struct {
 } special[] = {
 	{"samples/gemm.tile", "M=1,N=1,K=1;M=200,N=203,K=205;M=256,N=384,K=512"},
 	{"samples/gemm_bf16.tile", "M=1,N=1,K=64;M=200,N=203,K=192"},
+	/* strided: element by element (odd lda, ldb; an odd ldc) and in vectors */
+	{"samples/gemm_strided.tile", "M=200,N=203,K=205;M=128,N=136,K=96,lda=104,ldb=144,ldc=136;"
+	 "M=128,N=136,K=96,lda=104,ldb=144,ldc=137"},
 	{"samples/softmax.tile", "M=1;M=37;M=1003"},
 	{"test/cpu/cdiv_operand.tile", "*=1;*=37;N=7000;"},
 	{"test/cpu/column_slice.tile", "*=1;N=300,G=16;N=37,G=8;"},
@@ -538,20 +541,30 @@ static const struct {
 	{"test/cpu/padded_tiles.tile", "*=1;*=300"},
 	{"test/cpu/padded_reduce.tile", "N=421"},
 	{"test/cpu/rank3_copy.tile", "B=3,M=20,N=40"},
+	/* strided tensors: strides of whole vectors (the vector body) and not (element by element) */
+	{"test/cpu/strided_runtime.tile", "M=1,K=1;M=37,K=64,lda=72,ldc=136;M=37,K=64,lda=67,ldc=64;M=37,K=64,lda=64,ldc=69"},
+	{"test/cpu/strided_colmajor.tile", "K=1,M=1;K=40,M=64,ldt=48,ldx=64"},
+	{"test/cpu/strided_const.tile", "M=1;M=37"},
+	{"test/strided/head.tile", "S=37;S=37,sq=192,so=320,ldt=64"},
 	{"test/cpu/nest_contiguity.tile", "*=64;*=211"},
+	{"test/cpu/nest_vector.tile", "M=64;M=37"},
 };
 
 static const char *const programs[] = {
 	"samples/copy.tile",	      "samples/convert.tile",	       "samples/elementwise.tile",
 	"samples/transpose.tile",     "samples/softmax.tile",	       "samples/gemm.tile",
-	"samples/gemm_bf16.tile",     "test/cpu/cdiv_operand.tile",    "test/cpu/column_slice.tile",
+	"samples/gemm_bf16.tile",     "samples/gemm_strided.tile",     "test/cpu/cdiv_operand.tile",
+	"test/cpu/column_slice.tile",
 	"test/cpu/constants.tile",    "test/cpu/floor_div.tile",       "test/cpu/fp8_convert.tile",
 	"test/cpu/guard_grid.tile",   "test/cpu/parallel_guard.tile",  "test/cpu/pipeline_let.tile",
 	"test/cpu/serial_local.tile", "test/cpu/war_loop.tile",	       "test/cpu/smem_reuse.tile",
+	"test/cpu/strided_runtime.tile", "test/cpu/strided_colmajor.tile", "test/cpu/strided_const.tile",
+	"test/strided/head.tile",
 	/* an mma.sync placeholder layout resolved under a wave of 64 (its warps are of 32) */
 	"test/control/placeholder_mma.tile",
 	"test/cpu/global_hazard.tile", "test/cpu/padded_tiles.tile", "test/cpu/padded_reduce.tile",
 	"test/cpu/rank3_copy.tile", "test/cpu/nest_contiguity.tile", "test/layout/transposed_store.tile",
+	"test/cpu/nest_vector.tile",
 };
 
 static void
@@ -593,8 +606,8 @@ END_TEST
 /* every sample but gemm_sm90 is in programs[] (a new sample must be added there) */
 START_TEST(programs_complete)
 {
-	static const char *const samples[] = {"convert", "copy", "elementwise", "gemm", "gemm_bf16", "softmax",
-					      "transpose"};
+	static const char *const samples[] = {"convert", "copy", "elementwise", "gemm", "gemm_bf16", "gemm_strided",
+					      "softmax", "transpose"};
 	struct stat st;
 
 	for (size_t i = 0; i < countof(samples); i++) {
@@ -615,6 +628,37 @@ START_TEST(programs_complete)
 			found |= !strcmp(programs[j], special[i].file);
 		ck_assert_msg(found, "special sizes for %s, which programs[] does not run", special[i].file);
 	}
+}
+END_TEST
+
+/* a gemm whose A operand is in registers (the FlashAttention programs: P feeds P V) is
+ * refused on every AMD arch with the reason, at the gemm (MFMA/WMMA read A from LDS only) */
+static const char *const reg_a_programs[] = {"samples/flash_fwd.tile", "test/cpu/flash_small.tile",
+					     "test/cpu/flash_causal.tile"};
+
+START_TEST(register_a_refused)
+{
+	const char *path = reg_a_programs[_i / 3], *arch = archs[_i % 3];
+	tilec_run_options o;
+	tilec_run_result r;
+	char *src;
+	size_t len;
+
+	src = test_readfile(path, &len);
+	ck_assert_msg(src != NULL, "cannot read %s", path);
+	tilec_run_options_init(&o);
+	o.filename = path;
+	o.target = TILEC_TARGET_HIP;
+	o.arch = arch;
+	o.sizes = "BH=1,L=64";
+	o.timeout_s = 60;
+	ck_assert_int_eq(tilec_run(src, len, &o, &r), TILEC_RUN_ERROR);
+	ck_assert_msg(strstr(r.diagnostics, "error: layout inference: gemm: operand A 'p' in registers is "
+					    "not lowered for ") != NULL &&
+			      strstr(r.diagnostics, strcmp(arch, "gfx1100") ? "for MFMA yet" : "for WMMA yet"),
+		      "%s (%s): %s", path, arch, r.diagnostics);
+	tilec_run_result_free(&r);
+	free(src);
 }
 END_TEST
 
@@ -718,6 +762,7 @@ suite_cpu_hip(void)
 	tcase_set_timeout(p, 600);
 	tcase_add_loop_test(p, program, 0, (int)(countof(programs) * 3));
 	tcase_add_test(p, programs_complete);
+	tcase_add_loop_test(p, register_a_refused, 0, (int)(countof(reg_a_programs) * 3));
 	tcase_add_loop_test(p, detects, 0, countof(wrong));
 	tcase_add_test(p, usage);
 	suite_add_tcase(s, p);

@@ -495,7 +495,8 @@ START_TEST(reduce_refused)
 }
 END_TEST
 
-/* a kernel with a strided tensor is refused, located at the tensor, for CUDA and HIP; a
+/* strided tensors, CUDA and HIP: addresses through the strides, vector accesses where the
+ * strides allow them (constants) or under run-time checks with a scalar body beside; a
  * provably dense strides(...) emits what the program without it emits */
 static char *
 emit_target(const char *src, int hip, tilec_status *st)
@@ -523,13 +524,32 @@ emit_target(const char *src, int hip, tilec_status *st)
 	" grid(cdiv(M, 16)) threads(64) {\n" \
 	"  for i, j in parallel(16, 64) { B[bx * 16 + i, j] = A[bx * 16 + i, j] * 2.0; }\n}\n"
 
-START_TEST(strided_refused)
+#define STRIDED_COPY(decl, extra) \
+	"kernel k(" decl ") grid(cdiv(M, 16)) threads(64) {\n" extra \
+	"  local x: f32[16, 64];\n  copy(A[bx * 16, 0], x);\n  copy(x, B[bx * 16, 0]);\n}\n"
+
+START_TEST(strided_emit)
 {
-	static const char *const refused[] = {
-		"kernel k(B: f32[M, 64],\n         A: f32[M, 64] strides(lda, 1))" STRIDED_BODY,
-		"kernel k(B: f32[M, 64],\n         A: f32[M, 64] strides(64, 2))" STRIDED_BODY,
-		"kernel k(B: f32[M, 64],\n         A: f32[M, 64] strides(1, M))" STRIDED_BODY,
+	/* run-time strides: the addresses use them; the vector body needs whole-vector strides and
+	 * aligned view pointers, checked at entry, the scalar body otherwise */
+	static const char *const rt[] = {
+		"const bool tl_ld4_lda = lda % 4 == 0; /* strides of whole 4-vectors */",
+		"const bool tl_al16_A = (unsigned long long)A % 16 == 0; /* 'A' aligned to 16 bytes */",
+		"const bool tl_ld4_ldb = ldb % 4 == 0;",
+		"const bool tl_al16_B = (unsigned long long)B % 16 == 0;",
+		"if (tl_ld4_lda && tl_al16_A && tl_ld4_ldb && tl_al16_B) {",
+		"} else { // rows, strides or a view's pointer not of whole vectors: element by element",
+		"*(const uint4 *)(&A[((long long)(((int)blockIdx.x * 16) + c0) * lda + (long long)(c1))])",
+		"x[s] = *(&A[((long long)(((int)blockIdx.x * 16) + c0) * lda + (long long)(c1))]);",
 	};
+	const char *run = STRIDED_COPY("A: f32[M, 64] strides(lda, 1), B: f32[M, 64] strides(ldb, 1)", "");
+	/* an assume proves lda % 8 == 0: only the pointer and ldb are checked */
+	const char *assumed = STRIDED_COPY("A: f32[M, 64] strides(lda, 1), B: f32[M, 64] strides(ldb, 1)",
+					   "  assume(lda % 8 == 0);\n");
+	/* constant strides: 66 allows pairs, not 4s; a last stride of 2 and a column-major view
+	 * allow no vectors at all */
+	const char *cst = STRIDED_COPY("A: f32[M, 64] strides(66, 1), B: f32[M, 64] strides(64, 2)", "");
+	const char *col = STRIDED_COPY("A: f32[M, 64] strides(1, M), B: f32[M, 64]", "");
 	const char *dense = "kernel k(B: f32[M, 64],\n         A: f32[M, 64])" STRIDED_BODY;
 	const char *dense2 = "kernel k(B: f32[M, 64] strides(64, 1),\n         A: f32[M, 64])" STRIDED_BODY;
 	tilec_status st;
@@ -538,13 +558,29 @@ START_TEST(strided_refused)
 	size_t i;
 
 	for (hip = 0; hip < 2; hip++) {
-		for (i = 0; i < countof(refused); i++) {
-			out = emit_target(refused[i], hip, &st);
-			ck_assert_int_eq(st, TILEC_ERR_COMPILE);
-			ck_assert_msg(strstr(out, "s.tile:2:10: error: kernel 'k': strided tensor 'A' is not "
-					      "lowered yet for CUDA/HIP") == out, "%s", out);
-			free(out);
-		}
+		out = emit_target(run, hip, &st);
+		ck_assert_msg(st == TILEC_OK, "%s", out);
+		for (i = 0; i < countof(rt); i++)
+			ck_assert_msg(strstr(out, rt[i]), "no '%s' in\n%s", rt[i], out);
+		free(out);
+		out = emit_target(assumed, hip, &st);
+		ck_assert_msg(st == TILEC_OK, "%s", out);
+		ck_assert_msg(!strstr(out, "tl_ld4_lda") && strstr(out, "if (tl_al16_A && tl_ld4_ldb && tl_al16_B) {"),
+			      "%s", out);
+		free(out);
+		out = emit_target(cst, hip, &st);
+		ck_assert_msg(st == TILEC_OK, "%s", out);
+		ck_assert_msg(strstr(out, "const bool tl_al8_A = (unsigned long long)A % 8 == 0;") &&
+			      strstr(out, "*(const uint2 *)(&A[((long long)(((int)blockIdx.x * 16) + c0) * 66 + "
+				     "(long long)(c1))])") &&
+			      strstr(out, "B[((long long)(((int)blockIdx.x * 16) + c0) * 64 + (long long)(c1) * 2)]") &&
+			      !strstr(out, "tl_al16_B") && !strstr(out, "uint4"), "%s", out);
+		free(out);
+		out = emit_target(col, hip, &st);
+		ck_assert_msg(st == TILEC_OK, "%s", out);
+		ck_assert_msg(strstr(out, "*(&A[((long long)(((int)blockIdx.x * 16) + c0) + (long long)(c1) * M)])") &&
+			      !strstr(out, "tl_al16_A") && !strstr(out, "*(const uint4 *)(&A"), "%s", out);
+		free(out);
 		want = emit_target(dense, hip, &st);
 		ck_assert_int_eq(st, TILEC_OK);
 		out = emit_target(dense2, hip, &st);
@@ -866,8 +902,9 @@ START_TEST(fast_paths_match_reference)
 END_TEST
 
 /*
- * lw_fragvec (runs proved from the coordinates' digits, refuted by one thread, else
- * enumerated) against lw_fragvec_ref (enumeration) on a table of fragments: the MMA
+ * lw_fragvec and lw_fragrun (runs proved from the coordinates' digits, refuted by one
+ * thread, else enumerated) against lw_fragvec_ref and lw_fragrun_ref (enumeration) on a
+ * table of fragments: the MMA
  * operands and accumulators of every target, block fragments of several shapes and warp
  * counts, and thread maps written as expressions (mixed-radix, swizzled, replicated).
  */
@@ -901,10 +938,20 @@ START_TEST(fragvec_matches_reference)
 					int fast = lw_fragvec(F, inv->fwd, F->out_shape[0], vs[vi]);
 					int ref = lw_fragvec_ref(F, inv->fwd, F->out_shape[0], vs[vi]);
 
+					int dim;
+
 					ck_assert_msg(fast == ref, "thread %s over [%lld, %lld] rep %d, max %d: %d vs %d",
 						      threads[i], (long long)shapes[j][0], (long long)shapes[j][1], k,
 						      vs[vi], fast, ref);
 					nwide += ref > 1;
+					for (dim = 0; dim < 2; dim++) {
+						fast = lw_fragrun(F, inv->fwd, F->out_shape[0], dim, vs[vi]);
+						ref = lw_fragrun_ref(F, inv->fwd, F->out_shape[0], dim, vs[vi]);
+						ck_assert_msg(fast == ref, "thread %s over [%lld, %lld] rep %d, dim %d, "
+							      "max %d: %d vs %d", threads[i], (long long)shapes[j][0],
+							      (long long)shapes[j][1], k, dim, vs[vi], fast, ref);
+						nwide += ref > 1;
+					}
 				}
 				nfr++;
 			}
@@ -970,7 +1017,7 @@ suite_emit_cuda(void)
 	tcase_add_test(tc, replicated_store);
 	tcase_add_test(tc, reduce_refused);
 	tcase_add_test(tc, emit_errors);
-	tcase_add_test(tc, strided_refused);
+	tcase_add_test(tc, strided_emit);
 	tcase_add_test(tc, generated_names);
 	tcase_add_loop_test(tc, reduce_scratch_smem, 0, countof(scratch_archs));
 	tcase_add_test(tc, fast_paths_match_reference);

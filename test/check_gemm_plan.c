@@ -5,6 +5,7 @@
  * register tables (mma.sync C and wgmma D fragments), and the errors.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ast.h"
@@ -408,6 +409,74 @@ START_TEST(plan_errors)
 }
 END_TEST
 
+/*
+ * FlashAttention's two gemms (test/cpu/flash_small.tile: S = Q K^T, then P V with P in
+ * registers), policy = full_row: all warps along M in both; the first gemm's accumulator
+ * and the second's A fragment put every element on the same thread, so P (computed
+ * element-wise from S) needs no movement. sm_90a: the first gemm on wgmma (M = 16 x warps),
+ * the second on mma.sync with the reason (A in registers).
+ */
+START_TEST(register_a_flash)
+{
+	static const char *const archs[] = {"sm_80", "sm_90a"};
+	Arena a;
+	IrProgram *prog;
+	const IrStmt *g1, *g2, *s;
+	GemmPlan p1, p2;
+	Err e = {0};
+	char *src = test_readfile("test/cpu/flash_small.tile", NULL);
+	int64_t i, j, x[3], y1[3], y2[3];
+
+	ck_assert_ptr_nonnull(src);
+	arena_init(&a);
+	prog = compile(&a, src);
+	ck_assert_ptr_nonnull(prog);
+	g1 = findgemm(prog->kernels[0].body);
+	ck_assert_ptr_nonnull(g1);
+	for (s = g1->next, g2 = NULL; s && !g2; s = s->next)
+		g2 = s->kind == S_GEMM ? s : NULL;
+	ck_assert_ptr_nonnull(g2);
+	ck_assert_int_eq(g1->u.gemm.policy, WARP_FULL_ROW);
+	ck_assert_int_eq(g2->u.gemm.policy, WARP_FULL_ROW);
+	for (int k = 0; k < 2; k++) {
+		const Target *t = target_lookup(TGT_CUDA, archs[k], &e);
+
+		ck_assert_ptr_nonnull(t);
+		ck_assert_msg(gemm_plan(&a, t, &prog->kernels[0], g1, &p1, &e) == 0, "%s", e.msg);
+		ck_assert_msg(gemm_plan(&a, t, &prog->kernels[0], g2, &p2, &e) == 0, "%s", e.msg);
+		ck_assert_int_eq(p1.instr, k ? GEMM_WGMMA : GEMM_MMA_SYNC);
+		ck_assert_int_eq(p2.instr, GEMM_MMA_SYNC);
+		ck_assert_int_eq(p2.m_warp, 4);
+		ck_assert_int_eq(p2.n_warp, 1);
+		ck_assert_int_eq(p2.a_shared, 0);
+		ck_assert_ptr_nonnull(p2.frag_a);
+		if (k)
+			ck_assert_ptr_nonnull(strstr(p2.why_not_wgmma, "operand A is in registers"));
+		ck_assert_int_eq(p2.frag_a->rep, 1);
+		for (i = 0; i < 64; i++)
+			for (j = 0; j < 32; j++) {
+				x[0] = i, x[1] = j, x[2] = 0;
+				ck_assert_int_eq(layout_eval(p1.acc, x, y1, &e), 0);
+				ck_assert_int_eq(layout_eval(p2.frag_a, x, y2, &e), 0);
+				ck_assert_int_eq(y1[1], y2[1]); /* the same thread */
+			}
+	}
+	/* the square partition (2 x 2 for 64 x 32 over 4 warps) would replicate P over the
+	 * N-warps: the policy is what makes the layouts meet */
+	{
+		IrStmt g = *g2;
+		const Target *t = target_lookup(TGT_CUDA, "sm_80", &e);
+
+		g.u.gemm.policy = WARP_SQUARE;
+		ck_assert_int_eq(gemm_plan(&a, t, &prog->kernels[0], &g, &p2, &e), 0);
+		ck_assert_int_gt(p2.n_warp, 1);
+		ck_assert_int_eq(p2.frag_a->rep, p2.n_warp);
+	}
+	arena_free(&a);
+	free(src);
+}
+END_TEST
+
 Suite *
 suite_gemm_plan(void)
 {
@@ -419,6 +488,7 @@ suite_gemm_plan(void)
 	tcase_add_loop_test(tc, plan_table, 0, countof(cases));
 	tcase_add_test(tc, wgmma_single);
 	tcase_add_test(tc, trans_b);
+	tcase_add_test(tc, register_a_flash);
 	tcase_add_loop_test(tc, plan_errors, 0, countof(errs));
 	suite_add_tcase(s, tc);
 	return s;

@@ -139,6 +139,18 @@ expect(const IrKernel *k, const long long *val, const char *cuda, long long g[3]
 	for (i = 0; i < k->nsize; i++) {
 		if (val[ns + i] < 0)
 			return -1;
+		/* a stride symbol that is no tensor's dim must be positive */
+		if (val[ns + i] == 0) {
+			int b, d, dim = 0, st = 0;
+
+			for (b = 0; b < k->nbuf; b++)
+				for (d = 0; d < k->bufs[b].ndim; d++) {
+					dim |= k->bufs[b].dims[d].sym == k->sizes[i];
+					st |= k->bufs[b].strides && k->bufs[b].strides[d].sym == k->sizes[i];
+				}
+			if (st && !dim)
+				return -1;
+		}
 		snprintf(pat, sizeof pat, "\tif (%s %% ", k->sizes[i]->name);
 		/* vector contracts of the CUDA C: "if (S % V != 0) __trap();" */
 		for (const char *p = strstr(cuda, pat); p; p = strstr(p + 1, pat)) {

@@ -2008,8 +2008,11 @@ START_TEST(sample)
 	name = t.k->name;
 	if (!strcmp(name, "gemm_bf16"))
 		K = 128; /* assume(K % BK == 0) */
+	/* gemm_strided's leading dimensions: padded, odd */
 	for (p = 0; p < t.k->nsize; p++)
-		t.sizes[p] = !strcmp(t.k->sizes[p]->name, "M") ? M : !strcmp(t.k->sizes[p]->name, "N") ? N : K;
+		t.sizes[p] = !strcmp(t.k->sizes[p]->name, "M") ? M : !strcmp(t.k->sizes[p]->name, "N") ? N
+			     : !strcmp(t.k->sizes[p]->name, "lda") ? K + 3 : !strcmp(t.k->sizes[p]->name, "ldb") ? N + 5
+			     : !strcmp(t.k->sizes[p]->name, "ldc") ? N + 1 : K;
 	for (p = 0; p < t.k->nparam; p++)
 		if (!t.k->params[p].is_tensor)
 			t.scal[p] = 0.75;
@@ -2031,19 +2034,20 @@ START_TEST(sample)
 			ck_assert_int_eq(t_fl(&t, "C")[i], INTERP_INEXACT | INTERP_VIA16);
 		}
 	} else if (!strncmp(name, "gemm", 4)) {
-		int bt = !strcmp(name, "gemm_bf16");
+		int bt = !strcmp(name, "gemm_bf16"), st = !strcmp(name, "gemm_strided");
+		int64_t lda = st ? K + 3 : K, ldb = st ? N + 5 : N, ldc = st ? N + 1 : N;
 
 		for (i = 0; i < M; i++)
 			for (j = 0; j < N; j++) {
 				double s = 0;
 
 				for (k = 0; k < K; k++)
-					s += getv(&t, "A", i * K + k) * getv(&t, "B", bt ? j * K + k : k * N + j);
-				ck_assert_msg(getv(&t, "C", i * N + j) == (bt ? (double)(float)s : ref_f16(f16of(s))),
+					s += getv(&t, "A", i * lda + k) * getv(&t, "B", bt ? j * K + k : k * ldb + j);
+				ck_assert_msg(getv(&t, "C", i * ldc + j) == (bt ? (double)(float)s : ref_f16(f16of(s))),
 					      "%s: C[%lld, %lld] = %g, want %g", name, (long long)i, (long long)j,
-					      getv(&t, "C", i * N + j), s);
+					      getv(&t, "C", i * ldc + j), s);
 				/* an f16 C was rounded into f16: its uncertainty is f16's */
-				ck_assert_int_eq(t_fl(&t, "C")[i * N + j], bt ? INTERP_INEXACT : INTERP_INEXACT | INTERP_VIA16);
+				ck_assert_int_eq(t_fl(&t, "C")[i * ldc + j], bt ? INTERP_INEXACT : INTERP_INEXACT | INTERP_VIA16);
 			}
 	} else if (!strcmp(name, "softmax")) {
 		int64_t W = 1024;

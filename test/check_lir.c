@@ -281,7 +281,7 @@ END_TEST
 
 /* each planning pass keeps its decisions on the tile IR; --print-after shows them */
 static const struct {
-	const char *file, *arch, *pass, *want[3];
+	const char *file, *arch, *pass, *want[4];
 } plans[] = {
 	{"samples/softmax.tile", "sm_80", "plan-partitions",
 	 {"// partition of softmax\n//   local x (inferred): 32 slots x 256 threads\n",
@@ -303,6 +303,14 @@ static const struct {
 	 {"//   pipeline at 13:5: 4 stages, loads 2 ahead, one wgmma group in flight\n"}},
 	{"test/cpu/global_hazard.tile", "sm_80", "plan-pipelines",
 	 {"a serial loop (the body writes tensor 'A', which its loads read ahead)\n"}},
+	{"test/cpu/nest_vector.tile", "sm_80", "plan-vectors",
+	 {"//   nest at 8:5: its loop layout, 8 slots x 128 threads; stores of 'C' in runs of 4 along j\n",
+	  "//   nest at 18:5: its loop layout, 16 slots x 64 threads; stores of 'F', 'H', 'U' in runs of 4 along j\n",
+	  "//   nest at 29:5: its loop layout, 8 slots x 64 threads; element stores: the stores' runs do not "
+	  "start at a multiple of the run\n",
+	  "//   nest at 37:5: its loop layout, 16 slots x 128 threads; stores of 'B' in runs of 4 along i\n"}},
+	{"test/cpu/nest_vector.tile", "sm_80", "plan-partitions",
+	 {"//   nest at 8:5: its loop layout, 8 slots x 128 threads\n"}},
 	{"test/cpu/replicated_rmw.tile", "sm_80", "plan-partitions",
 	 {"(8 replicas); stored between barriers: 'Z', 'y'\n"}},
 };
@@ -324,7 +332,7 @@ START_TEST(plan_dumps)
 	o.print_after = plans[_i].pass;
 	tilec_compile(src, len, &o, &r);
 	ck_assert_msg(r.status == TILEC_OK, "%s", r.diagnostics);
-	for (i = 0; i < 3 && plans[_i].want[i]; i++)
+	for (i = 0; i < 4 && plans[_i].want[i]; i++)
 		ck_assert_msg(strstr(r.log, plans[_i].want[i]), "%s %s: no '%s' in\n%s", plans[_i].file,
 			      plans[_i].pass, plans[_i].want[i], r.log);
 	tilec_result_free(&r);

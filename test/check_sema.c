@@ -89,6 +89,10 @@ static const struct {
 	{KH "shared At: f16[32, 64]; shared Bt: f16[64, 32]; local c: f32[64, 64];"
 	    "gemm(At, Bt, c, trans_a = true, trans_b = true, clear = true); }",
 	 "trans_a=1 trans_b=1 clear=1"},
+	/* the warp policy: shown when not square */
+	{KH KB "gemm(As, Bs, acc, policy = full_row); }", "trans_a=0 trans_b=0 clear=0 policy=full_row\n"},
+	{KH KB "gemm(As, Bs, acc, policy = full_col); }", "trans_a=0 trans_b=0 clear=0 policy=full_col\n"},
+	{KH KB "gemm(As, Bs, acc, policy = square); }", "trans_a=0 trans_b=0 clear=0\n"},
 	/* fill, clear, reduce */
 	{KH KB "fill(acc, 1); clear(r); }", "fill acc[0 +: 64, 0 +: 64], 1.0"},
 	{KH KB "fill(acc, 1); clear(r); }", "fill r[0 +: 64], 0.0"},
@@ -196,6 +200,10 @@ static const struct {
 	 "t:3:14: error: gemm: operand C 'r' must be 2-dimensional, its shape is [64]\n"},
 	{KH KB "gemm(As, Bs, acc, trans_a = 1); }",
 	 "t:3:29: error: gemm: trans_a must be true or false, got '1'\n"},
+	{KH KB "gemm(As, Bs, acc, policy = rows); }",
+	 "t:3:28: error: gemm: policy must be square, full_row or full_col\n"},
+	{KH KB "gemm(As, Bs, acc, policy = 1); }",
+	 "t:3:28: error: gemm: policy must be square, full_row or full_col\n"},
 	{KH KB "gemm(As, Bs, acc, transpose = true); }",
 	 "t:3:19: error: gemm: unknown argument 'transpose'\n"},
 	{KH KB "gemm(As, Bs); }",

@@ -22,9 +22,10 @@ static const struct {
 	const char *sample, *arch;
 } cases[] = {
 	{"copy", "sm_80"}, {"elementwise", "sm_80"}, {"transpose", "sm_80"}, {"softmax", "sm_80"},
-	{"convert", "sm_80"}, {"gemm", "sm_80"}, {"gemm_bf16", "sm_80"},
+	{"convert", "sm_80"}, {"gemm", "sm_80"}, {"gemm_bf16", "sm_80"}, {"gemm_strided", "sm_80"},
 	{"copy", "sm_90a"}, {"elementwise", "sm_90a"}, {"transpose", "sm_90a"}, {"softmax", "sm_90a"},
 	{"convert", "sm_90a"}, {"gemm", "sm_90a"}, {"gemm_bf16", "sm_90a"}, {"gemm_sm90", "sm_90a"},
+	{"gemm_strided", "sm_90a"},
 };
 
 static const char *

@@ -238,18 +238,24 @@ has "run: the assume that does not hold" "$tmp/out" "does not hold"
 "$TILEC" run "$tmp/a.tile" >"$tmp/out" 2>&1; check "run moves the default size to the assume" 0 $?
 has "run: N=192 from the default 211" "$tmp/out" "k [N=192]"
 
-# strided tensors (docs/semantics.md): the IR dump shows them; emission is refused (not lowered
-# yet), so tilec run refuses the program (exit 3); against hand-written code (--cuda) it runs,
-# with padded strides by default or those --sizes gives, and catches writes into the padding
+# strided tensors (docs/semantics.md): the IR dump shows them; CUDA and HIP address them through
+# the strides (vector accesses under run-time checks of the strides and the views' pointers);
+# tilec run checks the emitted code against the interpreter; against hand-written code (--cuda)
+# it runs too, with padded strides by default or those --sizes gives, and catches writes into
+# the padding
 "$TILEC" --dump=ir test/strided/head.tile >"$tmp/out" 2>&1; check "strided --dump=ir" 0 $?
 has "strided --dump=ir: the strides" "$tmp/out" "param T: f32[64, S] strides(1, ldt)"
 has "strided --dump=ir: stride symbols are sizes" "$tmp/out" "sizes S, sq, so, ldt"
-"$TILEC" --dump=cuda test/strided/head.tile >"$tmp/out" 2>&1; check "strided --dump=cuda refused" 1 $?
-has "strided --dump=cuda: located refusal" "$tmp/out" "test/strided/head.tile:7:13: error: kernel 'head': strided tensor 'Q' is not lowered yet for CUDA/HIP"
-"$TILEC" --target=hip -o "$tmp/h.hip" test/strided/head.tile >"$tmp/out" 2>&1; check "strided HIP refused" 1 $?
-[ ! -e "$tmp/h.hip" ]; check "strided HIP: no output file" 0 $?
-"$TILEC" run test/strided/head.tile >"$tmp/out" 2>&1; check "strided run refused" 3 $?
-has "strided run: the refusal" "$tmp/out" "strided tensor 'Q' is not lowered yet"
+"$TILEC" --dump=cuda test/strided/head.tile >"$tmp/out" 2>&1; check "strided --dump=cuda" 0 $?
+has "strided --dump=cuda: the strides are parameters" "$tmp/out" "float scale, int S, int sq, int so, int ldt)"
+has "strided --dump=cuda: the stride check" "$tmp/out" "const bool tl_ld4_sq = sq % 4 == 0;"
+has "strided --dump=cuda: the column-major view" "$tmp/out" "T[((long long)(j) + (long long)((((int)blockIdx.x * 16) + i)) * ldt)]"
+"$TILEC" --target=hip -o "$tmp/h.hip" test/strided/head.tile >"$tmp/out" 2>&1; check "strided HIP" 0 $?
+has "strided HIP: the view's pointer check" "$tmp/h.hip" "const bool tl_al16_O = (unsigned long long)O % 16 == 0;"
+"$TILEC" run test/strided/head.tile >"$tmp/out" 2>&1; check "strided run (element by element: sq = 67)" 0 $?
+has "strided run: the padded strides" "$tmp/out" "head [S=211,sq=67,so=67,ldt=67,"
+"$TILEC" run --sizes "S=37,sq=192,so=320" test/strided/head.tile >"$tmp/out" 2>&1; check "strided run (vectors)" 0 $?
+has "strided run (vectors): agrees" "$tmp/out" "all agree"
 "$TILEC" run --cuda=test/strided/head.cu --sizes "S=37,sq=192,so=320" test/strided/head.tile >"$tmp/out" 2>&1
 check "strided run --cuda" 0 $?
 has "strided run --cuda: the strides" "$tmp/out" "head [S=37,sq=192,so=320,ldt=67,"

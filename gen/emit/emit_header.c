@@ -365,6 +365,21 @@ arglist(Hd *h, Buf *b, int mode, int first)
 }
 
 /* tilec_K_dims: the checks and the grid */
+/* is size symbol v a stride of some tensor and no tensor's dim? (then it must be >= 1) */
+static int
+stride_only(const IrKernel *k, const IrVar *v)
+{
+	int b, d, st = 0;
+
+	for (b = 0; b < k->nbuf; b++)
+		for (d = 0; d < k->bufs[b].ndim; d++) {
+			if (k->bufs[b].dims[d].sym == v)
+				return 0;
+			st |= k->bufs[b].strides && k->bufs[b].strides[d].sym == v;
+		}
+	return st;
+}
+
 static int
 dims(Hd *h)
 {
@@ -383,7 +398,8 @@ dims(Hd *h)
 		if (!k->params[i].is_tensor)
 			buf_printf(o, "\t(void)%s;\n", k->params[i].name);
 	for (i = 0; i < k->nsize; i++)
-		buf_printf(o, "\tif (%s < 0)\n\t\treturn -1;\n", k->sizes[i]->name);
+		buf_printf(o, "\tif (%s < %d)\n\t\treturn -1;%s\n", k->sizes[i]->name,
+			   stride_only(k, k->sizes[i]), stride_only(k, k->sizes[i]) ? " /* a stride: at least 1 */" : "");
 	for (i = 0; i < h->c.ndiv; i++)
 		buf_printf(o, "\tif (%s %% %lld != 0)\n\t\treturn -1; /* %lld-element vectors need whole "
 			   "rows */\n", h->c.divsym[i], h->c.divby[i], h->c.divby[i]);

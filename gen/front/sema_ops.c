@@ -416,16 +416,29 @@ IrStmt *
 so_gemm(Sema *S, const Node *c)
 {
 	static const Param ps[] = {{"A", 1}, {"B", 1}, {"C", 1},
-				   {"trans_a", 0}, {"trans_b", 0}, {"clear", 0}};
-	const Node *a[6];
+				   {"trans_a", 0}, {"trans_b", 0}, {"clear", 0}, {"policy", 0}};
+	static const char *const pols[] = {"square", "full_row", "full_col"};
+	const Node *a[7];
 	RegArg ra, rb, rcc;
 	int64_t sa[2], sb[2], sc[2], m, n, ka, kb;
-	int ta, tb, cl, bad = 0;
+	int ta, tb, cl, pol = 0, bad = 0;
 	const IrBuffer *A, *B, *C;
 	IrStmt *s;
 
-	if (so_getargs(S, c, ps, 6, a))
+	if (so_getargs(S, c, ps, 7, a))
 		return NULL;
+	if (a[6]) {
+		/* the warp partition (TileLang's GemmWarpPolicy): square, or all warps along M / N */
+		if (a[6]->kind == N_IDENT)
+			for (pol = 0; pol < (int)countof(pols); pol++)
+				if (!strcmp(pols[pol], a[6]->u.name))
+					break;
+		if (a[6]->kind != N_IDENT || pol == (int)countof(pols)) {
+			diag(S->d, a[6]->loc, "gemm: policy must be square, full_row or full_col");
+			bad = 1;
+			pol = 0;
+		}
+	}
 	ta = so_boolarg(S, "gemm", "trans_a", a[3], 0);
 	tb = so_boolarg(S, "gemm", "trans_b", a[4], 0);
 	cl = so_boolarg(S, "gemm", "clear", a[5], 0);
@@ -500,6 +513,7 @@ so_gemm(Sema *S, const Node *c)
 		s->u.gemm.trans_a = ta;
 		s->u.gemm.trans_b = tb;
 		s->u.gemm.clear = cl;
+		s->u.gemm.policy = pol;
 	}
 	return s;
 }

@@ -997,6 +997,14 @@ gemm_step(Inf *in, State *st, Op *op)
 
 	inf_done(st, op->idx);
 	if (gemm_plan(in->a, in->t, in->k, s, &gp, &e) == 0) {
+		if (A->scope == MEM_LOCAL && (gp.instr == GEMM_MFMA || gp.instr == GEMM_WMMA)) {
+			/* the MFMA/WMMA accumulator is column-major per lane, its A operand row-major:
+			 * a result of one gemm would need a shuffle to feed the next, not done yet */
+			fail(in, st, "gemm: operand A '%s' in registers is not lowered for %s yet (only "
+			     "mma.sync reads A from registers); stage it through shared memory",
+			     A->name, gp.instr == GEMM_MFMA ? "MFMA" : "WMMA");
+			return -1;
+		}
 		lc = gp.acc;
 		la = A->scope == MEM_LOCAL ? gp.frag_a : gp.a_shared ? gp.smem_a.layout : NULL;
 		lb = B->scope == MEM_LOCAL ? gp.frag_b : gp.b_shared ? gp.smem_b.layout : NULL;

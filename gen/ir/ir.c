@@ -1062,8 +1062,9 @@ dstmt(Buf *b, const IrKernel *k, const IrStmt *s, int d)
 		dregion(b, k, &s->u.gemm.b);
 		buf_puts(b, " -> ");
 		dregion(b, k, &s->u.gemm.c);
-		buf_printf(b, " trans_a=%d trans_b=%d clear=%d\n", s->u.gemm.trans_a,
-			   s->u.gemm.trans_b, s->u.gemm.clear);
+		buf_printf(b, " trans_a=%d trans_b=%d clear=%d%s\n", s->u.gemm.trans_a,
+			   s->u.gemm.trans_b, s->u.gemm.clear,
+			   s->u.gemm.policy == 1 ? " policy=full_row" : s->u.gemm.policy == 2 ? " policy=full_col" : "");
 		break;
 	case S_FILL:
 		buf_puts(b, "fill ");

@@ -230,7 +230,7 @@ struct IrStmt {
 	int late_address;
 	union {
 		struct { Region src, dst; } copy;
-		struct { Region a, b, c; int trans_a, trans_b, clear; } gemm;
+		struct { Region a, b, c; int trans_a, trans_b, clear, policy; } gemm; /* policy: WarpPolicy */
 		struct { Region dst; IrExpr *value; } fill;
 		struct { int src, dst; ReduceOp op; int dim, clear; } reduce;
 		/* layout: the loop layout the program gives (parallel(..., layout = cute("..."))),

@@ -143,8 +143,19 @@ plan_wgmma(Arena *a, const Target *t, const IrKernel *k, const IrStmt *g, GemmPl
 		p->why_not_wgmma = "operands are not f16/bf16";
 		return 1;
 	}
-	if (k->bufs[g->u.gemm.a.buf].scope != MEM_SHARED || k->bufs[g->u.gemm.b.buf].scope != MEM_SHARED) {
-		p->why_not_wgmma = "an operand is not in shared memory";
+	if (k->bufs[g->u.gemm.a.buf].scope != MEM_SHARED) {
+		/* wgmma RS (A from registers) is not done: the mma.sync plan reads A's registers */
+		p->why_not_wgmma = "operand A is in registers (wgmma with A from registers is not "
+				   "lowered yet; mma.sync reads it)";
+		return 1;
+	}
+	if (k->bufs[g->u.gemm.b.buf].scope != MEM_SHARED) {
+		p->why_not_wgmma = "operand B is not in shared memory";
+		return 1;
+	}
+	if (p->policy == WARP_FULL_COL) {
+		p->why_not_wgmma = "policy full_col is asked for (the wgmma partition puts warpgroups "
+				   "along M)";
 		return 1;
 	}
 	if (p->M % 64 || k->threads % 128 || p->K % 16) {
@@ -166,6 +177,14 @@ plan_wgmma(Arena *a, const Target *t, const IrKernel *k, const IrStmt *g, GemmPl
 			p->why_not_wgmma = "no warpgroup partition";
 			return 1;
 		}
+	}
+	if (p->policy == WARP_FULL_ROW && (p->n_warp != 1 || p->M != 16LL * p->m_warp)) {
+		/* full_row: each warp owns 16 whole rows as in mma.sync's full_row partition (the
+		 * same threads hold the same elements, so a result can feed an mma.sync gemm of
+		 * the same policy); a warpgroup tile of more than 64 rows gives a warp rows 64 apart */
+		p->why_not_wgmma = "policy full_row is asked for and the warpgroups do not give each "
+				   "warp 16 whole rows (M = 16 x warps)";
+		return 1;
 	}
 	p->wg_m = p->m_warp / 4;
 	p->wg_n = p->n_warp;
@@ -219,7 +238,8 @@ plan_mma_sync(Arena *a, const IrKernel *k, const IrStmt *g, GemmPlan *p, Err *er
 	if (p->K % p->inst_k)
 		return err_set(err, "gemm: K = %lld is not a multiple of the mma.sync k extent %d",
 			       (long long)p->K, p->inst_k);
-	if (mma_warp_partition(p->M, p->N, p->warps, WARP_SQUARE, MMA_CUDA, &p->m_warp, &p->n_warp, err))
+	if (mma_warp_partition(p->M, p->N, p->warps, (WarpPolicy)p->policy, MMA_CUDA, &p->m_warp,
+			       &p->n_warp, err))
 		return -1;
 	p->rep_m = (int)(p->M / p->m_warp / 16);
 	p->rep_n = (int)(p->N / p->n_warp / 8);
@@ -307,7 +327,8 @@ plan_amd(Arena *a, const Target *t, const IrKernel *k, const IrStmt *g, GemmPlan
 	if (p->K % 16)
 		return err_set(err, "gemm: K = %lld is not a multiple of the %s k extent 16", (long long)p->K,
 			       gemm_instr_name(p->instr));
-	if (mma_warp_partition(p->M, p->N, p->warps, WARP_SQUARE, MMA_ROCM, &p->m_warp, &p->n_warp, err))
+	if (mma_warp_partition(p->M, p->N, p->warps, (WarpPolicy)p->policy, MMA_ROCM, &p->m_warp,
+			       &p->n_warp, err))
 		return -1;
 	p->rep_m = (int)(p->M / p->m_warp / 16);
 	p->rep_n = (int)(p->N / p->n_warp / 16);
@@ -338,6 +359,7 @@ gemm_plan(Arena *a, const Target *t, const IrKernel *k, const IrStmt *g, GemmPla
 		return -1;
 	out->trans_a = g->u.gemm.trans_a;
 	out->trans_b = g->u.gemm.trans_b;
+	out->policy = g->u.gemm.policy;
 	out->M = sa[out->trans_a ? 1 : 0];
 	out->K = sa[out->trans_a ? 0 : 1];
 	out->N = sb[out->trans_b ? 0 : 1];
@@ -398,6 +420,8 @@ gemm_plan_dump(Buf *b, const GemmPlan *p)
 		   dtype_name(p->acc_type), p->trans_a ? " trans_a" : "", p->trans_b ? " trans_b" : "");
 	buf_printf(b, "instr: %s m%dn%dk%d, %d warps as %dx%d", gemm_instr_name(p->instr), p->inst_m,
 		   p->inst_n, p->inst_k, p->warps, p->m_warp, p->n_warp);
+	if (p->policy == WARP_FULL_ROW || p->policy == WARP_FULL_COL)
+		buf_printf(b, " (policy %s)", p->policy == WARP_FULL_ROW ? "full_row" : "full_col");
 	if (p->instr == GEMM_WGMMA)
 		buf_printf(b, ", warpgroups %dx%d of %lldx%lld", p->wg_m, p->wg_n, (long long)p->wg_rows,
 			   (long long)p->wg_cols);

@@ -22,6 +22,7 @@ typedef struct GemmPlan {
 	GemmInstr instr;
 	int64_t M, N, K;         /* the gemm's extents (from the regions and trans flags) */
 	int trans_a, trans_b;    /* A is stored [K, M]; B is stored [N, K] */
+	int policy;              /* the gemm's warp policy (WarpPolicy: square, full_row, full_col) */
 	DType ab_type, acc_type; /* operand and accumulator element types */
 	int elem_bits;           /* bits of an operand element (16 for f16/bf16) */
 	int inst_m, inst_n, inst_k; /* one instruction: 16x8x16 (mma.sync f16), 64xNx16 (wgmma),

@@ -376,9 +376,13 @@ bodies(Em *e, Buf *chk)
 		Buf c;
 		LNode *n;
 
+		int strided = 0;
+
 		buf_init(&c);
-		for (i = 0; i < e->nflags; i++)
+		for (i = 0; i < e->nflags; i++) {
 			buf_printf(&c, "%s%s", i ? " && " : "", e->flags[i]);
+			strided |= !strncmp(e->flags[i], "tl_ld", 5) || !strncmp(e->flags[i], "tl_al", 5);
+		}
 		e->cur = body;
 		/* the flags depend on sizes alone: every thread takes the same branch */
 		n = lw_open_if(e, arena_strdup(e->a, buf_str(&c)), 0, 0);
@@ -388,7 +392,8 @@ bodies(Em *e, Buf *chk)
 		lw_sh_clear(e);
 		if ((ret = lw_stmts(e, chk, e->k->body)) == 0) {
 			e->scalar = 1;
-			lw_open_else(e, n, "rows that are not whole vectors: element by element");
+			lw_open_else(e, n, strided ? "rows, strides or a view's pointer not of whole vectors: "
+				     "element by element" : "rows that are not whole vectors: element by element");
 			lw_sh_clear(e);
 			ret = lw_stmts(e, chk, e->k->body);
 			e->scalar = 0;
@@ -547,17 +552,6 @@ lower_kernels(Arena *a, const IrProgram *p, LProgram **out, Err *err)
 	lp->version = TL_VERSION;
 	tail = &lp->kernels;
 	for (k = p->kernels; k; k = k->next) {
-		/* strided tensors are not lowered yet: refused rather than lowered as if dense;
-		 * sema gives a provably dense strides(...) no strides */
-		int sb = ir_strided_buffer(k);
-
-		if (sb >= 0) {
-			err_set(err, "kernel '%s': strided tensor '%s' is not lowered yet for CUDA/HIP "
-				"(strides(...) other than the dense row-major ones run only in the "
-				"reference interpreter for now)",
-				k->name, k->bufs[sb].name);
-			return err_loc(err, k->bufs[sb].loc);
-		}
 		if (lw_setup(&e, a, t, k, err) == 0)
 			e.lk = anew(a, LKernel);
 		if (!e.lk || kernel(&e)) {

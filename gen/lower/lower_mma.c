@@ -132,7 +132,7 @@ lw_gemm(Em *e, const IrStmt *st)
 	const IrBuffer *A = &e->k->bufs[st->u.gemm.a.buf], *B = &e->k->bufs[st->u.gemm.b.buf];
 	const IrBuffer *Cb = &e->k->bufs[st->u.gemm.c.buf];
 	int64_t wm, wn;
-	int mi, nj, ni;
+	int mi, nj, ni, areg;
 	char *ia[2], *ib[2];
 	Buf b;
 
@@ -163,7 +163,10 @@ lw_gemm(Em *e, const IrStmt *st)
 	if (p.instr != GEMM_MMA_SYNC)
 		return err_set(e->err, "gemm: %s emission is not implemented yet (use --arch=sm_90 or sm_80)",
 			       gemm_instr_name(p.instr));
-	if (p.trans_a || p.elem_bits != 16 || !p.a_shared || !p.b_shared ||
+	/* A from registers: a local A in the plan's A-fragment layout (mma.sync's register order,
+	 * so each 32-bit A register is two of its elements), not transposed; B from shared memory */
+	areg = A->scope == MEM_LOCAL && !p.trans_a;
+	if (p.trans_a || p.elem_bits != 16 || (!p.a_shared && !areg) || !p.b_shared ||
 	    p.rep_n % 2 || A->ndim != 2 || B->ndim != 2 || Cb->ndim != 2 || p.acc_type != DT_F32) {
 		/* say which of the conditions this gemm misses, so the user knows what to change */
 		char why[256];
@@ -172,11 +175,12 @@ lw_gemm(Em *e, const IrStmt *st)
 		int nm = 0, i;
 
 		if (p.trans_a)
-			miss[nm++] = "trans_a (store A as M x K)";
+			miss[nm++] = A->scope == MEM_LOCAL ? "trans_a with A in registers (give A as M x K)"
+							   : "trans_a (store A as M x K)";
 		if (p.elem_bits != 16)
 			miss[nm++] = "operands that are not f16/bf16";
-		if (!p.a_shared || !p.b_shared)
-			miss[nm++] = "an operand in registers (stage it through shared memory)";
+		if (!p.b_shared)
+			miss[nm++] = "operand B in registers (stage it through shared memory)";
 		if (p.rep_n % 2)
 			miss[nm++] = "an odd number of n8 tiles per warp (make N per warp a multiple of 16)";
 		if (A->ndim != 2 || B->ndim != 2 || Cb->ndim != 2)
@@ -191,27 +195,42 @@ lw_gemm(Em *e, const IrStmt *st)
 				at += (size_t)w;
 		}
 		return err_set(e->err, "gemm: not lowered yet for mma.sync: %s; lowered: f16/bf16 "
-			       "A[M,K] x B[K,N] or B[N,K] from shared memory into an f32 accumulator", why);
+			       "A[M,K] (shared or local) x B[K,N] or B[N,K] from shared memory into an f32 "
+			       "accumulator", why);
 	}
+	if (areg && e->frag[st->u.gemm.a.buf] != p.frag_a &&
+	    layout_equal(e->frag[st->u.gemm.a.buf], p.frag_a, NULL) != 1)
+		return err_set(e->err, "gemm: operand A '%s' is in registers but not in the mma.sync "
+			       "A-fragment layout of the gemm plan", A->name);
 	if (e->frag[st->u.gemm.c.buf] != p.acc && layout_equal(e->frag[st->u.gemm.c.buf], p.acc, NULL) != 1)
 		return err_set(e->err, "gemm: accumulator '%s' does not have the gemm plan's layout", Cb->name);
 	/* ldmatrix reads rows of 8 elements (16 bytes) along the last dimension of each operand */
 	{
 		const SmemBuf *sa = smem_find(&e->sp, st->u.gemm.a.buf), *sbb = smem_find(&e->sp, st->u.gemm.b.buf);
 
-		if (!sa || !sbb || sa->run < 8 || sbb->run < 8)
+		if (!areg && (!sa || sa->run < 8))
 			return err_set(e->err, "gemm: shared operand '%s' keeps only %lld consecutive elements "
 				       "together in its layout; ldmatrix reads 8 (16 bytes) along the last "
-				       "dimension", !sa || sa->run < 8 ? A->name : B->name,
-				       (long long)(!sa || sa->run < 8 ? (sa ? sa->run : 0) : sbb->run));
+				       "dimension", A->name, (long long)(sa ? sa->run : 0));
+		if (!sbb || sbb->run < 8)
+			return err_set(e->err, "gemm: shared operand '%s' keeps only %lld consecutive elements "
+				       "together in its layout; ldmatrix reads 8 (16 bytes) along the last "
+				       "dimension", B->name, (long long)(sbb ? sbb->run : 0));
 	}
 	wm = p.M / p.m_warp;
 	wn = p.N / p.n_warp;
 	buf_init(&b);
-	lw_comment(e, "gemm %s: mma.sync m16n8k16, warps %dx%d, %dx%d tiles per warp", Cb->name, p.m_warp,
-		p.n_warp, p.rep_m, p.rep_n);
+	if (areg)
+		lw_comment(e, "gemm %s: mma.sync m16n8k16, warps %dx%d, %dx%d tiles per warp, A '%s' from "
+			   "registers", Cb->name, p.m_warp, p.n_warp, p.rep_m, p.rep_n, A->name);
+	else
+		lw_comment(e, "gemm %s: mma.sync m16n8k16, warps %dx%d, %dx%d tiles per warp", Cb->name,
+			   p.m_warp, p.n_warp, p.rep_m, p.rep_n);
 	lw_open_block(e, NULL);
-	lw_decl2(e, "wm", arena_printf(e->a, "warp %% %d", p.m_warp), "wn", arena_printf(e->a, "warp / %d", p.m_warp));
+	if (areg) /* A's registers need no warp row */
+		lw_decl(e, 1, "int", "wn", 0, arena_printf(e->a, "warp / %d", p.m_warp), NULL);
+	else
+		lw_decl2(e, "wm", arena_printf(e->a, "warp %% %d", p.m_warp), "wn", arena_printf(e->a, "warp / %d", p.m_warp));
 	{
 		LNode *kl = lw_open_for(e, "kk", "0", arena_printf(e->a, "%lld", (long long)p.K), (p.K + 15) / 16, 1, 0);
 
@@ -220,12 +239,24 @@ lw_gemm(Em *e, const IrStmt *st)
 	lw_decl(e, 0, "tl_u32", arena_printf(e->a, "af[%d][4]", p.rep_m), 0, NULL, NULL)->u.decl.name2 =
 		arena_printf(e->a, "bf[%d][2]", p.rep_n);
 	lw_open_for(e, "mi", "0", arena_printf(e->a, "%d", p.rep_m), p.rep_m, 1, 0);
-	lw_decl2(e, "r", arena_printf(e->a, "wm * %lld + mi * 16 + lane %% 16", (long long)wm), "c", "kk + lane / 16 * 8");
-	ia[0] = "r", ia[1] = "c";
-	buf_reset(&b);
-	lw_smemoff(e, st->u.gemm.a.buf, ia, &b);
-	lw_call(e, LC_LDMATRIX, "tl_ldmatrix_x4", arena_printf(e->a, "af[mi], &%s[%s]", lw_bufptr(e, st->u.gemm.a.buf),
-							    buf_str(&b)), NULL);
+	if (areg) {
+		/* the A fragment's slots (mma_block_fragment): (k-step * rep_m + mi) * 8 + the
+		 * instruction's register order a0..a7, two 16-bit elements per 32-bit register */
+		int q;
+
+		for (q = 0; q < 4; q++)
+			lw_assign(e, LM_LOCAL, -1, 0, arena_printf(e->a, "af[mi][%d]", q),
+				  arena_printf(e->a, "(tl_u32)%s[(kk / 16 * %d + mi) * 8 + %d] | "
+					       "(tl_u32)%s[(kk / 16 * %d + mi) * 8 + %d] << 16", A->name,
+					       p.rep_m, 2 * q, A->name, p.rep_m, 2 * q + 1));
+	} else {
+		lw_decl2(e, "r", arena_printf(e->a, "wm * %lld + mi * 16 + lane %% 16", (long long)wm), "c", "kk + lane / 16 * 8");
+		ia[0] = "r", ia[1] = "c";
+		buf_reset(&b);
+		lw_smemoff(e, st->u.gemm.a.buf, ia, &b);
+		lw_call(e, LC_LDMATRIX, "tl_ldmatrix_x4", arena_printf(e->a, "af[mi], &%s[%s]", lw_bufptr(e, st->u.gemm.a.buf),
+								    buf_str(&b)), NULL);
+	}
 	lw_pop(e);
 	{
 		LNode *nl = lw_open_for(e, "nj", "0", arena_printf(e->a, "%d", p.rep_n), (p.rep_n + 1) / 2, 1, 0);

@@ -346,8 +346,8 @@ expr_reads(const IrExpr *x, int buf)
 }
 
 /* does a parallel nest's body (with what it nests) read buffer buf? */
-static int
-body_reads(const IrStmt *s, int buf)
+int
+lw_body_reads(const IrStmt *s, int buf)
 {
 	int i;
 
@@ -365,8 +365,8 @@ body_reads(const IrStmt *s, int buf)
 				return 1;
 			break;
 		case S_IF:
-			if (expr_reads(s->u.cond.cond, buf) || body_reads(s->u.cond.then, buf) ||
-			    body_reads(s->u.cond.els, buf))
+			if (expr_reads(s->u.cond.cond, buf) || lw_body_reads(s->u.cond.then, buf) ||
+			    lw_body_reads(s->u.cond.els, buf))
 				return 1;
 			break;
 		default: break;
@@ -423,7 +423,7 @@ lw_plan_parsync(Em *e, const IrStmt *st, const Fragment *LF, int64_t S, unsigned
 	for (b = 0; b < e->k->nbuf; b++) {
 		const IrBuffer *B = &e->k->bufs[b];
 
-		if (B->scope == MEM_LOCAL || !stores_into(st->u.par.body, b) || !body_reads(st->u.par.body, b))
+		if (B->scope == MEM_LOCAL || !stores_into(st->u.par.body, b) || !lw_body_reads(st->u.par.body, b))
 			continue;
 		if ((bad = nested_store(st->u.par.body, b, 0))) {
 			err_loc(e->err, bad->loc);
@@ -443,12 +443,110 @@ lw_plan_parsync(Em *e, const IrStmt *st, const Fragment *LF, int64_t S, unsigned
 	return 0;
 }
 
+/* the coordinates of the nest's point at slot s, marked used */
+static void
+par_coords(Em *e, const IrStmt *st, IExpr **pc, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		lw_decl_ix(e, lw_vname(e, st->u.par.vars[i]), pc[i], lw_slotnames);
+	/* the body reads most points through the fragment's slot s, not through the
+	 * coordinates: marked used, so that nvcc (#177-D) and clang -Wall stay quiet */
+	if (n > 0) {
+		Buf u;
+
+		buf_init(&u);
+		for (i = 0; i < n; i++)
+			buf_printf(&u, "%s%s", i ? ", " : "", lw_vname(e, st->u.par.vars[i]));
+		lw_add(e, L_USE)->text = arena_strdup(e->a, buf_str(&u));
+		buf_free(&u);
+	}
+}
+
+/* the vector stores of a run (plan-vectors): the values of its vec points, kept in
+ * tl_v<q>[tl_r], stored as one access at the run's first point */
+static void
+par_vstores(Em *e, const NestPlan *vp)
+{
+	int q, r, eb, words, w;
+	char *vals[16], *g;
+	Buf b, a;
+
+	buf_init(&b);
+	buf_init(&a);
+	for (q = 0; q < vp->nvst; q++) {
+		const IrStmt *st = vp->vst[q];
+		const IrBuffer *B = &e->k->bufs[st->u.store.buf];
+
+		eb = (int)dtype_bytes(B->dtype);
+		words = vp->vec * eb / 4;
+		for (r = 0; r < vp->vec; r++)
+			vals[r] = arena_printf(e->a, "tl_v%d[%d]", q, r);
+		buf_reset(&b);
+		if (words == 1) {
+			lw_packword(&b, B->dtype, vals, 0);
+		} else {
+			buf_printf(&b, "make_uint%d(", words);
+			for (w = 0; w < words; w++) {
+				if (w)
+					buf_puts(&b, ", ");
+				lw_packword(&b, B->dtype, vals, w);
+			}
+			buf_putc(&b, ')');
+		}
+		buf_reset(&a);
+		lw_access(e, &a, st->u.store.buf, st->u.store.n, st->u.store.idx);
+		/* the run starts at a multiple of vec in a row of whole vectors: its first point
+		 * in range means every point is */
+		g = lw_elemguard(e, B, st->u.store.n, st->u.store.idx);
+		if (g)
+			lw_open_if(e, g, 1, 1);
+		lw_assign(e, LM_GLOBAL, st->u.store.buf, vp->vec * eb,
+			  arena_printf(e->a, "*(%s *)(&%s)", lw_vtype(vp->vec * eb), buf_str(&a)), buf_str(&b));
+		if (g)
+			lw_pop(e);
+	}
+	buf_free(&a);
+	buf_free(&b);
+}
+
+/* the vector stores of np that this body can do: rows of whole vectors proven, or assumed
+ * by the vector body of a kernel emitted twice (lw_veccond); NULL when none */
+static const NestPlan *
+par_vplan(Em *e, Buf *chk, const IrStmt *st, const NestPlan *np)
+{
+	NestPlan *vp;
+	int q;
+
+	if (np->vec < 2)
+		return NULL;
+	vp = anew(e->a, NestPlan);
+	*vp = *np;
+	vp->vst = anewn(e->a, const IrStmt *, np->nvst + 1);
+	vp->nvst = 0;
+	for (q = 0; q < np->nvst; q++) {
+		const IrStmt *s = np->vst[q];
+		IrExpr *off[IR_MAXDIM];
+		int64_t ext[IR_MAXDIM];
+		Region r;
+		int d;
+
+		for (d = 0; d < s->u.store.n; d++)
+			off[d] = ir_int(e->a, st->loc, 0), ext[d] = 1;
+		r.buf = s->u.store.buf, r.ndim = s->u.store.n, r.off = off, r.ext = ext;
+		if (lw_veccond(e, chk, &r, np->vec) == NULL)
+			vp->vst[vp->nvst++] = s;
+	}
+	return vp->nvst ? vp : NULL;
+}
+
 int
 lw_parallel(Em *e, Buf *chk, const IrStmt *st)
 {
 	int64_t ext[IR_MAXDIM], S;
-	int n = nest_shape(st, ext), i;
-	const NestPlan *np = lw_nest(e, st);
+	int n = nest_shape(st, ext), i, q;
+	const NestPlan *np = lw_nest(e, st), *vp;
 	const Fragment *LF;
 	IExpr **pc;
 	const IrStmt *b;
@@ -456,6 +554,15 @@ lw_parallel(Em *e, Buf *chk, const IrStmt *st)
 
 	if (!np)
 		return -1;
+	if (!np->vec) {
+		/* plan-vectors did not run: the same plan now */
+		NestPlan *p2 = anew(e->a, NestPlan);
+
+		*p2 = *np;
+		if (lw_plan_nestvec(e, st, p2))
+			return -1;
+		np = p2;
+	}
 	LF = np->frag, pc = np->coord, S = np->slots;
 	e->parsync = np->sync;
 	e->parpad = np->pad ? ext[0] : 0;
@@ -471,37 +578,50 @@ lw_parallel(Em *e, Buf *chk, const IrStmt *st)
 				return -1;
 		}
 	}
+	vp = par_vplan(e, chk, st, np);
 	/* a loop layout over fewer threads than the block's: the others have no point */
 	if (LF->nthreads < e->k->threads)
 		lw_open_if(e, arena_printf(e->a, "tid < %lld", (long long)LF->nthreads), 0, 1);
-	lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)S), S, 1, 0);
-	for (i = 0; i < n; i++)
-		lw_decl_ix(e, lw_vname(e, st->u.par.vars[i]), pc[i], lw_slotnames);
+	if (vp) {
+		/* runs of vec points along one variable: each point's values kept, the vector
+		 * stores done once per run */
+		LNode *fl = lw_open_for(e, "tl_g", "0", arena_printf(e->a, "%lld", (long long)S), S / vp->vec, 1, 0);
+
+		fl->u.loop.step = vp->vec, fl->u.loop.stepped = 1;
+		for (q = 0; q < vp->nvst; q++)
+			lw_decl(e, 0, lw_ctype(e->k->bufs[vp->vst[q]->u.store.buf].dtype),
+				arena_printf(e->a, "tl_v%d", q), vp->vec, NULL, NULL);
+		lw_open_for(e, "tl_r", "0", arena_printf(e->a, "%d", vp->vec), vp->vec, 1, 0);
+		lw_decl(e, 1, "int", "s", 0, "tl_g + tl_r", NULL);
+	} else {
+		lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)S), S, 1, 0);
+	}
+	par_coords(e, st, pc, n);
 	/* a padded loop layout: the points past the first extent do not exist (plan_partition.c) */
 	if (np->pad)
 		lw_open_if(e, arena_printf(e->a, "%s < %lld", lw_vname(e, st->u.par.vars[0]), (long long)ext[0]), 0, 1);
-	/* the body reads most points through the fragment's slot s, not through the
-	 * coordinates: marked used, so that nvcc (#177-D) and clang -Wall stay quiet */
-	if (n > 0) {
-		Buf u;
-
-		buf_init(&u);
-		for (i = 0; i < n; i++)
-			buf_printf(&u, "%s%s", i ? ", " : "", lw_vname(e, st->u.par.vars[i]));
-		lw_add(e, L_USE)->text = arena_strdup(e->a, buf_str(&u));
-		buf_free(&u);
-	}
-	e->par = st, e->parpc = pc, e->parS = S;
+	e->par = st, e->parpc = pc, e->parS = S, e->parvec = vp;
 	/* a replicated loop layout runs each point in LF->rep threads: only replica 0 writes
 	 * shared or global memory (a read-modify-write by every replica would race) */
 	e->parrep = LF->rep > 1 ? lw_ixstr(e, pc[n], lw_slotnames) : NULL;
 	i = lw_stmts(e, chk, st->u.par.body);
+	e->parvec = NULL;
+	if (!i && vp) {
+		lw_pop(e);
+		lw_open_block(e, arena_printf(e->a, "the run's %d points of '%s' stored as vectors", vp->vec,
+					      lw_vname(e, st->u.par.vars[vp->vdim])));
+		lw_decl(e, 1, "int", "s", 0, "tl_g", NULL);
+		par_coords(e, st, pc, n);
+		par_vstores(e, vp);
+	}
 	e->par = NULL, e->parpc = NULL, e->parrep = NULL, e->parsync = NULL, e->parpad = 0;
 	if (i)
 		return -1;
 	if (np->pad)
 		lw_pop(e);
 	lw_pop(e);
+	if (vp)
+		lw_pop(e);
 	if (LF->nthreads < e->k->threads)
 		lw_pop(e);
 	return 0;
@@ -523,6 +643,18 @@ lw_store(Em *e, const IrStmt *st)
 	 * comes from the hazard tracking) */
 	if (!e->par && B->scope != MEM_LOCAL)
 		g = arena_printf(e->a, "%s%stid == 0", g ? g : "", g ? " && " : "");
+	/* a vector store of a run (plan-vectors): the point's value is kept for it */
+	if (e->par && e->parvec) {
+		int q;
+
+		for (q = 0; q < e->parvec->nvst; q++)
+			if (e->parvec->vst[q] == st) {
+				lw_assign(e, LM_LOCAL, -1, dtype_bytes(B->dtype), arena_printf(e->a, "tl_v%d[tl_r]", q),
+					  lw_conv(e, lw_exprstr(e, st->u.store.value),
+						  lw_calctype(st->u.store.value->type), B->dtype));
+				return 0;
+			}
+	}
 	/* a global element outside the tensor is not written (docs/semantics.md) */
 	buf_init(&b);
 	lw_access(e, &b, st->u.store.buf, st->u.store.n, st->u.store.idx);

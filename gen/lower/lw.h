@@ -71,6 +71,7 @@ typedef struct Em {
 	int64_t parpad;      /* its points past this first extent are padding (NestPlan.pad), or 0 */
 	const char *parrep;  /* its replica index when the loop layout is replicated, else NULL */
 	unsigned char *parsync; /* per buffer: replica 0's stores into it go between barriers */
+	const NestPlan *parvec; /* its vector stores (vec > 1): their values go to tl_v<k>[tl_r] */
 	unsigned char *nnvar; /* per var id: loop and let variables proven >= 0 (signs()) */
 	/* per var id (signs()): a constant largest value (hasmax), or the count X of a
 	 * variable running over [0, X) (a block index over its grid extent, a pipeline or
@@ -131,7 +132,11 @@ Fragment *lw_defaultfrag(Em *e, const int64_t *shape, int n);
 IExpr **lw_fragcoords(Em *e, const Fragment *F, int64_t *S);
 int lw_fragvec(const Fragment *F, IExpr *const *co, int64_t S, int maxv);
 int lw_fragvec_ref(const Fragment *F, IExpr *const *co, int64_t S, int maxv);
-
+int lw_fragrun(const Fragment *F, IExpr *const *co, int64_t S, int dim, int maxv);
+int lw_fragrun_ref(const Fragment *F, IExpr *const *co, int64_t S, int dim, int maxv);
+int lw_contig_access(const IrBuffer *B, int n, IrExpr *const *idx, const IrVar *v, int V);
+int lw_plan_nestvec(Em *e, const IrStmt *st, NestPlan *np);
+int lw_body_reads(const IrStmt *s, int buf);
 extern const char *const lw_slotnames[IEXPR_NVARS];
 const char *lw_vtype(int bytes);
 void lw_packword(Buf *b, DType t, char *const *vals, int w);
@@ -141,6 +146,7 @@ char *lw_memaddr(Em *e, const Region *r, char *const *cs, int nn);
 char *lw_regguard(Em *e, const Region *r, char *const *cs, int nn, int vec);
 extern char lw_scalar_only[];
 char *lw_veccond(Em *e, Buf *chk, const Region *r, int v);
+int lw_stridevec(const Em *e, const IrBuffer *B, int v, const char **why);
 int lw_vecdim(const Em *e, const Region *r, int nn, int v);
 char **lw_lanecs(Em *e, char *const *cs, int nn);
 int lw_countunit(const IrBuffer *B);

@@ -216,17 +216,24 @@ varc(Em *e, Buf *b, const IrVar *v)
 	buf_puts(b, lw_vname(e, v));
 }
 
-/* row-major offset of a global buffer access: idx[d] * stride(d) */
+/* the element offset of a global buffer access: idx[d] * stride(d), in 64 bits; the
+ * strides are the row-major ones of the dims, or a strided tensor's strides(...) (a
+ * stride symbol is an int kernel parameter, a stride of 1 is not written) */
 static void
 goffset(Em *e, Buf *b, const IrBuffer *B, char *const *idx)
 {
 	int d, d2;
 
-	(void)e;
-
 	buf_putc(b, '(');
 	for (d = 0; d < B->ndim; d++) {
 		buf_printf(b, "%s(long long)(%s)", d ? " + " : "", idx[d]);
+		if (B->strides) {
+			if (B->strides[d].sym)
+				buf_printf(b, " * %s", lw_vname(e, B->strides[d].sym));
+			else if (B->strides[d].c != 1)
+				buf_printf(b, " * %lld", (long long)B->strides[d].c);
+			continue;
+		}
 		for (d2 = d + 1; d2 < B->ndim; d2++) {
 			if (B->dims[d2].sym)
 				buf_printf(b, " * %s", lw_vname(e, B->dims[d2].sym));
@@ -814,10 +821,10 @@ lw_fragvec_ref(const Fragment *F, IExpr *const *co, int64_t S, int maxv)
 	return v > 1 ? v : 1;
 }
 
-/* does thread t break the run v (some slots s..s+v-1, s % v == 0, not consecutive
- * aligned elements of the last dim)? 0 also when an evaluation fails */
+/* does thread t break the run v along dim (some slots s..s+v-1, s % v == 0, not
+ * consecutive aligned elements of dim)? 0 also when an evaluation fails */
 static int
-vec_broken(IExpr *const *co, int n, int64_t S, int64_t t, int v)
+vec_broken(IExpr *const *co, int n, int dim, int64_t S, int64_t t, int v)
 {
 	int64_t vals[IEXPR_NVARS] = {0}, c0[LAYOUT_MAXDIM], c;
 	int64_t s;
@@ -829,14 +836,14 @@ vec_broken(IExpr *const *co, int n, int64_t S, int64_t t, int v)
 		for (d = 0; d < n; d++)
 			if (iexpr_eval(co[d], vals, &c0[d], NULL))
 				return 0;
-		if (c0[n - 1] % v)
+		if (c0[dim] % v)
 			return 1;
 		for (kk = 1; kk < v; kk++) {
 			vals[0] = s + kk;
 			for (d = 0; d < n; d++) {
 				if (iexpr_eval(co[d], vals, &c, NULL))
 					return 0;
-				if (c != c0[d] + (d == n - 1 ? kk : 0))
+				if (c != c0[d] + (d == dim ? kk : 0))
 					return 1;
 			}
 		}
@@ -846,32 +853,158 @@ vec_broken(IExpr *const *co, int n, int64_t S, int64_t t, int v)
 
 int lw_reference_walks;
 
+/* the widest run along dim, proved, refuted by a thread, else by ref (lw_fragvec_ref or
+ * lw_fragrun_ref): a run that holds for v holds for v / 2, so each v from maxv down is
+ * proved from the coordinates' digits (layout_aff_vecrun_), refuted by the first or the
+ * last thread breaking it, or else the reference decides from v down */
+static int
+run_fast(const Fragment *F, IExpr *const *co, int64_t S, int dim, int maxv)
+{
+	static const int ids[2] = {1, 0};
+	int64_t shape[2];
+	int v, n = F->nin;
+
+	shape[0] = F->nthreads, shape[1] = S;
+	for (v = maxv; v > 1; v /= 2) {
+		if (S % v)
+			continue;
+		if (layout_aff_vecrun_(shape, ids, 2, co, n, 0, v, dim))
+			return v;
+		if (vec_broken(co, n, dim, S, 0, v) || vec_broken(co, n, dim, S, F->nthreads - 1, v))
+			continue;
+		return -v;
+	}
+	return 1;
+}
+
 /* the widest run v (power of two, dividing S, at most maxv) such that every
  * thread's slots s..s+v-1 (s % v == 0) are consecutive, aligned elements of the
- * last dim. A run that holds for v holds for v / 2, so each v from maxv down is
- * proved from the coordinates' digits (layout_aff_vecrun_), refuted by a thread that
- * breaks it, or else decided by enumeration (lw_fragvec_ref) */
+ * last dim (run_fast, else lw_fragvec_ref) */
 int
 lw_fragvec(const Fragment *F, IExpr *const *co, int64_t S, int maxv)
 {
-	static const int ids[2] = {1, 0};
-	int64_t shape[2], total;
+	int64_t total;
 	int v, n = F->nin;
 
 	if (n < 1 || n > LAYOUT_MAXDIM || S < 1 || F->nthreads < 1 || ck_mul(S, F->nthreads, &total) ||
 	    total > (1 << 22) || lw_reference_walks)
 		return lw_fragvec_ref(F, co, S, maxv);
+	v = run_fast(F, co, S, n - 1, maxv);
+	return v < 0 ? lw_fragvec_ref(F, co, S, -v) : v;
+}
+
+/* the widest run v (power of two, dividing S, at most maxv) such that every thread's
+ * slots s..s+v-1 (s % v == 0) are points whose coordinate dim counts up from a multiple
+ * of v, the others equal: lw_fragvec along any dim, for the points of a nest. By
+ * enumeration: the reference of lw_fragrun */
+int
+lw_fragrun_ref(const Fragment *F, IExpr *const *co, int64_t S, int dim, int maxv)
+{
+	static const int ids[2] = {1, 0};
+	int64_t shape[2], t, s, total;
+	VecTab tab;
+	Err scratch = {0};
+	int v, kk, d, n = F->nin;
+
+	if (n < 1 || dim < 0 || dim >= n || S < 1 || F->nthreads < 1 || ck_mul(S, F->nthreads, &total) ||
+	    total > (1 << 22))
+		return 1;
 	shape[0] = F->nthreads, shape[1] = S;
-	for (v = maxv; v > 1; v /= 2) {
-		if (S % v)
-			continue;
-		if (layout_aff_vecrun_(shape, ids, 2, co, n, 0, v, n - 1))
-			return v;
-		if (vec_broken(co, n, S, 0, v) || vec_broken(co, n, S, F->nthreads - 1, v))
-			continue;
-		return lw_fragvec_ref(F, co, S, v);
+	tab.n = n, tab.S = S;
+	if (!(tab.c = malloc((size_t)total * (size_t)n * sizeof *tab.c)))
+		return 1;
+	if (layout_enumerate(shape, ids, 2, co, n, vectab_visit, &tab, &scratch)) {
+		free(tab.c);
+		return 1;
 	}
-	return 1;
+	for (v = maxv; v > 1; v /= 2) {
+		int ok = S % v == 0;
+
+		for (t = 0; ok && t < F->nthreads; t++)
+			for (s = 0; ok && s < S; s += v) {
+				const int64_t *c0 = tab.c + (t * S + s) * n;
+
+				if (c0[dim] % v)
+					ok = 0;
+				for (kk = 1; ok && kk < v; kk++)
+					for (d = 0; ok && d < n; d++)
+						if (c0[kk * n + d] != c0[d] + (d == dim ? kk : 0))
+							ok = 0;
+			}
+		if (ok)
+			break;
+	}
+	free(tab.c);
+	return v > 1 ? v : 1;
+}
+
+/* lw_fragrun_ref's answer, proved or refuted where it can be (run_fast) */
+int
+lw_fragrun(const Fragment *F, IExpr *const *co, int64_t S, int dim, int maxv)
+{
+	int64_t total;
+	int v, n = F->nin;
+
+	if (n < 1 || n > LAYOUT_MAXDIM || dim < 0 || dim >= n || S < 1 || F->nthreads < 1 ||
+	    ck_mul(S, F->nthreads, &total) || total > (1 << 22) || lw_reference_walks)
+		return lw_fragrun_ref(F, co, S, dim, maxv);
+	v = run_fast(F, co, S, dim, maxv);
+	return v < 0 ? lw_fragrun_ref(F, co, S, dim, -v) : v;
+}
+
+static int
+mentions(const IrExpr *x, const IrVar *v)
+{
+	int i;
+
+	if (!x)
+		return 0;
+	switch (x->kind) {
+	case IE_VAR: return x->u.var == v;
+	case IE_LOAD:
+		for (i = 0; i < x->u.load.n; i++)
+			if (mentions(x->u.load.idx[i], v))
+				return 1;
+		return 0;
+	case IE_UNARY: return mentions(x->u.un.a, v);
+	case IE_BINARY: return mentions(x->u.bin.a, v) || mentions(x->u.bin.b, v);
+	case IE_SELECT: return mentions(x->u.sel.c, v) || mentions(x->u.sel.a, v) || mentions(x->u.sel.b, v);
+	case IE_CAST: return mentions(x->u.cast.a, v);
+	case IE_CALL:
+		for (i = 0; i < x->u.call.n; i++)
+			if (mentions(x->u.call.args[i], v))
+				return 1;
+		return 0;
+	default: return 0;
+	}
+}
+
+/* Does access B[idx] walk B's last dim with element stride 1 in variable v, starting at a
+ * multiple of V in the row whenever v is one? v appears in the last index alone, with
+ * coefficient 1, and every other term of that index is a multiple of V. */
+int
+lw_contig_access(const IrBuffer *B, int n, IrExpr *const *idx, const IrVar *v, int V)
+{
+	Lin l = {0};
+	int d, i, found = 0;
+
+	if (n != B->ndim || n < 1 || V < 1)
+		return 0;
+	for (d = 0; d < n - 1; d++)
+		if (mentions(idx[d], v))
+			return 0;
+	if (linear(idx[n - 1], 1, &l) || l.k % V)
+		return 0;
+	for (i = 0; i < l.n; i++) {
+		if (l.v[i] == v) {
+			if (l.c[i] != 1)
+				return 0;
+			found = 1;
+		} else if (l.c[i] % V) {
+			return 0;
+		}
+	}
+	return found;
 }
 
 const char *const lw_slotnames[IEXPR_NVARS] = {"s", "tid"};
@@ -1000,37 +1133,103 @@ char lw_scalar_only[] = "scalar";
  * vector path), scalar_only, or a runtime condition for an offset not proven a
  * multiple of v (the caller adds a guarded scalar path).
  */
+/* a run-time flag of the vector body: `const bool c = init; // text` at kernel entry (once),
+ * and c among the flags the vector body needs */
+static void
+addflag(Em *e, Buf *chk, const char *c, const char *init, const char *text)
+{
+	char decl_[512];
+	int i;
+
+	snprintf(decl_, sizeof decl_, "\tconst bool %s = %s; /* %s */\n", c, init, text);
+	if (!strstr(buf_str(chk), decl_)) {
+		LNode *n = lir_node(e->a, L_DECL);
+
+		buf_puts(chk, decl_);
+		n->u.decl.is_const = 1, n->u.decl.type = "bool", n->u.decl.name = c;
+		n->u.decl.init = arena_strdup(e->a, init);
+		n->text = arena_printf(e->a, "/* %s */", text);
+		lir_append(&e->lk->checks, n);
+	}
+	for (i = 0; i < e->nflags && strcmp(e->flags[i], c); i++)
+		;
+	if (i == e->nflags && i < (int)(sizeof e->flags / sizeof e->flags[0]))
+		e->flags[e->nflags++] = c;
+}
+
+/*
+ * The widest v' <= v (halving) at which the strides of global buffer B allow v'-element
+ * accesses along its last dim: 1 when the last stride is not the constant 1, else the
+ * largest power of two dividing every constant stride (stride symbols are checked at run
+ * time, lw_veccond). *why says why v' < v. Dense buffers: v.
+ */
+int
+lw_stridevec(const Em *e, const IrBuffer *B, int v, const char **why)
+{
+	int d, n = B->ndim - 1;
+
+	if (!B->strides || v <= 1)
+		return v;
+	if (B->strides[n].sym || B->strides[n].c != 1) {
+		if (why)
+			*why = arena_printf(e->a, "'%s' has stride %s in its last dim, not 1: element by element",
+					    B->name, B->strides[n].sym ? B->strides[n].sym->name
+					    : arena_printf(e->a, "%lld", (long long)B->strides[n].c));
+		return 1;
+	}
+	for (d = 0; d < n; d++) {
+		int w = v;
+
+		if (B->strides[d].sym)
+			continue;
+		while (w > 1 && B->strides[d].c % w)
+			w /= 2;
+		if (w < v) {
+			if (why)
+				*why = arena_printf(e->a, "stride %d of '%s' (%lld) is not a multiple of %d elements",
+						    d, B->name, (long long)B->strides[d].c, v);
+			v = w;
+		}
+	}
+	return v;
+}
+
 char *
 lw_veccond(Em *e, Buf *chk, const Region *r, int v)
 {
 	const IrBuffer *B = &e->k->bufs[r->buf];
 	const IrVar *sym;
-	int d = B->ndim - 1, i;
-	char *c, decl_[256];
+	int d = B->ndim - 1, k;
 
 	if (B->scope != MEM_GLOBAL || v <= 1)
 		return NULL;
 	if ((sym = B->dims[d].sym) && !divides(e, sym, v)) {
 		if (e->scalar)
 			return lw_scalar_only;
-		c = arena_printf(e->a, "tl_rows%d_%s", v, lw_vname(e, sym));
-		snprintf(decl_, sizeof decl_, "\tconst bool %s = %s %% %d == 0; /* rows of whole %d-vectors */\n",
-			 c, lw_vname(e, sym), v, v);
-		if (!strstr(buf_str(chk), decl_)) {
-			LNode *n = lir_node(e->a, L_DECL);
-
-			buf_puts(chk, decl_);
-			n->u.decl.is_const = 1, n->u.decl.type = "bool", n->u.decl.name = c;
-			n->u.decl.init = arena_printf(e->a, "%s %% %d == 0", lw_vname(e, sym), v);
-			n->text = arena_printf(e->a, "/* rows of whole %d-vectors */", v);
-			lir_append(&e->lk->checks, n);
-		}
-		for (i = 0; i < e->nflags && strcmp(e->flags[i], c); i++)
-			;
-		if (i == e->nflags && i < (int)(sizeof e->flags / sizeof e->flags[0]))
-			e->flags[e->nflags++] = c;
+		addflag(e, chk, arena_printf(e->a, "tl_rows%d_%s", v, lw_vname(e, sym)),
+			arena_printf(e->a, "%s %% %d == 0", lw_vname(e, sym), v),
+			arena_printf(e->a, "rows of whole %d-vectors", v));
 	} else if (!sym && B->dims[d].c % v) {
 		return lw_scalar_only;
+	}
+	if (B->strides) {
+		/* a strided tensor: the last stride 1, the others multiples of v (a constant, an
+		 * assume, or checked here), and the view's pointer aligned to the vector (the caller
+		 * may have offset it: checked here) */
+		int bytes = v * (int)dtype_bytes(B->dtype);
+
+		if (lw_stridevec(e, B, v, NULL) < v)
+			return lw_scalar_only;
+		if (e->scalar)
+			return lw_scalar_only;
+		for (k = 0; k < d; k++)
+			if ((sym = B->strides[k].sym) && !divides(e, sym, v))
+				addflag(e, chk, arena_printf(e->a, "tl_ld%d_%s", v, lw_vname(e, sym)),
+					arena_printf(e->a, "%s %% %d == 0", lw_vname(e, sym), v),
+					arena_printf(e->a, "strides of whole %d-vectors", v));
+		addflag(e, chk, arena_printf(e->a, "tl_al%d_%s", bytes, B->name),
+			arena_printf(e->a, "(unsigned long long)%s %% %d == 0", B->name, bytes),
+			arena_printf(e->a, "'%s' aligned to %d bytes", e->k->params[B->param].name, bytes));
 	}
 	if (!multiple(r->off[d], v))
 		return arena_printf(e->a, "(%s) %% %d == 0", lw_exprstr(e, r->off[d]), v);

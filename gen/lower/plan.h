@@ -52,6 +52,13 @@ typedef struct NestPlan {
 	unsigned char *sync; /* per buffer: replica 0's stores go between barriers (replicated
 			      * layouts that read the buffer they store into), or NULL */
 	int pad;             /* as TilePlan.pad: points past the nest's first extent are skipped */
+	/* plan-vectors: the global stores done vec points at a time along loop variable vdim
+	 * (their values kept per point, stored as one vector after the run); 0: not planned,
+	 * 1: every store element by element (vwhy says why) */
+	int vec, vdim;
+	const char *vwhy;
+	const IrStmt **vst;
+	int nvst;
 } NestPlan;
 
 /* ---- plan-vectors and plan-copies -------------------------------------------------- */

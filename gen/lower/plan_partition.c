@@ -215,6 +215,15 @@ nest_dump(IrStmt *s, void *ctx)
 	for (i = 0; np->sync && i < d->k->nbuf; i++)
 		if (np->sync[i])
 			buf_printf(d->b, "%s'%s'", any++ ? ", " : "; stored between barriers: ", d->k->bufs[i].name);
+	/* plan-vectors */
+	if (np->vec > 1) {
+		buf_printf(d->b, "; stores of ");
+		for (i = 0; i < np->nvst; i++)
+			buf_printf(d->b, "%s'%s'", i ? ", " : "", d->k->bufs[np->vst[i]->u.store.buf].name);
+		buf_printf(d->b, " in runs of %d along %s", np->vec, s->u.par.vars[np->vdim]->name);
+	} else if (np->vec == 1) {
+		buf_printf(d->b, "; element stores: %s", np->vwhy);
+	}
 	buf_putc(d->b, '\n');
 	return 0;
 }

@@ -6,9 +6,12 @@
  * between registers and memory moves the tile's runs when the memory side
  * walks its contiguous dim in them; a copy between global and shared memory
  * moves 16-byte chunks when the rows are whole chunks and both sides keep
- * them together (the shared layout's vector run, smem.c). What is proven only
- * at run time (rows of whole vectors, aligned offsets) the lowering checks
- * (lw_veccond), with an element-by-element path beside the vector one.
+ * them together (the shared layout's vector run, smem.c). A strided tensor
+ * needs stride 1 in its last dim and the other strides multiples of the width
+ * (constants narrow it here). What is proven only at run time (rows of whole
+ * vectors, aligned offsets, stride symbols of whole vectors, a strided view's
+ * aligned pointer) the lowering checks (lw_veccond), with an element-by-element
+ * path beside the vector one.
  */
 #include "lw.h"
 
@@ -73,7 +76,9 @@ lw_plan_vector(Em *e, const IrStmt *st, CopyPlan *cp)
 			cp->why = "the memory side does not hold the runs contiguously";
 			return 0;
 		}
-		cp->v = v;
+		/* a strided tensor: narrower where a constant stride is not a multiple of v */
+		v = lw_stridevec(e, &e->k->bufs[mr->buf], v, &cp->why);
+		cp->v = eb == 1 && v < 4 ? 1 : v;
 		return 0;
 	}
 	case CPK_TILE: {
@@ -93,6 +98,9 @@ lw_plan_vector(Em *e, const IrStmt *st, CopyPlan *cp)
 			cp->why = "a side does not keep 16-byte chunks together";
 			return 0;
 		}
+		/* a strided tensor: its strides must keep 16-byte chunks whole */
+		if (lw_stridevec(e, SB, v, &cp->why) < v || lw_stridevec(e, DB, v, &cp->why) < v)
+			return 0;
 		cp->v = v;
 		return 0;
 	}
@@ -117,12 +125,93 @@ lw_copyplan(Em *e, const IrStmt *st)
 	return cp;
 }
 
+/*
+ * The vector stores of parallel nest st: a global store whose last index walks one loop
+ * variable with stride 1 from a multiple of the run (lw_contig_access), into a buffer the
+ * body neither reads nor stores elsewhere, in a body of top-level stores and lets, when
+ * the loop layout gives every thread runs of that variable in consecutive slots
+ * (lw_fragrun) and the layout is neither padded nor replicated. The rows must be whole
+ * vectors too: proven, or checked at run time by the lowering (lw_veccond).
+ */
+int
+lw_plan_nestvec(Em *e, const IrStmt *st, NestPlan *np)
+{
+	const IrStmt *b, *c;
+	IrVar *const *vars = st->u.par.vars;
+	int n = st->u.par.n, k = -1, d, run = 1, maxv = 16, nv = 0, cnt, misaligned = 0;
+	const IrStmt **cand;
+
+	np->vec = 1, np->vdim = 0, np->vst = NULL, np->nvst = 0;
+	if (np->pad)
+		return np->vwhy = "the loop layout is padded", 0;
+	if (np->frag->rep > 1)
+		return np->vwhy = "the loop layout is replicated", 0;
+	for (b = st->u.par.body, cnt = 0; b; b = b->next, cnt++)
+		if (b->kind != S_STORE && b->kind != S_LET && b->kind != S_SET && b->kind != S_ASSUME)
+			return np->vwhy = "the body is not straight-line stores and lets", 0;
+	cand = anewn(e->a, const IrStmt *, cnt + 1);
+	for (b = st->u.par.body; b; b = b->next) {
+		const IrBuffer *B;
+		int eb, ok, v;
+
+		if (b->kind != S_STORE)
+			continue;
+		B = &e->k->bufs[b->u.store.buf];
+		eb = (int)dtype_bytes(B->dtype);
+		if (B->scope != MEM_GLOBAL || !(eb == 1 || eb == 2 || eb == 4) ||
+		    lw_body_reads(st->u.par.body, b->u.store.buf))
+			continue;
+		for (ok = 1, c = st->u.par.body; c; c = c->next)
+			if (c != b && c->kind == S_STORE && c->u.store.buf == b->u.store.buf)
+				ok = 0;
+		if (!ok)
+			continue;
+		for (d = n - 1; d >= 0; d--)
+			if ((k < 0 || d == k) && lw_contig_access(B, b->u.store.n, b->u.store.idx, vars[d], 1))
+				break;
+		if (d < 0)
+			continue;
+		if (k < 0) {
+			k = d;
+			run = lw_fragrun(np->frag, np->coord, np->slots, k, 16);
+		}
+		for (v = run < 16 / eb ? run : 16 / eb; v > 1 && (v * eb < 4 ||
+		     !lw_contig_access(B, b->u.store.n, b->u.store.idx, vars[k], v)); v /= 2)
+			;
+		if (v < 2) {
+			misaligned |= run > 1 && !lw_contig_access(B, b->u.store.n, b->u.store.idx, vars[k], 2);
+			continue;
+		}
+		if (v < maxv)
+			maxv = v;
+		cand[nv++] = b;
+	}
+	if (k < 0)
+		return np->vwhy = "no global store walks a loop variable contiguously", 0;
+	if (run < 2)
+		return np->vwhy = arena_printf(e->a, "the loop layout holds no runs of '%s' in consecutive slots",
+					       vars[k]->name), 0;
+	if (!nv)
+		return np->vwhy = misaligned ? "the stores' runs do not start at a multiple of the run"
+				  : "no store moves at least 4 bytes per run", 0;
+	/* one run for the nest, the narrowest store's: a store stays a vector at it when it
+	 * still moves 4 bytes or more (aligned at a wider run, it is at a narrower one) */
+	for (cnt = 0, d = 0; d < nv; d++)
+		if ((int)dtype_bytes(e->k->bufs[cand[d]->u.store.buf].dtype) * maxv >= 4)
+			cand[cnt++] = cand[d];
+	nv = cnt;
+	np->vec = maxv, np->vdim = k, np->vst = cand, np->nvst = nv, np->vwhy = NULL;
+	return 0;
+}
+
 static int
 vec_visit(IrStmt *s, void *ctx)
 {
 	Em *e = ctx;
 	CopyPlan *cp;
 
+	if (s->kind == S_PARALLEL && s->nest_plan)
+		return lw_plan_nestvec(e, s, (NestPlan *)s->nest_plan);
 	if (s->kind != S_COPY)
 		return 0;
 	cp = anew(e->a, CopyPlan);

@@ -13,6 +13,7 @@ import tilec
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 GEMM = os.path.join(ROOT, "samples", "gemm.tile")
 ELEMENTWISE = os.path.join(ROOT, "samples", "elementwise.tile")
+HEAD = os.path.join(ROOT, "test", "strided", "head.tile")
 
 SCALE = """
 kernel scale(X: f32[N], Y: f32[N], a: f32)
@@ -206,6 +207,63 @@ class TestRunCpu(unittest.TestCase):
         C = np.zeros((33, 65), np.float16)
         g.run_cpu(A, B, C)
         np.testing.assert_array_equal(C.astype(np.float32), A.astype(np.float32) @ B.astype(np.float32))
+
+
+class TestStrided(unittest.TestCase):
+    """Strided tensors: stride symbols from the arrays' strides, views of one buffer."""
+
+    def test_signature(self):
+        h = tilec.compile_file(HEAD)["head"]
+        self.assertEqual(h.sizes, ["S", "sq", "so", "ldt"])
+        self.assertEqual(h.params[0].strides, ("sq", 1))
+        self.assertEqual(h.params[2].strides, (1, "ldt"))
+        self.assertEqual(repr(h.params[2]), "T: f32[64, S] strides(1, ldt)")
+        self.assertIsNone(tilec.compile_file(GEMM)["gemm"].params[0].strides)
+
+    def run_heads(self, offset):
+        # one head at a time of a [B, S, H, 64] tensor, in place; T is column-major (strides
+        # (1, ldt)): a [S, ldt] row-major buffer seen transposed. offset shifts the buffer's
+        # start by that many elements (an unaligned view: the element-by-element body)
+        h = tilec.compile_file(HEAD)["head"]
+        Bn, S, H, D = 2, 37, 3, 64
+        rng = np.random.default_rng(5)
+        n = Bn * S * H * D
+        X = (rng.integers(-8, 8, n + offset).astype(np.float32) / 4)[offset:].reshape(Bn, S, H, D)
+        O = np.zeros(n + offset, np.float32)[offset:].reshape(Bn, S, H, D)
+        for b in range(Bn):
+            for hh in range(H):
+                Tbuf = np.full((S, 70), -1.0, np.float32)
+                T = Tbuf[:, :D].T
+                views, _, sizes = h._bind((X[b, :, hh, :], O[b, :, hh, :], T, 0.5), {}, "cpu")
+                self.assertEqual(sizes, [S, H * D, H * D, 70])
+                h.run_cpu(X[b, :, hh, :], O[b, :, hh, :], T, 0.5)
+                np.testing.assert_array_equal(T, X[b, :, hh, :].T)
+                np.testing.assert_array_equal(Tbuf[:, D:], np.full((S, 70 - D), -1.0, np.float32))
+        np.testing.assert_array_equal(O, X * 0.5)
+
+    def test_heads_in_place(self):
+        self.run_heads(0)
+
+    def test_heads_unaligned(self):
+        self.run_heads(1)
+
+    def test_checks(self):
+        h = tilec.compile_file(HEAD)["head"]
+        X = np.zeros((37, 3, 64), np.float32)
+        T = np.zeros((37, 70), np.float32)[:, :64].T
+        with self.assertRaisesRegex(tilec.TilecError, "tensor T has stride 37 in dimension 0, the kernel "
+                                    "takes T: f32\\[64, S\\] strides\\(1, ldt\\)"):
+            h.run_cpu(X[:, 0, :], X[:, 1, :], np.zeros((64, 37), np.float32), 1.0)
+        with self.assertRaisesRegex(tilec.TilecError, "ldt = 3 given, but T.strides\\[1\\] is 70"):
+            h.run_cpu(X[:, 0, :], X[:, 1, :], T, 1.0, ldt=3)
+        C = tilec.compile("kernel c(A: f32[M, 8] strides(16, 1)) grid(1) threads(32) {\n"
+                          "  for i, j in parallel(4, 8) { A[i, j] = 1.0; }\n}\n")["c"]
+        with self.assertRaisesRegex(tilec.TilecError, "tensor A has stride 8 in dimension 0, the kernel "
+                                    "takes A: f32\\[M, 8\\] strides\\(16, 1\\)"):
+            C.run_cpu(np.zeros((4, 8), np.float32))
+        A = np.zeros((4, 16), np.float32)
+        C.run_cpu(A[:, :8])
+        np.testing.assert_array_equal(A, np.hstack([np.ones((4, 8)), np.zeros((4, 8))]).astype(np.float32))
 
 
 class TestGpuArguments(unittest.TestCase):

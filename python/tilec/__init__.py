@@ -8,9 +8,11 @@
     gemm.run_cpu(A, B, C)      # NumPy arrays: the emitted code on the CPU target
     gemm.launch(A, B, C)       # CUDA tensors (PyTorch, CuPy, ...): NVRTC + the driver
 
-Sizes (M, N, K, ...) are taken from the tensors' shapes; dtypes, ranks, constant
-extents and strides (dense row-major) are checked against the kernel's
-parameters before anything runs. Errors raise TilecError.
+Sizes (M, N, K, ...) are taken from the tensors' shapes, stride symbols (a
+parameter A: f16[M, K] strides(lda, 1)) from their strides; dtypes, ranks,
+constant extents and strides (dense row-major unless the parameter has
+strides(...)) are checked against the kernel's parameters before anything runs.
+Errors raise TilecError.
 """
 
 import ctypes
@@ -86,7 +88,9 @@ class _ParamInfo(ctypes.Structure):
     # runtime/tilec_program.h: tilec_param_info
     _fields_ = [("name", ctypes.c_char_p), ("is_tensor", ctypes.c_int), ("dtype", ctypes.c_char_p),
                 ("elem_bytes", ctypes.c_int), ("ndim", ctypes.c_int),
-                ("dim_size", ctypes.c_int * _MAXD), ("dim_const", ctypes.c_int64 * _MAXD)]
+                ("dim_size", ctypes.c_int * _MAXD), ("dim_const", ctypes.c_int64 * _MAXD),
+                ("strided", ctypes.c_int), ("stride_size", ctypes.c_int * _MAXD),
+                ("stride_const", ctypes.c_int64 * _MAXD)]
 
 
 class _JitOptions(ctypes.Structure):
@@ -307,15 +311,19 @@ def _view(obj, want_device):
 
 class Param:
     """A kernel parameter: name, is_tensor, dtype ("f16", ...), shape (a tuple of size
-    names and ints; () for scalars)."""
+    names and ints; () for scalars), strides (a tuple of stride names and ints, in
+    elements, for a tensor with strides(...); None: dense row-major)."""
 
-    def __init__(self, name, is_tensor, dtype, shape, dim_size):
+    def __init__(self, name, is_tensor, dtype, shape, dim_size, strides=None, stride_size=None):
         self.name, self.is_tensor, self.dtype, self.shape = name, is_tensor, dtype, shape
+        self.strides = strides
         self._dim_size = dim_size
+        self._stride_size = stride_size
 
     def __repr__(self):
         if self.is_tensor:
-            return "%s: %s[%s]" % (self.name, self.dtype, ", ".join(str(s) for s in self.shape))
+            st = "" if self.strides is None else " strides(%s)" % ", ".join(str(s) for s in self.strides)
+            return "%s: %s[%s]%s" % (self.name, self.dtype, ", ".join(str(s) for s in self.shape), st)
         return "%s: %s" % (self.name, self.dtype)
 
 
@@ -403,8 +411,13 @@ class Kernel:
                 raise TilecError(st, "kernel %s: parameter %d has too many dimensions" % (self.name, i))
             shape = tuple(self.sizes[pi.dim_size[d]] if pi.dim_size[d] >= 0 else pi.dim_const[d]
                           for d in range(pi.ndim))
+            strides = stride_size = None
+            if pi.strided:
+                stride_size = [pi.stride_size[d] for d in range(pi.ndim)]
+                strides = tuple(self.sizes[j] if j >= 0 else pi.stride_const[d]
+                                for d, j in enumerate(stride_size))
             self.params.append(Param(pi.name.decode(), bool(pi.is_tensor), pi.dtype.decode(), shape,
-                                     [pi.dim_size[d] for d in range(pi.ndim)]))
+                                     [pi.dim_size[d] for d in range(pi.ndim)], strides, stride_size))
 
     def __repr__(self):
         return "kernel %s(%s)" % (self.name, ", ".join(repr(p) for p in self.params))
@@ -425,6 +438,7 @@ class Kernel:
             vals[idx[0]] = v
         sizes = [None] * len(self.sizes)
         origin = [None] * len(self.sizes)
+        unset = []   # stride symbols of extent-1 dims: any positive value
         views, scalars = [None] * len(params), [None] * len(params)
         for i, (p, v) in enumerate(zip(params, vals)):
             if v is None:
@@ -453,12 +467,35 @@ class Kernel:
                 elif sizes[j] != got:
                     raise TilecError(-1, "%s: %s = %d from %s, but %s.shape[%d] is %d"
                                      % (self.name, self.sizes[j], sizes[j], origin[j], p.name, d, got))
-            if w.strides is not None:
-                want, acc = [], 1
-                for ext in reversed(w.shape):
-                    want.append(acc)
-                    acc *= ext
-                want.reverse()
+            want, acc = [], 1
+            for ext in reversed(w.shape):
+                want.append(acc)
+                acc *= ext
+            want.reverse()
+            if p.strides is not None:
+                # a strided parameter: its stride symbols from the view's strides (elements),
+                # its constant strides checked; a dim of extent <= 1 is never stepped over
+                got_st = w.strides if w.strides is not None else tuple(want)
+                for d, got in enumerate(got_st):
+                    j = p._stride_size[d]
+                    if w.shape[d] <= 1:
+                        if j >= 0:
+                            unset.append(j)
+                        continue
+                    if got < 1:
+                        raise TilecError(-1, "%s: tensor %s has stride %d in dimension %d; the "
+                                         "kernel's strides must be positive" % (self.name, p.name, got, d))
+                    if j < 0:
+                        if got != p.strides[d]:
+                            raise TilecError(-1, "%s: tensor %s has stride %d in dimension %d, the "
+                                             "kernel takes %s" % (self.name, p.name, got, d, p))
+                    elif sizes[j] is None:
+                        sizes[j], origin[j] = got, "%s.strides[%d]" % (p.name, d)
+                    elif sizes[j] != got:
+                        raise TilecError(-1, "%s: %s = %d from %s, but the stride of %s in dimension "
+                                         "%d is %d" % (self.name, self.sizes[j], sizes[j], origin[j],
+                                                       p.name, d, got))
+            elif w.strides is not None:
                 for d, (got, exp) in enumerate(zip(w.strides, want)):
                     if w.shape[d] > 1 and got != exp:
                         raise TilecError(-1, "%s: tensor %s has strides %s (elements), the kernel "
@@ -467,6 +504,9 @@ class Kernel:
             if not w.writable:
                 raise TilecError(-1, "%s: tensor %s is read-only" % (self.name, p.name))
             views[i] = w
+        for j in unset:
+            if sizes[j] is None and self.sizes[j] not in sizes_kw:
+                sizes[j], origin[j] = 1, "a stride over one element"
         for j, name in enumerate(self.sizes):
             if name in sizes_kw:
                 if sizes[j] is not None and sizes[j] != sizes_kw[name]:

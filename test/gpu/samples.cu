@@ -226,6 +226,66 @@ static void check_softmax(int M, bool timeit, float copy_bw)
 	cudaFree(X); cudaFree(Y);
 }
 
+// ---- flash_fwd: O = softmax(Q K^T / sqrt(D)) V per head, [BH, L, D] f16, causal or not ----
+typedef void (*FlashKernel)(tl_half_t *, tl_half_t *, tl_half_t *, tl_half_t *, int, int);
+static void check_flash(const char *name, FlashKernel kern, int smem, int BH, int L, int D, int causal,
+			int full, bool timeit)
+{
+	const int BM = 128, THREADS = 256; // samples/flash_fwd.tile
+	size_t n = (size_t)BH * L * D;
+	std::vector<__half> hQ = rand_half(n), hK = rand_half(n), hV = rand_half(n), hO(n);
+	tl_half_t *Q = dalloc<tl_half_t>(n), *K = dalloc<tl_half_t>(n), *V = dalloc<tl_half_t>(n), *O = dalloc<tl_half_t>(n);
+	CK(cudaMemcpy(Q, hQ.data(), n * 2, cudaMemcpyHostToDevice)); CK(cudaMemcpy(K, hK.data(), n * 2, cudaMemcpyHostToDevice));
+	CK(cudaMemcpy(V, hV.data(), n * 2, cudaMemcpyHostToDevice)); CK(cudaMemset(O, 0xff, n * 2)); // NaN poison
+	if (smem > 48 * 1024) CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+	dim3 grid(cdiv(L, BM), BH);
+	kern<<<grid, THREADS, smem>>>(Q, K, V, O, BH, L);
+	CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
+	CK(cudaMemcpy(hO.data(), O, n * 2, cudaMemcpyDeviceToHost));
+	// fp64 reference: every row at the small sizes, 97 rows of each of 2 heads at the large ones
+	double num = 0, den = 0; long bad = 0, rows = 0;
+	std::vector<double> sc(L);
+	for (int h = 0; h < BH; h++) {
+		if (!full && h != 0 && h != BH - 1) continue;
+		for (int i = 0; i < L; i += full ? 1 : std::max(1, L / 97)) {
+			const __half *q = &hQ[((size_t)h * L + i) * D];
+			int nk = causal ? i + 1 : L;
+			double m = -INFINITY, sum = 0;
+			for (int j = 0; j < nk; j++) {
+				const __half *k = &hK[((size_t)h * L + j) * D];
+				double d = 0;
+				for (int c = 0; c < D; c++) d += (double)float(q[c]) * (double)float(k[c]);
+				sc[j] = d / sqrt((double)D);
+				m = std::max(m, sc[j]);
+			}
+			for (int j = 0; j < nk; j++) { sc[j] = exp(sc[j] - m); sum += sc[j]; }
+			for (int c = 0; c < D; c++) {
+				double ref = 0;
+				for (int j = 0; j < nk; j++) ref += sc[j] * (double)float(hV[((size_t)h * L + j) * D + c]);
+				ref /= sum;
+				double got = float(hO[((size_t)h * L + i) * D + c]);
+				if (!std::isfinite(got)) bad++;
+				num += (got - ref) * (got - ref); den += ref * ref;
+			}
+			rows++;
+		}
+	}
+	double rel = sqrt(num / (den > 0 ? den : 1));
+	char w[96], d[160];
+	snprintf(w, sizeof w, "%s BH=%d L=%d", name, BH, L);
+	snprintf(d, sizeof d, "%ld rows checked (%s), rel err %.2e, unwritten/nonfinite %ld", rows, full ? "all" : "sampled", rel, bad);
+	verdict(w, bad == 0 && rel < 1e-2, d);
+	if (timeit) {
+		cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1)); std::vector<float> t;
+		for (int i = 0; i < 23; i++) { float ms; CK(cudaEventRecord(e0)); kern<<<grid, THREADS, smem>>>(Q, K, V, O, BH, L); CK(cudaEventRecord(e1));
+			CK(cudaEventSynchronize(e1)); CK(cudaEventElapsedTime(&ms, e0, e1)); if (i >= 3) t.push_back(ms); }
+		double fl = 4.0 * BH * (double)L * L * D * (causal ? 0.5 : 1.0);
+		printf("BENCH %s BH=%d L=%d D=%d causal=%d: %.3f ms, %.1f TFLOP/s\n", name, BH, L, D, causal, median(t),
+		       fl / median(t) / 1e9);
+	}
+	cudaFree(Q); cudaFree(K); cudaFree(V); cudaFree(O);
+}
+
 int main()
 {
 	cudaDeviceProp p; CK(cudaGetDeviceProperties(&p, 0));
@@ -260,6 +320,21 @@ int main()
 	check_softmax(8, false, bw);
 	check_softmax(1000, false, bw);
 	check_softmax(1003, false, bw);
+	// FlashAttention: ragged L (keys masked, rows guarded), one block, and whole blocks
+	for (int c = 0; c < 2; c++) {
+		FlashKernel k64 = c ? flash_fwd_d64_c1 : flash_fwd_d64_c0, k128 = c ? flash_fwd_d128_c1 : flash_fwd_d128_c0;
+		int s64 = c ? SMEM_flash_fwd_d64_c1 : SMEM_flash_fwd_d64_c0, s128 = c ? SMEM_flash_fwd_d128_c1 : SMEM_flash_fwd_d128_c0;
+		const char *n64 = c ? "flash_fwd D=64 causal" : "flash_fwd D=64", *n128 = c ? "flash_fwd D=128 causal" : "flash_fwd D=128";
+		check_flash(n64, k64, s64, 3, 200, 64, c, 1, false);
+		check_flash(n64, k64, s64, 2, 1, 64, c, 1, false);
+		check_flash(n128, k128, s128, 3, 200, 128, c, 1, false);
+		check_flash(n128, k128, s128, 2, 1000, 128, c, 1, false);
+#ifndef MEMCHECK
+		check_flash(n64, k64, s64, 32, 4096, 64, c, 0, true);
+		check_flash(n128, k128, s128, 32, 4096, 128, c, 0, true);
+		check_flash(n128, k128, s128, 32, 8192, 128, c, 0, true);
+#endif
+	}
 #ifndef MEMCHECK
 	check_copy(16384, 16384, true, bw);
 	check_copy(16384, 16384, true, bw, "convert2d", convert2d, 64, SMEM_convert2d);

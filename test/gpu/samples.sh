@@ -13,8 +13,16 @@ emit)
 	for s in gemm gemm_sm90 copy elementwise transpose softmax convert; do
 		${TILEC:-../../build/tilec} --arch=$ARCH ../../samples/$s.tile -o "$D/$s.cu"
 	done
+	# FlashAttention at head dims 64 and 128, causal and not: one kernel each, renamed
+	# flash_fwd_d<D>_c<CAUSAL> so that they live in one translation unit
+	for d in 64 128; do for c in 0 1; do
+		${TILEC:-../../build/tilec} --arch=$ARCH -D D=$d -D CAUSAL=$c ../../samples/flash_fwd.tile -o "$D/flash_tmp.cu"
+		sed "s/\bflash_fwd\b/flash_fwd_d${d}_c${c}/g" "$D/flash_tmp.cu" > "$D/flash_fwd_d${d}_c${c}.cu"
+		rm -f "$D/flash_tmp.cu"
+	done; done
 	{ echo '#include "tilec_cuda.h"'
-	  for s in gemm gemm_sm90 copy elementwise transpose softmax convert; do echo "#include \"$s.cu\""; done
+	  for s in gemm gemm_sm90 copy elementwise transpose softmax convert \
+		flash_fwd_d64_c0 flash_fwd_d64_c1 flash_fwd_d128_c0 flash_fwd_d128_c1; do echo "#include \"$s.cu\""; done
 	  for f in "$D"/*.cu; do k=$(sed -n 's|^// kernel \([a-z0-9_]*\): .* \([0-9]*\) bytes of dynamic.*|\1 \2|p' $f | head -1)
 	    set -- $k; echo "#define SMEM_$1 $2"; done; } > "$D/emitted.h"
 	ls "$D" ;;
