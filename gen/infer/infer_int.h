@@ -119,6 +119,15 @@ typedef struct Inf {
 		Err e;
 	} *red;
 	int nred, capred;
+	/* frag_contains(a, b, 0) by the fragments (compared as trees): the nests' access checks
+	 * ask it again for every root and variant (infer_rules.c check_acc) */
+	struct ContMemo {
+		uint64_t h;
+		const Fragment *a, *b;
+		int r;
+		Err e;
+	} *cont;
+	int ncont, capcont;
 	int *cop, *copstart, *cpref, *cprefstart, *cconv, *cconvstart;
 } Inf;
 

@@ -313,6 +313,51 @@ view(Inf *in, const Op *op, const Acc *ac, const Fragment *F, Err *e)
 
 /* the loop layout must agree with a fragment it touches: read: loop within
  * the fragment's owners; write: exact ownership, both directions (#2957) */
+static uint64_t lay_hash(const Layout *L);
+static int lay_same(const Layout *a, const Layout *b);
+
+/* frag_contains(a, b, 0, e), memoised in in->cont: the answer and what it wrote into an
+ * error (replayed onto e as frag_contains would have written it) */
+static int
+contains_memo(Inf *in, const Fragment *a, const Fragment *b, Err *e)
+{
+	uint64_t h = lay_hash(a) * 31 + lay_hash(b) * 7;
+	struct ContMemo *m = NULL;
+	Err fresh = {0};
+	int i, r;
+
+	for (i = 0; i < in->ncont; i++)
+		if (in->cont[i].h == h && lay_same(in->cont[i].a, a) && lay_same(in->cont[i].b, b)) {
+			m = &in->cont[i];
+			break;
+		}
+	if (m) {
+		r = m->r;
+		fresh = m->e;
+	} else {
+		r = frag_contains(a, b, 0, &fresh);
+		if (in->ncont == in->capcont) {
+			int cap = in->capcont ? 2 * in->capcont : 32;
+			struct ContMemo *nm = arena_realloc(in->a, in->cont, sizeof *nm * (size_t)in->capcont,
+							    sizeof *nm * (size_t)cap);
+
+			if (nm)
+				in->cont = nm, in->capcont = cap;
+		}
+		if (in->ncont < in->capcont) {
+			m = &in->cont[in->ncont++];
+			m->h = h, m->a = a, m->b = b, m->r = r, m->e = fresh;
+		}
+	}
+	if (fresh.set) {
+		memcpy(e->msg, fresh.msg, sizeof e->msg);
+		e->set = 1;
+		if (!e->loc.line && fresh.loc.line)
+			e->loc = fresh.loc;
+	}
+	return r;
+}
+
 static int
 check_acc(Inf *in, State *st, const Op *op, const Acc *ac, const Fragment *L)
 {
@@ -330,9 +375,9 @@ check_acc(Inf *in, State *st, const Op *op, const Acc *ac, const Fragment *L)
 	Fc = is_identity(ac, op, F) ? (Fragment *)F : view(in, op, ac, F, &e);
 	if (!Fc)
 		goto bad;
-	r = frag_contains(L, Fc, 0, &e);
+	r = contains_memo(in, L, Fc, &e);
 	if (r == 1 && ac->write)
-		r = frag_contains(Fc, L, 0, &e);
+		r = contains_memo(in, Fc, L, &e);
 	if (r == 1)
 		return 0;
 bad:

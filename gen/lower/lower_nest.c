@@ -196,6 +196,48 @@ same_points(Em *e, const Fragment *LF, IExpr *const *pc, int64_t S, int buf, int
 	return 1;
 }
 
+/* lw_heldtab(e, buf) cannot fail: within the enumeration limits, not padded, and the
+ * coordinates (x..., rep) over (thread, slot) proved injective and inside the tile and
+ * its replicas, so that every element has at most rep holders */
+static int
+held_sure(Em *e, int buf)
+{
+	static const int ids[2] = {1, 0};
+	const Fragment *F = e->frag[buf];
+	IExpr **co = e->coord[buf];
+	int64_t NY = layout_size(F), pairs, x, shape[2], lo, hi;
+	int d;
+
+	if (e->pad[buf] || F->nin + 1 > 2 * LAYOUT_MAXDIM + 2 || ck_mul(NY, F->rep, &pairs) ||
+	    pairs > layout_enum_limit() || ck_mul(F->nthreads, e->slots[buf], &x) || x > layout_enum_limit())
+		return 0;
+	shape[0] = F->nthreads, shape[1] = e->slots[buf];
+	if (!layout_aff_injective_(shape, ids, 2, co, F->nin + 1))
+		return 0;
+	for (d = 0; d <= F->nin; d++)
+		if (!layout_aff_range_(shape, ids, 2, co[d], &lo, &hi) || lo < 0 ||
+		    hi >= (d < F->nin ? F->in_shape[d] : F->rep))
+			return 0;
+	return 1;
+}
+
+/* 0 when every index of the access is the nest variable of its position (perm identity) */
+static int
+indices_vars(Em *e, const IrStmt *par, int buf, int n, IrExpr *const *idx)
+{
+	int d;
+
+	(void)e, (void)buf;
+	if (n > par->u.par.n)
+		return -1;
+	for (d = 0; d < n; d++)
+		if (idx[d]->kind != IE_VAR || par->u.par.vars[d] != idx[d]->u.var)
+			return -1;
+	return 0;
+}
+
+static const int identity[IR_MAXDIM] = {0, 1, 2, 3, 4, 5, 6, 7};
+
 static int
 owned(Em *e, const IrStmt *par, const Fragment *LF, IExpr *const *pc, int64_t S, int buf,
       int n, IrExpr *const *idx, int is_store)
@@ -210,6 +252,11 @@ owned(Em *e, const IrStmt *par, const Fragment *LF, IExpr *const *pc, int64_t S,
 	OwnMemo *om;
 	OwnCtx c;
 
+	if (!(lw_reference_walks || e->heldc[buf] || !held_sure(e, buf)) && !indices_vars(e, par, buf, n, idx) &&
+	    same_points(e, LF, pc, S, buf, n, identity)) {
+		memcpy(perm, identity, sizeof perm);
+		goto passed;
+	}
 	if (!(held = lw_heldtab(e, buf)))
 		return -1;
 	/* the check below walks the nest's coordinates: every index must be a nest variable */
