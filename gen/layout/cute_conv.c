@@ -546,7 +546,8 @@ maybe:
 static int
 quick_reject(Fn *F)
 {
-	int64_t ss[MAXIN][64], dd[MAXIN][64], D = 1, bound = 0, v0, x = 0x2545f4914f6cdd1dLL;
+	int64_t ss[MAXIN][64], dd[MAXIN][64], D = 1, bound = 0, v0;
+	uint64_t x = 0x2545f4914f6cdd1dULL;
 	int nsub[MAXIN], k, i, j, rc;
 	Err scratch = {0}, *keep = F->err;
 	Sub found[64];
@@ -587,7 +588,7 @@ quick_reject(Fn *F)
 		int64_t f, q, acc = 0, val;
 
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-		f = (int64_t)((uint64_t)x % (uint64_t)D);
+		f = (int64_t)(x % (uint64_t)D);
 		for (q = f, k = F->nin - 1; k >= 0; k--) {
 			int64_t c = q % F->in_shape[k], r = c;
 
