@@ -24,10 +24,16 @@ cpuexec_entry(Buf *out, const IrKernel *k, const char *kname)
 
 	buf_puts(out, "\n// the CPU run's entry: the kernel's arguments by position\n");
 	buf_printf(out, "extern \"C\" void tl_cpu_entry(void **tl_args_)\n{\n\t%s(", kname);
+	int skew = k->nparam + k->nsize;
+
 	for (i = 0; i < k->nparam; i++, n++) {
 		const IrParam *P = &k->params[i];
 
-		if (P->is_tensor)
+		if (P->is_tensor && k->bufs[P->buf].strides)
+			/* a strided view: its pointer skewed into the storage (cpuexec.h) */
+			buf_printf(out, "%s(%s *)((char *)tl_args_[%d] + *(int *)tl_args_[%d])", n ? ", " : "",
+				   emit_ctype(P->dtype), n, skew++);
+		else if (P->is_tensor)
 			buf_printf(out, "%s(%s *)tl_args_[%d]", n ? ", " : "", emit_ctype(P->dtype), n);
 		else
 			buf_printf(out, "%s*(%s *)tl_args_[%d]", n ? ", " : "", emit_ctype(P->dtype), n);

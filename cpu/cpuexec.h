@@ -52,6 +52,10 @@ typedef struct CpuExe {
  * The trampoline for kernel k of the emitted CUDA C: extern "C" void
  * tl_cpu_entry(void **a) calling the kernel with a[i] per parameter (tensors
  * as pointers, scalars and sizes by value). kname: the kernel's name in the C.
+ * A strided tensor (IrBuffer.strides) is passed as its storage and, after the
+ * sizes, one int per strided tensor in parameter order: the byte offset of the
+ * view's first element in that storage (its skew), so that the kernel sees a
+ * pointer as (mis)aligned as the caller's (the storage starts 256-byte aligned).
  */
 void cpuexec_entry(Buf *out, const IrKernel *k, const char *kname);
 

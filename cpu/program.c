@@ -449,7 +449,9 @@ tilec_cpu_launch(tilec_program *p, int k, void *const *args, const int64_t *size
 	const IrKernel *K = kern(p, k);
 	CpuArg *ca = NULL;
 	double *scalars = NULL;
-	int32_t *ivals = NULL;
+	int32_t *ivals = NULL, *skews = NULL;
+	unsigned char **tmp = NULL;   /* per strided tensor: its skewed copy */
+	size_t *vbytes = NULL;
 	CpuLaunch l;
 	unsigned grid[3];
 	Buf log;
@@ -461,11 +463,14 @@ tilec_cpu_launch(tilec_program *p, int k, void *const *args, const int64_t *size
 		return seterr(err, TILEC_ERR_ARG, "tilec_cpu_launch: bad arguments");
 	if (p->smem[k] < 0)
 		return seterr(err, TILEC_ERR_ARG, "kernel %s: no launch contract in the emitted code", K->name);
-	ca = calloc((size_t)(K->nparam + K->nsize) + 1, sizeof *ca);
+	ca = calloc((size_t)(2 * K->nparam + K->nsize) + 1, sizeof *ca);
 	scalars = calloc((size_t)K->nparam + 1, sizeof *scalars);
 	ivals = calloc((size_t)K->nsize + 1, sizeof *ivals);
+	skews = calloc((size_t)K->nparam + 1, sizeof *skews);
+	tmp = calloc((size_t)K->nparam + 1, sizeof *tmp);
+	vbytes = calloc((size_t)K->nparam + 1, sizeof *vbytes);
 	buf_init(&log);
-	if (!ca || !scalars || !ivals) {
+	if (!ca || !scalars || !ivals || !skews || !tmp || !vbytes) {
 		st = seterr(err, TILEC_ERR_NOMEM, "out of memory");
 		goto out;
 	}
@@ -539,9 +544,31 @@ tilec_cpu_launch(tilec_program *p, int k, void *const *args, const int64_t *size
 		}
 		ca[na].kind = CPUARG_PTR;
 		ca[na].bytes = (size_t)n * (size_t)dtype_bytes(B->dtype);
+		if (B->strides) {
+			/* the view's pointer keeps its alignment (mod 256) in the run's storage, so the
+			 * kernel's checks of it (docs/cuda.md, "Strided tensors") see the caller's */
+			size_t sk = (size_t)((uintptr_t)args[i] % 256);
+
+			vbytes[i] = ca[na].bytes;
+			if (!(tmp[i] = calloc(sk + vbytes[i] + 1, 1))) {
+				st = seterr(err, TILEC_ERR_NOMEM, "out of memory");
+				goto out;
+			}
+			memset(tmp[i], 0xa5, sk); /* checked after the run: nothing writes there */
+			if (vbytes[i])
+				memcpy(tmp[i] + sk, args[i], vbytes[i]);
+			skews[i] = (int32_t)sk;
+			ca[na].data = tmp[i];
+			ca[na].bytes = sk + vbytes[i];
+		}
 		na++;
 	}
 	for (i = 0; i < K->nsize; i++) {
+		if (sizes[i] > INT32_MAX || sizes[i] < INT32_MIN) {
+			st = seterr(err, TILEC_ERR_ARG, "kernel %s: size %s = %lld does not fit the kernel's int",
+				    K->name, K->sizes[i]->name, (long long)sizes[i]);
+			goto out;
+		}
 		ivals[i] = (int32_t)sizes[i];
 		ca[na].name = K->sizes[i]->name;
 		ca[na].kind = CPUARG_VAL;
@@ -549,6 +576,14 @@ tilec_cpu_launch(tilec_program *p, int k, void *const *args, const int64_t *size
 		ca[na].bytes = 4;
 		na++;
 	}
+	for (i = 0; i < K->nparam; i++)
+		if (tmp[i]) {
+			ca[na].name = "(skew)";
+			ca[na].kind = CPUARG_VAL;
+			ca[na].data = &skews[i];
+			ca[na].bytes = 4;
+			na++;
+		}
 	if (!p->built[k]) {
 		Buf entry;
 
@@ -576,7 +611,25 @@ tilec_cpu_launch(tilec_program *p, int k, void *const *args, const int64_t *size
 		st = seterr(err, r > 0 ? TILEC_ERR_RUN : TILEC_ERR_CRASH, "kernel %s: %s", K->name, e.msg);
 	else
 		st = TILEC_OK;
+	for (i = 0; st == TILEC_OK && i < K->nparam; i++) {
+		int32_t j;
+
+		if (!tmp[i])
+			continue;
+		for (j = 0; j < skews[i] && tmp[i][j] == 0xa5; j++)
+			;
+		if (j < skews[i])
+			st = seterr(err, TILEC_ERR_RUN, "kernel %s: tensor %s: the emitted code wrote before the "
+				    "view's first element", K->name, K->params[i].name);
+		if (vbytes[i])
+			memcpy(args[i], tmp[i] + skews[i], vbytes[i]);
+	}
 out:
+	for (i = 0; tmp && i < K->nparam; i++)
+		free(tmp[i]);
+	free(tmp);
+	free(skews);
+	free(vbytes);
 	free(ca);
 	free(scalars);
 	free(ivals);

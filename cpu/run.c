@@ -698,8 +698,8 @@ run_set(Run *R, const IrKernel *k, const CpuExe *x, long long smem, const SizeSe
 	void *ref[128] = {0}, *got[128] = {0};
 	unsigned char *flags[128] = {0};
 	InterpTensor it[128];
-	CpuArg args[192];
-	unsigned char vals[192][8];
+	CpuArg args[320];              /* params, sizes, a skew per strided tensor */
+	unsigned char vals[320][8];
 	InterpArgs ia = {0}; /* max_work 0: the default limit */
 	CpuLaunch l;
 	Binding b;
@@ -832,6 +832,16 @@ run_set(Run *R, const IrKernel *k, const CpuExe *x, long long smem, const SizeSe
 		args[na].bytes = 4;
 		na++;
 	}
+	/* strided views start at their storage's first byte (cpuexec_entry's skews) */
+	for (i = 0; i < k->nparam; i++)
+		if (k->params[i].is_tensor && k->bufs[k->params[i].buf].strides) {
+			memset(vals[na], 0, 8);
+			args[na].name = "(skew)";
+			args[na].kind = CPUARG_VAL;
+			args[na].data = vals[na];
+			args[na].bytes = 4;
+			na++;
+		}
 	if (interp_grid(k, &ia, grid, &e)) {
 		buf_printf(R->rep, "error: %s\n", e.msg);
 		goto error;

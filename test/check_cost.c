@@ -578,6 +578,44 @@ START_TEST(oracle_property_rank3)
 }
 END_TEST
 
+/* a strided tensor's accesses are measured through its strides: a column-major view is
+ * contiguous in its first index, a padded one has the stride symbol's 65536 */
+START_TEST(strided_nest_strides)
+{
+	static const char src[] =
+		"kernel k(A: f32[M, 64] strides(lda, 1), D: f32[64, M] strides(1, ldd), E: f32[64, M],\n"
+		"         F: f32[M, 64] strides(80, 2)) grid(cdiv(M, 16)) threads(64) {\n"
+		"  for i, j in parallel(16, 64) {\n"
+		"    let x = A[bx * 16 + i, j];\n    D[j, bx * 16 + i] = x;\n    E[j, bx * 16 + i] = x;\n"
+		"    F[bx * 16 + i, j] = x;\n  }\n}\n";
+	Arena a;
+	Built b;
+	NestStride ns[8];
+	char msg[1024];
+	int n, q, seen = 0;
+
+	arena_init(&a);
+	ck_assert_msg(build(&a, src, &b, msg, sizeof msg) == 0, "%s", msg);
+	ck_assert_int_eq(b.nmem, 1);
+	n = cost_nest_strides(&a, b.k, b.mem[0], ns, 8);
+	ck_assert_int_eq(n, 4);
+	for (q = 0; q < n; q++) {
+		const char *name = b.k->bufs[ns[q].buf].name;
+
+		if (!strcmp(name, "A"))       /* (i, j): lda, 1 */
+			ck_assert(ns[q].coef[0] == 65536 && ns[q].coef[1] == 1), seen |= 1;
+		else if (!strcmp(name, "D"))  /* D[j, i] at j + i * ldd */
+			ck_assert(ns[q].coef[0] == 65536 && ns[q].coef[1] == 1), seen |= 2;
+		else if (!strcmp(name, "E"))  /* dense E[j, i] at j * M + i */
+			ck_assert(ns[q].coef[0] == 1 && ns[q].coef[1] == 65536), seen |= 4;
+		else if (!strcmp(name, "F"))  /* strides(80, 2) */
+			ck_assert(ns[q].coef[0] == 80 && ns[q].coef[1] == 2), seen |= 8;
+	}
+	ck_assert_int_eq(seen, 15);
+	arena_free(&a);
+}
+END_TEST
+
 Suite *
 suite_cost(void)
 {
@@ -590,6 +628,7 @@ suite_cost(void)
 	tcase_add_test(tc, api);
 	tcase_add_test(tc, oracle_property);
 	tcase_add_test(tc, oracle_property_rank3);
+	tcase_add_test(tc, strided_nest_strides);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -31,6 +31,8 @@
 	"M=70,K=130,lda=136,ldc=200;M=33,K=100"
 #define GEMM_STRIDED_SIZES "M=1,N=1,K=1;M=200,N=203,K=205;M=256,N=384,K=512,lda=520,ldb=392,ldc=392;" \
 	"M=128,N=136,K=96,lda=104,ldb=144,ldc=137"
+#define STRIDED_R3_SIZES "B=1,S=1;B=3,S=37;B=2,S=40,sb=2560,ss=64,cb=4096,cs=72;B=2,S=40,sb=2561,ss=64,cb=4096,cs=72"
+#define STRIDED_NEST_SIZES "M=1;M=37;M=64,lda=64,ldb=64,ldd=64,ldE=128;M=40,ldb=68"
 #define STRIDED_CM_SIZES "K=1,M=1;K=32,M=37;K=40,M=64,ldt=48,ldx=64"
 #define STRIDED_HEAD_SIZES "S=1;S=37;S=37,sq=192,so=320,ldt=64;S=70,sq=64,so=64,ldt=72"
 
@@ -82,11 +84,17 @@ static const struct {
 	{"samples/flash_fwd.tile", "BH=1,L=1;BH=2,L=200;BH=1,L=256", NULL, NULL, NULL},
 	{"test/cpu/flash_small.tile", "*=1;*=37;BH=3,L=300", NULL, NULL, NULL},
 	{"test/cpu/flash_causal.tile", "*=1;*=37;BH=3,L=300", NULL, NULL, NULL},
+	{"test/cpu/flash_bshd.tile", "*=1;*=37;B=2,H=3,L=300", NULL, NULL, NULL},
+	{"test/cpu/flash_smem_p.tile", "*=1;*=37;BH=3,L=300", NULL, NULL, NULL},
+	/* a register A that is transposed: refused at the gemm */
+	{"test/cpu/register_a_trans.tile", NULL, NULL, NULL, "trans_a with A in registers (give A as M x K)"},
 	/* strided tensors: run-time strides of whole vectors (the vector body) and not (an odd
 	 * lda or ldc: the element-by-element body; lda = K + 3 by default) */
 	{"test/cpu/strided_runtime.tile", STRIDED_RT_SIZES, NULL, NULL, NULL},
 	{"test/cpu/strided_colmajor.tile", STRIDED_CM_SIZES, NULL, NULL, NULL},
 	{"test/cpu/strided_const.tile", "M=1;M=37;M=64", NULL, NULL, NULL},
+	{"test/cpu/strided_rank3.tile", STRIDED_R3_SIZES, NULL, NULL, NULL},
+	{"test/cpu/strided_nest.tile", STRIDED_NEST_SIZES, NULL, NULL, NULL},
 };
 
 /* the extra runs: a sample for another arch or with a -D */
@@ -113,6 +121,8 @@ static const struct {
 	{"test/cpu/strided_runtime.tile", "sm_90a", STRIDED_RT_SIZES, NULL},
 	{"test/cpu/strided_colmajor.tile", "sm_90a", STRIDED_CM_SIZES, NULL},
 	{"test/cpu/strided_const.tile", "sm_90a", "M=37", NULL},
+	{"test/cpu/strided_rank3.tile", "sm_90a", STRIDED_R3_SIZES, NULL},
+	{"test/cpu/strided_nest.tile", "sm_90a", STRIDED_NEST_SIZES, NULL},
 	/* one head of a [B, S, H, 64] tensor through strided views (test/strided/) */
 	{"test/strided/head.tile", "sm_80", STRIDED_HEAD_SIZES, NULL},
 	{"test/strided/head.tile", "sm_90a", STRIDED_HEAD_SIZES, NULL},
@@ -138,6 +148,11 @@ static const struct {
 	{"samples/flash_fwd.tile", "sm_90a", "BH=1,L=130", "D=64"},
 	{"test/cpu/flash_small.tile", "sm_90a", "BH=3,L=300", NULL},
 	{"test/cpu/flash_causal.tile", "sm_90a", "*=37;BH=3,L=300", NULL},
+	{"test/cpu/flash_bshd.tile", "sm_90a", "B=2,H=3,L=300", NULL},
+	{"test/cpu/flash_bshd.tile", NULL, "B=1,H=2,L=200", "CAUSAL=1"},
+	/* P through shared memory: both gemms on wgmma at sm_90a */
+	{"test/cpu/flash_smem_p.tile", "sm_90a", "BH=3,L=300", NULL},
+	{"test/cpu/flash_smem_p.tile", "sm_90a", "BH=2,L=200", "CAUSAL=1"},
 };
 
 static glob_t files;

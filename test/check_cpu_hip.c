@@ -545,8 +545,11 @@ static const struct {
 	{"test/cpu/strided_runtime.tile", "M=1,K=1;M=37,K=64,lda=72,ldc=136;M=37,K=64,lda=67,ldc=64;M=37,K=64,lda=64,ldc=69"},
 	{"test/cpu/strided_colmajor.tile", "K=1,M=1;K=40,M=64,ldt=48,ldx=64"},
 	{"test/cpu/strided_const.tile", "M=1;M=37"},
+	{"test/cpu/strided_rank3.tile", "B=3,S=37;B=2,S=40,sb=2560,ss=64,cb=4096,cs=72"},
+	{"test/cpu/strided_nest.tile", "M=37;M=40,ldb=68"},
 	{"test/strided/head.tile", "S=37;S=37,sq=192,so=320,ldt=64"},
 	{"test/cpu/nest_contiguity.tile", "*=64;*=211"},
+	{"test/cpu/flash_smem_p.tile", "*=1;BH=3,L=300"},
 	{"test/cpu/nest_vector.tile", "M=64;M=37"},
 };
 
@@ -559,11 +562,13 @@ static const char *const programs[] = {
 	"test/cpu/guard_grid.tile",   "test/cpu/parallel_guard.tile",  "test/cpu/pipeline_let.tile",
 	"test/cpu/serial_local.tile", "test/cpu/war_loop.tile",	       "test/cpu/smem_reuse.tile",
 	"test/cpu/strided_runtime.tile", "test/cpu/strided_colmajor.tile", "test/cpu/strided_const.tile",
-	"test/strided/head.tile",
+	"test/cpu/strided_rank3.tile", "test/cpu/strided_nest.tile", "test/strided/head.tile",
 	/* an mma.sync placeholder layout resolved under a wave of 64 (its warps are of 32) */
 	"test/control/placeholder_mma.tile",
 	"test/cpu/global_hazard.tile", "test/cpu/padded_tiles.tile", "test/cpu/padded_reduce.tile",
 	"test/cpu/rank3_copy.tile", "test/cpu/nest_contiguity.tile", "test/layout/transposed_store.tile",
+	/* FlashAttention with P through LDS (with P in registers it is refused: register_a_refused) */
+	"test/cpu/flash_smem_p.tile", "test/cpu/exp2_log2_bf16.tile",
 	"test/cpu/nest_vector.tile",
 };
 
@@ -634,7 +639,7 @@ END_TEST
 /* a gemm whose A operand is in registers (the FlashAttention programs: P feeds P V) is
  * refused on every AMD arch with the reason, at the gemm (MFMA/WMMA read A from LDS only) */
 static const char *const reg_a_programs[] = {"samples/flash_fwd.tile", "test/cpu/flash_small.tile",
-					     "test/cpu/flash_causal.tile"};
+					     "test/cpu/flash_causal.tile", "test/cpu/flash_bshd.tile"};
 
 START_TEST(register_a_refused)
 {
@@ -650,7 +655,7 @@ START_TEST(register_a_refused)
 	o.filename = path;
 	o.target = TILEC_TARGET_HIP;
 	o.arch = arch;
-	o.sizes = "BH=1,L=64";
+	o.sizes = "*=64";
 	o.timeout_s = 60;
 	ck_assert_int_eq(tilec_run(src, len, &o, &r), TILEC_RUN_ERROR);
 	ck_assert_msg(strstr(r.diagnostics, "error: layout inference: gemm: operand A 'p' in registers is "

@@ -592,6 +592,37 @@ START_TEST(strided_emit)
 }
 END_TEST
 
+/* past 32 run-time flags the vector body checks no more: the next strided copy is element
+ * by element in both bodies, never a vector access without its checks */
+START_TEST(strided_flags_full)
+{
+	Buf src;
+	tilec_status st;
+	char *out, *p;
+	int i, n = 0;
+
+	buf_init(&src);
+	buf_puts(&src, "kernel many(");
+	for (i = 0; i < 17; i++)
+		buf_printf(&src, "A%d: f32[M, 64] strides(l%d, 1), ", i, i);
+	buf_puts(&src, "O: f32[M, 64]) grid(cdiv(M, 16)) threads(64) {\n  local x: f32[16, 64];\n");
+	for (i = 0; i < 17; i++)
+		buf_printf(&src, "  copy(A%d[bx * 16, 0], x);\n  copy(x, O[bx * 16, 0]);\n", i);
+	buf_puts(&src, "}\n");
+	out = emit_target(buf_str(&src), 0, &st);
+	ck_assert_msg(st == TILEC_OK, "%s", out);
+	for (p = strstr(out, "\tconst bool "); p; p = strstr(p + 1, "\tconst bool "))
+		n++;
+	ck_assert_int_eq(n, 32);
+	ck_assert_msg(strstr(out, "tl_ld4_l15 && tl_al16_A15) {") && !strstr(out, "tl_ld4_l16") &&
+		      !strstr(out, "(const uint4 *)(&A16[") &&
+		      strstr(out, "x[s] = *(&A16[((long long)(((int)blockIdx.x * 16) + c0) * l16 + (long long)(c1))]);"),
+		      "%s", out);
+	free(out);
+	buf_free(&src);
+}
+END_TEST
+
 /* emission errors are messages, not crashes */
 START_TEST(emit_errors)
 {
@@ -1018,6 +1049,7 @@ suite_emit_cuda(void)
 	tcase_add_test(tc, reduce_refused);
 	tcase_add_test(tc, emit_errors);
 	tcase_add_test(tc, strided_emit);
+	tcase_add_test(tc, strided_flags_full);
 	tcase_add_test(tc, generated_names);
 	tcase_add_loop_test(tc, reduce_scratch_smem, 0, countof(scratch_archs));
 	tcase_add_test(tc, fast_paths_match_reference);

@@ -252,6 +252,13 @@ has "strided --dump=cuda: the stride check" "$tmp/out" "const bool tl_ld4_sq = s
 has "strided --dump=cuda: the column-major view" "$tmp/out" "T[((long long)(j) + (long long)((((int)blockIdx.x * 16) + i)) * ldt)]"
 "$TILEC" --target=hip -o "$tmp/h.hip" test/strided/head.tile >"$tmp/out" 2>&1; check "strided HIP" 0 $?
 has "strided HIP: the view's pointer check" "$tmp/h.hip" "const bool tl_al16_O = (unsigned long long)O % 16 == 0;"
+"$TILEC" --dump=cuda --print-after=plan-vectors test/cpu/strided_const.tile >"$tmp/out" 2>&1; check "strided plan-vectors" 0 $?
+has "strided plan-vectors: narrower" "$tmp/out" "copy at 15:5 B -> y: memory -> registers, 2 elements per access, not chosen yet (stride 0 of 'B' (66) is not a multiple of 4 elements)"
+has "strided plan-vectors: the pointer check" "$tmp/out" "copy at 13:5 A -> sa: between memories, 4 elements per access, not chosen yet (checked at kernel entry, else element by element: 'A' 16-byte aligned)"
+"$TILEC" --dump=cuda --print-after=plan-vectors test/cpu/strided_colmajor.tile >"$tmp/out" 2>&1
+has "strided plan-vectors: a last stride of 2" "$tmp/out" "('X' has stride 2 in its last dim, not 1: element by element)"
+"$TILEC" --dump=hip --print-after=plan-vectors samples/gemm_strided.tile >"$tmp/out" 2>&1
+has "strided plan-vectors: the stride check" "$tmp/out" "(checked at kernel entry, else element by element: lda % 8 == 0, 'A' 16-byte aligned)"
 "$TILEC" run test/strided/head.tile >"$tmp/out" 2>&1; check "strided run (element by element: sq = 67)" 0 $?
 has "strided run: the padded strides" "$tmp/out" "head [S=211,sq=67,so=67,ldt=67,"
 "$TILEC" run --sizes "S=37,sq=192,so=320" test/strided/head.tile >"$tmp/out" 2>&1; check "strided run (vectors)" 0 $?

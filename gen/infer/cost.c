@@ -214,13 +214,21 @@ ev(const IrExpr *e, const Env *env, int64_t *out)
  * segment-aligned and far apart (docs/cost.md) */
 enum { SYM_EXTENT = 1 << 16 };
 
-/* row-major element strides of a global buffer; -1 when they overflow */
+/* the element strides of a global buffer: a strided tensor's strides(...) (a stride symbol
+ * taken as SYM_EXTENT), else the row-major ones; -1 when they overflow */
 static int
 buf_strides(const IrBuffer *b, int64_t *st, int *sym)
 {
 	int d;
 	int64_t s = 1;
 
+	if (b->strides) {
+		for (d = 0; d < b->ndim; d++) {
+			st[d] = b->strides[d].sym ? SYM_EXTENT : b->strides[d].c;
+			*sym |= b->strides[d].sym != NULL;
+		}
+		return 0;
+	}
 	for (d = b->ndim - 1; d >= 0; d--) {
 		st[d] = s;
 		if (d > 0 && b->dims[d].sym)

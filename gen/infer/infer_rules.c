@@ -311,6 +311,35 @@ view(Inf *in, const Op *op, const Acc *ac, const Fragment *F, Err *e)
 	return frag_new(in->a, op->ext, op->nloop, th, F->rep, fwd, op->nloop, e);
 }
 
+/* a gemm of kernel k whose A operand is a local tile and whose policy or the one of gemm g
+ * (the setter of a conflicting layout) is not full_row */
+typedef struct {
+	const IrKernel *k;
+	const IrStmt *g;
+} RegAWalk;
+
+static int
+reg_a_mismatch(IrStmt *s, void *ctx)
+{
+	const RegAWalk *w = ctx;
+
+	return s->kind == S_GEMM && w->k->bufs[s->u.gemm.a.buf].scope == MEM_LOCAL &&
+	       (s->u.gemm.policy != WARP_FULL_ROW || w->g->u.gemm.policy != WARP_FULL_ROW);
+}
+
+/* what to change when a gemm's layout conflicts in a kernel that feeds a gemm from
+ * registers (FlashAttention's P): both gemms all warps along M */
+static const char *
+reg_a_hint(Inf *in, const IrStmt *setter)
+{
+	RegAWalk w = {in->k, setter};
+
+	if (!setter || setter->kind != S_GEMM || !ir_walk(in->k->body, reg_a_mismatch, &w))
+		return "";
+	return "; a gemm result that feeds a gemm's A operand in registers must be held by the "
+	       "threads of its A fragment: give both gemms policy = full_row";
+}
+
 /* the loop layout must agree with a fragment it touches: read: loop within
  * the fragment's owners; write: exact ownership, both directions (#2957) */
 static uint64_t lay_hash(const Layout *L);
@@ -382,11 +411,11 @@ check_acc(Inf *in, State *st, const Op *op, const Acc *ac, const Fragment *L)
 		return 0;
 bad:
 	st->why = arena_printf(in->a,
-		"%s at %d:%d %s '%s' through loop layout %s, but '%s' has %s (set by %s at %d:%d): %s",
+		"%s at %d:%d %s '%s' through loop layout %s, but '%s' has %s (set by %s at %d:%d): %s%s",
 		inf_stmt_name(op->s), op->s->loc.line, op->s->loc.col, ac->write ? "writes" : "reads",
 		in->k->bufs[ac->buf].name, lstr(in, L), in->k->bufs[ac->buf].name, lstr(in, F),
 		inf_stmt_name(st->setter[ac->buf]), st->setter[ac->buf] ? st->setter[ac->buf]->loc.line : 0,
-		st->setter[ac->buf] ? st->setter[ac->buf]->loc.col : 0, e.msg);
+		st->setter[ac->buf] ? st->setter[ac->buf]->loc.col : 0, e.msg, reg_a_hint(in, st->setter[ac->buf]));
 	return -1;
 }
 

@@ -147,6 +147,7 @@ char *lw_regguard(Em *e, const Region *r, char *const *cs, int nn, int vec);
 extern char lw_scalar_only[];
 char *lw_veccond(Em *e, Buf *chk, const Region *r, int v);
 int lw_stridevec(const Em *e, const IrBuffer *B, int v, const char **why);
+int lw_assumed_multiple(const IrKernel *k, const IrVar *sym, int64_t m);
 int lw_vecdim(const Em *e, const Region *r, int nn, int v);
 char **lw_lanecs(Em *e, char *const *cs, int nn);
 int lw_countunit(const IrBuffer *B);

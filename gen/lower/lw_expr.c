@@ -490,11 +490,18 @@ lw_exprstr(Em *e, const IrExpr *x)
 static int
 divides(const Em *e, const IrVar *sym, int64_t m)
 {
+	return lw_assumed_multiple(e->k, sym, m);
+}
+
+/* does an assume of k (`S % c == 0` with c a multiple of m) prove sym a multiple of m? */
+int
+lw_assumed_multiple(const IrKernel *k, const IrVar *sym, int64_t m)
+{
 	int i;
 	int64_t c;
 
-	for (i = 0; i < e->k->nassume; i++) {
-		const IrExpr *x = e->k->assumes[i], *l;
+	for (i = 0; i < k->nassume; i++) {
+		const IrExpr *x = k->assumes[i], *l;
 
 		if (x->kind != IE_BINARY || x->u.bin.op != BIN_EQ || !ir_is_const(x->u.bin.b, &c) || c)
 			continue;
@@ -1134,13 +1141,18 @@ char lw_scalar_only[] = "scalar";
  * multiple of v (the caller adds a guarded scalar path).
  */
 /* a run-time flag of the vector body: `const bool c = init; // text` at kernel entry (once),
- * and c among the flags the vector body needs */
-static void
+ * and c among the flags the vector body needs; -1 when the flags are full (the access is
+ * then element by element) */
+static int
 addflag(Em *e, Buf *chk, const char *c, const char *init, const char *text)
 {
 	char decl_[512];
 	int i;
 
+	for (i = 0; i < e->nflags && strcmp(e->flags[i], c); i++)
+		;
+	if (i == e->nflags && i == (int)(sizeof e->flags / sizeof e->flags[0]))
+		return -1;
 	snprintf(decl_, sizeof decl_, "\tconst bool %s = %s; /* %s */\n", c, init, text);
 	if (!strstr(buf_str(chk), decl_)) {
 		LNode *n = lir_node(e->a, L_DECL);
@@ -1151,10 +1163,9 @@ addflag(Em *e, Buf *chk, const char *c, const char *init, const char *text)
 		n->text = arena_printf(e->a, "/* %s */", text);
 		lir_append(&e->lk->checks, n);
 	}
-	for (i = 0; i < e->nflags && strcmp(e->flags[i], c); i++)
-		;
-	if (i == e->nflags && i < (int)(sizeof e->flags / sizeof e->flags[0]))
+	if (i == e->nflags)
 		e->flags[e->nflags++] = c;
+	return 0;
 }
 
 /*
@@ -1204,11 +1215,10 @@ lw_veccond(Em *e, Buf *chk, const Region *r, int v)
 	if (B->scope != MEM_GLOBAL || v <= 1)
 		return NULL;
 	if ((sym = B->dims[d].sym) && !divides(e, sym, v)) {
-		if (e->scalar)
+		if (e->scalar || addflag(e, chk, arena_printf(e->a, "tl_rows%d_%s", v, lw_vname(e, sym)),
+					 arena_printf(e->a, "%s %% %d == 0", lw_vname(e, sym), v),
+					 arena_printf(e->a, "rows of whole %d-vectors", v)))
 			return lw_scalar_only;
-		addflag(e, chk, arena_printf(e->a, "tl_rows%d_%s", v, lw_vname(e, sym)),
-			arena_printf(e->a, "%s %% %d == 0", lw_vname(e, sym), v),
-			arena_printf(e->a, "rows of whole %d-vectors", v));
 	} else if (!sym && B->dims[d].c % v) {
 		return lw_scalar_only;
 	}
@@ -1223,13 +1233,15 @@ lw_veccond(Em *e, Buf *chk, const Region *r, int v)
 		if (e->scalar)
 			return lw_scalar_only;
 		for (k = 0; k < d; k++)
-			if ((sym = B->strides[k].sym) && !divides(e, sym, v))
-				addflag(e, chk, arena_printf(e->a, "tl_ld%d_%s", v, lw_vname(e, sym)),
-					arena_printf(e->a, "%s %% %d == 0", lw_vname(e, sym), v),
-					arena_printf(e->a, "strides of whole %d-vectors", v));
-		addflag(e, chk, arena_printf(e->a, "tl_al%d_%s", bytes, B->name),
-			arena_printf(e->a, "(unsigned long long)%s %% %d == 0", B->name, bytes),
-			arena_printf(e->a, "'%s' aligned to %d bytes", e->k->params[B->param].name, bytes));
+			if ((sym = B->strides[k].sym) && !divides(e, sym, v) &&
+			    addflag(e, chk, arena_printf(e->a, "tl_ld%d_%s", v, lw_vname(e, sym)),
+				    arena_printf(e->a, "%s %% %d == 0", lw_vname(e, sym), v),
+				    arena_printf(e->a, "strides of whole %d-vectors", v)))
+				return lw_scalar_only;
+		if (addflag(e, chk, arena_printf(e->a, "tl_al%d_%s", bytes, B->name),
+			    arena_printf(e->a, "(unsigned long long)%s %% %d == 0", B->name, bytes),
+			    arena_printf(e->a, "'%s' aligned to %d bytes", e->k->params[B->param].name, bytes)))
+			return lw_scalar_only;
 	}
 	if (!multiple(r->off[d], v))
 		return arena_printf(e->a, "(%s) %% %d == 0", lw_exprstr(e, r->off[d]), v);

@@ -110,6 +110,22 @@ copies_dump(IrStmt *s, void *ctx)
 		   cp->v, cp->v == 1 ? "" : "s", copy_instr_name(cp->instr));
 	if (cp->why)
 		buf_printf(d->b, " (%s)", cp->why);
+	/* a strided tensor's vectors depend on its stride symbols and pointer (lw_veccond) */
+	if (cp->v > 1) {
+		const IrBuffer *G = &d->k->bufs[s->u.copy.src.buf];
+		int d0, any = 0;
+
+		if (G->scope != MEM_GLOBAL)
+			G = &d->k->bufs[s->u.copy.dst.buf];
+		if (G->scope == MEM_GLOBAL && G->strides) {
+			buf_puts(d->b, " (checked at kernel entry, else element by element:");
+			for (d0 = 0; d0 < G->ndim - 1; d0++)
+				if (G->strides[d0].sym && !lw_assumed_multiple(d->k, G->strides[d0].sym, cp->v))
+					buf_printf(d->b, "%s %s %% %d == 0", any++ ? "," : "", G->strides[d0].sym->name, cp->v);
+			buf_printf(d->b, "%s '%s' %d-byte aligned)", any ? "," : "", G->name,
+				   cp->v * (int)dtype_bytes(G->dtype));
+		}
+	}
 	buf_putc(d->b, '\n');
 	return 0;
 }

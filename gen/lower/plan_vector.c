@@ -175,8 +175,11 @@ lw_plan_nestvec(Em *e, const IrStmt *st, NestPlan *np)
 			k = d;
 			run = lw_fragrun(np->frag, np->coord, np->slots, k, 16);
 		}
+		/* a strided tensor: its memory must be contiguous along the index too (a last
+		 * stride of 1, constant strides multiples of v: lw_stridevec) */
 		for (v = run < 16 / eb ? run : 16 / eb; v > 1 && (v * eb < 4 ||
-		     !lw_contig_access(B, b->u.store.n, b->u.store.idx, vars[k], v)); v /= 2)
+		     !lw_contig_access(B, b->u.store.n, b->u.store.idx, vars[k], v) ||
+		     lw_stridevec(e, B, v, NULL) < v); v /= 2)
 			;
 		if (v < 2) {
 			misaligned |= run > 1 && !lw_contig_access(B, b->u.store.n, b->u.store.idx, vars[k], 2);

@@ -261,6 +261,11 @@ class TestStrided(unittest.TestCase):
         with self.assertRaisesRegex(tilec.TilecError, "tensor A has stride 8 in dimension 0, the kernel "
                                     "takes A: f32\\[M, 8\\] strides\\(16, 1\\)"):
             C.run_cpu(np.zeros((4, 8), np.float32))
+        # sizes and strides are the kernel's int parameters
+        with self.assertRaisesRegex(tilec.TilecError, "ldt = 4294967296 \\(from T.strides\\[1\\]\\) does "
+                                    "not fit the kernel's int"):
+            q = CudaFake((37, 64), "<f4", (768, 4))
+            h._bind((q, q, CudaFake((64, 37), "<f4", (4, 4 << 32)), 1.0), {}, "cuda")
         A = np.zeros((4, 16), np.float32)
         C.run_cpu(A[:, :8])
         np.testing.assert_array_equal(A, np.hstack([np.ones((4, 8)), np.zeros((4, 8))]).astype(np.float32))

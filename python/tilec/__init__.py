@@ -516,6 +516,9 @@ class Kernel:
             if sizes[j] is None:
                 raise TilecError(-1, "%s: size %s is not the extent of any tensor; pass %s=..."
                                  % (self.name, name, name))
+            if not -2**31 <= sizes[j] < 2**31:
+                raise TilecError(-1, "%s: %s = %d (from %s) does not fit the kernel's int"
+                                 % (self.name, name, sizes[j], origin[j] or "the arguments"))
         return views, scalars, sizes
 
     def _grid(self, sizes, scalars):

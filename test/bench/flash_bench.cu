@@ -1,5 +1,7 @@
-// flash_bench.cu: times the CUDA tilec emits for samples/flash_fwd.tile (head dim 128,
-// causal and not, [B*H, L, D] f16) at L = 4096 and 8192, B*H = 32, checks sampled rows of
+// flash_bench.cu: times the CUDA tilec emits for samples/flash_fwd.tile (P in registers) and
+// test/cpu/flash_smem_p.tile -D D=128 (P through shared memory: wgmma for both gemms on
+// sm_90a), head dim 128, causal and not, [B*H, L, D] f16, at L = 4096 and 8192, B*H = 32,
+// checks sampled rows of
 // each against an fp64 CPU reference, and prints one FLASH line per case for
 // test/bench/flash_torch.py, which times torch's scaled_dot_product_attention on the same
 // shapes and prints the ratios. Built and run by test/bench/gpu.sh (section "flash").
@@ -13,6 +15,8 @@
 #include "tilec_cuda.h"
 #include "flash_fwd_d128_c0.cu"
 #include "flash_fwd_d128_c1.cu"
+#include "flash_smem_p_d128_c0.cu"
+#include "flash_smem_p_d128_c1.cu"
 #include "flash_smem.h" // SMEM_<kernel>: the dynamic shared memory of each (written by gpu.sh)
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
@@ -25,12 +29,16 @@ static float frand() { rng = rng * 1664525u + 1013904223u; return ((rng >> 8) / 
 int main()
 {
 	const int BM = 128, THREADS = 256, D = 128, BH = 32, Ls[2] = {4096, 8192};
-	const FlashKernel kern[2] = {flash_fwd_d128_c0, flash_fwd_d128_c1};
-	const int smem[2] = {SMEM_flash_fwd_d128_c0, SMEM_flash_fwd_d128_c1};
+	/* [variant][causal] */
+	const FlashKernel kerns[2][2] = {{flash_fwd_d128_c0, flash_fwd_d128_c1}, {flash_smem_p_d128_c0, flash_smem_p_d128_c1}};
+	const int smems[2][2] = {{SMEM_flash_fwd_d128_c0, SMEM_flash_fwd_d128_c1},
+				 {SMEM_flash_smem_p_d128_c0, SMEM_flash_smem_p_d128_c1}};
+	const char *const names[2] = {"flash_fwd", "flash_smem_p"};
 	int fails = 0;
 
-	for (int c = 0; c < 2; c++)
-		CK(cudaFuncSetAttribute(kern[c], cudaFuncAttributeMaxDynamicSharedMemorySize, smem[c]));
+	for (int v = 0; v < 2; v++)
+		for (int c = 0; c < 2; c++)
+			CK(cudaFuncSetAttribute(kerns[v][c], cudaFuncAttributeMaxDynamicSharedMemorySize, smems[v][c]));
 	for (int li = 0; li < 2; li++) {
 		int L = Ls[li];
 		size_t n = (size_t)BH * L * D;
@@ -41,7 +49,10 @@ int main()
 		CK(cudaMemcpy(Q, hQ.data(), n * 2, cudaMemcpyHostToDevice));
 		CK(cudaMemcpy(K, hK.data(), n * 2, cudaMemcpyHostToDevice));
 		CK(cudaMemcpy(V, hV.data(), n * 2, cudaMemcpyHostToDevice));
-		for (int c = 0; c < 2; c++) {
+		for (int vc = 0; vc < 4; vc++) {
+			int v = vc / 2, c = vc % 2;
+			const FlashKernel *kern = kerns[v];
+			const int *smem = smems[v];
 			dim3 grid((L + BM - 1) / BM, BH);
 			CK(cudaMemset(O, 0xff, n * 2));
 			kern[c]<<<grid, THREADS, smem[c]>>>(Q, K, V, O, BH, L);
@@ -81,8 +92,8 @@ int main()
 			double ms = t[t.size() / 2], fl = 4.0 * BH * (double)L * L * D * (c ? 0.5 : 1.0);
 			int ok = bad == 0 && rel < 1e-2;
 			fails += !ok;
-			printf("FLASH d=%d causal=%d bh=%d l=%d ms=%.4f tflops=%.1f relerr=%.2e %s\n", D, c, BH, L, ms,
-			       fl / ms / 1e9, rel, ok ? "ok" : "FAIL");
+			printf("FLASH d=%d causal=%d bh=%d l=%d ms=%.4f tflops=%.1f relerr=%.2e %s kernel=%s\n", D, c, BH, L, ms,
+			       fl / ms / 1e9, rel, ok ? "ok" : "FAIL", names[v]);
 		}
 		cudaFree(Q); cudaFree(K); cudaFree(V); cudaFree(O);
 	}

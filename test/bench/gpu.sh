@@ -64,7 +64,8 @@ if [ -f test/bench/RESULTS.md ]; then
 		echo '```'
 	} | tee -a test/bench/RESULTS.md
 fi
-# FlashAttention (samples/flash_fwd.tile, D = 128, causal and not, B*H = 32, L = 4096 and 8192)
+# FlashAttention (samples/flash_fwd.tile: P in registers; test/cpu/flash_smem_p.tile: P through
+# shared memory; D = 128, causal and not, B*H = 32, L = 4096 and 8192)
 # against torch's scaled_dot_product_attention (its fastest backend here) when torch imports:
 # flash_bench times tilec and checks sampled rows against fp64, flash_torch.py prints the ratios
 rm -f "$B/flash/failed"
@@ -75,12 +76,14 @@ rm -f "$B/flash/failed"
 	mkdir -p "$F"
 	: >"$F/flash_smem.h"
 	fr=0
-	for c in 0 1; do
-		"$TILEC" --arch="$ARCH" -D D=128 -D CAUSAL=$c samples/flash_fwd.tile -o "$F/t.cu" || fr=1
-		sed "s/\bflash_fwd\b/flash_fwd_d128_c$c/g" "$F/t.cu" >"$F/flash_fwd_d128_c$c.cu"
+	# P in registers (the sample) and P through shared memory (test/cpu/flash_smem_p.tile)
+	for k in samples/flash_fwd test/cpu/flash_smem_p; do for c in 0 1; do
+		n=$(basename $k)
+		"$TILEC" --arch="$ARCH" -D D=128 -D CAUSAL=$c $k.tile -o "$F/t.cu" || fr=1
+		sed "s/\b$n\b/${n}_d128_c$c/g" "$F/t.cu" >"$F/${n}_d128_c$c.cu"
 		sed -n "s|^// kernel \([a-z0-9_]*\): .* \([0-9]*\) bytes of dynamic.*|#define SMEM_\1 \2|p" \
-			"$F/flash_fwd_d128_c$c.cu" | head -1 >>"$F/flash_smem.h"
-	done
+			"$F/${n}_d128_c$c.cu" | head -1 >>"$F/flash_smem.h"
+	done; done
 	if [ $fr = 0 ] && "$CUDA/bin/nvcc" -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -I"$F" \
 		-Itemplates -o "$F/flash_bench" test/bench/flash_bench.cu >"$F/build.log" 2>&1; then
 		r=0; "$F/flash_bench" >"$F/flash.txt" 2>&1 || r=$?

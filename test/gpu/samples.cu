@@ -91,6 +91,60 @@ static void check_gemm(const char *name, void (*kern)(tl_half_t *, tl_half_t *, 
 	cudaFree(A); cudaFree(B); cudaFree(C);
 }
 
+// ---- gemm_strided: C = A * B on views of larger buffers (lda, ldb, ldc; a row and column
+// offset into each), every element checked; the padding around the views must stay poisoned.
+// off: the views' element offset (1: not 16-byte aligned, the element-by-element body)
+static void check_gemm_strided(int M, int N, int K, int lda, int ldb, int ldc, int off, bool timeit)
+{
+	size_t sa = (size_t)(M + 2) * lda, sb = (size_t)(K + 2) * ldb, sc = (size_t)(M + 2) * ldc;
+	std::vector<__half> hA(sa), hB(sb), hC(sc);
+	for (auto &x : hA) x = __float2half(frand());
+	for (auto &x : hB) x = __float2half(frand());
+	tl_half_t *A = dalloc<tl_half_t>(sa), *B = dalloc<tl_half_t>(sb), *C = dalloc<tl_half_t>(sc);
+	CK(cudaMemcpy(A, hA.data(), sa * 2, cudaMemcpyHostToDevice));
+	CK(cudaMemcpy(B, hB.data(), sb * 2, cudaMemcpyHostToDevice));
+	CK(cudaMemset(C, 0xff, sc * 2)); // NaN poison, the padding's too
+	// the views start at row 1, column off of each buffer
+	size_t oa = (size_t)lda + off, ob = (size_t)ldb + off, oc = (size_t)ldc + off;
+	if (SMEM_gemm_strided > 48 * 1024)
+		CK(cudaFuncSetAttribute(gemm_strided, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_gemm_strided));
+	dim3 grid(cdiv(N, 128), cdiv(M, 128));
+	gemm_strided<<<grid, 128, SMEM_gemm_strided>>>(A + oa, B + ob, C + oc, M, K, lda, N, ldb, ldc);
+	CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
+	CK(cudaMemcpy(hC.data(), C, sc * 2, cudaMemcpyDeviceToHost));
+	double num = 0, den = 0; long bad = 0, pad = 0;
+	for (size_t e = 0; e < sc; e++) {
+		long r = (long)(e / ldc) - 1, c = (long)(e % ldc) - off;
+		unsigned short bits; memcpy(&bits, &hC[e], 2);
+		if (r < 0 || r >= M || c < 0 || c >= N) { pad += bits != 0xffff; continue; }
+		double ref = 0;
+		for (int k = 0; k < K; k++)
+			ref += (double)float(hA[oa + (size_t)r * lda + k]) * (double)float(hB[ob + (size_t)k * ldb + c]);
+		double got = float(hC[e]);
+		if (!std::isfinite(got)) bad++;
+		num += (got - ref) * (got - ref); den += ref * ref;
+	}
+	double rel = sqrt(num / (den > 0 ? den : 1));
+	char d[200], w[96];
+	snprintf(d, sizeof d, "all checked, rel err %.2e, unwritten/nonfinite %ld, padding written %ld", rel, bad, pad);
+	snprintf(w, sizeof w, "gemm_strided %dx%dx%d ld %d,%d,%d +%d", M, N, K, lda, ldb, ldc, off);
+	verdict(w, bad == 0 && pad == 0 && rel < 1e-2, d);
+	if (timeit) {
+		cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
+		std::vector<float> t;
+		for (int it = 0; it < 25; it++) {
+			float ms;
+			CK(cudaEventRecord(e0));
+			gemm_strided<<<grid, 128, SMEM_gemm_strided>>>(A + oa, B + ob, C + oc, M, K, lda, N, ldb, ldc);
+			CK(cudaEventRecord(e1)); CK(cudaEventSynchronize(e1)); CK(cudaEventElapsedTime(&ms, e0, e1));
+			if (it >= 5) t.push_back(ms);
+		}
+		printf("BENCH %-22s %5dx%5dx%5d  tilec %7.1f TFLOP/s (ld %d,%d,%d +%d)\n", "gemm_strided", M, N, K,
+		       2.0 * M * N * K / median(t) / 1e9, lda, ldb, ldc, off);
+	}
+	cudaFree(A); cudaFree(B); cudaFree(C);
+}
+
 static float memcpy_gbps(size_t bytes)
 {
 	void *a = dalloc<char>(bytes), *b = dalloc<char>(bytes);
@@ -304,6 +358,16 @@ int main()
 #ifndef MEMCHECK
 	check_gemm<__half>("gemm_sm90", gemm_sm90, SMEM_gemm_sm90, 4096, 4096, 4096, 0, h, true, 256, 256);
 	check_gemm<__half>("gemm_sm90", gemm_sm90, SMEM_gemm_sm90, 8192, 8192, 8192, 0, h, true, 256, 256);
+#endif
+	// strided views: vectors (leading dimensions of whole 8-element vectors, aligned views),
+	// element by element (an odd ldb; views one element off alignment)
+	check_gemm_strided(256, 384, 512, 520, 392, 392, 0, false);
+	check_gemm_strided(200, 203, 205, 216, 219, 211, 0, false);
+	check_gemm_strided(256, 384, 512, 520, 393, 392, 0, false);
+	check_gemm_strided(256, 384, 512, 520, 392, 392, 1, false);
+#ifndef MEMCHECK
+	check_gemm_strided(4096, 4096, 4096, 4160, 4160, 4160, 0, true);
+	check_gemm_strided(4096, 4096, 4096, 4160, 4160, 4160, 1, true);
 #endif
 	check_copy(1000, 1000, false, bw);
 	check_elementwise(1000, 1000, false, bw);
