@@ -3,7 +3,8 @@
 FLASH lines flash_bench prints (read from the file given, or standard input), fp16, [B, H, L, D]
 with B * H = bh (B = 2), causal as the line says; the fastest of the backends torch has here
 (its default choice, and flash / efficient / cudnn asked for one by one) is the figure. Prints
-each case with both times and ratio = torch ms / tilec ms (> 1: tilec is faster). Without
+each case (one line per tilec kernel: flash_fwd with P in registers, flash_smem_p with P through
+shared memory) with both times and ratio = torch ms / tilec ms (> 1: tilec is faster). Without
 torch (or without a CUDA device for it) it says so and exits 0, the tilec lines standing alone."""
 import re
 import sys
