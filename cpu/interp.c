@@ -462,6 +462,9 @@ store(Run *R, const IrStmt *s)
 		return 0;
 	v = iexp_conv(v, s->u.store.value->type, B->t);
 	v.fl |= fl;
+	/* atomics are applied in some order: no nest shadow (points may update one element) */
+	if (s->u.store.atomic)
+		return iexp_atomic(R, B, lin, v, s->u.store.atomic, s->loc) ? -1 : (R->bad ? -1 : 0);
 	if (R->nest && B->tracked && irun_nest_access(R, s->u.store.buf, lin, 1, s->loc))
 		return -1;
 	if (B->scope == MEM_GLOBAL) {

@@ -515,7 +515,10 @@ batchable(Run *R, const IrStmt *s, unsigned char *lets)
 			if (!lets[s->u.let.var->id])
 				return 0;
 			break;
-		case S_STORE: break;
+		case S_STORE:
+			if (s->u.store.atomic)
+				return 0;   /* atomics run point by point */
+			break;
 		case S_IF:
 			if (!batchable(R, s->u.cond.then, lets) || !batchable(R, s->u.cond.els, lets))
 				return 0;

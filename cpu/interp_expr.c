@@ -210,6 +210,47 @@ iexp_gstore(Run *R, BufRt *B, int64_t lin, Val v)
 }
 
 int
+iexp_atomic(Run *R, BufRt *B, int64_t lin, Val v, AtomicOp op, Loc loc)
+{
+	Val old, r;
+
+	if (B->scope == MEM_GLOBAL) {
+		if (B->cell && irun_block_race(R, B, lin, loc))
+			return -1;
+		old = iexp_gload(B, lin);
+	} else {
+		old.c = B->v[lin];
+		old.fl = B->fl[lin];
+	}
+	r.fl = old.fl | v.fl;
+	if (it_float(B->t)) {
+		double a = old.c.f, b = v.c.f;
+
+		r.c.f = op == AT_ADD ? a + b : op == AT_MAX ? iexp_fmax(a, b, &r.fl) : iexp_fmin(a, b, &r.fl);
+		/* float atomic adds are applied in some order: the sum's rounding depends on it */
+		if (op == AT_ADD)
+			r.fl |= INTERP_INEXACT;
+		r = iexp_conv(r, DT_F64, B->t);
+	} else {
+		int64_t a = old.c.i, b = v.c.i;
+
+		/* the hardware's integer atomic add wraps */
+		r.c.i = op == AT_ADD ? (int64_t)(int32_t)(uint32_t)((uint64_t)a + (uint64_t)b)
+			: op == AT_MAX ? (a > b ? a : b) : (a < b ? a : b);
+	}
+	if (B->scope == MEM_GLOBAL) {
+		iexp_gstore(R, B, lin, r);
+		if (R->bad)
+			return -1;
+		B->cell[lin] &= INTERP_FLAGS;
+	} else {
+		B->v[lin] = r.c;
+		B->fl[lin] = (unsigned char)r.fl;
+	}
+	return 0;
+}
+
+int
 iexp_index(Run *R, const IrExpr *x, int64_t *out, unsigned *fl, const char *what)
 {
 	Val v = iexp_eval(R, x);

@@ -129,6 +129,10 @@ unsigned iexp_via(DType t, unsigned fl);
 /* the element of a global tensor (flags from its cell) / store one (v of type B->t) */
 Val iexp_gload(const BufRt *B, int64_t lin);
 void iexp_gstore(Run *R, BufRt *B, int64_t lin, Val v);
+/* an atomic update (op) of element lin (inside) of a global or shared B with v (of type
+ * B->t): old op v rounded to the type; the element is left marked as written by no block,
+ * so that the atomics of several blocks on one element are not a race; -1 after an error */
+int iexp_atomic(Run *R, BufRt *B, int64_t lin, Val v, AtomicOp op, Loc loc);
 /* an int64 value of integer type t: wrapped to t's width, UNDEF when it did not fit
  * or ovf is set */
 Val iexp_int(DType t, int64_t v, int ovf, unsigned fl);

@@ -179,7 +179,11 @@ iop_copy(Run *R, const IrStmt *s)
 				else
 					v.c.i = 0;
 			}
-			if (DB->scope == MEM_GLOBAL) {
+			if (s->u.copy.atomic) {
+				/* op = add|max|min: an atomic update of each element (the edge's dropped) */
+				if (iexp_atomic(R, DB, db + j * dstr, v, s->u.copy.atomic, s->loc))
+					return -1;
+			} else if (DB->scope == MEM_GLOBAL) {
 				int64_t l = db + j * dstr;
 
 				if (DB->cell && irun_block_race(R, DB, l, s->loc))

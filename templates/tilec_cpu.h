@@ -852,6 +852,50 @@ static inline tl_half_t tl_cpu_f2h_num(float f)
 	}
 }
 
+// ---- atomics (tl_atomic_*: the CUDA and the HIP names): the blocks of a launch and the threads
+// of a block run one at a time and a thread is switched only at a barrier or a collective, so an
+// atomic is a plain read-modify-write of the element (f16/bf16: the sum of the two values
+// rounded to nearest even, as the hardware's add)
+static inline tl_u32 tl_cpu_hadd(tl_u32 a, tl_u32 b)
+{
+	float s = tl_cpu_h2f_tab[a & 0xffff] + tl_cpu_h2f_tab[b & 0xffff];
+
+	return (__float_as_uint(s) & 0x7fffffffu) > 0x7f800000u ? 0x7fffu : tl_cpu_f2h_num(s);
+}
+
+static inline tl_u32 tl_cpu_bfadd(tl_u32 a, tl_u32 b)
+{
+	tl_u32 u = __float_as_uint(__uint_as_float((a & 0xffff) << 16) + __uint_as_float((b & 0xffff) << 16));
+
+	if ((u & 0x7fffffffu) > 0x7f800000u)
+		return 0x7fffu;
+	return (u + 0x7fffu + ((u >> 16) & 1)) >> 16;
+}
+
+static inline void tl_atomic_add_f32(float *p, float v) { *p += v; }
+static inline void tl_atomic_add_i32(int *p, int v) { *p = (int)((unsigned)*p + (unsigned)v); }
+static inline void tl_atomic_max_i32(int *p, int v) { *p = *p > v ? *p : v; }
+static inline void tl_atomic_min_i32(int *p, int v) { *p = *p < v ? *p : v; }
+static inline void tl_atomic_max_f32(float *p, float v) { *p = fmaxf(*p, v); }
+static inline void tl_atomic_min_f32(float *p, float v) { *p = fminf(*p, v); }
+static inline void tl_atomic_add_f16(tl_half_t *p, tl_half_t v) { *p = (tl_half_t)tl_cpu_hadd(*p, v); }
+static inline void tl_atomic_add_bf16(tl_bf16_t *p, tl_bf16_t v) { *p = (tl_bf16_t)tl_cpu_bfadd(*p, v); }
+static inline void tl_atomic_add_f16x2(tl_half_t *p, tl_u32 v)
+{
+	p[0] = (tl_half_t)tl_cpu_hadd(p[0], v);
+	p[1] = (tl_half_t)tl_cpu_hadd(p[1], v >> 16);
+}
+static inline void tl_atomic_add_bf16x2(tl_bf16_t *p, tl_u32 v)
+{
+	p[0] = (tl_bf16_t)tl_cpu_bfadd(p[0], v);
+	p[1] = (tl_bf16_t)tl_cpu_bfadd(p[1], v >> 16);
+}
+static inline void tl_atomic_add_f32x2(float *p, float a, float b) { p[0] += a, p[1] += b; }
+static inline void tl_atomic_add_f32x4(float *p, float a, float b, float c, float d)
+{
+	p[0] += a, p[1] += b, p[2] += c, p[3] += d;
+}
+
 #ifndef TL_CPU_HIP
 static inline float tl_bf2f(tl_bf16_t h) { return __uint_as_float(((tl_u32)h) << 16); }
 

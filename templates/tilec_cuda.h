@@ -114,6 +114,108 @@ TL_DEVICE tl_u32 tl_pack_bf2(float lo, float hi)
 
 #include "tilec_portable.h"
 
+// ---- atomics: atomic_add/max/min and copy(..., op = add|max|min); no old value is returned.
+// f32/i32: atomicAdd/Max/Min; f16 (sm_70+) and f16x2 (sm_60+): red.add.noftz; bf16 and
+// bf16x2: red.add.noftz on sm_90, a compare-and-swap loop on the 32-bit word before it (as
+// cuda_bf16.hpp does); float2/float4 adds (global memory, sm_90): atomicAdd(float4 *), four
+// scalar adds before sm_90. CUDA has no float atomic max/min: the lowering refuses them.
+TL_DEVICE void tl_atomic_add_f32(float *p, float v)
+{
+	atomicAdd(p, v);
+}
+
+TL_DEVICE void tl_atomic_add_i32(int *p, int v)
+{
+	atomicAdd(p, v);
+}
+
+TL_DEVICE void tl_atomic_max_i32(int *p, int v)
+{
+	atomicMax(p, v);
+}
+
+TL_DEVICE void tl_atomic_min_i32(int *p, int v)
+{
+	atomicMin(p, v);
+}
+
+TL_DEVICE void tl_atomic_add_f16(tl_half_t *p, tl_half_t v)
+{
+	asm volatile("red.add.noftz.f16 [%0], %1;" ::"l"(p), "h"(v) : "memory");
+}
+
+// p[0] += lo(v), p[1] += hi(v); p 4-byte aligned
+TL_DEVICE void tl_atomic_add_f16x2(tl_half_t *p, tl_u32 v)
+{
+	asm volatile("red.add.noftz.f16x2 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+#if __CUDA_ARCH__ < 900
+// bf16 (a, b) -> the bf16 of a + b, through f32
+TL_DEVICE tl_bf16_t tl_bf16_add(tl_bf16_t a, tl_bf16_t b)
+{
+	return tl_f2bf(tl_bf2f(a) + tl_bf2f(b));
+}
+#endif
+
+TL_DEVICE void tl_atomic_add_bf16(tl_bf16_t *p, tl_bf16_t v)
+{
+#if __CUDA_ARCH__ >= 900
+	asm volatile("red.add.noftz.bf16 [%0], %1;" ::"l"(p), "h"(v) : "memory");
+#else
+	// the 32-bit word that holds the element, the element's half of it
+	tl_u32 *w = (tl_u32 *)((unsigned long long)p & ~3ull);
+	tl_u32 sh = (tl_u32)((unsigned long long)p & 2) * 8, old = *w, as;
+
+	do {
+		as = old;
+		tl_u32 sum = tl_bf16_add((tl_bf16_t)(as >> sh), v);
+		old = atomicCAS(w, as, (as & ~(0xffffu << sh)) | (sum << sh));
+	} while (old != as);
+#endif
+}
+
+// p[0] += lo(v), p[1] += hi(v); p 4-byte aligned
+TL_DEVICE void tl_atomic_add_bf16x2(tl_bf16_t *p, tl_u32 v)
+{
+#if __CUDA_ARCH__ >= 900
+	asm volatile("red.add.noftz.bf16x2 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+#else
+	tl_u32 *w = (tl_u32 *)p, old = *w, as;
+
+	do {
+		as = old;
+		tl_u32 lo = tl_bf16_add((tl_bf16_t)as, (tl_bf16_t)v);
+		tl_u32 hi = tl_bf16_add((tl_bf16_t)(as >> 16), (tl_bf16_t)(v >> 16));
+		old = atomicCAS(w, as, lo | hi << 16);
+	} while (old != as);
+#endif
+}
+
+// p[0..2) += (a, b), p 8-byte aligned, in global memory
+TL_DEVICE void tl_atomic_add_f32x2(float *p, float a, float b)
+{
+#if __CUDA_ARCH__ >= 900
+	atomicAdd((float2 *)p, make_float2(a, b));
+#else
+	atomicAdd(p, a);
+	atomicAdd(p + 1, b);
+#endif
+}
+
+// p[0..4) += (a, b, c, d), p 16-byte aligned, in global memory
+TL_DEVICE void tl_atomic_add_f32x4(float *p, float a, float b, float c, float d)
+{
+#if __CUDA_ARCH__ >= 900
+	atomicAdd((float4 *)p, make_float4(a, b, c, d));
+#else
+	atomicAdd(p, a);
+	atomicAdd(p + 1, b);
+	atomicAdd(p + 2, c);
+	atomicAdd(p + 3, d);
+#endif
+}
+
 // ---- warp reductions --------------------------------------------------------------
 TL_DEVICE float tl_warp_sum(float v, int width)
 {

@@ -172,6 +172,96 @@ TL_DEVICE tl_u32 tl_pack_bf2(float lo, float hi)
 	return (tl_u32)tl_f2bf(lo) | (tl_u32)tl_f2bf(hi) << 16;
 }
 
+// ---- atomics: atomic_add/max/min and copy(..., op = add|max|min); no old value is returned.
+// f32 and i32 add, i32 and f32 max/min: clang's __hip_atomic_fetch_* at agent scope (a
+// native instruction where the arch has one, else the compiler's compare-and-swap loop);
+// f16, bf16 and their pairs: a compare-and-swap loop on the 32-bit word that holds them.
+#define TL_ATOMIC(op, p, v) __hip_atomic_fetch_##op((p), (v), __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT)
+TL_DEVICE void tl_atomic_add_f32(float *p, float v)
+{
+	TL_ATOMIC(add, p, v);
+}
+
+TL_DEVICE void tl_atomic_add_i32(int *p, int v)
+{
+	TL_ATOMIC(add, p, v);
+}
+
+TL_DEVICE void tl_atomic_max_i32(int *p, int v)
+{
+	TL_ATOMIC(max, p, v);
+}
+
+TL_DEVICE void tl_atomic_min_i32(int *p, int v)
+{
+	TL_ATOMIC(min, p, v);
+}
+
+TL_DEVICE void tl_atomic_max_f32(float *p, float v)
+{
+	TL_ATOMIC(max, p, v);
+}
+
+TL_DEVICE void tl_atomic_min_f32(float *p, float v)
+{
+	TL_ATOMIC(min, p, v);
+}
+
+// the 32-bit word w updated by f (word -> word) until no other thread changed it between
+template <class F> TL_DEVICE void tl_atomic_cas32(tl_u32 *w, F f)
+{
+	tl_u32 old = __hip_atomic_load(w, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT), as;
+
+	do {
+		as = old;
+	} while (!__hip_atomic_compare_exchange_strong(w, &old, f(as), __ATOMIC_RELAXED, __ATOMIC_RELAXED,
+						       __HIP_MEMORY_SCOPE_AGENT));
+	(void)as;
+}
+
+TL_DEVICE tl_u32 tl_hadd_bits(tl_u32 a, tl_u32 b)
+{
+	return tl_f2h(tl_h2f((tl_half_t)a) + tl_h2f((tl_half_t)b));
+}
+
+TL_DEVICE tl_u32 tl_bfadd_bits(tl_u32 a, tl_u32 b)
+{
+	return tl_f2bf(tl_bf2f((tl_bf16_t)a) + tl_bf2f((tl_bf16_t)b));
+}
+
+TL_DEVICE void tl_atomic_add_f16(tl_half_t *p, tl_half_t v)
+{
+	tl_u32 sh = (tl_u32)((unsigned long long)p & 2) * 8;
+
+	tl_atomic_cas32((tl_u32 *)((unsigned long long)p & ~3ull), [=](tl_u32 w) {
+		return (w & ~(0xffffu << sh)) | tl_hadd_bits(w >> sh, v) << sh;
+	});
+}
+
+TL_DEVICE void tl_atomic_add_bf16(tl_bf16_t *p, tl_bf16_t v)
+{
+	tl_u32 sh = (tl_u32)((unsigned long long)p & 2) * 8;
+
+	tl_atomic_cas32((tl_u32 *)((unsigned long long)p & ~3ull), [=](tl_u32 w) {
+		return (w & ~(0xffffu << sh)) | tl_bfadd_bits(w >> sh, v) << sh;
+	});
+}
+
+// p[0] += lo(v), p[1] += hi(v); p 4-byte aligned
+TL_DEVICE void tl_atomic_add_f16x2(tl_half_t *p, tl_u32 v)
+{
+	tl_atomic_cas32((tl_u32 *)p, [=](tl_u32 w) {
+		return tl_hadd_bits(w & 0xffffu, v & 0xffffu) | tl_hadd_bits(w >> 16, v >> 16) << 16;
+	});
+}
+
+TL_DEVICE void tl_atomic_add_bf16x2(tl_bf16_t *p, tl_u32 v)
+{
+	tl_atomic_cas32((tl_u32 *)p, [=](tl_u32 w) {
+		return tl_bfadd_bits(w & 0xffffu, v & 0xffffu) | tl_bfadd_bits(w >> 16, v >> 16) << 16;
+	});
+}
+
 // ---- cross-lane: ds_bpermute (wave32 and wave64) --------------------------------------
 TL_DEVICE int tl_lane_id()
 {

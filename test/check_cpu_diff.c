@@ -93,6 +93,14 @@ static const struct {
 	{"test/cpu/strided_runtime.tile", STRIDED_RT_SIZES, NULL, NULL, NULL},
 	{"test/cpu/strided_colmajor.tile", STRIDED_CM_SIZES, NULL, NULL, NULL},
 	{"test/cpu/strided_const.tile", "M=1;M=37;M=64", NULL, NULL, NULL},
+	/* atomics: blocks (and points of a nest) updating one element; float sums compared within
+	 * their tolerance (any order), integer ones bit for bit */
+	{"samples/splitk_gemm.tile", "M=1,N=1,K=1;M=200,N=203,K=205;M=128,N=256,K=512", NULL, NULL, NULL},
+	{"test/cpu/atomic_hist.tile", "*=1;*=37;N=1000;N=5000", NULL, NULL, NULL},
+	{"test/cpu/atomic_tile.tile", "*=1;*=37;M=64,N=128;", NULL, NULL, NULL},
+	/* f32 atomic max/min: HIP has them (check_cpu_hip), CUDA refuses them at the statement */
+	{"test/cpu/atomic_fmax.tile", NULL, NULL, NULL,
+	 "atomic max of f32 elements is not supported on cuda sm_80 (CUDA has no floating-point atomic max/min"},
 	{"test/cpu/strided_rank3.tile", STRIDED_R3_SIZES, NULL, NULL, NULL},
 	{"test/cpu/strided_nest.tile", STRIDED_NEST_SIZES, NULL, NULL, NULL},
 };
@@ -126,6 +134,11 @@ static const struct {
 	/* one head of a [B, S, H, 64] tensor through strided views (test/strided/) */
 	{"test/strided/head.tile", "sm_80", STRIDED_HEAD_SIZES, NULL},
 	{"test/strided/head.tile", "sm_90a", STRIDED_HEAD_SIZES, NULL},
+	/* sm_90: float2/float4 atomic adds of f32 tiles, native bf16 adds */
+	{"samples/splitk_gemm.tile", "sm_90a", "M=1,N=1,K=1;M=200,N=203,K=205;M=128,N=256,K=64", NULL},
+	{"test/cpu/atomic_nest.tile", "sm_90a", NULL, NULL},
+	{"test/cpu/atomic_hist.tile", "sm_90a", "N=37;N=1000", NULL},
+	{"test/cpu/atomic_tile.tile", "sm_90a", "*=1;*=37;M=64,N=128;", NULL},
 	/* softmax at real widths (the reducer's and the holders' checks were elements x replicas
 	 * or threads x elements: W = 4096 was "too large to check", W = 2048 took 3 s) */
 	{"samples/softmax.tile", NULL, "M=1;M=19", "W=4096"},

@@ -551,6 +551,10 @@ static const struct {
 	{"test/cpu/nest_contiguity.tile", "*=64;*=211"},
 	{"test/cpu/flash_smem_p.tile", "*=1;BH=3,L=300"},
 	{"test/cpu/nest_vector.tile", "M=64;M=37"},
+	{"samples/splitk_gemm.tile", "M=1,N=1,K=1;M=200,N=203,K=205"},
+	{"test/cpu/atomic_hist.tile", "*=1;N=1000"},
+	{"test/cpu/atomic_tile.tile", "*=1;*=37;M=64,N=128;"},
+	{"test/cpu/atomic_fmax.tile", "*=1;*=37;M=100,N=200"},
 };
 
 static const char *const programs[] = {
@@ -570,6 +574,9 @@ static const char *const programs[] = {
 	/* FlashAttention with P through LDS (with P in registers it is refused: register_a_refused) */
 	"test/cpu/flash_smem_p.tile", "test/cpu/exp2_log2_bf16.tile",
 	"test/cpu/nest_vector.tile",
+	/* atomics: f32/i32 atomics, f16/bf16 through the CAS loop, f32 max/min */
+	"samples/splitk_gemm.tile",   "test/cpu/atomic_nest.tile",     "test/cpu/atomic_hist.tile",
+	"test/cpu/atomic_tile.tile",   "test/cpu/atomic_fmax.tile",
 };
 
 static void
@@ -612,7 +619,7 @@ END_TEST
 START_TEST(programs_complete)
 {
 	static const char *const samples[] = {"convert", "copy", "elementwise", "gemm", "gemm_bf16", "gemm_strided",
-					      "softmax", "transpose"};
+					      "softmax", "splitk_gemm", "transpose"};
 	struct stat st;
 
 	for (size_t i = 0; i < countof(samples); i++) {

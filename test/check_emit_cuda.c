@@ -13,6 +13,7 @@
 
 #include "ast.h"
 #include "lower.h"
+#include "lw.h"
 #include "sema.h"
 #include "tests.h"
 #include "tilec.h"
@@ -131,6 +132,10 @@ static const struct {
 	{"transpose", "sm_80", "sm_80", {"cp.async.cg.shared.global", "st.global.v4", NULL}},
 	{"softmax", "sm_80", "sm_80", {"shfl.sync.bfly.b32", "bar.sync", "ld.global.v4|ld.global.nc.v4"}},
 	{"softmax", "sm_90", "sm_90", {"shfl.sync.bfly.b32", "st.global.v4", "ex2.approx"}},
+	/* the split-K tile store: f32 atomic adds, float2 ones on sm_90 */
+	{"splitk_gemm", "sm_80", "sm_80", {"atom.global.add.f32|red.global.add.f32", "mma.sync.aligned.m16n8k16", NULL}},
+	{"splitk_gemm", "sm_90", "sm_90", {"atom.global.add.v2.f32|red.global.add.v2.f32", "mma.sync.aligned.m16n8k16", NULL}},
+	{"splitk_gemm", "sm_90a", "sm_90a", {"atom.global.add.v2.f32|red.global.add.v2.f32", "wgmma.mma_async", NULL}},
 };
 
 static tilec_jit *jit;
@@ -622,6 +627,83 @@ START_TEST(strided_flags_full)
 }
 END_TEST
 
+/* atomics: the widest atomics each arch has for a tile store (f16x2 pairs, float4 into global
+ * memory on sm_90 only, scalars into shared memory), and the refusals with file:line:col */
+static char *
+emit_arch(const char *src, int hip, const char *arch, tilec_status *st)
+{
+	tilec_options o;
+	tilec_result r;
+	char *out;
+
+	tilec_options_init(&o);
+	o.filename = "s.tile";
+	o.target = hip ? TILEC_TARGET_HIP : TILEC_TARGET_CUDA;
+	o.arch = arch;
+	o.dump = TILEC_DUMP_CUDA;
+	tilec_compile(src, strlen(src), &o, &r);
+	*st = r.status;
+	out = r.status == TILEC_OK ? r.output : r.diagnostics;
+	if (r.status == TILEC_OK)
+		r.output = NULL;
+	else
+		r.diagnostics = NULL;
+	tilec_result_free(&r);
+	return out;
+}
+
+START_TEST(atomic_emit)
+{
+	static const char tile[] =
+		"kernel k(A: f32[64, 64], H: f16[64, 64], G: bf16[64, 64]) grid(4) threads(128) {\n"
+		"  assume(1 == 1);\n  local t: f32[64, 64];\n  shared s: f32[64, 64];\n  fill(t, 1.0);\n"
+		"  copy(t, A[0, 0], op = add);\n  copy(t, H[0, 0], op = add);\n  copy(t, G[0, 0], op = add);\n"
+		"  copy(t, s, op = add);\n  copy(s, A[0, 0]);\n}\n";
+	static const struct {
+		const char *src, *arch;
+		int hip;
+		const char *has[3], *hasnot;
+	} rows[] = {
+		{tile, "sm_80", 0, {"tl_atomic_add_f16x2(", "tl_atomic_add_bf16x2(", "tl_atomic_add_f32(&"}, "tl_atomic_add_f32x"},
+		{tile, "sm_90a", 0, {"tl_atomic_add_f32x4(&A[", "tl_atomic_add_f16x2(", "tl_atomic_add_f32(&s_["}, "tl_atomic_add_f32x4(&s_"},
+		{tile, "gfx942", 1, {"tl_atomic_add_f16x2(", "tl_atomic_add_f32(&A[", NULL}, "tl_atomic_add_f32x"},
+	};
+	static const struct {
+		const char *src, *arch;
+		int hip;
+		const char *msg;
+	} refused[] = {
+		{"kernel k(A: f32[64]) grid(1) threads(64) {\n  for i in parallel(64) {\n    atomic_max(A[i], 1.0);\n  }\n}\n",
+		 "sm_90a", 0, "s.tile:3:5: error: kernel 'k': atomic max of f32 elements is not supported on cuda sm_90a "
+		 "(CUDA has no floating-point atomic max/min; use i32 elements)"},
+		{"kernel k(B: f16[64]) grid(1) threads(64) {\n  local t: f16[64];\n  fill(t, 1.0);\n  copy(t, B[0], op = min);\n}\n",
+		 "gfx90a", 1, "s.tile:4:3: error: kernel 'k': atomic min of f16 elements is not supported on hip gfx90a "
+		 "(max/min of 16-bit floats has no atomic; use f32 or i32 elements)"},
+		{"kernel k(B: bf16[64]) grid(1) threads(64) {\n  for i in parallel(64) {\n    atomic_min(B[i], 1.0);\n  }\n}\n",
+		 "sm_80", 0, "s.tile:3:5: error: kernel 'k': atomic min of bf16 elements is not supported on cuda sm_80"},
+	};
+	tilec_status st;
+	char *out;
+	size_t i, j;
+
+	for (i = 0; i < countof(rows); i++) {
+		out = emit_arch(rows[i].src, rows[i].hip, rows[i].arch, &st);
+		ck_assert_msg(st == TILEC_OK, "%s: %s", rows[i].arch, out);
+		for (j = 0; j < 3; j++)
+			ck_assert_msg(!rows[i].has[j] || strstr(out, rows[i].has[j]), "%s: no %s in\n%s", rows[i].arch,
+				      rows[i].has[j], out);
+		ck_assert_msg(!strstr(out, rows[i].hasnot), "%s: %s in\n%s", rows[i].arch, rows[i].hasnot, out);
+		free(out);
+	}
+	for (i = 0; i < countof(refused); i++) {
+		out = emit_arch(refused[i].src, refused[i].hip, refused[i].arch, &st);
+		ck_assert_int_eq(st, TILEC_ERR_COMPILE);
+		ck_assert_msg(strstr(out, refused[i].msg) == out, "got %s", out);
+		free(out);
+	}
+}
+END_TEST
+
 /* emission errors are messages, not crashes */
 START_TEST(emit_errors)
 {
@@ -857,6 +939,178 @@ setup(void)
 	free(err);
 }
 
+
+/*
+ * The fast paths of the lowering and shared-memory planning (vector runs proved from
+ * digits, holder tables, ownership checks and reduce plans by the compiled evaluator, their
+ * memos, the swizzle search's quick rejections) against the reference walks they replace
+ * (lw_reference_walks, smem_reference_walks, cute_reference_search: enumeration,
+ * iexpr_eval per point, every candidate converted), on the whole corpus for CUDA and HIP: the
+ * output and diagnostics must be byte-identical, refusals included.
+ */
+static char *
+compile_with(const char *path, const char *src, size_t len, tilec_target tg, const char *arch, int ref)
+{
+	tilec_options o;
+	tilec_result r;
+	size_t n;
+	char *out;
+
+	tilec_options_init(&o);
+	o.target = tg;
+	o.arch = arch;
+	o.dump = TILEC_DUMP_CUDA;
+	o.filename = path;
+	lw_reference_walks = smem_reference_walks = cute_reference_search = ref;
+	tilec_compile(src, len, &o, &r);
+	lw_reference_walks = smem_reference_walks = cute_reference_search = 0;
+	n = strlen(r.output) + strlen(r.diagnostics) + 32;
+	out = malloc(n);
+	snprintf(out, n, "%d\n%s\n--\n%s", (int)r.status, r.output, r.diagnostics);
+	tilec_result_free(&r);
+	return out;
+}
+
+START_TEST(fast_paths_match_reference)
+{
+	static const char *const pats[] = {"samples/*.tile", "test/cpu/*.tile", "test/layout/*.tile",
+					   "test/control/*.tile"};
+	static const struct {
+		tilec_target tg;
+		const char *arch;
+	} archs[] = {{TILEC_TARGET_CUDA, "sm_80"}, {TILEC_TARGET_CUDA, "sm_90a"}, {TILEC_TARGET_HIP, "gfx90a"}};
+	size_t pi, fi, ai;
+	int ncode = 0, nfile = 0;
+
+	for (pi = 0; pi < countof(pats); pi++) {
+		glob_t g;
+
+		if (glob(pats[pi], 0, NULL, &g) != 0)
+			continue;
+		for (fi = 0; fi < g.gl_pathc; fi++) {
+			size_t len;
+			char *src = test_readfile(g.gl_pathv[fi], &len);
+
+			ck_assert_ptr_nonnull(src);
+			nfile++;
+			for (ai = 0; ai < countof(archs); ai++) {
+				char *fast = compile_with(g.gl_pathv[fi], src, len, archs[ai].tg, archs[ai].arch, 0);
+				char *ref = compile_with(g.gl_pathv[fi], src, len, archs[ai].tg, archs[ai].arch, 1);
+
+				ck_assert_msg(!strcmp(fast, ref), "%s (%s): the fast paths and the reference walks "
+					      "differ", g.gl_pathv[fi], archs[ai].arch);
+				ncode += fast[0] == '0';
+				free(fast);
+				free(ref);
+			}
+			free(src);
+		}
+		globfree(&g);
+	}
+	/* the corpus is there and most of it lowers */
+	ck_assert_int_ge(nfile, 60);
+	ck_assert_int_ge(ncode, 120);
+}
+END_TEST
+
+/*
+ * lw_fragvec and lw_fragrun (runs proved from the coordinates' digits, refuted by one
+ * thread, else enumerated) against lw_fragvec_ref and lw_fragrun_ref (enumeration) on a
+ * table of fragments: the MMA
+ * operands and accumulators of every target, block fragments of several shapes and warp
+ * counts, and thread maps written as expressions (mixed-radix, swizzled, replicated).
+ */
+START_TEST(fragvec_matches_reference)
+{
+	static const char *const threads[] = {
+		"_j // 4 + _i * 8", "_j // 8 + _i % 4 * 16", "(_j // 2) % 32 + _i * 32",
+		"_j % 4 + _i * 4", "(_j // 4) ^ (_i % 8)", "_i % 8 * 4 + (_j // 2) % 4",
+		"_j // 16 + _i // 2 * 8", "(_i * 64 + _j) // 8 % 128", "((_j // 8) ^ (_i % 4)) + _i // 4 * 16",
+		"_i + _j // 32 * 16", "_j % 2 + _i % 64 * 2", "(_j // 4 + _i * 16) % 64 + _rep * 64",
+		"(_j % 8) + _i % 4 * 8", "_j // 2 % 8 + _i % 8 * 8 + _rep * 64",
+	};
+	static const int64_t shapes[][2] = {{16, 64}, {32, 32}, {64, 16}, {8, 128}, {128, 8}, {64, 64}};
+	static const int vs[] = {16, 8, 4, 2};
+	Arena a;
+	Err err = {0};
+	int nfr = 0, nwide = 0, i, j, k, op;
+
+	arena_init(&a);
+	/* expression thread maps over 2-D tiles */
+	for (i = 0; i < (int)countof(threads); i++)
+		for (j = 0; j < (int)countof(shapes); j++)
+			for (k = 1; k <= 2; k++) {
+				Fragment *F = frag_parse(&a, shapes[j], 2, threads[i], k, NULL, 0, &err);
+				Layout *inv;
+				int vi;
+
+				if (!F || F->nout != 1 || !(inv = layout_inverse(&a, F, 0, &err)))
+					continue;
+				for (vi = 0; vi < (int)countof(vs); vi++) {
+					int fast = lw_fragvec(F, inv->fwd, F->out_shape[0], vs[vi]);
+					int ref = lw_fragvec_ref(F, inv->fwd, F->out_shape[0], vs[vi]);
+
+					int dim;
+
+					ck_assert_msg(fast == ref, "thread %s over [%lld, %lld] rep %d, max %d: %d vs %d",
+						      threads[i], (long long)shapes[j][0], (long long)shapes[j][1], k,
+						      vs[vi], fast, ref);
+					nwide += ref > 1;
+					for (dim = 0; dim < 2; dim++) {
+						fast = lw_fragrun(F, inv->fwd, F->out_shape[0], dim, vs[vi]);
+						ref = lw_fragrun_ref(F, inv->fwd, F->out_shape[0], dim, vs[vi]);
+						ck_assert_msg(fast == ref, "thread %s over [%lld, %lld] rep %d, dim %d, "
+							      "max %d: %d vs %d", threads[i], (long long)shapes[j][0],
+							      (long long)shapes[j][1], k, dim, vs[vi], fast, ref);
+						nwide += ref > 1;
+					}
+				}
+				nfr++;
+			}
+	/* MMA fragments of the targets */
+	for (op = 0; op < 3; op++) {
+		static const int64_t blocks[][4] = {{16, 16, 1, 1}, {32, 32, 2, 2}, {64, 64, 2, 2}, {128, 128, 2, 2},
+						    {64, 128, 1, 4}, {128, 64, 4, 1}, {64, 64, 4, 1}};
+		Fragment *fs[16];
+		int nf = 0, b;
+
+		for (b = 0; b < (int)countof(blocks); b++) {
+			Fragment *f = mma_block_fragment(&a, (MmaOperand)op, blocks[b][0], blocks[b][1],
+							 op == 2 ? 32 : 16, (int)blocks[b][2],
+							 (int)blocks[b][3], &err);
+
+			if (f)
+				fs[nf++] = f;
+		}
+		if ((fs[nf] = mma_sync_fragment(&a, (MmaOperand)op, 16, &err)))
+			nf++;
+		if ((fs[nf] = mfma_fragment(&a, (MmaOperand)op, &err)))
+			nf++;
+		if ((fs[nf] = wmma_fragment(&a, (MmaOperand)op, &err)))
+			nf++;
+		for (b = 0; b < nf; b++) {
+			Layout *inv = fs[b]->nout == 1 ? layout_inverse(&a, fs[b], 0, &err) : NULL;
+			int vi;
+
+			if (!inv)
+				continue;
+			for (vi = 0; vi < (int)countof(vs); vi++) {
+				int fast = lw_fragvec(fs[b], inv->fwd, fs[b]->out_shape[0], vs[vi]);
+				int ref = lw_fragvec_ref(fs[b], inv->fwd, fs[b]->out_shape[0], vs[vi]);
+
+				ck_assert_msg(fast == ref, "mma operand %d fragment %d, max %d: %d vs %d", op, b,
+					      vs[vi], fast, ref);
+				nwide += ref > 1;
+			}
+			nfr++;
+		}
+	}
+	ck_assert_int_ge(nfr, 60);
+	ck_assert_int_ge(nwide, 20);
+	arena_free(&a);
+}
+END_TEST
+
 Suite *
 suite_emit_cuda(void)
 {
@@ -875,10 +1129,13 @@ suite_emit_cuda(void)
 	tcase_add_test(tc, replicated_store);
 	tcase_add_test(tc, reduce_refused);
 	tcase_add_test(tc, emit_errors);
+	tcase_add_test(tc, atomic_emit);
 	tcase_add_test(tc, strided_emit);
 	tcase_add_test(tc, strided_flags_full);
 	tcase_add_test(tc, generated_names);
 	tcase_add_loop_test(tc, reduce_scratch_smem, 0, countof(scratch_archs));
+	tcase_add_test(tc, fast_paths_match_reference);
+	tcase_add_test(tc, fragvec_matches_reference);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -106,6 +106,10 @@ static const struct {
 	{"softmax", "gfx1100", 0, "global_load_b128", NULL},
 	{"convert", "gfx90a", 0, "global_load_dwordx4|global_store_dwordx4", NULL},
 	{"convert", "gfx1100", 0, "global_load_b128|global_store_b128", NULL},
+	/* the split-K tile store: f32 atomic adds (native, or the compiler's CAS loop) */
+	{"splitk_gemm", "gfx90a", 128, "global_atomic_add_f32|global_atomic_cmpswap", NULL},
+	{"splitk_gemm", "gfx942", 128, "global_atomic_add_f32|global_atomic_cmpswap", NULL},
+	{"splitk_gemm", "gfx1100", 32, "global_atomic_add_f32|global_atomic_cmpswap", NULL},
 };
 
 static int

@@ -1377,6 +1377,67 @@ fdiv(int64_t a, int64_t b)
 	return q * b != a && (a < 0) != (b < 0) ? q - 1 : q;
 }
 
+/* atomics: points of a nest and blocks updating one element are no race (a plain store of
+ * the same pattern is); adds, max/min, f16 and i32, a tile added by copy(..., op = add), a
+ * top-level atomic once per block, float adds flagged inexact */
+START_TEST(atomics)
+{
+	static const char src[] =
+		"kernel a(H: i32[8], Mx: i32[2], F: f16[1], G: f32[1], T: i32[4, 8], C: i32[1]) grid(4) threads(32) {\n"
+		"	shared s: f32[1];\n"
+		"	local t: i32[4, 8];\n"
+		"	for i in parallel(1) { s[i] = 0.0; }\n"
+		"	for i in parallel(64) {\n"
+		"		atomic_add(H[i % 8], 1);\n"
+		"		atomic_max(Mx[0], i32(bx * 64 + i));\n"
+		"		atomic_min(Mx[1], i32(bx * 64 + i));\n"
+		"		atomic_add(F[0], 1.0);\n"
+		"		atomic_add(s[0], 0.5);\n"
+		"	}\n"
+		"	for i in parallel(1) { atomic_add(G[i], s[i]); }\n"
+		"	fill(t, 1);\n"
+		"	copy(t, T[0, 0], op = add);\n"
+		"	atomic_add(C[0], 1);\n"
+		"}\n";
+	static const char racy[] =
+		"kernel r(H: i32[8]) grid(1) threads(32) {\n"
+		"	for i in parallel(64) { H[i % 8] = H[i % 8] + 1; }\n"
+		"}\n";
+	T t;
+	int32_t *H, *Mx, *Tt, *C;
+	uint16_t *F;
+	float *G;
+	const unsigned char *gf;
+	int i;
+
+	t_compile(&t, src);
+	t_alloc(&t);
+	Mx = t_data(&t, "Mx");
+	Mx[0] = -5, Mx[1] = 1000;
+	t_ok(&t);
+	H = t_data(&t, "H"), Mx = t_data(&t, "Mx"), F = t_data(&t, "F"), G = t_data(&t, "G");
+	Tt = t_data(&t, "T"), C = t_data(&t, "C");
+	for (i = 0; i < 8; i++)
+		ck_assert_int_eq(H[i], 32);
+	ck_assert_int_eq(Mx[0], 255);
+	ck_assert_int_eq(Mx[1], 0);
+	ck_assert_int_eq(F[0], 0x5c00); /* 256.0 in f16 */
+	ck_assert(G[0] == 128.0f);      /* 4 blocks x 64 x 0.5 */
+	for (i = 0; i < 32; i++)
+		ck_assert_int_eq(Tt[i], 4);
+	ck_assert_int_eq(C[0], 4);
+	gf = t_fl(&t, "G");
+	ck_assert_msg(gf[0] & INTERP_INEXACT, "a float atomic add is order-dependent: inexact");
+	ck_assert(!(t_fl(&t, "H")[0] & INTERP_INEXACT));
+	t_free(&t);
+	t_compile(&t, racy);
+	t_alloc(&t);
+	ck_assert_int_eq(t_run(&t), INTERP_ERROR);
+	ck_assert_msg(strstr(t.e.msg, "data race in parallel nest") != NULL, "%s", t.e.msg);
+	t_free(&t);
+}
+END_TEST
+
 START_TEST(floor_divmod)
 {
 	static const char src[] =
@@ -2136,6 +2197,7 @@ suite_interp(void)
 	tcase_add_test(tp, fma_rule);
 	tcase_add_test(tp, nest_batches);
 	tcase_add_test(tp, nest_tracked);
+	tcase_add_test(tp, atomics);
 	tcase_add_test(tp, strided_head);
 	tcase_add_test(tp, strided_transposed);
 	tcase_add_test(tp, strided_errors);

@@ -620,6 +620,80 @@ START_TEST(prop_reshape_keeps_mapping)
 }
 END_TEST
 
+
+/*
+ * layout_aff_vecrun_ against brute force: random mixed-radix outputs (with XORs), the
+ * run output usually given the run variable's low digits x % v (so that many runs hold),
+ * sometimes scaled or split so that they do not. A proved run must hold at every point.
+ */
+START_TEST(prop_vecrun_agrees)
+{
+	static const int64_t ext[] = {2, 4, 8, 16, 32, 64, 12, 24, 6};
+	static const int64_t vs[] = {2, 4, 8, 16};
+	Arena A;
+	int n, proved = 0, held = 0;
+
+	arena_init(&A);
+	for (n = 0; n < 4000; n++) {
+		int64_t shape[2] = {ext[rnd() % 9], ext[rnd() % 9]}, v = vs[rnd() % 4], x[IEXPR_NVARS] = {0};
+		int64_t y0[2], y1[2], k;
+		int varid[2] = {0, 1}, var = (int)(rnd() % 2), ne = 1 + (int)(rnd() % 2), out = (int)(rnd() % 2);
+		int ok = 1, e;
+		IExpr *es[2];
+
+		if (out >= ne)
+			out = 0;
+		if (shape[var] % v)
+			continue;
+		for (e = 0; e < ne; e++)
+			es[e] = rnd_digits(&A, 2, shape);
+		if (rnd() % 4) {
+			/* the run digits: x % v, or x % (v / 2) + x // (v / 2) % 2 * c, scaled by m */
+			int64_t m = rnd() % 4 ? 1 : 2, c = rnd() % 3 ? v / 2 : v;
+			IExpr *xv = iexpr_var(&A, var), *low;
+
+			low = rnd() % 3 ? iexpr_modc(&A, xv, v)
+					: iexpr_add(&A, iexpr_modc(&A, xv, v / 2),
+						    iexpr_mulc(&A, iexpr_modc(&A, iexpr_divc(&A, xv, v / 2), 2), c));
+			es[out] = iexpr_add(&A, iexpr_mulc(&A, low, m),
+					    iexpr_mulc(&A, iexpr_divc(&A, es[out], 1), v * (int64_t)(1 + rnd() % 3)));
+			if (ne == 2 && rnd() % 2)   /* the other output free of the run digits */
+				es[1 - out] = iexpr_add(&A, iexpr_mulc(&A, iexpr_divc(&A, xv, v), 3),
+							iexpr_var(&A, 1 - var));
+		}
+		for (e = 0; e < ne; e++)
+			es[e] = iexpr_simplify(&A, es[e], NULL);
+		for (x[0] = 0; ok && x[0] < shape[0]; x[0]++)
+			for (x[1] = 0; ok && x[1] < shape[1]; x[1]++) {
+				if (x[var] % v)
+					continue;
+				for (e = 0; e < ne; e++)
+					ck_assert_int_eq(iexpr_eval(es[e], x, &y0[e], NULL), 0);
+				ok = y0[out] % v == 0;
+				for (k = 1; ok && k < v; k++) {
+					x[var] += k;
+					for (e = 0; e < ne; e++) {
+						ck_assert_int_eq(iexpr_eval(es[e], x, &y1[e], NULL), 0);
+						ok &= y1[e] == y0[e] + (e == out ? k : 0);
+					}
+					x[var] -= k;
+				}
+			}
+		held += ok;
+		if (layout_aff_vecrun_(shape, varid, 2, es, ne, var, v, out)) {
+			ck_assert_msg(ok, "proved a run of %lld over var %d that does not hold: %s%s%s over [%lld, %lld]",
+				      (long long)v, var, iexpr_str(&A, es[0]), ne > 1 ? ", " : "",
+				      ne > 1 ? iexpr_str(&A, es[1]) : "", (long long)shape[0], (long long)shape[1]);
+			proved++;
+		}
+	}
+	/* the proofs are not vacuous: most runs that hold are proved */
+	ck_assert_int_ge(proved, 300);
+	ck_assert_int_ge(proved * 2, held);
+	arena_free(&A);
+}
+END_TEST
+
 Suite *
 suite_layout(void)
 {
@@ -636,6 +710,7 @@ suite_layout(void)
 	tcase_add_test(tc, prop_inverse_roundtrip);
 	tcase_add_test(tc, prop_injective_agrees);
 	tcase_add_test(tc, prop_symbolic_agrees);
+	tcase_add_test(tc, prop_vecrun_agrees);
 	tcase_add_test(tc, big_tile_symbolic);
 	tcase_add_test(tc, prop_reshape_keeps_mapping);
 	suite_add_tcase(s, tc);

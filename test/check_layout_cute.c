@@ -5,6 +5,7 @@
  */
 #include <string.h>
 
+#include "cute.h"
 #include "layout_cute.h"
 #include "tests.h"
 
@@ -310,6 +311,89 @@ START_TEST(convert_proved_contract)
 }
 END_TEST
 
+
+/*
+ * The swizzle search's quick rejection of candidates (cute_conv.c quick_reject) against
+ * converting every candidate (cute_reference_search): the same composed form or the same
+ * refusal for the built-in swizzles of every mode, element size and shape, the padded,
+ * row-major and f64 layouts, and xor layouts written as expressions.
+ */
+START_TEST(swizzle_search_reference)
+{
+	static const SwizzleMode modes[] = {SWZ_NONE, SWZ_32B, SWZ_64B, SWZ_128B};
+	static const int64_t shapes[][2] = {{8, 64}, {16, 64}, {32, 32}, {64, 64}, {128, 32}, {32, 128},
+					    {64, 8}, {16, 256}, {8, 16}, {4, 512}};
+	static const int ebs[] = {1, 2, 4, 8};
+	static const char *const xors[] = {
+		"_i * 64 + (_j // 8 ^ _i % 8) * 8 + _j % 8", "_i * 64 + (_j // 4 ^ _i % 16) * 4 + _j % 4",
+		"_i * 64 + (_j // 8 ^ _i // 2 % 8) * 8 + _j % 8", "_i * 64 + (_j ^ _i % 64)",
+		"_i * 64 + (_j // 16 ^ _i % 4) * 16 + _j % 16", "_j * 64 + (_i // 8 ^ _j % 8) * 8 + _i % 8",
+		"_i * 64 + (_j // 8 ^ _i % 8) * 8 + (_j % 8 ^ _i // 8 % 8)", "(_i * 64 + _j) ^ (_i % 4)",
+	};
+	Arena a;
+	Err e = {0};
+	int nl = 0, ncomp = 0, mi, si, ei, xi;
+
+	arena_init(&a);
+	for (xi = -4; xi < (int)countof(xors); xi++)
+		for (si = 0; si < (int)countof(shapes); si++)
+			for (ei = 0; ei < (int)countof(ebs); ei++)
+				for (mi = 0; mi < (int)countof(modes); mi++) {
+					Layout *L;
+					CuteComposed c0, c1;
+					Err e0 = {0}, e1 = {0};
+					Buf b0, b1;
+					int r0, r1;
+
+					if (xi >= 0 && (ei || mi))
+						continue;
+					if (xi >= 0) {
+						const char *f[1] = {xors[xi]};
+						int64_t sh[2] = {64, 64};
+
+						(void)shapes;
+						if (si)
+							continue;
+						L = layout_parse(&a, sh, 2, f, 1, &e);
+					} else if (xi == -4) {
+						L = swizzle_layout(&a, modes[mi], shapes[si], 2, ebs[ei], &e);
+					} else if (mi) {
+						continue;
+					} else if (xi == -3) {
+						L = swizzle_padded(&a, shapes[si], 2, ebs[ei], &e);
+					} else if (xi == -2) {
+						L = ei ? NULL : swizzle_linear(&a, shapes[si], 2, &e);
+					} else {
+						L = ei ? NULL : swizzle_f64(&a, shapes[si], 2, 1, &e);
+					}
+					if (!L)
+						continue;
+					nl++;
+					r0 = layout_to_cute(&a, L, LC_COMPOSED, &c0, &e0);
+					cute_reference_search = 1;
+					r1 = layout_to_cute(&a, L, LC_COMPOSED, &c1, &e1);
+					cute_reference_search = 0;
+					ck_assert_msg(r0 == r1, "layout %d: rc %d, reference %d", nl, r0, r1);
+					buf_init(&b0);
+					buf_init(&b1);
+					if (r0 == 1) {
+						cute_print_composed(&b0, &c0);
+						cute_print_composed(&b1, &c1);
+						ncomp += c0.sw.b > 0;
+					} else {
+						buf_puts(&b0, e0.msg);
+						buf_puts(&b1, e1.msg);
+					}
+					ck_assert_str_eq(buf_str(&b0), buf_str(&b1));
+					buf_free(&b0);
+					buf_free(&b1);
+				}
+	ck_assert_int_ge(nl, 150);
+	ck_assert_int_ge(ncomp, 60);     /* swizzles found, not only the plain layouts */
+	arena_free(&a);
+}
+END_TEST
+
 Suite *
 suite_layout_cute(void)
 {
@@ -321,6 +405,7 @@ suite_layout_cute(void)
 	tcase_add_test(tc, frag_cute_replicated);
 	tcase_add_test(tc, symbolic_same_as_probes);
 	tcase_add_test(tc, convert_proved_contract);
+	tcase_add_test(tc, swizzle_search_reference);
 	suite_add_tcase(s, tc);
 	return s;
 }

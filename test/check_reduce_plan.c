@@ -233,6 +233,43 @@ START_TEST(plan_errors)
 }
 END_TEST
 
+
+/* the compiled tabulation of the plan (destination table, feeds) against the reference
+ * walk (lw_reference_walks: iexpr_eval per pair) on every case, refusals included */
+START_TEST(plan_reference)
+{
+	Arena a;
+	Err e0 = {0}, e1 = {0};
+	Fragment *F, *G;
+	RedPlan p0, p1;
+	int rc0, rc1, op = cases[_i].op;
+	int64_t s;
+
+	arena_init(&a);
+	F = mk(&a, &cases[_i].src, &e0);
+	G = F ? mk(&a, &cases[_i].dst, &e0) : NULL;
+	ck_assert_msg(G != NULL, "%s: %s", cases[_i].name, e0.msg);
+	rc0 = reduce_plan(&a, F, G, cases[_i].dim, op == R_SUM, cases[_i].T, &p0, &e0);
+	lw_reference_walks = 1;
+	rc1 = reduce_plan(&a, F, G, cases[_i].dim, op == R_SUM, cases[_i].T, &p1, &e1);
+	lw_reference_walks = 0;
+	ck_assert_msg(rc0 == rc1, "%s: rc %d, reference %d", cases[_i].name, rc0, rc1);
+	if (rc0) {
+		ck_assert_str_eq(e0.msg, e1.msg);
+	} else {
+		ck_assert_int_eq(p0.mask, p1.mask);
+		ck_assert_int_eq(p0.S, p1.S);
+		ck_assert_int_eq(p0.SG, p1.SG);
+		for (s = 0; s < p0.S; s++)
+			ck_assert_int_eq(p0.gs[s], p1.gs[s]);
+		ck_assert_int_eq(p0.gx != NULL, p1.gx != NULL);
+		if (p0.gx)
+			ck_assert_str_eq(iexpr_str(&a, p0.gx), iexpr_str(&a, p1.gx));
+	}
+	arena_free(&a);
+}
+END_TEST
+
 Suite *
 suite_reduce_plan(void)
 {
@@ -241,6 +278,7 @@ suite_reduce_plan(void)
 
 	tcase_add_loop_test(tc, plan_simulate, 0, countof(cases));
 	tcase_add_test(tc, plan_errors);
+	tcase_add_loop_test(tc, plan_reference, 0, countof(cases));
 	suite_add_tcase(s, tc);
 	return s;
 }

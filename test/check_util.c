@@ -1,4 +1,5 @@
 /* check_util.c: arena, string buffer, error values, diagnostics, floor arithmetic. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,6 +112,38 @@ START_TEST(err_value)
 }
 END_TEST
 
+/* buf_printf formats in one pass where the text fits and measures and redoes it where it
+ * does not: pieces of every length from 0 to 300 appended across the capacity boundaries
+ * give the same text as one snprintf of each piece */
+START_TEST(buf_printf_boundaries)
+{
+	static char want[200000];
+	char piece[400];
+	size_t at = 0;
+	Buf b;
+	int n, k;
+
+	buf_init(&b);
+	for (n = 0; n <= 300; n++) {
+		for (k = 0; k < n; k++)
+			piece[k] = (char)('a' + (n + k) % 26);
+		piece[n] = 0;
+		k = snprintf(want + at, sizeof want - at, "%d:%s|%.3f", n, piece, n / 7.0);
+		ck_assert_int_gt(k, 0);
+		at += (size_t)k;
+		buf_printf(&b, "%d:%s|%.3f", n, piece, n / 7.0);
+		ck_assert_uint_eq(b.len, at);
+		ck_assert_int_lt((long)b.len, (long)b.cap);
+	}
+	ck_assert_str_eq(buf_str(&b), want);
+	buf_reset(&b);
+	buf_printf(&b, "%s", "");
+	ck_assert_ptr_nonnull(b.s);
+	ck_assert_str_eq(buf_str(&b), "");
+	buf_free(&b);
+}
+END_TEST
+
 Suite *
 suite_util(void)
 {
@@ -119,6 +152,7 @@ suite_util(void)
 
 	tcase_add_test(tc, arena_zeroed_and_aligned);
 	tcase_add_test(tc, buf_grows);
+	tcase_add_test(tc, buf_printf_boundaries);
 	tcase_add_loop_test(tc, floor_table, 0, countof(floor_cases));
 	tcase_add_test(tc, checked_arith);
 	tcase_add_test(tc, diag_format_caret);

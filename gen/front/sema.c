@@ -88,6 +88,12 @@ callstmt(Sema *S, const Node *c, Tail *t)
 		st = so_reduce(S, c);
 	else if (!strcmp(name, "assume"))
 		st = so_assume(S, c);
+	else if (!strcmp(name, "atomic_add"))
+		st = so_atomic(S, c, AT_ADD);
+	else if (!strcmp(name, "atomic_max"))
+		st = so_atomic(S, c, AT_MAX);
+	else if (!strcmp(name, "atomic_min"))
+		st = so_atomic(S, c, AT_MIN);
 	else if (sl_is_layout_stmt(name))
 		sl_layout_stmt(S, c, &st);
 	else if (sema_builtin_name(name))

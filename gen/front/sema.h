@@ -154,6 +154,7 @@ IrStmt *so_gemm(Sema *S, const Node *call);
 IrStmt *so_fill(Sema *S, const Node *call, int clear);
 IrStmt *so_reduce(Sema *S, const Node *call);
 IrStmt *so_assume(Sema *S, const Node *call);
+IrStmt *so_atomic(Sema *S, const Node *call, AtomicOp op);
 
 /* sema_layout.c: the layout statements; returns 0, -1 after reporting */
 /* parallel(..., layout = ...): the loop layout literal over npts points; NULL after reporting */

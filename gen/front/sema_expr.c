@@ -72,7 +72,7 @@ static const char *const builtin_names[] = {
 	"bx", "by", "bz", "copy", "gemm", "fill", "clear", "reduce", "assume", "range", "pipeline",
 	"parallel", "select", "cute", "swizzle", "padded", "linear", "mma_a", "mma_b", "mma_c",
 	"annotate_layout", "require_layout", "release_layout", "dump_layout", "assert_same_layout",
-	"require_amd_wmma_layout",
+	"require_amd_wmma_layout", "atomic_add", "atomic_max", "atomic_min",
 };
 
 int
@@ -93,6 +93,7 @@ sema_builtin_name(const char *name)
 const char *const sema_op_names[] = {
 	"copy", "gemm", "fill", "clear", "reduce", "assume", "annotate_layout", "require_layout",
 	"release_layout", "dump_layout", "assert_same_layout", "require_amd_wmma_layout",
+	"atomic_add", "atomic_max", "atomic_min",
 };
 const int sema_nop_names = (int)countof(sema_op_names);
 

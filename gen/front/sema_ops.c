@@ -336,21 +336,77 @@ inbounds(Sema *S, const char *fn, const RegArg *ra)
 
 /* ---- tile ops ------------------------------------------------------------- */
 
+/* the element types an atomic can update (which op each target has: the lowering) */
+static int
+atomic_dtype(DType t)
+{
+	return t == DT_F32 || t == DT_F16 || t == DT_BF16 || t == DT_I32;
+}
+
+/* op = add|max|min of copy (or NULL: AT_NONE); -1 after reporting */
+static int
+atomic_oparg(Sema *S, const Node *n)
+{
+	static const char *const ops[] = {"add", "max", "min"};
+	int i;
+
+	if (!n)
+		return AT_NONE;
+	if (n->kind == N_IDENT)
+		for (i = 0; i < (int)countof(ops); i++)
+			if (!strcmp(ops[i], n->u.name))
+				return AT_ADD + i;
+	diag(S->d, n->loc, "copy: op must be add, max or min (an atomic store of the tile), got '%s'",
+	     n->kind == N_IDENT ? n->u.name : "an expression");
+	return -1;
+}
+
 IrStmt *
 so_copy(Sema *S, const Node *c)
 {
-	static const Param ps[] = {{"src", 1}, {"dst", 1}};
-	const Node *a[2];
+	static const Param ps[] = {{"src", 1}, {"dst", 1}, {"op", 0}};
+	const Node *a[3];
 	RegArg src, dst;
 	IrBuffer *bs, *bd;
 	IrStmt *s;
+	const Node *p;
+	int op, npos = 0;
 
-	if (so_getargs(S, c, ps, 2, a))
+	/* op is named only: copy(src, dst, op = add) */
+	for (p = c->u.call.args; p; p = p->next)
+		if (p->kind != N_NAMED && ++npos > 2) {
+			diag(S->d, p->loc, "copy takes at most 2 arguments");
+			return NULL;
+		}
+	if (so_getargs(S, c, ps, 3, a))
+		return NULL;
+	if ((op = atomic_oparg(S, a[2])) < 0)
 		return NULL;
 	if (region(S, "copy", "source", a[0], &src) | region(S, "copy", "destination", a[1], &dst))
 		return NULL;
 	bs = &S->k->bufs[src.r.buf];
 	bd = &S->k->bufs[dst.r.buf];
+	if (op != AT_NONE) {
+		const char *on = atomicop_name((AtomicOp)op);
+
+		if (bd->scope == MEM_LOCAL) {
+			diag(S->d, a[1]->loc, "copy(..., op = %s): '%s' is a local (register) tile, private to "
+			     "each thread; an atomic store goes to a global tensor or a shared buffer", on,
+			     bd->name);
+			return NULL;
+		}
+		if (bs->scope != MEM_LOCAL) {
+			diag(S->d, a[0]->loc, "copy(..., op = %s): the source '%s' is %s; an atomic tile store "
+			     "copies a local (register) tile (copy it into a local tile first)", on, bs->name,
+			     bs->scope == MEM_GLOBAL ? "global" : "shared");
+			return NULL;
+		}
+		if (!atomic_dtype(bd->dtype)) {
+			diag(S->d, a[1]->loc, "copy(..., op = %s): '%s' is %s; atomics update f32, f16, bf16 or "
+			     "i32 elements", on, bd->name, dtype_name(bd->dtype));
+			return NULL;
+		}
+	}
 	if (bs->scope == MEM_GLOBAL && bd->scope == MEM_GLOBAL) {
 		diag(S->d, c->loc,
 		     "copy: both '%s' and '%s' are global; copy through a shared or local buffer",
@@ -378,7 +434,60 @@ so_copy(Sema *S, const Node *c)
 	if (s) {
 		s->u.copy.src = src.r;
 		s->u.copy.dst = dst.r;
+		s->u.copy.atomic = (AtomicOp)op;
 	}
+	return s;
+}
+
+/* atomic_add|max|min(T[i, ...], value): an element of a global tensor or a shared buffer */
+IrStmt *
+so_atomic(Sema *S, const Node *c, AtomicOp op)
+{
+	static const Param ps[] = {{"dst", 1}, {"value", 1}};
+	const char *fn = c->u.call.name;
+	const Node *a[2];
+	IrExpr *ld, *v;
+	const IrBuffer *B;
+	IrStmt *s;
+
+	if (so_getargs(S, c, ps, 2, a))
+		return NULL;
+	if (a[0]->kind != N_INDEX) {
+		diag(S->d, a[0]->loc, "%s: the first argument must be an element NAME[index, ...] of a "
+		     "global tensor or a shared buffer", fn);
+		return NULL;
+	}
+	ld = sx_expr(S, a[0]);
+	v = sx_expr(S, a[1]);
+	if (!ld || !v)
+		return NULL;
+	if (ld->kind != IE_LOAD) {
+		diag(S->d, a[0]->loc, "%s: the first argument must be an element NAME[index, ...] of a "
+		     "global tensor or a shared buffer", fn);
+		return NULL;
+	}
+	B = &S->k->bufs[ld->u.load.buf];
+	if (B->scope == MEM_LOCAL) {
+		diag(S->d, a[0]->loc, "%s on local '%s': a local (register) tile is private to each thread, "
+		     "so an atomic on it means nothing; update it with %s[...] %s or use a shared buffer",
+		     fn, B->name, B->name, op == AT_ADD ? "+= v" : op == AT_MAX ? "= max(..., v)" : "= min(..., v)");
+		return NULL;
+	}
+	if (!atomic_dtype(B->dtype)) {
+		diag(S->d, a[0]->loc, "%s: '%s' is %s; atomics update f32, f16, bf16 or i32 elements", fn,
+		     B->name, dtype_name(B->dtype));
+		return NULL;
+	}
+	if (!(v = sx_convert(S, v, B->dtype, a[1]->loc, fn)))
+		return NULL;
+	s = ir_stmt(S->a, S_STORE, c->loc);
+	if (!s)
+		return NULL;
+	s->u.store.buf = ld->u.load.buf;
+	s->u.store.n = ld->u.load.n;
+	s->u.store.idx = ld->u.load.idx;
+	s->u.store.value = v;
+	s->u.store.atomic = op;
 	return s;
 }
 

@@ -157,6 +157,15 @@ fill_repeats(const IrStmt *s, int64_t rep, int nonconst, CostRepeats *t)
 	}
 }
 
+/* fragments already packed and inverted: during one cost_score call, and across the calls
+ * of one inference (kept with its CostRepeats, for the same arena), found by structure */
+enum { NCACHE = 16 };
+typedef struct FragCache {
+	int n;
+	Arena *a;
+	struct { const Fragment *F; const char *why; CuteLayout Ri; } e[NCACHE];
+} FragCache;
+
 CostRepeats *
 cost_repeats(Arena *a, const IrKernel *k, int nid)
 {
@@ -165,6 +174,8 @@ cost_repeats(Arena *a, const IrKernel *k, int nid)
 	t->n = nid;
 	t->rep = anewn(a, int64_t, nid + 1);
 	t->nc = anewn(a, char, nid + 1);
+	if ((t->frag = anew(a, FragCache)))
+		t->frag->a = a;
 	fill_repeats(k->body, 1, 0, t);
 	return t;
 }
@@ -239,12 +250,26 @@ typedef struct Access {
 
 enum { MAXACC = 64 };
 
-/* fragments already packed and inverted during one cost_score call */
-enum { NCACHE = 16 };
-typedef struct FragCache {
-	int n;
-	struct { const Fragment *F; const char *why; CuteLayout Ri; } e[NCACHE];
-} FragCache;
+/* a and b are the same fragment (the same shapes and expressions) */
+static int
+frag_same(const Fragment *a, const Fragment *b)
+{
+	int k;
+
+	if (a == b)
+		return 1;
+	if (a->is_frag != b->is_frag || a->nin != b->nin || a->nout != b->nout || a->rep != b->rep ||
+	    a->nthreads != b->nthreads || a->has_range != b->has_range ||
+	    (a->has_range && (a->range_min != b->range_min || a->range_ext != b->range_ext)))
+		return 0;
+	for (k = 0; k < a->nin; k++)
+		if (a->in_shape[k] != b->in_shape[k])
+			return 0;
+	for (k = 0; k < a->nout; k++)
+		if (a->out_shape[k] != b->out_shape[k] || !iexpr_same(a->fwd[k], b->fwd[k]))
+			return 0;
+	return !a->is_frag || iexpr_same(a->thread, b->thread);
+}
 
 typedef struct Stmt {
 	Arena *a;
@@ -694,7 +719,7 @@ measure(Stmt *st, const Target *t, int64_t repeat, StmtCost *sc, Err *err)
 	M->T = F->nthreads;
 	M->R = F->rep;
 	M->npts = layout_size(F);
-	for (i = 0; i < st->cache->n && st->cache->e[i].F != F; i++)
+	for (i = 0; i < st->cache->n && !frag_same(st->cache->e[i].F, F); i++)
 		;
 	if (i < st->cache->n) {
 		if (st->cache->e[i].why)
@@ -930,7 +955,7 @@ cost_score_rep(Arena *a, CostModelKind m, const Target *t, const IrKernel *k,
 	if (m == COST_REGISTER_COUNT)
 		return 0;
 	out->stmts = anewn(a, StmtCost, nmembers > 0 ? nmembers : 1);
-	cache = anew(a, FragCache);
+	cache = rt && rt->frag && rt->frag->a == a ? rt->frag : anew(a, FragCache);
 	if (!out->stmts || !cache)
 		return err_set(err, "cost: out of memory");
 	out->nstmt = nmembers;

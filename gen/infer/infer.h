@@ -68,6 +68,7 @@ typedef struct CostRepeats {
 	int n;
 	int64_t *rep;
 	char *nc;    /* a trip count on the way was not constant */
+	struct FragCache *frag;  /* fragments packed and inverted by earlier scores (cost.c) */
 } CostRepeats;
 CostRepeats *cost_repeats(Arena *a, const IrKernel *k, int nid);
 int cost_score_rep(Arena *a, CostModelKind m, const Target *t, const IrKernel *k,

@@ -110,6 +110,24 @@ typedef struct Inf {
 		int dim, keep, r;
 	} *cov;
 	int ncov, capcov;
+	/* the reducer search's answer (before tidy) by source fragment, buffers and dim: asked
+	 * again for every root of a component (infer_rules.c reduce_step) */
+	struct RedMemo {
+		uint64_t h;
+		const Fragment *F, *G;
+		int sb, db, dim;
+		Err e;
+	} *red;
+	int nred, capred;
+	/* frag_contains(a, b, 0) by the fragments (compared as trees): the nests' access checks
+	 * ask it again for every root and variant (infer_rules.c check_acc) */
+	struct ContMemo {
+		uint64_t h;
+		const Fragment *a, *b;
+		int r;
+		Err e;
+	} *cont;
+	int ncont, capcont;
 	int *cop, *copstart, *cpref, *cprefstart, *cconv, *cconvstart;
 } Inf;
 

@@ -342,6 +342,51 @@ reg_a_hint(Inf *in, const IrStmt *setter)
 
 /* the loop layout must agree with a fragment it touches: read: loop within
  * the fragment's owners; write: exact ownership, both directions (#2957) */
+static uint64_t lay_hash(const Layout *L);
+static int lay_same(const Layout *a, const Layout *b);
+
+/* frag_contains(a, b, 0, e), memoised in in->cont: the answer and what it wrote into an
+ * error (replayed onto e as frag_contains would have written it) */
+static int
+contains_memo(Inf *in, const Fragment *a, const Fragment *b, Err *e)
+{
+	uint64_t h = lay_hash(a) * 31 + lay_hash(b) * 7;
+	struct ContMemo *m = NULL;
+	Err fresh = {0};
+	int i, r;
+
+	for (i = 0; i < in->ncont; i++)
+		if (in->cont[i].h == h && lay_same(in->cont[i].a, a) && lay_same(in->cont[i].b, b)) {
+			m = &in->cont[i];
+			break;
+		}
+	if (m) {
+		r = m->r;
+		fresh = m->e;
+	} else {
+		r = frag_contains(a, b, 0, &fresh);
+		if (in->ncont == in->capcont) {
+			int cap = in->capcont ? 2 * in->capcont : 32;
+			struct ContMemo *nm = arena_realloc(in->a, in->cont, sizeof *nm * (size_t)in->capcont,
+							    sizeof *nm * (size_t)cap);
+
+			if (nm)
+				in->cont = nm, in->capcont = cap;
+		}
+		if (in->ncont < in->capcont) {
+			m = &in->cont[in->ncont++];
+			m->h = h, m->a = a, m->b = b, m->r = r, m->e = fresh;
+		}
+	}
+	if (fresh.set) {
+		memcpy(e->msg, fresh.msg, sizeof e->msg);
+		e->set = 1;
+		if (!e->loc.line && fresh.loc.line)
+			e->loc = fresh.loc;
+	}
+	return r;
+}
+
 static int
 check_acc(Inf *in, State *st, const Op *op, const Acc *ac, const Fragment *L)
 {
@@ -359,9 +404,9 @@ check_acc(Inf *in, State *st, const Op *op, const Acc *ac, const Fragment *L)
 	Fc = is_identity(ac, op, F) ? (Fragment *)F : view(in, op, ac, F, &e);
 	if (!Fc)
 		goto bad;
-	r = frag_contains(L, Fc, 0, &e);
+	r = contains_memo(in, L, Fc, &e);
 	if (r == 1 && ac->write)
-		r = frag_contains(Fc, L, 0, &e);
+		r = contains_memo(in, Fc, L, &e);
 	if (r == 1)
 		return 0;
 bad:
@@ -885,6 +930,8 @@ reduce_step(Inf *in, State *st, Op *op, int level)
 	Fragment *G;
 	Err e = {0};
 	int64_t f;
+	uint64_t h;
+	int i;
 
 	if (level == LV_STRICT)
 		return 0;
@@ -906,6 +953,14 @@ reduce_step(Inf *in, State *st, Op *op, int level)
 	keep = DB->ndim == SB->ndim;
 	buf_shape(DB, shape);
 	G = NULL;
+	h = lay_hash(F) * 31 + (uint64_t)sb * 1009 + (uint64_t)db * 17 + (uint64_t)dim;
+	for (i = 0; i < in->nred; i++)
+		if (in->red[i].h == h && in->red[i].sb == sb && in->red[i].db == db && in->red[i].dim == dim &&
+		    lay_same(in->red[i].F, F)) {
+			G = (Fragment *)in->red[i].G;
+			e = in->red[i].e;
+			goto searched;
+		}
 	/* the fewest replicas: sample the reduced coordinate every f elements (f | S,
 	 * largest first) while the samples' holders are still all of the row's
 	 * holders; implicit slots, else one slot per element */
@@ -939,6 +994,20 @@ reduce_step(Inf *in, State *st, Op *op, int level)
 	 * threads): every thread of the source holds every result */
 	if (!G)
 		G = frag_fully_replicated(A, shape, DB->ndim, F->nthreads, &e);
+	if (in->nred == in->capred) {
+		int cap = in->capred ? 2 * in->capred : 16;
+		struct RedMemo *m = arena_realloc(A, in->red, sizeof *m * (size_t)in->capred,
+						  sizeof *m * (size_t)cap);
+
+		if (m)
+			in->red = m, in->capred = cap;
+	}
+	if (in->nred < in->capred) {
+		struct RedMemo *m = &in->red[in->nred++];
+
+		m->h = h, m->F = F, m->G = G, m->sb = sb, m->db = db, m->dim = dim, m->e = e;
+	}
+searched:
 	G = tidy(in, G);
 	if (!G) {
 		fail(in, st, "no reducer layout: %s%s", e.msg, "");

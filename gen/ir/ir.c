@@ -137,6 +137,14 @@ reduceop_name(ReduceOp op)
 	return (unsigned)op < countof(n) ? n[op] : "?";
 }
 
+const char *
+atomicop_name(AtomicOp op)
+{
+	static const char *const n[] = {"none", "add", "max", "min"};
+
+	return (unsigned)op < countof(n) ? n[op] : "?";
+}
+
 /* ---- constructors ----------------------------------------------------- */
 
 static IrExpr *
@@ -1053,6 +1061,8 @@ dstmt(Buf *b, const IrKernel *k, const IrStmt *s, int d)
 			buf_puts(b, " convert");
 		if (s->late_address)
 			buf_puts(b, " late_address");
+		if (s->u.copy.atomic)
+			buf_printf(b, " op=%s", atomicop_name(s->u.copy.atomic));
 		buf_putc(b, '\n');
 		break;
 	case S_GEMM:
@@ -1090,12 +1100,14 @@ dstmt(Buf *b, const IrKernel *k, const IrStmt *s, int d)
 		dblock(b, k, s->u.par.body, d);
 		break;
 	case S_STORE:
+		if (s->u.store.atomic)
+			buf_printf(b, "atomic_%s(", atomicop_name(s->u.store.atomic));
 		buf_puts(b, bufname(k, s->u.store.buf));
 		buf_putc(b, '[');
 		dlist(b, k, s->u.store.idx, s->u.store.n);
-		buf_puts(b, "] = ");
+		buf_puts(b, s->u.store.atomic ? "], " : "] = ");
 		dexpr(b, k, s->u.store.value, PREC_SELECT);
-		buf_putc(b, '\n');
+		buf_puts(b, s->u.store.atomic ? ")\n" : "\n");
 		break;
 	case S_LET:
 		buf_printf(b, "let %s: %s = ", s->u.let.var->name, dtype_name(s->u.let.var->type));

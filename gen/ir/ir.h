@@ -199,6 +199,11 @@ typedef enum {
 typedef enum { RED_SUM, RED_MAX, RED_MIN, RED_ABSMAX } ReduceOp;
 const char *reduceop_name(ReduceOp op);
 
+/* an atomic read-modify-write of a store or of a copy's stores: AT_NONE (a plain store),
+ * atomic_add / atomic_max / atomic_min, copy(..., op = add|max|min) */
+typedef enum { AT_NONE, AT_ADD, AT_MAX, AT_MIN } AtomicOp;
+const char *atomicop_name(AtomicOp op); /* "add", "max", "min" ("none") */
+
 typedef struct IrStmt IrStmt;
 struct IrStmt {
 	IrStmtKind kind;
@@ -229,14 +234,17 @@ struct IrStmt {
 	 * the lane/warp coordinates of its addresses at this statement */
 	int late_address;
 	union {
-		struct { Region src, dst; } copy;
+		/* atomic: the destination's elements are combined with the source's (op = add|max|min,
+		 * a local source into global or shared memory) */
+		struct { Region src, dst; AtomicOp atomic; } copy;
 		struct { Region a, b, c; int trans_a, trans_b, clear, policy; } gemm; /* policy: WarpPolicy */
 		struct { Region dst; IrExpr *value; } fill;
 		struct { int src, dst; ReduceOp op; int dim, clear; } reduce;
 		/* layout: the loop layout the program gives (parallel(..., layout = cute("..."))),
 		 * or NULL: inference chooses */
 		struct { int n; IrVar **vars; int64_t *ext; IrStmt *body; struct LayoutLit *layout; } par;
-		struct { int buf, n; IrExpr **idx; IrExpr *value; } store;
+		/* atomic: atomic_add/max/min(buf[idx], value) into global or shared memory */
+		struct { int buf, n; IrExpr **idx; IrExpr *value; AtomicOp atomic; } store;
 		struct { IrVar *var; IrExpr *value; } let; /* LET and SET (assign a let var) */
 		/* FOR: var in [lo, lo + extent) */
 		struct { IrVar *var; IrExpr *lo, *extent; IrStmt *body; } loop;

@@ -49,7 +49,21 @@ typedef struct {
 	int64_t S[NV];
 	int xor, nx;
 	Term xa[MAXX];
+	/* per pseudo-variable: the gcd of the low factors of the digits of each variable
+	 * that a and b read (0: none), for layout_aff_vecrun_ */
+	int64_t xlf[MAXX][NV];
 } ADom;
+
+static int64_t
+gcd64(int64_t a, int64_t b)
+{
+	while (b) {
+		int64_t t = a % b;
+
+		a = b, b = t;
+	}
+	return a;
+}
 
 static int
 istop(const ADom *D, const Term *t)
@@ -272,6 +286,10 @@ parse(ADom *D, const IExpr *e, Aff *out, int depth)
 			if (i < w->n)
 				continue;
 			D->xa[D->nx] = *t;
+			memset(D->xlf[D->nx], 0, sizeof D->xlf[D->nx]);
+			D->xlf[D->nx][t->var] = t->lf;
+			for (i = 0; i < w->n; i++)
+				D->xlf[D->nx][w->t[i].var] = gcd64(D->xlf[D->nx][w->t[i].var], w->t[i].lf);
 			D->S[IEXPR_NVARS + D->nx] = t->ext;
 			return addterm(D, out, IEXPR_NVARS + D->nx++, 1, t->ext, 1);
 		}
@@ -590,4 +608,84 @@ layout_aff_contains_(const Layout *small, const Layout *large)
 			return 0;
 	}
 	return !ck_mul(K, large->rep - 1, &top) && lo >= 0 && hi <= top;
+}
+
+/*
+ * The vector run v of es over the domain: at every point whose variable var is a
+ * multiple of v, and for k < v, the point with var + k gives es[out] + k and the same
+ * other outputs, and es[out] is a multiple of v there. Proved when every output is a
+ * linear form in atomic digits cut at the boundary v of var: the digits of var below v
+ * (the low ones) appear in es[out] alone, each with its own place value (so together
+ * as var % v), and every other term of es[out] and its constant are multiples of v;
+ * an a ^ b (a pseudo-variable) must not read the low digits. Domain points with var a
+ * multiple of v and var + k < S[var] share the high digits (v | S[var]).
+ */
+int
+layout_aff_vecrun_(const int64_t *shape, const int *varid, int n, IExpr *const *es, int ne, int var,
+		   int64_t v, int out)
+{
+	ADom D;
+	Aff *f = NULL;
+	Atoms A;
+	int64_t row[MAXD];
+	int clean[MAXX], e, d, p, u, ok = 0;
+
+	if (ne < 1 || ne > 2 * LAYOUT_MAXDIM + 2 || out < 0 || out >= ne || var < 0 || var >= IEXPR_NVARS ||
+	    v < 2)
+		return 0;
+	mkdom(&D, shape, varid, n);
+	D.xor = 1;
+	if (D.S[var] < 1 || D.S[var] % v)
+		return 0;
+	if (!(f = malloc(sizeof *f * (size_t)(ne + 1))))
+		return 0;
+	for (e = 0; e < ne; e++)
+		if (parse(&D, es[e], &f[e], 0))
+			goto out;
+	/* var's digits from 1 and the boundary v among the atoms (a form x + x // v), so that the
+	 * low atoms are all of var % v even where no output reads them */
+	memset(&f[ne], 0, sizeof f[ne]);
+	if (addterm(&D, &f[ne], var, 1, D.S[var], 1) ||
+	    (v < D.S[var] && addterm(&D, &f[ne], var, v, D.S[var] / v, 1)))
+		goto out;
+	if (atoms(&D, f, ne + 1, &A))
+		goto out;
+	for (p = 0; p < D.nx; p++) {
+		clean[p] = 1;
+		for (u = 0; u < NV; u++) {
+			if (!D.xlf[p][u])
+				continue;
+			if ((u == var && D.xlf[p][u] % v) || (u >= IEXPR_NVARS && !clean[u - IEXPR_NVARS]))
+				clean[p] = 0;
+		}
+	}
+	for (e = 0; e < ne; e++) {
+		if (linear(&D, &f[e], &A, row))
+			goto out;
+		if (e == out && f[e].c % v)
+			goto out;
+		for (d = 0; d < A.nd; d++) {
+			int low = A.var[d] == var && A.lf[d] < v;
+
+			if (A.ext[d] < 2)
+				continue;
+			if (low && A.lf[d] * A.ext[d] > v)
+				goto out;       /* not cut at v (cannot happen: v is a boundary) */
+			if (e == out && low) {
+				if (row[d] != A.lf[d])
+					goto out;
+				continue;
+			}
+			if (!row[d])
+				continue;
+			if (A.var[d] >= IEXPR_NVARS && !clean[A.var[d] - IEXPR_NVARS])
+				goto out;
+			if (low || (e == out && row[d] % v))
+				goto out;
+		}
+	}
+	ok = 1;
+out:
+	free(f);
+	return ok;
 }

@@ -214,6 +214,8 @@ int cute_composed_from_table(Arena *a, int nin, const int64_t *in_shape, int nou
  * the pass over the domain: its result is the probe form's, or 2 when prove
  * did not decide (then convert by the probe or table forms).
  */
+/* test switch: 1 makes the swizzle search convert every candidate (no quick rejection) */
+extern int cute_reference_search;
 typedef struct CuteSubMode {
 	int64_t s;
 	int64_t d[16];

@@ -11,6 +11,8 @@
 
 enum { MAXIN = 16, MAXOUT = 16 };
 
+int cute_reference_search;
+
 typedef struct Fn {
 	int nin, nout, nv;          /* nv: values per point (1 when serialized) */
 	const int64_t *in_shape, *out_shape;
@@ -303,6 +305,48 @@ convert(Arena *a, Fn *F, CuteLayout *res, Err *err)
 		goto proved;
 	}
 	memset(F->coord, 0, sizeof F->coord);
+	if (F->tab && !F->hier && !cute_reference_search) {
+		/* the walk below with running sums per dim, where no sum can overflow (each
+		 * dim's largest |entry| added up fits): the first point that differs gets
+		 * probed_is's message, so the result is the walk's */
+		int64_t bound = 0, part[MAXIN + 1], f, m, vv;
+		int fast = 1;
+
+		for (k = 0; fast && k < F->nin; k++) {
+			for (m = 0, i = 0; i < F->in_shape[k]; i++) {
+				vv = tab[k][i];
+				if (vv == INT64_MIN) {
+					fast = 0;
+					break;
+				}
+				if ((vv < 0 ? -vv : vv) > m)
+					m = vv < 0 ? -vv : vv;
+			}
+			if (fast && ck_add(bound, m, &bound) < 0)
+				fast = 0;
+		}
+		if (fast) {
+			part[0] = 0;
+			for (k = 0; k < F->nin; k++)
+				part[k + 1] = part[k] + tab[k][0];
+			for (f = 0; f < D; f++) {
+				vv = F->sw.b > 0 ? cute_swizzle_apply(F->sw, F->ser[f]) : F->ser[f];
+				if (part[F->nin] != vv)
+					return probed_is(F, tab, &vv, err);
+				/* the row-major successor, and the sums from the dim that moved */
+				for (k = F->nin - 1; k >= 0; k--) {
+					if (++F->coord[k] < F->in_shape[k])
+						break;
+					F->coord[k] = 0;
+				}
+				if (k < 0)
+					k = 0;
+				for (; k < F->nin; k++)
+					part[k + 1] = part[k] + tab[k][F->coord[k]];
+			}
+			goto proved;
+		}
+	}
 	if (F->tab) {
 		/* the same walk over memory: point f is the row-major successor of f - 1 */
 		int64_t f;
@@ -490,6 +534,83 @@ maybe:
 }
 
 /*
+ * A cheaper rejection of a swizzle candidate in table mode, giving what convert() would:
+ * 1 when convert() returns 0 (not representable), 0 when that is not shown (then convert()
+ * decides). The same probes split each dim into sub-modes; where they fail, convert()
+ * fails the same way. Then the probed layout is compared with the table at 64 points
+ * spread over the domain (a pseudo-random sequence): one that differs is a point where
+ * convert()'s walk over every point fails too, and no sum can overflow (bounded first),
+ * so the walk cannot end in an error before it. The messages of rejected candidates are
+ * never seen (the search sets its own or clears them).
+ */
+static int
+quick_reject(Fn *F)
+{
+	int64_t ss[MAXIN][64], dd[MAXIN][64], D = 1, bound = 0, v0;
+	uint64_t x = 0x2545f4914f6cdd1dULL;
+	int nsub[MAXIN], k, i, j, rc;
+	Err scratch = {0}, *keep = F->err;
+	Sub found[64];
+
+	if (!F->tab || F->hier || F->prove || F->nin < 1 || F->nin > MAXIN - 1 || cute_reference_search)
+		return 0;
+	for (k = 0; k < F->nin; k++)
+		D *= F->in_shape[k];    /* tab_prep bounded it by CUTE_MAXPROVE */
+	if (D <= 64)
+		return 0;
+	F->err = &scratch;
+	F->nv = 1;
+	rc = 0;
+	memset(F->coord, 0, sizeof F->coord);
+	if (value(F, &v0) != 0)
+		goto out;
+	if (v0 != 0) {
+		rc = 1;         /* convert(): the origin maps to v0, not 0 */
+		goto out;
+	}
+	for (k = 0; k < F->nin; k++) {
+		int r = factor(F, k, found, &nsub[k]);
+
+		if (r != 1) {
+			rc = r == 0;
+			goto out;
+		}
+		for (i = 0; i < nsub[k]; i++) {
+			int64_t t;
+
+			ss[k][i] = found[i].s, dd[k][i] = found[i].d[0];
+			if (ck_mul(found[i].s - 1, found[i].d[0] < 0 ? -found[i].d[0] : found[i].d[0], &t) < 0 ||
+			    ck_add(bound, t, &bound) < 0 || found[i].d[0] == INT64_MIN)
+				goto out;       /* a table or a sum might overflow: convert() decides */
+		}
+	}
+	for (j = 0; j < 64; j++) {
+		int64_t f, q, acc = 0, val;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		f = (int64_t)(x % (uint64_t)D);
+		for (q = f, k = F->nin - 1; k >= 0; k--) {
+			int64_t c = q % F->in_shape[k], r = c;
+
+			q /= F->in_shape[k];
+			for (i = 0; i < nsub[k]; i++) {
+				acc += r % ss[k][i] * dd[k][i];
+				r /= ss[k][i];
+			}
+		}
+		val = F->sw.b > 0 ? cute_swizzle_apply(F->sw, F->ser[f]) : F->ser[f];
+		if (acc != val) {
+			rc = 1;
+			goto out;
+		}
+	}
+out:
+	memset(F->coord, 0, sizeof F->coord);
+	F->err = keep;
+	return rc;
+}
+
+/*
  * Swizzle recovery: a function f = sw o L is found by trying swizzles in
  * order of increasing B, then M, then S (S > 0), and converting sw o f,
  * since a swizzle is its own inverse. B = 0 (no swizzle) is tried first.
@@ -512,6 +633,8 @@ composed(Arena *a, const Fn *base, CuteComposed *res, Err *err)
 				F.sw.m = m;
 				F.sw.s = s;
 				if (b > 0 && !additive(&F))
+					continue;
+				if (quick_reject(&F))
 					continue;
 				/* each candidate works in a scratch arena; the winner is copied out */
 				arena_init(&t);

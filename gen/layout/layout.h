@@ -105,6 +105,21 @@ typedef int (*LayoutVisit)(void *ctx, int64_t first, int npts, const int64_t *co
 			   const int64_t *const *vals);
 int layout_enumerate(const int64_t *shape, const int *varid, int n, IExpr *const *es, int ne,
 		     LayoutVisit fn, void *ctx, Err *err);
+/* 1 when the vector run v of es is proved from their mixed-radix digits (affine.c): at
+ * every point whose var is a multiple of v, stepping var by k < v steps es[out] by k and
+ * keeps the other outputs, and es[out] is a multiple of v there; 0: not decided (the
+ * caller enumerates). The domain is shape[n] with var ids varid[k]; v divides var's extent. */
+/* symbolic decisions on mixed-radix expressions over the domain shape[n] (var ids
+ * varid[k]), affine.c: 1 proved, 0 not decided (enumerate). es[0..ne) injective: */
+int layout_aff_injective_(const int64_t *shape, const int *varid, int n, IExpr *const *es, int ne);
+/* the exact [lo, hi] of e over the domain */
+int layout_aff_range_(const int64_t *shape, const int *varid, int n, const IExpr *e, int64_t *lo,
+		      int64_t *hi);
+/* 1 when a and b are proved equal over the domain from their mixed-radix digits
+ * (affine.c), 0: not decided */
+int layout_aff_equal_(const int64_t *shape, const int *varid, int n, const IExpr *a, const IExpr *b);
+int layout_aff_vecrun_(const int64_t *shape, const int *varid, int n, IExpr *const *es, int ne, int var,
+		       int64_t v, int out);
 /* "[1, 0]" for the flat row-major index of a point */
 void layout_print_point(Buf *b, const int64_t *shape, int n, int64_t flat);
 

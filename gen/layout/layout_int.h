@@ -22,11 +22,6 @@ int layout_repsplit_(const Layout *L, IExpr **g, int64_t *K);
 
 /* symbolic decisions on mixed-radix expressions over the domain shape[n] (var ids
  * varid[k]), affine.c: 1 proved, 0 not decided (enumerate) */
-int layout_aff_injective_(const int64_t *shape, const int *varid, int n, IExpr *const *es, int ne);
-int layout_aff_equal_(const int64_t *shape, const int *varid, int n, const IExpr *a, const IExpr *b);
-/* the exact [lo, hi] of e over the domain */
-int layout_aff_range_(const int64_t *shape, const int *varid, int n, const IExpr *e, int64_t *lo,
-		      int64_t *hi);
 /* frag_contains(small, large, 0) proved from the thread maps' forms */
 int layout_aff_contains_(const Layout *small, const Layout *large);
 

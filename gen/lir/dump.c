@@ -59,6 +59,11 @@ node(Buf *b, const LNode *n, int d)
 		break;
 	case L_ASSIGN: buf_printf(b, "set %s = %s\n", n->u.set.lhs, n->u.set.rhs); break;
 	case L_STORE:
+		if (n->u.set.atomic) {
+			buf_printf(b, "atomic %s %d bytes: %s(%s, %s)\n", memname(n->u.set.mem), n->u.set.bytes,
+				   n->u.set.atomic, n->u.set.lhs, n->u.set.rhs);
+			break;
+		}
 		buf_printf(b, "store %s %d bytes: %s = %s\n", memname(n->u.set.mem), n->u.set.bytes, n->u.set.lhs,
 			   n->u.set.rhs);
 		break;

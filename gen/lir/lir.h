@@ -25,7 +25,7 @@ typedef enum {
 	L_IF,          /* if (cond) body [else els] */
 	L_DECL,        /* [const] type name[count] [= init]; */
 	L_ASSIGN,      /* lhs = rhs; a register, a slot of a local or a let variable */
-	L_STORE,       /* lhs = rhs; into shared or global memory */
+	L_STORE,       /* lhs = rhs; into shared or global memory (or an atomic fn(lhs, rhs)) */
 	L_BARRIER,     /* a barrier (kind) */
 	L_CALL,        /* fn(args); a target operation: an MMA, ldmatrix, a fence (cat) */
 	L_SMEM_VIEW,   /* a shared buffer: its element type at a byte offset of the dynamic memory */
@@ -87,6 +87,10 @@ struct LNode {
 			LMem mem;
 			int bytes;       /* bytes stored per thread by this statement (vector width) */
 			int buf;         /* tile IR buffer id, -1 if none */
+			/* L_STORE: an atomic update, fn(lhs, rhs): the device helper (tl_atomic_add_f32,
+			 * ...), lhs the element's address, rhs the value (or values of a vector); NULL:
+			 * a plain store */
+			const char *atomic;
 		} set;
 		struct {
 			LBarrier kind;

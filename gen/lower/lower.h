@@ -49,6 +49,11 @@ typedef struct SmemPlan {
  * than the target allows, unknown shapes.
  */
 int smem_plan(Arena *a, const Target *t, const IrKernel *k, SmemPlan *out, Err *err);
+/* test switches (check_smem, check_emit_cuda): 1 makes smem_plan and the lowering decide by
+ * their reference walks (enumeration, iexpr_eval per point) instead of the proofs and
+ * compiled tables that replace them; the results must not differ */
+extern int smem_reference_walks;
+extern int lw_reference_walks;
 /* the plan entry of buffer id, or NULL */
 const SmemBuf *smem_find(const SmemPlan *p, int buf);
 /* a readable summary (tests) */

@@ -10,13 +10,15 @@
 /* one element between local slot `slot` (C text) of buffer lbuf and memory region mr at the
  * coordinates cs, converted to the destination's type */
 static void
-regelem(Em *e, const Region *mr, int lbuf, char *const *cs, int nk, const char *slot, int to_local)
+regelem(Em *e, const Region *mr, int lbuf, char *const *cs, int nk, const char *slot, int to_local, AtomicOp op)
 {
 	const IrBuffer *L = &e->k->bufs[lbuf], *Mb = &e->k->bufs[mr->buf];
 	char *mem = arena_printf(e->a, "*(%s)", lw_memaddr(e, mr, cs, nk));
 	char *reg = arena_printf(e->a, "%s[%s]", L->name, slot);
 
-	if (to_local)
+	if (op != AT_NONE)
+		lw_atomic_elem(e, op, Mb, mr->buf, lw_memaddr(e, mr, cs, nk), lw_conv(e, reg, L->dtype, Mb->dtype));
+	else if (to_local)
 		lw_assign(e, LM_LOCAL, lbuf, dtype_bytes(Mb->dtype), reg, lw_conv(e, mem, Mb->dtype, L->dtype));
 	else
 		lw_assign(e, lw_memof(Mb), mr->buf, dtype_bytes(Mb->dtype), mem, lw_conv(e, reg, L->dtype, Mb->dtype));
@@ -37,6 +39,7 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 	int L_buf = lr->buf;
 	LNode *gi = NULL, *vi = NULL;
 	const CopyPlan *cp;
+	AtomicOp op = to_local ? AT_NONE : st->u.copy.atomic;
 	Buf b;
 
 	for (d = 0; d < lr->ndim; d++) {
@@ -45,6 +48,9 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 		if (!ir_is_const(lr->off[d], &c) || c || lr->ext[d] != L->dims[d].c)
 			return err_set(e->err, "copy: local '%s' must be copied whole", L->name);
 	}
+	/* copy(..., op = add|max|min): each element an atomic update of the destination's */
+	if (op != AT_NONE && lw_atomic_check(e, st, op, Mb->dtype))
+		return -1;
 	/* the width plan-vectors chose (plan_vector.c) */
 	if (!(cp = lw_copyplan(e, st)))
 		return -1;
@@ -81,7 +87,7 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 	if (vc)
 		vi = lw_open_if(e, vc, 0, 1);
 	if (v == 1) {
-		regelem(e, mr, L_buf, cs, nk, "s", to_local);
+		regelem(e, mr, L_buf, cs, nk, "s", to_local, op);
 	} else if (to_local) {
 		int words = v * eb / 4;
 
@@ -101,7 +107,10 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 		for (k = 0; k < v; k++)
 			vals[k] = lw_conv(e, arena_printf(e->a, "%s[s + %d]", L->name, k), L->dtype, Mb->dtype);
 		buf_reset(&b);
-		if (words == 1) {
+		if (op != AT_NONE) {
+			/* the vector's elements by the widest atomics the target has */
+			lw_atomic_vec(e, op, Mb, mr->buf, lw_memaddr(e, mr, cs, nk), vals, v);
+		} else if (words == 1) {
 			lw_packword(&b, Mb->dtype, vals, 0);
 		} else {
 			buf_printf(&b, "make_uint%d(", words);
@@ -112,8 +121,9 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 			}
 			buf_putc(&b, ')');
 		}
-		lw_assign(e, lw_memof(Mb), mr->buf, v * (int)dtype_bytes(Mb->dtype),
-		       arena_printf(e->a, "*(%s *)(%s)", lw_vtype(v * eb), lw_memaddr(e, mr, cs, nk)), buf_str(&b));
+		if (op == AT_NONE)
+			lw_assign(e, lw_memof(Mb), mr->buf, v * (int)dtype_bytes(Mb->dtype),
+			       arena_printf(e->a, "*(%s *)(%s)", lw_vtype(v * eb), lw_memaddr(e, mr, cs, nk)), buf_str(&b));
 	}
 	if (vc) {
 		/* rows not of whole vectors: element by element, each guarded */
@@ -126,7 +136,7 @@ regcopy(Em *e, Buf *chk, const IrStmt *st, int to_local)
 		lw_open_for(e, "tl_k", "0", arena_printf(e->a, "%d", v), v, 1, 0)->u.loop.nobrace = 1;
 		if (g2)
 			gi2 = lw_open_if(e, g2, 1, 1);
-		regelem(e, mr, L_buf, c2, nk, "s + tl_k", to_local);
+		regelem(e, mr, L_buf, c2, nk, "s + tl_k", to_local, op);
 		if (g2 && to_local) {
 			/* past the tensor's edge a copy reads zero (docs/semantics.md) */
 			lw_open_else(e, gi2, NULL);
@@ -305,28 +315,15 @@ lw_tilecopy(Em *e, Buf *chk, const IrStmt *st)
 	return async;
 }
 
-Held *
-lw_heldtab(Em *e, int buf)
+/* lw_heldtab's table by iexpr_eval per (thread, slot): the reference of the compiled walk */
+static Held *
+heldtab_ref(Em *e, int buf, Held *h)
 {
 	const Fragment *F = e->frag[buf];
 	IExpr **co = e->coord[buf];
-	int64_t vals[IEXPR_NVARS] = {0}, x, t, s, y, NY = layout_size(F), R = F->rep, pairs;
-	Held *h;
+	int64_t vals[IEXPR_NVARS] = {0}, x, t, s, y, NY = h->NY, R = h->R;
 	int d;
 
-	if (ck_mul(NY, R, &pairs) || pairs > layout_enum_limit() ||
-	    ck_mul(F->nthreads, e->slots[buf], &x) || x > layout_enum_limit()) {
-		err_set(e->err, "local '%s': %lld elements held %lld times (%lld threads x %lld slots) is "
-			"past the %lld (thread, slot) pairs the lowering checks; use a smaller tile per "
-			"block", e->k->bufs[buf].name, (long long)NY, (long long)R, (long long)F->nthreads,
-			(long long)e->slots[buf], (long long)layout_enum_limit());
-		return NULL;
-	}
-	h = anew(e->a, Held);
-	h->NY = NY, h->R = R;
-	h->thr = anewn(e->a, int32_t, (size_t)pairs);
-	h->cnt = anewn(e->a, int32_t, (size_t)NY);
-	h->mark = anewn(e->a, unsigned char, (size_t)pairs);
 	for (t = 0; t < F->nthreads; t++)
 		for (s = 0; s < e->slots[buf]; s++) {
 			vals[0] = s, vals[1] = t, y = 0;
@@ -349,16 +346,110 @@ lw_heldtab(Em *e, int buf)
 	return h;
 }
 
-/* the index of thread t among the holders of element y, or -1 */
+typedef struct HeldCtx {
+	Em *e;
+	int buf;
+	Held *h;
+	int failed;     /* the visitor set the error */
+} HeldCtx;
+
+static int
+held_visit(void *ctx, int64_t first, int npts, const int64_t *const *coord, const int64_t *const *vals)
+{
+	HeldCtx *c = ctx;
+	Em *e = c->e;
+	const Fragment *F = e->frag[c->buf];
+	Held *h = c->h;
+	int64_t y, x, R = h->R;
+	int p, d;
+
+	(void)first;
+	for (p = 0; p < npts; p++) {
+		y = 0;
+		for (d = 0; d < F->nin; d++) {
+			x = vals[d][p];
+			if (d == 0 && e->pad[c->buf] && x >= F->in_shape[0])
+				break;   /* a padded pair: no element */
+			y = y * F->in_shape[d] + x;
+		}
+		if (d < F->nin)
+			continue;
+		if (y < 0 || y >= h->NY || h->cnt[y] >= R) {
+			c->failed = 1;
+			return err_set(e->err, "local '%s': element %lld has more holders than its %lld "
+				       "replicas", e->k->bufs[c->buf].name, (long long)y, (long long)R);
+		}
+		h->thr[y * R + h->cnt[y]++] = (int32_t)coord[0][p];
+	}
+	return 0;
+}
+
+/* the holders of every element of local buffer buf (Held), made once per lowering: the
+ * (thread, slot) pairs walked in that order with the compiled evaluator, so each
+ * element's holders are in increasing thread order */
+Held *
+lw_heldtab(Em *e, int buf)
+{
+	static const int ids[2] = {1, 0};       /* thread (_j) outer, slot (_i) inner */
+	const Fragment *F = e->frag[buf];
+	int64_t x, NY = layout_size(F), R = F->rep, pairs, shape[2];
+	Held *h;
+	HeldCtx c;
+
+	if (e->heldc && e->heldc[buf]) {
+		memset(e->heldc[buf]->mark, 0, (size_t)(e->heldc[buf]->NY * e->heldc[buf]->R));
+		return e->heldc[buf];
+	}
+	if (ck_mul(NY, R, &pairs) || pairs > layout_enum_limit() ||
+	    ck_mul(F->nthreads, e->slots[buf], &x) || x > layout_enum_limit()) {
+		err_set(e->err, "local '%s': %lld elements held %lld times (%lld threads x %lld slots) is "
+			"past the %lld (thread, slot) pairs the lowering checks; use a smaller tile per "
+			"block", e->k->bufs[buf].name, (long long)NY, (long long)R, (long long)F->nthreads,
+			(long long)e->slots[buf], (long long)layout_enum_limit());
+		return NULL;
+	}
+	h = anew(e->a, Held);
+	h->NY = NY, h->R = R;
+	h->thr = anewn(e->a, int32_t, (size_t)pairs);
+	h->cnt = anewn(e->a, int32_t, (size_t)NY);
+	h->mark = anewn(e->a, unsigned char, (size_t)pairs);
+	c.e = e, c.buf = buf, c.h = h, c.failed = 0;
+	shape[0] = F->nthreads, shape[1] = e->slots[buf];
+	if (lw_reference_walks || F->nin > LAYOUT_MAXDIM + 1 ||
+	    layout_enumerate(shape, ids, 2, e->coord[buf], F->nin, held_visit, &c, NULL)) {
+		if (c.failed)
+			return NULL;
+		/* not compiled (or not evaluable): the reference walk, from a clear table */
+		memset(h->cnt, 0, (size_t)NY * sizeof *h->cnt);
+		if (!heldtab_ref(e, buf, h))
+			return NULL;
+	}
+	if (e->heldc)
+		e->heldc[buf] = h;
+	return h;
+}
+
+/* the index of thread t among the holders of element y (the first, holders are in
+ * increasing thread order), or -1 */
 int64_t
 lw_held_by(const Held *h, int64_t y, int64_t t)
 {
-	int64_t k;
+	const int32_t *thr;
+	int64_t lo = 0, hi;
 
-	for (k = 0; k < h->cnt[y]; k++)
-		if (h->thr[y * h->R + k] == t)
-			return y * h->R + k;
-	return -1;
+	if (y < 0 || y >= h->NY)
+		return -1;
+	thr = h->thr + y * h->R;
+	hi = h->cnt[y];
+	while (lo < hi) {
+		int64_t m = lo + (hi - lo) / 2;
+
+		if (thr[m] < t)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < h->cnt[y] && thr[lo] == t ? y * h->R + lo : -1;
 }
 
 /* copy between local buffers of one shape, through registers: every thread must

@@ -447,6 +447,7 @@ lw_setup(Em *e, Arena *a, const Target *t, const IrKernel *k, Err *err)
 	e->coord = anewn(a, IExpr **, k->nbuf + 1);
 	e->slots = anewn(a, int64_t, k->nbuf + 1);
 	e->pad = anewn(a, int, k->nbuf + 1);
+	e->heldc = anewn(a, struct Held *, k->nbuf + 1);
 	for (b = 0; b < k->nbuf; b++) {
 		e->pad[b] = e->part->tiles[b].pad;
 		e->frag[b] = (Layout *)e->part->tiles[b].frag;

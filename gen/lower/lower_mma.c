@@ -316,6 +316,14 @@ kcontig(Em *e, int buf, int xfirst, int n)
 		return 0;
 	if (B->dims[kd].c % n)
 		return 0;
+	{
+		/* proved from the digits of the linear index (the K-runs of n are vector runs) */
+		int64_t shape[2] = {B->dims[0].c, B->dims[1].c};
+		static const int ids[2] = {0, 1};
+
+		if (!lw_reference_walks && layout_aff_vecrun_(shape, ids, 2, &lin, 1, kd, n, 0))
+			return 1;
+	}
 	for (x = 0; x < B->dims[1 - kd].c; x++)
 		for (k = 0; k < B->dims[kd].c; k += n) {
 			vals[1 - kd] = x, vals[kd] = k;

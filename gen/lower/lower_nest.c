@@ -7,6 +7,61 @@
  */
 #include "lw.h"
 
+typedef struct SlotCtx {
+	int64_t pad;
+	int same;
+} SlotCtx;
+
+static int
+slot_visit(void *ctx, int64_t first, int npts, const int64_t *const *coord, const int64_t *const *vals)
+{
+	SlotCtx *c = ctx;
+	int p;
+
+	(void)first;
+	for (p = 0; p < npts; p++) {
+		if (c->pad && vals[1][p] >= c->pad)
+			continue;   /* a padded point: guarded off */
+		if (vals[0][p] != coord[1][p]) {
+			c->same = 0;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* is the slot expression s at every point of the nest that is not padded off? Proved from
+ * the digits, else walked with the compiled evaluator, else (lw_reference_walks, or an
+ * evaluation that fails) by iexpr_eval per point */
+static int
+slot_is_s(Em *e, IExpr *const *pc, IExpr *slot)
+{
+	static const int ids[2] = {1, 0};
+	int64_t vals[IEXPR_NVARS] = {0}, v, shape[2];
+	IExpr *es[2];
+	SlotCtx c;
+	int same = 1, r;
+
+	shape[0] = e->k->threads, shape[1] = e->parS;
+	if (!lw_reference_walks) {
+		if (layout_aff_equal_(shape, ids, 2, slot, iexpr_var(e->a, 0)))
+			return 1;
+		es[0] = slot, es[1] = pc[0];
+		c.pad = e->parpad, c.same = 1;
+		r = layout_enumerate(shape, ids, 2, es, e->parpad ? 2 : 1, slot_visit, &c, NULL);
+		if (r == 0 || (r == 1 && !c.same))
+			return c.same;
+	}
+	for (vals[1] = 0; same && vals[1] < e->k->threads; vals[1]++)
+		for (vals[0] = 0; same && vals[0] < e->parS; vals[0]++) {
+			if (e->parpad && (iexpr_eval(pc[0], vals, &v, NULL) || v >= e->parpad))
+				continue;   /* a padded point: guarded off */
+			if (iexpr_eval(slot, vals, &v, NULL) || v != vals[0])
+				same = 0;
+		}
+	return same;
+}
+
 /* the slot of local buffer buf at the nest's coordinates, as an expression in
  * (s, tid), checked to be owned by the thread; NULL if the indices are not plain loop vars */
 char *
@@ -34,48 +89,22 @@ lw_parslot(Em *e, const IrStmt *par, IExpr *const *pc, int buf, int n, IrExpr *c
 	if (!(slot = iexpr_subst(e->a, F->fwd[0], sub, &dom)))
 		return NULL;
 	/* the usual case: the buffer and the nest share the layout, the slot is s */
-	{
-		int64_t vals[IEXPR_NVARS] = {0}, v;
-		int same = 1;
-
-		for (vals[1] = 0; same && vals[1] < e->k->threads; vals[1]++)
-			for (vals[0] = 0; same && vals[0] < e->parS; vals[0]++) {
-				if (e->parpad && (iexpr_eval(pc[0], vals, &v, NULL) || v >= e->parpad))
-					continue;   /* a padded point: guarded off */
-				if (iexpr_eval(slot, vals, &v, NULL) || v != vals[0])
-					same = 0;
-			}
-		if (same)
-			return "s";
-	}
+	if (slot_is_s(e, pc, slot))
+		return "s";
 	return lw_ixstr(e, slot, lw_slotnames);
 }
 
 /* check that the nest's thread for every (s, tid) owns the local element (some
- * replica of it: a table of the elements each thread holds, from the inverse) */
+ * replica of it: a table of the elements each thread holds, from the inverse).
+ * The reference walk: iexpr_eval per point */
 static int
-owned(Em *e, const IrStmt *par, const Fragment *LF, IExpr *const *pc, int64_t S, int buf,
-      int n, IrExpr *const *idx, int is_store)
+owned_ref(Em *e, const Fragment *LF, IExpr *const *pc, int64_t S, int buf, int n, const int *perm,
+	  Held *held, unsigned char *any, int is_store)
 {
 	const Fragment *F = e->frag[buf];
-	int64_t vals[IEXPR_NVARS] = {0}, x, t, s, y, k, NY = layout_size(F);
-	unsigned char *any = NULL;
-	Held *held;
-	int d, i;
+	int64_t vals[IEXPR_NVARS] = {0}, x, t, s, y, k;
+	int d;
 
-	if (!(held = lw_heldtab(e, buf)))
-		return -1;
-	/* the check below walks the nest's coordinates: every index must be a nest variable */
-	for (d = 0; d < n; d++) {
-		for (i = 0; i < par->u.par.n; i++)
-			if (idx[d]->kind == IE_VAR && par->u.par.vars[i] == idx[d]->u.var)
-				break;
-		if (i == par->u.par.n)
-			return err_set(e->err, "local '%s': index %d in the parallel nest is not one of the nest's "
-				       "variables (not lowered yet)", e->k->bufs[buf].name, d);
-	}
-	if (is_store)
-		any = anewn(e->a, unsigned char, NY);
 	for (t = 0; t < LF->nthreads; t++)
 		for (s = 0; s < S; s++) {
 			vals[0] = s, vals[1] = t, y = 0;
@@ -86,9 +115,7 @@ owned(Em *e, const IrStmt *par, const Fragment *LF, IExpr *const *pc, int64_t S,
 					continue;   /* a padded point: guarded off */
 			}
 			for (d = 0; d < n; d++) {
-				for (i = 0; par->u.par.vars[i] != idx[d]->u.var; i++)
-					;
-				if (iexpr_eval(pc[i], vals, &x, e->err))
+				if (iexpr_eval(pc[perm[d]], vals, &x, e->err))
 					return -1;
 				y = y * F->in_shape[d] + x;
 			}
@@ -103,6 +130,176 @@ owned(Em *e, const IrStmt *par, const Fragment *LF, IExpr *const *pc, int64_t S,
 				any[y] = 1;
 			}
 		}
+	return 0;
+}
+
+typedef struct OwnCtx {
+	Em *e;
+	const Fragment *F;
+	Held *held;
+	unsigned char *any;
+	int buf, n, is_store, off;      /* off: vals[0] is the pad coordinate */
+	int failed;
+} OwnCtx;
+
+static int
+own_visit(void *ctx, int64_t first, int npts, const int64_t *const *coord, const int64_t *const *vals)
+{
+	OwnCtx *c = ctx;
+	Held *h = c->held;
+	int64_t y, t, k;
+	int p, d;
+
+	(void)first;
+	for (p = 0; p < npts; p++) {
+		if (c->off && vals[0][p] >= c->e->parpad)
+			continue;   /* a padded point: guarded off */
+		t = coord[0][p];
+		for (y = 0, d = 0; d < c->n; d++)
+			y = y * c->F->in_shape[d] + vals[c->off + d][p];
+		if (t >= c->F->nthreads || (k = lw_held_by(h, y, t)) < 0) {
+			c->failed = 1;
+			return err_set(c->e->err, "local '%s': an element is used by thread %lld of the "
+				       "parallel nest, which does not hold it (layouts disagree)",
+				       c->e->k->bufs[c->buf].name, (long long)t);
+		}
+		if (c->is_store) {
+			for (; k < y * h->R + h->cnt[y] && h->thr[k] == t; k++)
+				h->mark[k] = 1;
+			c->any[y] = 1;
+		}
+	}
+	return 0;
+}
+
+/* the nest runs over the buffer's own (thread, slot) pairs: the same threads and slots, the
+ * indices the nest's variables in order, each coordinate the buffer's (proved equal over
+ * the pairs), and the same pairs padded off. Then each point is its element at the pair
+ * that holds it, and a store writes every replica: owned() holds without a walk */
+static int
+same_points(Em *e, const Fragment *LF, IExpr *const *pc, int64_t S, int buf, int n, const int *perm)
+{
+	static const int ids[2] = {1, 0};
+	const Fragment *F = e->frag[buf];
+	IExpr **co = e->coord[buf];
+	int64_t shape[2];
+	int d;
+
+	if (n != F->nin || LF->nthreads != F->nthreads || S != e->slots[buf] ||
+	    (e->pad[buf] ? e->parpad != F->in_shape[0] : e->parpad != 0))
+		return 0;
+	shape[0] = F->nthreads, shape[1] = S;
+	for (d = 0; d < n; d++)
+		if (perm[d] != d ||
+		    (pc[d] != co[d] && !iexpr_same(pc[d], co[d]) && !layout_aff_equal_(shape, ids, 2, pc[d], co[d])))
+			return 0;
+	return 1;
+}
+
+/* lw_heldtab(e, buf) cannot fail: within the enumeration limits, not padded, and the
+ * coordinates (x..., rep) over (thread, slot) proved injective and inside the tile and
+ * its replicas, so that every element has at most rep holders */
+static int
+held_sure(Em *e, int buf)
+{
+	static const int ids[2] = {1, 0};
+	const Fragment *F = e->frag[buf];
+	IExpr **co = e->coord[buf];
+	int64_t NY = layout_size(F), pairs, x, shape[2], lo, hi;
+	int d;
+
+	if (e->pad[buf] || F->nin + 1 > 2 * LAYOUT_MAXDIM + 2 || ck_mul(NY, F->rep, &pairs) ||
+	    pairs > layout_enum_limit() || ck_mul(F->nthreads, e->slots[buf], &x) || x > layout_enum_limit())
+		return 0;
+	shape[0] = F->nthreads, shape[1] = e->slots[buf];
+	if (!layout_aff_injective_(shape, ids, 2, co, F->nin + 1))
+		return 0;
+	for (d = 0; d <= F->nin; d++)
+		if (!layout_aff_range_(shape, ids, 2, co[d], &lo, &hi) || lo < 0 ||
+		    hi >= (d < F->nin ? F->in_shape[d] : F->rep))
+			return 0;
+	return 1;
+}
+
+/* 0 when every index of the access is the nest variable of its position (perm identity) */
+static int
+indices_vars(Em *e, const IrStmt *par, int buf, int n, IrExpr *const *idx)
+{
+	int d;
+
+	(void)e, (void)buf;
+	if (n > par->u.par.n)
+		return -1;
+	for (d = 0; d < n; d++)
+		if (idx[d]->kind != IE_VAR || par->u.par.vars[d] != idx[d]->u.var)
+			return -1;
+	return 0;
+}
+
+static const int identity[IR_MAXDIM] = {0, 1, 2, 3, 4, 5, 6, 7};
+
+static int
+owned(Em *e, const IrStmt *par, const Fragment *LF, IExpr *const *pc, int64_t S, int buf,
+      int n, IrExpr *const *idx, int is_store)
+{
+	static const int ids[2] = {1, 0};       /* thread (_j) outer, slot (_i) inner */
+	const Fragment *F = e->frag[buf];
+	int64_t y, k, NY = layout_size(F), shape[2];
+	unsigned char *any = NULL;
+	IExpr *es[IR_MAXDIM + 1];
+	int perm[IR_MAXDIM], d, i, m;
+	Held *held;
+	OwnMemo *om;
+	OwnCtx c;
+
+	if (!(lw_reference_walks || e->heldc[buf] || !held_sure(e, buf)) && !indices_vars(e, par, buf, n, idx) &&
+	    same_points(e, LF, pc, S, buf, n, identity)) {
+		memcpy(perm, identity, sizeof perm);
+		goto passed;
+	}
+	if (!(held = lw_heldtab(e, buf)))
+		return -1;
+	/* the check below walks the nest's coordinates: every index must be a nest variable */
+	for (d = 0; d < n; d++) {
+		for (i = 0; i < par->u.par.n; i++)
+			if (idx[d]->kind == IE_VAR && par->u.par.vars[i] == idx[d]->u.var)
+				break;
+		if (i == par->u.par.n)
+			return err_set(e->err, "local '%s': index %d in the parallel nest is not one of the nest's "
+				       "variables (not lowered yet)", e->k->bufs[buf].name, d);
+		perm[d] = i;
+	}
+	/* the same check passed before in this lowering (the body is lowered up to three times) */
+	for (m = 0; m < e->nown && n <= IR_MAXDIM; m++) {
+		om = &e->own[m];
+		if (om->par == par && om->buf == buf && om->is_store == is_store && om->n == n &&
+		    om->LF == LF && om->pc == pc && om->S == S && om->pad == e->parpad &&
+		    !memcmp(om->perm, perm, sizeof perm[0] * (size_t)n))
+			return 0;
+	}
+	if (!lw_reference_walks && same_points(e, LF, pc, S, buf, n, perm))
+		goto passed;
+	if (is_store)
+		any = anewn(e->a, unsigned char, NY);
+	c.e = e, c.F = F, c.held = held, c.any = any, c.buf = buf, c.n = n, c.is_store = is_store;
+	c.off = e->parpad != 0, c.failed = 0;
+	if (c.off)
+		es[0] = pc[0];
+	for (d = 0; d < n && d < IR_MAXDIM; d++)
+		es[c.off + d] = pc[perm[d]];
+	shape[0] = LF->nthreads, shape[1] = S;
+	if (lw_reference_walks || n > IR_MAXDIM || c.off + n < 1 ||
+	    layout_enumerate(shape, ids, 2, es, c.off + n, own_visit, &c, NULL)) {
+		if (c.failed)
+			return -1;
+		/* not compiled: the reference walk, from clear marks */
+		if (is_store) {
+			memset(held->mark, 0, (size_t)(held->NY * held->R));
+			memset(any, 0, (size_t)NY);
+		}
+		if (owned_ref(e, LF, pc, S, buf, n, perm, held, any, is_store))
+			return -1;
+	}
 	/* a store must reach every replica of what it writes */
 	for (y = 0; is_store && y < NY; y++)
 		for (k = 0; any[y] && k < held->cnt[y]; k++)
@@ -111,6 +308,21 @@ owned(Em *e, const IrStmt *par, const Fragment *LF, IExpr *const *pc, int64_t S,
 					       "parallel nest writes but does not write it there (the nest's "
 					       "layout must cover every replica)", e->k->bufs[buf].name,
 					       (long long)held->thr[y * held->R + k]);
+passed:
+	if (e->nown == e->capown) {
+		OwnMemo *nw = anewn(e->a, OwnMemo, (size_t)(2 * e->capown + 8));
+
+		if (!nw)
+			return 0;
+		if (e->nown)
+			memcpy(nw, e->own, sizeof *nw * (size_t)e->nown);
+		e->own = nw, e->capown = 2 * e->capown + 8;
+	}
+	om = &e->own[e->nown++];
+	memset(om, 0, sizeof *om);
+	om->par = par, om->buf = buf, om->is_store = is_store, om->n = n, om->LF = LF, om->pc = pc;
+	om->S = S, om->pad = e->parpad;
+	memcpy(om->perm, perm, sizeof perm[0] * (size_t)n);
 	return 0;
 }
 
@@ -493,6 +705,22 @@ lw_store(Em *e, const IrStmt *st)
 	/* a global element outside the tensor is not written (docs/semantics.md) */
 	buf_init(&b);
 	lw_access(e, &b, st->u.store.buf, st->u.store.n, st->u.store.idx);
+	if (st->u.store.atomic) {
+		/* atomic_add/max/min: once per point (replica 0) or once per block (thread 0) */
+		if (lw_atomic_check(e, st, st->u.store.atomic, B->dtype)) {
+			buf_free(&b);
+			return -1;
+		}
+		if (g)
+			lw_open_if(e, g, 1, 1);
+		lw_atomic_elem(e, st->u.store.atomic, B, st->u.store.buf, arena_printf(e->a, "&%s", buf_str(&b)),
+			       lw_conv(e, lw_exprstr(e, st->u.store.value), lw_calctype(st->u.store.value->type),
+				       B->dtype));
+		if (g)
+			lw_pop(e);
+		buf_free(&b);
+		return 0;
+	}
 	if (e->par && e->parrep && e->parsync && e->parsync[st->u.store.buf]) {
 		/* the replicas read the point's old value before the store, and the new one after
 		 * it (plan_parsync) */

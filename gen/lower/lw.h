@@ -19,6 +19,18 @@
 #include "numeric.h"
 #include "plan.h"
 
+/* a parallel nest's ownership check that passed (lower_nest.c owned) */
+typedef struct OwnMemo {
+	const IrStmt *par;
+	const Layout *LF;
+	IExpr *const *pc;
+	int64_t S, pad;
+	int buf, is_store, n;
+	int perm[IR_MAXDIM];
+} OwnMemo;
+
+struct Held;
+
 typedef struct LSave {
 	LList *cur;
 	struct LSave *up;
@@ -70,6 +82,11 @@ typedef struct Em {
 	/* shared buffers some thread read / wrote since the last __syncthreads (hazards) */
 	unsigned char *shrd, *shwr;
 	int64_t static_smem; /* bytes of the static __shared__ arrays emitted (reduce scratch) */
+	/* made once per lowering: per buffer, the holders of its elements (lw_heldtab); the
+	 * ownership checks of the nests that passed */
+	struct Held **heldc;
+	OwnMemo *own;
+	int nown, capown;
 } Em;
 
 /*
@@ -114,7 +131,9 @@ char *lw_elemguard(Em *e, const IrBuffer *B, int n, IrExpr *const *idx);
 Fragment *lw_defaultfrag(Em *e, const int64_t *shape, int n);
 IExpr **lw_fragcoords(Em *e, const Fragment *F, int64_t *S);
 int lw_fragvec(const Fragment *F, IExpr *const *co, int64_t S, int maxv);
+int lw_fragvec_ref(const Fragment *F, IExpr *const *co, int64_t S, int maxv);
 int lw_fragrun(const Fragment *F, IExpr *const *co, int64_t S, int dim, int maxv);
+int lw_fragrun_ref(const Fragment *F, IExpr *const *co, int64_t S, int dim, int maxv);
 int lw_contig_access(const IrBuffer *B, int n, IrExpr *const *idx, const IrVar *v, int V);
 int lw_plan_nestvec(Em *e, const IrStmt *st, NestPlan *np);
 int lw_body_reads(const IrStmt *s, int buf);
@@ -141,6 +160,11 @@ int64_t lw_held_by(const Held *h, int64_t y, int64_t t);
 char *lw_parslot(Em *e, const IrStmt *par, IExpr *const *pc, int buf, int n, IrExpr *const *idx);
 int lw_parallel(Em *e, Buf *chk, const IrStmt *st);
 int lw_store(Em *e, const IrStmt *st);
+/* atomics (lower_atomic.c): the target check (-1 with the error at st), one element at
+ * address addr, count consecutive elements (one vector of a copy) */
+int lw_atomic_check(Em *e, const IrStmt *st, AtomicOp op, DType t);
+void lw_atomic_elem(Em *e, AtomicOp op, const IrBuffer *B, int buf, const char *addr, const char *val);
+void lw_atomic_vec(Em *e, AtomicOp op, const IrBuffer *B, int buf, const char *addr, char *const *vals, int count);
 int lw_plan_of(Em *e, const IrStmt *st, GemmPlan *p, Err *err);
 int lw_gemm(Em *e, const IrStmt *st);
 int lw_pipeline(Em *e, Buf *chk, const IrStmt *st);

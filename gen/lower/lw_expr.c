@@ -786,11 +786,10 @@ vectab_visit(void *ctx, int64_t first, int npts, const int64_t *const *coord, co
 	return 0;
 }
 
-/* the widest run v (power of two, dividing S, at most maxv) such that every
- * thread's slots s..s+v-1 (s % v == 0) are consecutive, aligned elements of the
- * last dim. The coordinates are tabulated once with the compiled evaluator. */
+/* lw_fragvec by enumeration: the coordinates are tabulated once with the compiled
+ * evaluator and every run checked (the reference of lw_fragvec's proofs) */
 int
-lw_fragvec(const Fragment *F, IExpr *const *co, int64_t S, int maxv)
+lw_fragvec_ref(const Fragment *F, IExpr *const *co, int64_t S, int maxv)
 {
 	static const int ids[2] = {1, 0};   /* thread (_j) outer, slot (_i) inner */
 	int64_t shape[2], t, s, total;
@@ -829,11 +828,84 @@ lw_fragvec(const Fragment *F, IExpr *const *co, int64_t S, int maxv)
 	return v > 1 ? v : 1;
 }
 
+/* does thread t break the run v along dim (some slots s..s+v-1, s % v == 0, not
+ * consecutive aligned elements of dim)? 0 also when an evaluation fails */
+static int
+vec_broken(IExpr *const *co, int n, int dim, int64_t S, int64_t t, int v)
+{
+	int64_t vals[IEXPR_NVARS] = {0}, c0[LAYOUT_MAXDIM], c;
+	int64_t s;
+	int kk, d;
+
+	vals[1] = t;
+	for (s = 0; s < S; s += v) {
+		vals[0] = s;
+		for (d = 0; d < n; d++)
+			if (iexpr_eval(co[d], vals, &c0[d], NULL))
+				return 0;
+		if (c0[dim] % v)
+			return 1;
+		for (kk = 1; kk < v; kk++) {
+			vals[0] = s + kk;
+			for (d = 0; d < n; d++) {
+				if (iexpr_eval(co[d], vals, &c, NULL))
+					return 0;
+				if (c != c0[d] + (d == dim ? kk : 0))
+					return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+int lw_reference_walks;
+
+/* the widest run along dim, proved, refuted by a thread, else by ref (lw_fragvec_ref or
+ * lw_fragrun_ref): a run that holds for v holds for v / 2, so each v from maxv down is
+ * proved from the coordinates' digits (layout_aff_vecrun_), refuted by the first or the
+ * last thread breaking it, or else the reference decides from v down */
+static int
+run_fast(const Fragment *F, IExpr *const *co, int64_t S, int dim, int maxv)
+{
+	static const int ids[2] = {1, 0};
+	int64_t shape[2];
+	int v, n = F->nin;
+
+	shape[0] = F->nthreads, shape[1] = S;
+	for (v = maxv; v > 1; v /= 2) {
+		if (S % v)
+			continue;
+		if (layout_aff_vecrun_(shape, ids, 2, co, n, 0, v, dim))
+			return v;
+		if (vec_broken(co, n, dim, S, 0, v) || vec_broken(co, n, dim, S, F->nthreads - 1, v))
+			continue;
+		return -v;
+	}
+	return 1;
+}
+
+/* the widest run v (power of two, dividing S, at most maxv) such that every
+ * thread's slots s..s+v-1 (s % v == 0) are consecutive, aligned elements of the
+ * last dim (run_fast, else lw_fragvec_ref) */
+int
+lw_fragvec(const Fragment *F, IExpr *const *co, int64_t S, int maxv)
+{
+	int64_t total;
+	int v, n = F->nin;
+
+	if (n < 1 || n > LAYOUT_MAXDIM || S < 1 || F->nthreads < 1 || ck_mul(S, F->nthreads, &total) ||
+	    total > (1 << 22) || lw_reference_walks)
+		return lw_fragvec_ref(F, co, S, maxv);
+	v = run_fast(F, co, S, n - 1, maxv);
+	return v < 0 ? lw_fragvec_ref(F, co, S, -v) : v;
+}
+
 /* the widest run v (power of two, dividing S, at most maxv) such that every thread's
  * slots s..s+v-1 (s % v == 0) are points whose coordinate dim counts up from a multiple
- * of v, the others equal: lw_fragvec along any dim, for the points of a nest */
+ * of v, the others equal: lw_fragvec along any dim, for the points of a nest. By
+ * enumeration: the reference of lw_fragrun */
 int
-lw_fragrun(const Fragment *F, IExpr *const *co, int64_t S, int dim, int maxv)
+lw_fragrun_ref(const Fragment *F, IExpr *const *co, int64_t S, int dim, int maxv)
 {
 	static const int ids[2] = {1, 0};
 	int64_t shape[2], t, s, total;
@@ -871,6 +943,20 @@ lw_fragrun(const Fragment *F, IExpr *const *co, int64_t S, int dim, int maxv)
 	}
 	free(tab.c);
 	return v > 1 ? v : 1;
+}
+
+/* lw_fragrun_ref's answer, proved or refuted where it can be (run_fast) */
+int
+lw_fragrun(const Fragment *F, IExpr *const *co, int64_t S, int dim, int maxv)
+{
+	int64_t total;
+	int v, n = F->nin;
+
+	if (n < 1 || n > LAYOUT_MAXDIM || dim < 0 || dim >= n || S < 1 || F->nthreads < 1 ||
+	    ck_mul(S, F->nthreads, &total) || total > (1 << 22) || lw_reference_walks)
+		return lw_fragrun_ref(F, co, S, dim, maxv);
+	v = run_fast(F, co, S, dim, maxv);
+	return v < 0 ? lw_fragrun_ref(F, co, S, dim, -v) : v;
 }
 
 static int

@@ -158,7 +158,8 @@ lw_plan_nestvec(Em *e, const IrStmt *st, NestPlan *np)
 			continue;
 		B = &e->k->bufs[b->u.store.buf];
 		eb = (int)dtype_bytes(B->dtype);
-		if (B->scope != MEM_GLOBAL || !(eb == 1 || eb == 2 || eb == 4) ||
+		/* an atomic is one read-modify-write per point (lower_atomic.c), never a vector store */
+		if (B->scope != MEM_GLOBAL || !(eb == 1 || eb == 2 || eb == 4) || b->u.store.atomic ||
 		    lw_body_reads(st->u.par.body, b->u.store.buf))
 			continue;
 		for (ok = 1, c = st->u.par.body; c; c = c->next)

@@ -40,6 +40,84 @@ coords(Arena *a, const Fragment *F, int64_t *S, Err *err)
 	return inv->fwd;
 }
 
+/* the destination table (ygt) from the compiled evaluator: (thread, slot) in that order */
+typedef struct YgtCtx {
+	const Fragment *G;
+	int pad;
+	int64_t *ygt;
+} YgtCtx;
+
+static int
+ygt_visit(void *ctx, int64_t first, int npts, const int64_t *const *coord, const int64_t *const *vals)
+{
+	YgtCtx *c = ctx;
+	int64_t y;
+	int p, d;
+
+	(void)coord;
+	for (p = 0; p < npts; p++) {
+		for (y = 0, d = 0; d < c->G->nin; d++)
+			y = y * c->G->in_shape[d] + vals[d][p];
+		c->ygt[first + p] = c->pad && vals[0][p] >= c->G->in_shape[0] ? -1 : y;
+	}
+	return 0;
+}
+
+/* which destination slot source slot s of thread t feeds (x: its coordinates and replica) */
+typedef struct FeedCtx {
+	const Fragment *F;
+	RedPlan *p;
+	int dim, keep, once, pad, failed;
+	const int64_t *ygt, *key;
+	Err *err;
+} FeedCtx;
+
+static int
+feed1(FeedCtx *c, int64_t s, int64_t t, const int64_t *x)
+{
+	const Fragment *F = c->F;
+	RedPlan *p = c->p;
+	int64_t y, g;
+
+	if (c->once && x[F->nin] != 0)
+		return 0; /* a replica: counted once, by replica 0 */
+	if (c->pad && x[0] >= F->in_shape[0])
+		return 0; /* a padded pair: no element (the lowering adds the identity) */
+	y = proj(F, c->dim, c->keep, x);
+	for (g = 0; g < p->SG && c->ygt[t * p->SG + g] != y; g++)
+		;
+	c->failed = 1;
+	if (g == p->SG)
+		return err_set(c->err, "thread %lld holds a source element but not its result",
+			       (long long)t);
+	if (c->key[y] != (t & ~(int64_t)p->mask))
+		return err_set(c->err, "thread %lld's part cannot reach the holders of its result",
+			       (long long)t);
+	if (p->gs[s] >= 0 && p->gs[s] != g)
+		return err_set(c->err, "source slot %lld feeds different destination slots in "
+			       "different threads", (long long)s);
+	c->failed = 0;
+	p->gs[s] = (int)g;
+	return 0;
+}
+
+static int
+feed_visit(void *ctx, int64_t first, int npts, const int64_t *const *coord, const int64_t *const *vals)
+{
+	FeedCtx *c = ctx;
+	int64_t x[LAYOUT_MAXDIM + 1];
+	int p, d;
+
+	(void)first;
+	for (p = 0; p < npts; p++) {
+		for (d = 0; d <= c->F->nin; d++)
+			x[d] = vals[d][p];
+		if (feed1(c, coord[0][p], coord[1][p], x))
+			return -1;
+	}
+	return 0;
+}
+
 int
 reduce_plan(Arena *a, const Fragment *F, const Fragment *G, int dim, int once, int64_t T,
 	    RedPlan *p, Err *err)
@@ -53,9 +131,12 @@ reduce_plan_at(Arena *a, const Fragment *F, IExpr **cf, int padF, const Fragment
 {
 	IExpr *sub[IEXPR_NVARS] = {0};
 	int64_t vals[IEXPR_NVARS] = {0}, x[LAYOUT_MAXDIM + 1], y, g, t, s, r, b, NY;
-	int64_t *key, *ygt;
+	int64_t *key, *ygt, shape[2];
+	static const int ids_ts[2] = {1, 0}, ids_st[2] = {0, 1};
 	IDom dom = {{0}};
 	int d, n, keep;
+	YgtCtx yc;
+	FeedCtx fc;
 
 	if (!a || !F || !G || !p || !F->is_frag || !G->is_frag)
 		return err_set(err, "reduce_plan: null argument or not a fragment");
@@ -88,17 +169,21 @@ reduce_plan_at(Arena *a, const Fragment *F, IExpr **cf, int padF, const Fragment
 		return err_set(err, "the fragments are too large to plan");
 	/* ygt[t * SG + g]: the flat destination element at slot g of thread t */
 	ygt = anewn(a, int64_t, T * p->SG);
-	for (t = 0; t < T; t++)
-		for (g = 0; g < p->SG; g++) {
-			vals[0] = g, vals[1] = t, y = 0;
-			for (d = 0; d < G->nin; d++) {
-				if (iexpr_eval(cg[d], vals, &x[d], err))
-					return -1;
-				y = y * G->in_shape[d] + x[d];
+	shape[0] = T, shape[1] = p->SG;
+	yc.G = G, yc.pad = padG, yc.ygt = ygt;
+	if (lw_reference_walks || G->nin > LAYOUT_MAXDIM ||
+	    layout_enumerate(shape, ids_ts, 2, cg, G->nin, ygt_visit, &yc, NULL))
+		for (t = 0; t < T; t++)
+			for (g = 0; g < p->SG; g++) {
+				vals[0] = g, vals[1] = t, y = 0;
+				for (d = 0; d < G->nin; d++) {
+					if (iexpr_eval(cg[d], vals, &x[d], err))
+						return -1;
+					y = y * G->in_shape[d] + x[d];
+				}
+				/* a padded pair holds no element (-1) */
+				ygt[t * p->SG + g] = padG && x[0] >= G->in_shape[0] ? -1 : y;
 			}
-			/* a padded pair holds no element (-1) */
-			ygt[t * p->SG + g] = padG && x[0] >= G->in_shape[0] ? -1 : y;
-		}
 	/* bit b combines when thread t ^ b holds the same element in every slot */
 	for (b = 1; b < T && b <= 0x40000000; b <<= 1) {
 		int ok = 1;
@@ -125,31 +210,26 @@ reduce_plan_at(Arena *a, const Fragment *F, IExpr **cf, int padF, const Fragment
 		}
 	/* each source slot feeds one destination slot, in every thread, reachable by the combine */
 	p->gs = anewn(a, int, p->S);
-	for (s = 0; s < p->S; s++) {
+	for (s = 0; s < p->S; s++)
 		p->gs[s] = -1;
-		for (t = 0; t < T; t++) {
-			vals[0] = s, vals[1] = t;
-			for (d = 0; d <= F->nin; d++)
-				if (iexpr_eval(cf[d], vals, &x[d], err))
+	shape[0] = p->S, shape[1] = T;
+	fc.F = F, fc.p = p, fc.dim = dim, fc.keep = keep, fc.once = once, fc.pad = padF;
+	fc.ygt = ygt, fc.key = key, fc.err = err, fc.failed = 0;
+	if (lw_reference_walks || F->nin > LAYOUT_MAXDIM ||
+	    layout_enumerate(shape, ids_st, 2, cf, F->nin + 1, feed_visit, &fc, NULL)) {
+		if (fc.failed)
+			return -1;
+		for (s = 0; s < p->S; s++)
+			p->gs[s] = -1;
+		for (s = 0; s < p->S; s++)
+			for (t = 0; t < T; t++) {
+				vals[0] = s, vals[1] = t;
+				for (d = 0; d <= F->nin; d++)
+					if (iexpr_eval(cf[d], vals, &x[d], err))
+						return -1;
+				if (feed1(&fc, s, t, x))
 					return -1;
-			if (once && x[F->nin] != 0)
-				continue; /* a replica: counted once, by replica 0 */
-			if (padF && x[0] >= F->in_shape[0])
-				continue; /* a padded pair: no element (the lowering adds the identity) */
-			y = proj(F, dim, keep, x);
-			for (g = 0; g < p->SG && ygt[t * p->SG + g] != y; g++)
-				;
-			if (g == p->SG)
-				return err_set(err, "thread %lld holds a source element but not its result",
-					       (long long)t);
-			if (key[y] != (t & ~(int64_t)p->mask))
-				return err_set(err, "thread %lld's part cannot reach the holders of its result",
-					       (long long)t);
-			if (p->gs[s] >= 0 && p->gs[s] != g)
-				return err_set(err, "source slot %lld feeds different destination slots in "
-					       "different threads", (long long)s);
-			p->gs[s] = (int)g;
-		}
+			}
 	}
 	/* the slot map in closed form: G's slot of the projected source coordinates */
 	for (d = 0, n = 0; d < F->nin; d++) {

@@ -211,6 +211,32 @@ choose(Arena *a, const Target *t, const IrKernel *k, int b, const IrStmt *g, con
  * v elements. Built-in swizzles, padding and row-major keep 16 bytes; a user layout may
  * keep less (a Swizzle<2,1,5> keeps 2 elements).
  */
+/* does run v fail at some element of the first rows (a cheap refutation), 0 also when
+ * an evaluation fails */
+static int
+run_broken(const IExpr *lin, const int64_t *shape, int nd, int64_t v)
+{
+	int64_t vals[IEXPR_NVARS] = {0}, o, ot, x, t, last = shape[nd - 1];
+
+	for (x = 0; x < last; x += v) {
+		vals[nd - 1] = x;
+		if (iexpr_eval(lin, vals, &o, NULL))
+			return 0;
+		if (o % v)
+			return 1;
+		for (t = 1; t < v; t++) {
+			vals[nd - 1] = x + t;
+			if (iexpr_eval(lin, vals, &ot, NULL))
+				return 0;
+			if (ot != o + t)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+int smem_reference_walks;
+
 static int
 vector_run(Arena *a, const IrBuffer *B, SmemBuf *sb, Err *err)
 {
@@ -232,6 +258,19 @@ vector_run(Arena *a, const IrBuffer *B, SmemBuf *sb, Err *err)
 	for (v = 16 / dtype_bytes(B->dtype); v > 1; v /= 2) {
 		if (last % v || sb->stage_elems % v)
 			continue;
+		if (!smem_reference_walks) {
+			int ids[LAYOUT_MAXDIM];
+
+			for (d = 0; d < nd; d++)
+				ids[d] = d;
+			/* proved from the digits of the linear index, or refuted by the first row */
+			if (layout_aff_vecrun_(L->in_shape, ids, nd, &lin, 1, nd - 1, v, 0)) {
+				sb->run = v;
+				return 0;
+			}
+			if (run_broken(lin, L->in_shape, nd, v))
+				continue;
+		}
 		ok = 1;
 		for (o0 = 0; ok && o0 < rows * last; o0 += v) {
 			int64_t r = o0;

@@ -11,24 +11,38 @@
 
 static const Target targets[] = {
 	/* kind, arch, sm, warp, vec, vecg, seg, banks, bankB, static, max, thr,
-	 * cp.async, ldmatrix, stmatrix, tma, mma, fallback */
+		 * cp.async, ldmatrix, stmatrix, tma, mma, fallback, atomics (add, max, min), 16-bit pairs,
+	 * f32 vector atomics. Atomics: CUDA adds f32/i32 (atomicAdd), f16 (red.add.noftz.f16,
+	 * sm_70+), bf16 (red.add.noftz.bf16 on sm_90, a CAS loop before), f16x2/bf16x2 pairs,
+	 * float2/float4 atomicAdd into global memory on sm_90 (crt/sm_90_rt.h of CUDA 13); max/min
+	 * i32 only (CUDA has no float atomic max/min). HIP: f32/i32 add, i32/f32 max/min
+	 * (__hip_atomic_fetch_*), f16/bf16 and their pairs through a CAS loop on the 32-bit word;
+	 * no vector atomics. */
 	{TGT_CUDA, "sm_80", 80, 32, 128, 128, 128, 32, 4, 48 << 10, 163 << 10, 1024, 1, 1, 0, 0,
-	 TMMA_MMA_SYNC, TMMA_NONE},
+	 TMMA_MMA_SYNC, TMMA_NONE,
+	 {TA_F32 | TA_F16 | TA_BF16 | TA_I32, TA_I32, TA_I32}, 1, 1},
 	{TGT_CUDA, "sm_86", 86, 32, 128, 128, 128, 32, 4, 48 << 10, 99 << 10, 1024, 1, 1, 0, 0,
-	 TMMA_MMA_SYNC, TMMA_NONE},
+	 TMMA_MMA_SYNC, TMMA_NONE,
+	 {TA_F32 | TA_F16 | TA_BF16 | TA_I32, TA_I32, TA_I32}, 1, 1},
 	{TGT_CUDA, "sm_89", 89, 32, 128, 128, 128, 32, 4, 48 << 10, 99 << 10, 1024, 1, 1, 0, 0,
-	 TMMA_MMA_SYNC, TMMA_NONE},
+	 TMMA_MMA_SYNC, TMMA_NONE,
+	 {TA_F32 | TA_F16 | TA_BF16 | TA_I32, TA_I32, TA_I32}, 1, 1},
 	/* sm_90 without the 'a' features: no wgmma/TMA in the generated code */
 	{TGT_CUDA, "sm_90", 90, 32, 128, 128, 128, 32, 4, 48 << 10, 227 << 10, 1024, 1, 1, 1, 0,
-	 TMMA_MMA_SYNC, TMMA_NONE},
+	 TMMA_MMA_SYNC, TMMA_NONE,
+	 {TA_F32 | TA_F16 | TA_BF16 | TA_I32, TA_I32, TA_I32}, 1, 4},
 	{TGT_CUDA, "sm_90a", 90, 32, 128, 128, 128, 32, 4, 48 << 10, 227 << 10, 1024, 1, 1, 1, 1,
-	 TMMA_WGMMA, TMMA_MMA_SYNC},
+	 TMMA_WGMMA, TMMA_MMA_SYNC,
+	 {TA_F32 | TA_F16 | TA_BF16 | TA_I32, TA_I32, TA_I32}, 1, 4},
 	{TGT_HIP, "gfx90a", 0, 64, 128, 128, 128, 32, 4, 64 << 10, 64 << 10, 1024, 0, 0, 0, 0,
-	 TMMA_MFMA, TMMA_NONE},
+	 TMMA_MFMA, TMMA_NONE,
+	 {TA_F32 | TA_F16 | TA_BF16 | TA_I32, TA_F32 | TA_I32, TA_F32 | TA_I32}, 1, 1},
 	{TGT_HIP, "gfx942", 0, 64, 128, 128, 128, 32, 4, 64 << 10, 64 << 10, 1024, 0, 0, 0, 0,
-	 TMMA_MFMA, TMMA_NONE},
+	 TMMA_MFMA, TMMA_NONE,
+	 {TA_F32 | TA_F16 | TA_BF16 | TA_I32, TA_F32 | TA_I32, TA_F32 | TA_I32}, 1, 1},
 	{TGT_HIP, "gfx1100", 0, 32, 128, 128, 128, 32, 4, 64 << 10, 64 << 10, 1024, 0, 0, 0, 0,
-	 TMMA_WMMA, TMMA_NONE},
+	 TMMA_WMMA, TMMA_NONE,
+	 {TA_F32 | TA_F16 | TA_BF16 | TA_I32, TA_F32 | TA_I32, TA_F32 | TA_I32}, 1, 1},
 };
 
 const Target *

@@ -34,7 +34,15 @@ typedef struct Target {
 	int has_cp_async, has_ldmatrix, has_stmatrix, has_tma;
 	TargetMma mma;             /* the preferred MMA for f16/bf16 gemm */
 	TargetMma mma_fallback;    /* used where mma's shape rules fail (e.g. wgmma -> mma.sync) */
+	/* atomics (the tl_atomic_* helpers of tilec_cuda.h / tilec_hip.h): for add, max and min
+	 * a mask of the element types (TA_*) the target updates atomically */
+	unsigned atomic_ops[3];
+	int atomic_pair16;         /* f16x2 / bf16x2 adds: two 16-bit elements in one 4-byte atomic */
+	int atomic_f32_vec;        /* f32 adds into global memory: up to this many in one atomic (float4) */
 } Target;
+
+/* element types of Target.atomic_ops */
+enum { TA_F32 = 1, TA_F16 = 2, TA_BF16 = 4, TA_I32 = 8 };
 
 /* the description for target "cuda"|"hip" and arch; NULL with err on an unknown pair */
 const Target *target_lookup(TargetKind kind, const char *arch, Err *err);

@@ -88,10 +88,25 @@ buf_vprintf(Buf *b, const char *fmt, va_list ap)
 	va_list aq;
 	int n;
 
+	if (b->oom)
+		return;
+	/* formatted straight into the room there is (one pass); measured and redone only when
+	 * it does not fit. An empty buffer gets its first 64 bytes before */
+	if (!b->s && grow(b, 0))
+		return;
 	va_copy(aq, ap);
-	n = vsnprintf(NULL, 0, fmt, aq);
+	n = vsnprintf(b->s + b->len, b->cap - b->len, fmt, aq);
 	va_end(aq);
-	if (n < 0 || grow(b, (size_t)n))
+	if (n < 0) {
+		b->s[b->len] = 0;
+		return;
+	}
+	if ((size_t)n < b->cap - b->len) {
+		b->len += (size_t)n;
+		return;
+	}
+	b->s[b->len] = 0;
+	if (grow(b, (size_t)n))
 		return;
 	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
 	b->len += (size_t)n;

@@ -289,6 +289,22 @@ class TestGpuArguments(unittest.TestCase):
         self.assertEqual(sizes, [64, 32, 48])
         self.assertEqual(views[1].strides, (48, 1))
 
+    def test_strided_views(self):
+        # CUDA views (byte strides, as PyTorch gives them): one head of a [B, S, H, 64] f32
+        # tensor for Q and O, a transposed [S, 70] buffer for T; the stride symbols come
+        # from the views, the pointers as given
+        h = tilec.compile_file(HEAD)["head"]
+        q = CudaFake((37, 64), "<f4", (3 * 64 * 4, 4))
+        t = CudaFake((64, 37), "<f4", (4, 70 * 4))
+        views, _, sizes = h._bind((q, q, t, 0.5), {}, "cuda")
+        self.assertEqual(sizes, [37, 192, 192, 70])
+        self.assertEqual(views[2].strides, (1, 70))
+        with self.assertRaisesRegex(tilec.TilecError, "sq = 192 from Q.strides\\[0\\], but the stride of O "
+                                    "in dimension 0 is 64"):
+            g = tilec.compile("kernel g(Q: f32[S, 64] strides(sq, 1), O: f32[S, 64] strides(sq, 1)) "
+                              "grid(1) threads(32) {\n  for i, j in parallel(1, 64) { O[i, j] = Q[i, j]; }\n}\n")["g"]
+            g._bind((q, CudaFake((37, 64), "<f4")), {}, "cuda")
+
     def test_host_memory_refused(self):
         g = tilec.compile_file(GEMM)["gemm"]
         A = np.zeros((64, 32), np.float16)

@@ -145,6 +145,60 @@ static void check_gemm_strided(int M, int N, int K, int lda, int ldb, int ldc, i
 	cudaFree(A); cudaFree(B); cudaFree(C);
 }
 
+// ---- splitk_gemm: C += A * B over SPLITS = 4 K slices, f16 in, f32 out through atomic tile adds
+// (C zeroed first, as the sample's comment says); an fp64 reference; timed against cuBLAS with f32
+// output (the zeroing of C included in tilec's time)
+static void check_splitk(int M, int N, int K, int full, cublasHandle_t h, bool timeit)
+{
+	size_t sa = (size_t)M * K, sb = (size_t)K * N, sc = (size_t)M * N;
+	std::vector<__half> hA = rand_half(sa), hB = rand_half(sb);
+	std::vector<float> hC(sc);
+	tl_half_t *A = dalloc<tl_half_t>(sa), *B = dalloc<tl_half_t>(sb);
+	float *C = dalloc<float>(sc);
+	CK(cudaMemcpy(A, hA.data(), sa * 2, cudaMemcpyHostToDevice));
+	CK(cudaMemcpy(B, hB.data(), sb * 2, cudaMemcpyHostToDevice));
+	dim3 grid(cdiv(N, 128), cdiv(M, 128), 4);
+	if (SMEM_splitk_gemm > 48 * 1024)
+		CK(cudaFuncSetAttribute(splitk_gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_splitk_gemm));
+	CK(cudaMemset(C, 0, sc * 4));
+	splitk_gemm<<<grid, 128, SMEM_splitk_gemm>>>(A, B, C, M, K, N);
+	CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
+	CK(cudaMemcpy(hC.data(), C, sc * 4, cudaMemcpyDeviceToHost));
+	double num = 0, den = 0; long bad = 0, n = 0;
+	size_t step = full ? 1 : 9973;
+	for (size_t e = 0; e < sc; e += step, n++) {
+		size_t i = e / N, j = e % N;
+		double ref = 0;
+		for (int k = 0; k < K; k++) ref += (double)__half2float(hA[i * K + k]) * (double)__half2float(hB[(size_t)k * N + j]);
+		double got = hC[e];
+		if (!std::isfinite(got)) bad++;
+		num += (got - ref) * (got - ref); den += ref * ref;
+	}
+	double rel = sqrt(num / (den > 0 ? den : 1));
+	char d[160], w[96];
+	snprintf(d, sizeof d, "%ld elements checked (%s), rel err %.2e, nonfinite %ld", n, full ? "all" : "sampled", rel, bad);
+	snprintf(w, sizeof w, "splitk_gemm %dx%dx%d", M, N, K);
+	verdict(w, bad == 0 && rel < 1e-4, d);
+	if (timeit) {
+		float alpha = 1, beta = 0;
+		cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
+		std::vector<float> tk, tb;
+		for (int it = 0; it < 35; it++) {
+			float ms;
+			CK(cudaEventRecord(e0)); CK(cudaMemsetAsync(C, 0, sc * 4));
+			splitk_gemm<<<grid, 128, SMEM_splitk_gemm>>>(A, B, C, M, K, N); CK(cudaEventRecord(e1));
+			CK(cudaEventSynchronize(e1)); CK(cudaEventElapsedTime(&ms, e0, e1)); if (it >= 5) tk.push_back(ms);
+			CK(cudaEventRecord(e0));
+			cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, CUDA_R_16F, N, A, CUDA_R_16F, K, &beta, C, CUDA_R_32F, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+			CK(cudaEventRecord(e1)); CK(cudaEventSynchronize(e1)); CK(cudaEventElapsedTime(&ms, e0, e1)); if (it >= 5) tb.push_back(ms);
+		}
+		double fl = 2.0 * M * N * K;
+		printf("BENCH %-22s %5dx%5dx%5d  tilec %7.1f TFLOP/s  cuBLAS %7.1f TFLOP/s  ratio %.3f\n", "splitk_gemm", M, N, K,
+		       fl / median(tk) / 1e9, fl / median(tb) / 1e9, median(tb) / median(tk));
+	}
+	cudaFree(A); cudaFree(B); cudaFree(C);
+}
+
 static float memcpy_gbps(size_t bytes)
 {
 	void *a = dalloc<char>(bytes), *b = dalloc<char>(bytes);
@@ -384,6 +438,9 @@ int main()
 	check_softmax(8, false, bw);
 	check_softmax(1000, false, bw);
 	check_softmax(1003, false, bw);
+	check_splitk(256, 384, 512, 1, h, false);
+	check_splitk(200, 203, 205, 1, h, false);   // ragged: the scalar fallback, edge guards
+	check_splitk(1000, 1016, 4104, 0, h, false);
 	// FlashAttention: ragged L (keys masked, rows guarded), one block, and whole blocks
 	for (int c = 0; c < 2; c++) {
 		FlashKernel k64 = c ? flash_fwd_d64_c1 : flash_fwd_d64_c0, k128 = c ? flash_fwd_d128_c1 : flash_fwd_d128_c0;
@@ -405,6 +462,7 @@ int main()
 	check_elementwise(16384, 16384, true, bw);
 	check_transpose(4096, 4096);
 	check_softmax(65536, true, bw);
+	check_splitk(1024, 1024, 16384, 0, h, true); // few output tiles, long K: what split-K is for
 #endif
 	printf("%d passed, %d failed\n", checks - failures, failures);
 	return failures != 0;

@@ -10,7 +10,7 @@ D=${OUTD:-out}   # where emit writes and run reads (OUTD=out90 ARCH=sm_90: the m
 case "${1:-run}" in
 emit)
 	rm -rf "$D" && mkdir -p "$D"
-	for s in gemm gemm_sm90 gemm_strided copy elementwise transpose softmax convert; do
+	for s in gemm gemm_sm90 gemm_strided copy elementwise transpose softmax convert splitk_gemm; do
 		${TILEC:-../../build/tilec} --arch=$ARCH ../../samples/$s.tile -o "$D/$s.cu"
 	done
 	# FlashAttention at head dims 64 and 128, causal and not: one kernel each, renamed
@@ -21,7 +21,7 @@ emit)
 		rm -f "$D/flash_tmp.cu"
 	done; done
 	{ echo '#include "tilec_cuda.h"'
-	  for s in gemm gemm_sm90 gemm_strided copy elementwise transpose softmax convert \
+	  for s in gemm gemm_sm90 gemm_strided copy elementwise transpose softmax convert splitk_gemm \
 		flash_fwd_d64_c0 flash_fwd_d64_c1 flash_fwd_d128_c0 flash_fwd_d128_c1; do echo "#include \"$s.cu\""; done
 	  for f in "$D"/*.cu; do k=$(sed -n 's|^// kernel \([a-z0-9_]*\): .* \([0-9]*\) bytes of dynamic.*|\1 \2|p' $f | head -1)
 	    set -- $k; echo "#define SMEM_$1 $2"; done; } > "$D/emitted.h"

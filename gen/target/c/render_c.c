@@ -217,7 +217,10 @@ node(Buf *o, const LNode *n, int in, const LDialect *d)
 	case L_ASSIGN:
 	case L_STORE:
 		indent(o, in);
-		buf_printf(o, "%s = %s;", n->u.set.lhs, n->u.set.rhs);
+		if (n->kind == L_STORE && n->u.set.atomic)
+			buf_printf(o, "%s(%s, %s);", n->u.set.atomic, n->u.set.lhs, n->u.set.rhs);
+		else
+			buf_printf(o, "%s = %s;", n->u.set.lhs, n->u.set.rhs);
 		tail(o, n->text);
 		break;
 	case L_BARRIER:
