@@ -2581,13 +2581,16 @@ set_origins(G *g)
 
 		if (A->kind == AX_GRID) {
 			const char *b = bv[A->gdim];
+			char tt[sizeof A->tiletxt];
 
+			/* a copy: the compiler cannot tell the fields of *A apart (-Wrestrict) */
+			memcpy(tt, A->tiletxt, sizeof tt);
 			if (A->tile == 1)
 				snprintf(A->origin, sizeof A->origin, "%s", b);
 			else if (pct(g, 20))
-				snprintf(A->origin, sizeof A->origin, "%s * %s", A->tiletxt, b);
+				snprintf(A->origin, sizeof A->origin, "%s * %s", tt, b);
 			else
-				snprintf(A->origin, sizeof A->origin, "%s * %s", b, A->tiletxt);
+				snprintf(A->origin, sizeof A->origin, "%s * %s", b, tt);
 		} else if (A->kind == AX_WHOLE) {
 			snprintf(A->origin, sizeof A->origin, "0");
 		}
@@ -2606,23 +2609,27 @@ set_grid(G *g)
 			g->ngrid = g->ax[a].gdim + 1;
 	for (a = 0; a < g->nax; a++) {
 		Axis *A = &g->ax[a];
+		char sz[sizeof A->size], tt[sizeof A->tiletxt];
 
+		/* copies: the compiler cannot tell g's fields apart (-Wrestrict) */
+		memcpy(sz, A->size, sizeof sz);
+		memcpy(tt, A->tiletxt, sizeof tt);
 		if (A->kind == AX_LOOP || A->kind == AX_GRID) {
 			if (A->sym >= 0 && A->tile > 1 && has(g, PG_ASSUME) && pct(g, 25) && g->nassume < 4) {
 				A->assumed = 1;
-				snprintf(g->assume[g->nassume++], 64, "%s %% %s == 0", A->size, A->tiletxt);
+				snprintf(g->assume[g->nassume++], 64, "%s %% %s == 0", sz, tt);
 			}
 		}
 		if (A->kind != AX_GRID)
 			continue;
 		if (A->tile == 1)
-			snprintf(g->grid[A->gdim], 64, "%s", A->size);
+			snprintf(g->grid[A->gdim], 64, "%s", sz);
 		else if (A->assumed && pct(g, 60))
-			snprintf(g->grid[A->gdim], 64, "%s / %s", A->size, A->tiletxt);
+			snprintf(g->grid[A->gdim], 64, "%s / %s", sz, tt);
 		else if (A->sym < 0 && pct(g, 40))
 			snprintf(g->grid[A->gdim], 64, "%lld", (long long)((A->csize + A->tile - 1) / A->tile));
 		else
-			snprintf(g->grid[A->gdim], 64, "cdiv(%s, %s)", A->size, A->tiletxt);
+			snprintf(g->grid[A->gdim], 64, "cdiv(%s, %s)", sz, tt);
 	}
 	/* tile sizes as consts */
 	if (pct(g, 40)) {
