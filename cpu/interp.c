@@ -39,7 +39,9 @@ irun_fail(Run *R, int st, Loc loc, const char *fmt, ...)
 int
 irun_work(Run *R, Loc loc, int64_t n)
 {
-	if (__builtin_add_overflow(R->work, n, &R->work) || R->work > R->maxwork)
+	if (__builtin_add_overflow(R->work, n, &R->work))
+		R->work = INT64_MAX; /* past any limit (InterpStats.work says so) */
+	if (R->work > R->maxwork)
 		return irun_fail(R, INTERP_ERROR, loc,
 				 "the run exceeds the interpreter's limit of %lld operations (block (%lld,%lld,%lld))",
 				 (long long)R->maxwork, (long long)R->blk[0], (long long)R->blk[1],
@@ -892,7 +894,7 @@ interp_kernel(const IrKernel *k, const InterpArgs *args, InterpStats *stats, Err
 	}
 out:
 	if (stats)
-		stats->statements = R.stmts;
+		stats->statements = R.stmts, stats->work = R.work;
 	arena_free(&R.a);
 	return R.bad ? (InterpStatus)R.bad : INTERP_OK;
 }

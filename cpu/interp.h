@@ -80,6 +80,8 @@ typedef struct InterpArgs {
 typedef struct InterpStats {
 	int64_t blocks;        /* blocks run */
 	int64_t statements;    /* statements executed, all blocks */
+	int64_t work;          /* the work done, as InterpArgs.max_work counts it (past the
+	                        * limit when the run stopped there) */
 } InterpStats;
 
 typedef enum {

@@ -688,9 +688,20 @@ sizes_text(Buf *b, const IrKernel *k, const int64_t *sizes, const double *scalar
 			buf_printf(b, "%s%s=%.9g", n++ ? "," : "", k->params[i].name, scalars[i]);
 }
 
-/* run kernel k (its CPU build x) on one size set */
-static void
-run_set(Run *R, const IrKernel *k, const CpuExe *x, long long smem, const SizeSet *S, uint64_t seed)
+/* the sizes a set does not name, by tier: ragged values near 200, then near 40, then below 30
+ * for a program whose work at the first passes the interpreter's limit (run_sets) */
+static const int64_t defaults[][10] = {
+	{211, 197, 223, 181, 227, 193, 229, 191, 233, 179},
+	{37, 41, 31, 43, 29, 47, 23, 53, 19, 59},
+	{7, 11, 5, 13, 3, 17, 19, 2, 23, 29},
+};
+
+/* run kernel k (its CPU build x) on one size set, the unnamed sizes from defaults[tier];
+ * 1 when the interpreter stopped at its limit with defaults in use and a smaller tier is
+ * left (nothing counted: the caller runs the set again), else 0 */
+static int
+run_set(Run *R, const IrKernel *k, const CpuExe *x, long long smem, const SizeSet *S, uint64_t seed,
+	int tier)
 {
 	int64_t sizes[64], grid[3], dims[IR_MAXDIM], tst[128][IR_MAXDIM], nview[128];
 	double scalars[128];
@@ -700,19 +711,19 @@ run_set(Run *R, const IrKernel *k, const CpuExe *x, long long smem, const SizeSe
 	InterpTensor it[128];
 	CpuArg args[320];              /* params, sizes, a skew per strided tensor */
 	unsigned char vals[320][8];
-	InterpArgs ia = {0}; /* max_work 0: the default limit */
+	InterpArgs ia = {0};
+	InterpStats is;
 	CpuLaunch l;
 	Binding b;
 	Buf msg;
 	Err e = {0};
-	int i, d, na = 0, bad = 0, st;
-	static const int64_t defaults[] = {211, 197, 223, 181, 227, 193, 229, 191, 233, 179};
+	int i, d, na = 0, bad = 0, st, dflt = 0, retry = 0;
 
 	buf_init(&msg);
 	if (k->nsize > 64 || k->nparam > 128) {
 		buf_printf(R->rep, "%s: too many parameters for tilec run\n", k->name);
 		R->errors++;
-		return;
+		return 0;
 	}
 	for (i = 0; i < S->n; i++) {
 		int found = !strcmp(S->v[i].name, "*"), j;
@@ -725,7 +736,7 @@ run_set(Run *R, const IrKernel *k, const CpuExe *x, long long smem, const SizeSe
 			buf_printf(R->rep, "%s: --sizes names '%s', which is not a size or scalar of the kernel\n",
 				   k->name, S->v[i].name);
 			R->errors++;
-			return;
+			return 0;
 		}
 	}
 	for (i = 0; i < k->nsize; i++) {
@@ -733,7 +744,9 @@ run_set(Run *R, const IrKernel *k, const CpuExe *x, long long smem, const SizeSe
 
 		given[i] = v != NULL;
 		sizes[i] = v ? (v->is_float ? (int64_t)v->f : v->i)
-			   : all ? (all->is_float ? (int64_t)all->f : all->i) : defaults[i % countof(defaults)];
+			   : all ? (all->is_float ? (int64_t)all->f : all->i)
+				 : defaults[tier][i % countof(defaults[0])];
+		dflt |= !v && !all;
 	}
 	for (i = 0; i < k->nparam; i++) {
 		const IrParam *P = &k->params[i];
@@ -764,7 +777,7 @@ run_set(Run *R, const IrKernel *k, const CpuExe *x, long long smem, const SizeSe
 	if (satisfy_assumes(&b, given, &e)) {
 		buf_printf(R->rep, "%s: %s\n", k->name, e.msg);
 		R->errors++;
-		return;
+		return 0;
 	}
 	buf_printf(R->rep, "%s [", k->name);
 	sizes_text(R->rep, k, sizes, scalars);
@@ -854,7 +867,16 @@ run_set(Run *R, const IrKernel *k, const CpuExe *x, long long smem, const SizeSe
 		}
 
 	/* the reference */
-	st = interp_kernel(k, &ia, NULL, &e);
+	ia.max_work = R->o->max_work;
+	st = interp_kernel(k, &ia, &is, &e);
+	if (st != INTERP_OK && dflt && is.work > (R->o->max_work > 0 ? R->o->max_work : INTERP_MAX_WORK) &&
+	    tier + 1 < (int)countof(defaults)) {
+		buf_printf(R->rep, "not run: the default sizes take more work than the reference interpreter "
+			   "does (%s); smaller defaults next\n", e.msg);
+		R->runs--;
+		retry = 1;
+		goto done;
+	}
 	if (st != INTERP_OK) {
 		buf_printf(R->rep, "error: the reference interpreter: %s\n", e.msg);
 		goto error;
@@ -914,6 +936,19 @@ done:
 		free(flags[i]);
 	}
 	buf_free(&msg);
+	return retry;
+}
+
+/* every size set of the options on kernel k, each at smaller defaults while they are too large */
+static void
+run_sets(Run *R, const IrKernel *k, const CpuExe *x, long long smem, const SizeSet *sets, int nsets,
+	 uint64_t seed)
+{
+	int si, tier;
+
+	for (si = 0; si < nsets; si++)
+		for (tier = 0; run_set(R, k, x, smem, &sets[si], seed, tier); tier++)
+			;
 }
 
 tilec_status
@@ -931,7 +966,7 @@ tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_
 	IrKernel *k;
 	Err e = {0};
 	Run R;
-	int nsets = 0, si, found = 0;
+	int nsets = 0, found = 0;
 	tilec_status st = TILEC_OK;
 	tilec_jit *jit = NULL;
 	tilec_module *mod = NULL;
@@ -1086,8 +1121,7 @@ tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_
 		}
 		if (jit) {
 			R.kname = kname;
-			for (si = 0; si < nsets; si++)
-				run_set(&R, k, NULL, smem, &sets[si], o->seed);
+			run_sets(&R, k, NULL, smem, sets, nsets, o->seed);
 			continue;
 		}
 		buf_init(&entry);
@@ -1101,8 +1135,7 @@ tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_
 		} else {
 			if (o->keep)
 				buf_printf(&rep, "%s: built in %s\n", k->name, x.dir);
-			for (si = 0; si < nsets; si++)
-				run_set(&R, k, &x, smem, &sets[si], o->seed);
+			run_sets(&R, k, &x, smem, sets, nsets, o->seed);
 		}
 		cpuexec_free(&x);
 		buf_free(&entry);

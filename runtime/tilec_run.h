@@ -54,6 +54,10 @@ typedef struct tilec_run_options {
 	 * arch NULL then means the device's. Without a driver every run is an error (status
 	 * TILEC_ERR_COMPILE, "no CUDA driver ..."). cxx, keep and timeout_s do not apply. */
 	int device;
+	/* the most work the reference interpreter does per run (its statements, elements
+	 * moved and multiply-adds); 0: 2e9. A run that leaves sizes to the defaults and
+	 * passes it is run again with smaller defaults (near 40, then below 30) */
+	long long max_work;
 } tilec_run_options;
 
 /*

@@ -242,6 +242,36 @@ START_TEST(program)
 }
 END_TEST
 
+/* sizes left to the defaults that take more work than the interpreter does are run again at
+ * smaller defaults (a gemm of 211 x 197 x 223, 128 x 128 tiles, against a limit of 5e6; samples/flash_fwd.tile
+ * at BH = 211, L = 197 passes the default limit of 2e9), counted once */
+START_TEST(default_tiers)
+{
+	tilec_run_options o;
+	tilec_run_result r;
+	size_t len;
+	char *src = test_readfile("samples/gemm.tile", &len);
+
+	ck_assert_ptr_nonnull(src);
+	tilec_run_options_init(&o);
+	o.filename = "samples/gemm.tile";
+	o.max_work = 5000000;
+	tilec_run(src, len, &o, &r);
+	ck_assert_msg(r.status == TILEC_OK && r.runs == 1 && r.differ == 0, "status %d, %d runs: %s%s", r.status,
+		      r.runs, r.diagnostics, r.report);
+	ck_assert_msg(strstr(r.report, "[M=211,K=197,N=223] seed 0: not run: the default sizes take more work"),
+		      "%s", r.report);
+	ck_assert_msg(strstr(r.report, "[M=37,K=41,N=31] seed 0: agree"), "%s", r.report);
+	tilec_run_result_free(&r);
+	/* named sizes are not changed: past the limit is an error */
+	o.sizes = "M=211,K=197,N=223";
+	tilec_run(src, len, &o, &r);
+	ck_assert_msg(r.status != TILEC_OK && strstr(r.report, "the interpreter's limit of 5000000"), "%s", r.report);
+	tilec_run_result_free(&r);
+	free(src);
+}
+END_TEST
+
 START_TEST(extra_arch)
 {
 	run_one(extra[_i].file, extra[_i].arch, extra[_i].sizes, extra[_i].define, NULL);
@@ -398,6 +428,7 @@ suite_cpu_diff(void)
 #else
 	(void)extra_arch; /* the extra runs are the normal build's (their time under ASan) */
 #endif
+	tcase_add_test(tc, default_tiers);
 	tcase_add_loop_test(tc, detects, 0, countof(wrong));
 	tcase_add_loop_test(tc, strided_views, 0, countof(strided));
 	tcase_add_test(tc, usage);
