@@ -786,46 +786,12 @@ vectab_visit(void *ctx, int64_t first, int npts, const int64_t *const *coord, co
 	return 0;
 }
 
-/* lw_fragvec by enumeration: the coordinates are tabulated once with the compiled
- * evaluator and every run checked (the reference of lw_fragvec's proofs) */
+/* lw_fragvec by enumeration (the reference of lw_fragvec's proofs): lw_fragrun_ref along the
+ * last dim */
 int
 lw_fragvec_ref(const Fragment *F, IExpr *const *co, int64_t S, int maxv)
 {
-	static const int ids[2] = {1, 0};   /* thread (_j) outer, slot (_i) inner */
-	int64_t shape[2], t, s, total;
-	VecTab tab;
-	Err scratch = {0};
-	int v, kk, d, n = F->nin;
-
-	if (n < 1 || S < 1 || F->nthreads < 1 || ck_mul(S, F->nthreads, &total) || total > (1 << 22))
-		return 1;
-	shape[0] = F->nthreads, shape[1] = S;
-	tab.n = n, tab.S = S;
-	if (!(tab.c = malloc((size_t)total * (size_t)n * sizeof *tab.c)))
-		return 1;
-	if (layout_enumerate(shape, ids, 2, co, n, vectab_visit, &tab, &scratch)) {
-		free(tab.c);
-		return 1;
-	}
-	for (v = maxv; v > 1; v /= 2) {
-		int ok = S % v == 0;
-
-		for (t = 0; ok && t < F->nthreads; t++)
-			for (s = 0; ok && s < S; s += v) {
-				const int64_t *c0 = tab.c + (t * S + s) * n;
-
-				if (c0[n - 1] % v)
-					ok = 0;
-				for (kk = 1; ok && kk < v; kk++)
-					for (d = 0; ok && d < n; d++)
-						if (c0[kk * n + d] != c0[d] + (d == n - 1 ? kk : 0))
-							ok = 0;
-			}
-		if (ok)
-			break;
-	}
-	free(tab.c);
-	return v > 1 ? v : 1;
+	return lw_fragrun_ref(F, co, S, F->nin - 1, maxv);
 }
 
 /* does thread t break the run v along dim (some slots s..s+v-1, s % v == 0, not
@@ -886,18 +852,11 @@ run_fast(const Fragment *F, IExpr *const *co, int64_t S, int dim, int maxv)
 
 /* the widest run v (power of two, dividing S, at most maxv) such that every
  * thread's slots s..s+v-1 (s % v == 0) are consecutive, aligned elements of the
- * last dim (run_fast, else lw_fragvec_ref) */
+ * last dim: lw_fragrun along it */
 int
 lw_fragvec(const Fragment *F, IExpr *const *co, int64_t S, int maxv)
 {
-	int64_t total;
-	int v, n = F->nin;
-
-	if (n < 1 || n > LAYOUT_MAXDIM || S < 1 || F->nthreads < 1 || ck_mul(S, F->nthreads, &total) ||
-	    total > (1 << 22) || lw_reference_walks)
-		return lw_fragvec_ref(F, co, S, maxv);
-	v = run_fast(F, co, S, n - 1, maxv);
-	return v < 0 ? lw_fragvec_ref(F, co, S, -v) : v;
+	return lw_fragrun(F, co, S, F->nin - 1, maxv);
 }
 
 /* the widest run v (power of two, dividing S, at most maxv) such that every thread's
