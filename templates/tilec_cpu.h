@@ -215,8 +215,9 @@ struct tl_cpu_wg {
 	int arrived, expected;
 	const char *kind;
 	int fenced; // a wgmma.fence was executed in this block (PTX: before the first wgmma)
-	int n, tb, bf;
+	int n, tb, bf, rs;
 	tl_u64 da[128], db[128];
+	tl_u32 ra[128][4]; // wgmma RS: each thread's A registers
 	float *d[128];
 	int waitn;
 	tl_cpu_wgop *ops; // in flight, oldest first (singly linked)
@@ -772,7 +773,7 @@ static int tl_cpu_is_poison(const void *p, size_t n)
 // one wgmma.mma_async in flight (below; the run drops those of a block never waited for)
 struct tl_cpu_wgop {
 	tl_cpu_wgop *next;
-	int n, tb, bf;
+	int n, tb, bf, rs; // rs: A from registers (a holds them, da unused)
 	tl_u64 da, db;
 	unsigned long long group;
 	float *d[128];
@@ -1206,9 +1207,10 @@ __attribute__((optimize("O2"))) static void tl_cpu_wgmma_perform(tl_cpu_wgop *op
 	static double A[64][16], B[16][256], D[64][256];
 	int n = op->n, nr = n / 2;
 
-	tl_cpu_gmma_read(op->da, 64, 0, a2, "operand A");
+	if (!op->rs)
+		tl_cpu_gmma_read(op->da, 64, 0, a2, "operand A");
 	tl_cpu_gmma_read(op->db, n, op->tb, b2, "operand B");
-	for (int which = 0; which < 2; which++) {
+	for (int which = op->rs; which < 2; which++) {
 		const unsigned short *now = which ? b2 : a2, *then = which ? op->b : op->a;
 		int rows = which ? n : 64;
 
@@ -1313,12 +1315,13 @@ static void tl_wgmma_fence(void)
 // still hold the poison (writing them in flight is undefined too) and adds A B to the saved
 // values. A wgmma whose accumulators belong to an older wgmma still in flight (the k-loop's
 // chain on one accumulator) accumulates onto that one's result, in issue order.
-static void tl_cpu_wgmma(int n, int tb, int bf, float *d, tl_u64 da, tl_u64 db)
+static void tl_cpu_wgmma(int n, int tb, int bf, float *d, tl_u64 da, tl_u64 db, const tl_u32 *ra)
 {
 	tl_cpu_fiber *me = tl_cpu_cur;
 	tl_cpu_wg *g = &tl_cpu_wgs[me->wg]; // me->wg < tl_cpu_nwgs always (the last may be partial)
 	int t = me->lin % 128;
-	const char *kind = bf ? "wgmma.mma_async.bf16" : "wgmma.mma_async.f16";
+	const char *kind = ra ? (bf ? "wgmma.mma_async.bf16 (A from registers)" : "wgmma.mma_async.f16 (A from registers)")
+			      : (bf ? "wgmma.mma_async.bf16" : "wgmma.mma_async.f16");
 
 	if (g->arrived == 0) {
 		g->n = n;
@@ -1327,9 +1330,11 @@ static void tl_cpu_wgmma(int n, int tb, int bf, float *d, tl_u64 da, tl_u64 db)
 		tl_cpu_fail("warpgroup divergence: wgmma m64n%dk16 (tnspB %d) while other threads of the warpgroup "
 			    "execute m64n%dk16 (tnspB %d)",
 			    n, tb, g->n, g->tb);
-	g->da[t] = da;
+	g->da[t] = ra ? 0 : da;
 	g->db[t] = db;
 	g->d[t] = d;
+	if (ra)
+		memcpy(g->ra[t], ra, sizeof g->ra[t]);
 	if (!tl_cpu_wg_arrive(kind))
 		return;
 	if (!g->fenced)
@@ -1350,9 +1355,20 @@ static void tl_cpu_wgmma(int n, int tb, int bf, float *d, tl_u64 da, tl_u64 db)
 		op->bf = bf;
 		op->da = g->da[0];
 		op->db = g->db[0];
+		op->rs = ra != NULL;
 		op->group = g->group;
 		memcpy(op->d, g->d, sizeof op->d);
-		tl_cpu_gmma_read(op->da, 64, 0, op->a, "operand A");
+		if (ra) {
+			// the A fragment of m64nNk16 from registers (PTX 9.7.15.5.1.1.1, "register fragment
+			// A"): thread t, warp w = t / 32, lane l, register q = 0..3 holds elements 2q, 2q + 1:
+			//   a[2q + h]: row 16 w + l / 4 + 8 (q % 2), col 2 (l % 4) + h + 8 (q / 2)
+			for (int t2 = 0; t2 < 128; t2++)
+				for (int q = 0; q < 4; q++)
+					for (int h = 0; h < 2; h++)
+						op->a[(16 * (t2 / 32) + t2 % 32 / 4 + 8 * (q % 2)) * 16 + 2 * (t2 % 4) + h +
+						      8 * (q / 2)] = (unsigned short)(g->ra[t2][q] >> (16 * h));
+		} else
+			tl_cpu_gmma_read(op->da, 64, 0, op->a, "operand A");
 		tl_cpu_gmma_read(op->db, n, tb, op->b, "operand B");
 		for (tl_cpu_wgop *o = g->ops; o && !chained; o = o->next)
 			for (int i = 0; i < 128 && !chained; i++)
@@ -1417,14 +1433,29 @@ template <int N, int TB> static inline void tl_wgmma_f16(float *d, tl_u64 da, tl
 {
 	static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma m64nNk16: N is 8, 16, ..., 256");
 	static_assert(TB == 0 || TB == 1, "wgmma: tnspB is 0 or 1");
-	tl_cpu_wgmma(N, TB, 0, d, da, db);
+	tl_cpu_wgmma(N, TB, 0, d, da, db, NULL);
 }
 
 template <int N, int TB> static inline void tl_wgmma_bf16(float *d, tl_u64 da, tl_u64 db)
 {
 	static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma m64nNk16: N is 8, 16, ..., 256");
 	static_assert(TB == 0 || TB == 1, "wgmma: tnspB is 0 or 1");
-	tl_cpu_wgmma(N, TB, 1, d, da, db);
+	tl_cpu_wgmma(N, TB, 1, d, da, db, NULL);
+}
+
+// wgmma RS: a[0..3] this thread's A registers (the m64 tile's fragment, two elements each)
+template <int N, int TB> static inline void tl_wgmma_rs_f16(float *d, const tl_u32 *a, tl_u64 db)
+{
+	static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma m64nNk16: N is 8, 16, ..., 256");
+	static_assert(TB == 0 || TB == 1, "wgmma: tnspB is 0 or 1");
+	tl_cpu_wgmma(N, TB, 0, d, 0, db, a);
+}
+
+template <int N, int TB> static inline void tl_wgmma_rs_bf16(float *d, const tl_u32 *a, tl_u64 db)
+{
+	static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma m64nNk16: N is 8, 16, ..., 256");
+	static_assert(TB == 0 || TB == 1, "wgmma: tnspB is 0 or 1");
+	tl_cpu_wgmma(N, TB, 1, d, 0, db, a);
 }
 #endif // !TL_CPU_HIP
 

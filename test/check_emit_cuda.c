@@ -129,6 +129,9 @@ static const struct {
 					  "cp.async"}},
 	{"gemm_sm90", "sm_90a", "sm_90a", {"wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16", "wgmma.fence",
 					  "wgmma.wait_group.sync.aligned 1"}},
+	/* both gemms on wgmma: Q K^T from shared memory, P V with P from registers (wgmma RS) */
+	{"flash_fwd", "sm_90a", "sm_90a", {"wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16",
+					  "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "wgmma.fence"}},
 	{"transpose", "sm_80", "sm_80", {"cp.async.cg.shared.global", "st.global.v4", NULL}},
 	{"softmax", "sm_80", "sm_80", {"shfl.sync.bfly.b32", "bar.sync", "ld.global.v4|ld.global.nc.v4"}},
 	{"softmax", "sm_90", "sm_90", {"shfl.sync.bfly.b32", "st.global.v4", "ex2.approx"}},

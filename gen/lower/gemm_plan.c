@@ -120,11 +120,11 @@ gemm_wgmma_smem_why(Arena *a, const SmemLayout *sa, const SmemLayout *sb, int tr
 {
 	int64_t pw;
 
-	if (sa->kind != SMEM_SWIZZLE || sa->mode == SWZ_NONE || sb->kind != SMEM_SWIZZLE ||
+	if ((sa && (sa->kind != SMEM_SWIZZLE || sa->mode == SWZ_NONE)) || sb->kind != SMEM_SWIZZLE ||
 	    sb->mode == SWZ_NONE || (!trans_b && sb->mode != SWZ_128B))
 		return arena_printf(a, "its shared operands take swizzles A %s, B %s (wgmma needs both "
 				    "swizzled, an N-major B 128B: a row of 64 f16)",
-				    swizzle_name(sa->kind == SMEM_SWIZZLE ? sa->mode : SWZ_NONE),
+				    !sa ? "(registers)" : swizzle_name(sa->kind == SMEM_SWIZZLE ? sa->mode : SWZ_NONE),
 				    swizzle_name(sb->kind == SMEM_SWIZZLE ? sb->mode : SWZ_NONE));
 	pw = swizzle_bytes(sb->mode) / 2;     /* panel width in elements */
 	if (!trans_b && (wg_cols % pw || (inst_n % pw && inst_n > pw)))
@@ -143,10 +143,14 @@ plan_wgmma(Arena *a, const Target *t, const IrKernel *k, const IrStmt *g, GemmPl
 		p->why_not_wgmma = "operands are not f16/bf16";
 		return 1;
 	}
-	if (k->bufs[g->u.gemm.a.buf].scope != MEM_SHARED) {
-		/* wgmma RS (A from registers) is not done: the mma.sync plan reads A's registers */
-		p->why_not_wgmma = "operand A is in registers (wgmma with A from registers is not "
-				   "lowered yet; mma.sync reads it)";
+	p->a_reg = k->bufs[g->u.gemm.a.buf].scope == MEM_LOCAL;
+	if (!p->a_reg && k->bufs[g->u.gemm.a.buf].scope != MEM_SHARED) {
+		p->why_not_wgmma = "operand A is neither in shared memory nor in registers";
+		return 1;
+	}
+	if (p->a_reg && p->trans_a) {
+		p->why_not_wgmma = "operand A is in registers and trans_a is asked for (wgmma with A "
+				   "from registers reads A as M x K)";
 		return 1;
 	}
 	if (k->bufs[g->u.gemm.b.buf].scope != MEM_SHARED) {
@@ -186,6 +190,14 @@ plan_wgmma(Arena *a, const Target *t, const IrKernel *k, const IrStmt *g, GemmPl
 				   "warp 16 whole rows (M = 16 x warps)";
 		return 1;
 	}
+	if (p->a_reg && (p->n_warp != 1 || p->M != 16LL * p->m_warp)) {
+		/* wgmma RS: warp w of a warpgroup holds A rows 16 w .. 16 w + 15 of its m64 tile in
+		 * the m16n8k16 A-fragment order, which is mma.sync's full_row A fragment when each
+		 * warp owns 16 whole rows (one m64 tile per warpgroup) */
+		p->why_not_wgmma = "operand A is in registers and the warpgroups do not give each warp "
+				   "16 whole rows (M = 16 x warps)";
+		return 1;
+	}
 	p->wg_m = p->m_warp / 4;
 	p->wg_n = p->n_warp;
 	p->wg_rows = p->M / p->wg_m;
@@ -200,7 +212,7 @@ plan_wgmma(Arena *a, const Target *t, const IrKernel *k, const IrStmt *g, GemmPl
 	}
 	/* what the wgmma lowering reads through descriptors (lower_mma.c): swizzled operands,
 	 * an N-major B in the 128-byte swizzle, whose panels the N tile covers whole */
-	if ((p->why_not_wgmma = gemm_wgmma_smem_why(a, &p->smem_a, &p->smem_b, p->trans_b, p->wg_cols,
+	if ((p->why_not_wgmma = gemm_wgmma_smem_why(a, p->a_reg ? NULL : &p->smem_a, &p->smem_b, p->trans_b, p->wg_cols,
 						     p->inst_n)))
 		return 1;
 	p->instr = GEMM_WGMMA;
@@ -211,6 +223,10 @@ plan_wgmma(Arena *a, const Target *t, const IrKernel *k, const IrStmt *g, GemmPl
 	p->ksteps = (int)(p->K / 16);
 	p->frag_a = p->frag_b = NULL;
 	if (!(p->acc = wgmma_block_acc(a, p, err)))
+		return -1;
+	/* wgmma RS: A's registers in the order of mma.sync's full_row A fragment (k-step major,
+	 * then a0..a7 of m16n8k16: PTX 9.7.15.5.1.1 "register fragment A" of m64nNk16) */
+	if (p->a_reg && !(p->frag_a = mma_block_fragment(a, MMA_A, p->M, p->K, 16, p->m_warp, 1, err)))
 		return -1;
 	(void)t;
 	return 0;

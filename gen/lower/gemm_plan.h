@@ -44,6 +44,7 @@ typedef struct GemmPlan {
 	 * operand lives in shared memory (a_shared / b_shared); k_inner tells
 	 * whether K is the contiguous dimension of the stored operand */
 	int a_shared, b_shared;
+	int a_reg; /* wgmma: A from registers (RS), in frag_a's layout */
 	int a_k_inner, b_k_inner;
 	SmemLayout smem_a, smem_b;
 	const char *why_not_wgmma; /* sm_90a: why wgmma was not chosen (NULL when it was or n/a) */

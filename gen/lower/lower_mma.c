@@ -39,30 +39,56 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 	char rs[64], cs[64];
 	Buf b;
 
-	if (p->trans_a || p->elem_bits != 16 || !sa || !sb || A->ndim != 2 || B->ndim != 2 ||
+	int areg = p->a_reg && A->scope == MEM_LOCAL;
+
+	if (p->trans_a || p->elem_bits != 16 || (!sa && !areg) || !sb || A->ndim != 2 || B->ndim != 2 ||
 	    Cb->ndim != 2 || p->acc_type != DT_F32)
-		return err_set(e->err, "gemm: wgmma lowers only f16/bf16 A[M,K] x B[K,N] or B[N,K] from shared "
-			       "memory into an f32 accumulator");
+		return err_set(e->err, "gemm: wgmma lowers only f16/bf16 A[M,K] (shared or local) x B[K,N] or "
+			       "B[N,K] from shared memory into an f32 accumulator");
+	if (areg && (!p->frag_a || (e->frag[st->u.gemm.a.buf] != p->frag_a &&
+				    layout_equal(e->frag[st->u.gemm.a.buf], p->frag_a, NULL) != 1)))
+		return err_set(e->err, "gemm: operand A '%s' is in registers but not in the wgmma A-fragment "
+			       "layout of the gemm plan", A->name);
 	{
 		/* the shared memory plan's layouts (an annotation may differ from the gemm plan's) */
-		SmemLayout la = {sa->kind, sa->mode, NULL}, lb = {sb->kind, sb->mode, NULL};
-		const char *why = gemm_wgmma_smem_why(e->a, &la, &lb, p->trans_b, p->wg_cols, p->inst_n);
+		SmemLayout la = {sa ? sa->kind : SMEM_SWIZZLE, sa ? sa->mode : SWZ_NONE, NULL},
+			   lb = {sb->kind, sb->mode, NULL};
+		const char *why = gemm_wgmma_smem_why(e->a, areg ? NULL : &la, &lb, p->trans_b, p->wg_cols,
+						      p->inst_n);
 
 		if (why)
 			return err_set(e->err, "gemm: wgmma cannot read these operands: %s", why);
 	}
 	if (e->frag[st->u.gemm.c.buf] != p->acc && layout_equal(e->frag[st->u.gemm.c.buf], p->acc, NULL) != 1)
 		return err_set(e->err, "gemm: accumulator '%s' does not have the gemm plan's layout", Cb->name);
-	atom_a = swizzle_alignment(sa->mode);   /* 8 rows of one swizzle panel, in bytes */
+	atom_a = areg ? 0 : swizzle_alignment(sa->mode);   /* 8 rows of one swizzle panel, in bytes */
 	atom_b = swizzle_alignment(sb->mode);
 	lbo_b = p->trans_b ? 16 : p->K / 8 * atom_b;
-	lw_comment(e, "gemm %s: wgmma m64n%dk16, warpgroups %dx%d, %dx%d instructions per warpgroup", Cb->name,
-		p->inst_n, p->wg_m, p->wg_n, p->rep_m, p->rep_n);
+	if (areg)
+		lw_comment(e, "gemm %s: wgmma m64n%dk16, warpgroups %dx%d, %dx%d instructions per warpgroup, "
+			   "A '%s' from registers", Cb->name, p->inst_n, p->wg_m, p->wg_n, p->rep_m, p->rep_n,
+			   A->name);
+	else
+		lw_comment(e, "gemm %s: wgmma m64n%dk16, warpgroups %dx%d, %dx%d instructions per warpgroup",
+			   Cb->name, p->inst_n, p->wg_m, p->wg_n, p->rep_m, p->rep_n);
 	lw_open_block(e, NULL);
 	lw_decl2(e, "wgm", arena_printf(e->a, "warp / 4 %% %d", p->wg_m), "wgn", arena_printf(e->a, "warp / 4 / %d", p->wg_m));
 	if (!e->wg_inflight) {
 		lw_call(e, LC_FENCE, "tl_fence_proxy_async", "", NULL);
 		lw_barrier(e);
+	}
+	if (areg) {
+		/* A's registers packed before the fence (PTX: a wgmma.fence between writing registers
+		 * and a wgmma.mma_async that reads them); the A fragment's slots (mma_block_fragment,
+		 * one m64 tile per warpgroup): k-step * 8 + a0..a7, two 16-bit elements a register */
+		LNode *fl;
+
+		lw_decl(e, 0, "tl_u32", arena_printf(e->a, "af[%d][4]", p->ksteps), 0, NULL, NULL);
+		fl = lw_open_for(e, "s", "0", arena_printf(e->a, "%d", p->ksteps * 4), p->ksteps * 4, 1, 0);
+		fl->u.loop.nobrace = 1;
+		lw_assign(e, LM_LOCAL, -1, 0, "af[s / 4][s % 4]",
+			  arena_printf(e->a, "(tl_u32)%s[2 * s] | (tl_u32)%s[2 * s + 1] << 16", A->name, A->name));
+		lw_pop(e);
 	}
 	lw_call(e, LC_FENCE, "tl_wgmma_fence", "", NULL);
 	buf_init(&b);
@@ -72,8 +98,8 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 				lw_open_block(e, NULL);
 				snprintf(rs, sizeof rs, "(wgm * %lld + %d)", (long long)p->wg_rows, mi * 64);
 				snprintf(cs, sizeof cs, "%lld", (long long)kk);
-				if (wgdesc(e, "da", st->u.gemm.a.buf, rs, cs, 16, atom_a,
-					   swizzle_wgmma_layout_type(sa->mode)))
+				if (!areg && wgdesc(e, "da", st->u.gemm.a.buf, rs, cs, 16, atom_a,
+						  swizzle_wgmma_layout_type(sa->mode)))
 					goto fail;
 				snprintf(cs, sizeof cs, "(wgn * %lld + %d)", (long long)p->wg_cols, ni * p->inst_n);
 				snprintf(rs, sizeof rs, "%lld", (long long)kk);
@@ -83,9 +109,11 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 							swizzle_wgmma_layout_type(sb->mode)))
 					goto fail;
 				/* tilec_cuda.h: wgmma.mma_async m64nNk16 on this thread's N/2 accumulators */
-				lw_call(e, LC_MMA, arena_printf(e->a, "tl_wgmma_%s<%d, %d>", p->ab_type == DT_BF16 ? "bf16" : "f16",
+				lw_call(e, LC_MMA, arena_printf(e->a, "tl_wgmma_%s%s<%d, %d>", areg ? "rs_" : "",
+							     p->ab_type == DT_BF16 ? "bf16" : "f16",
 							     p->inst_n, p->trans_b ? 0 : 1),
-				     arena_printf(e->a, "&%s[%d], da, db", Cb->name, (mi * p->rep_n + ni) * nreg),
+				     arena_printf(e->a, "&%s[%d], %s, db", Cb->name, (mi * p->rep_n + ni) * nreg,
+						  areg ? arena_printf(e->a, "af[%lld]", (long long)(kk / 16)) : "da"),
 				     arena_printf(e->a, "// m64n%dk16, B %s-major", p->inst_n, p->trans_b ? "K" : "N"));
 				buf_reset(&b);
 				lw_pop(e);
