@@ -414,7 +414,7 @@ END_TEST
  * registers), policy = full_row: all warps along M in both; the first gemm's accumulator
  * and the second's A fragment put every element on the same thread, so P (computed
  * element-wise from S) needs no movement. sm_90a: the first gemm on wgmma (M = 16 x warps),
- * the second on mma.sync with the reason (A in registers).
+ * the second on wgmma with A from registers (wgmma RS).
  */
 START_TEST(register_a_flash)
 {
@@ -445,13 +445,13 @@ START_TEST(register_a_flash)
 		ck_assert_msg(gemm_plan(&a, t, &prog->kernels[0], g1, &p1, &e) == 0, "%s", e.msg);
 		ck_assert_msg(gemm_plan(&a, t, &prog->kernels[0], g2, &p2, &e) == 0, "%s", e.msg);
 		ck_assert_int_eq(p1.instr, k ? GEMM_WGMMA : GEMM_MMA_SYNC);
-		ck_assert_int_eq(p2.instr, GEMM_MMA_SYNC);
+		ck_assert_int_eq(p2.instr, k ? GEMM_WGMMA : GEMM_MMA_SYNC);
 		ck_assert_int_eq(p2.m_warp, 4);
 		ck_assert_int_eq(p2.n_warp, 1);
 		ck_assert_int_eq(p2.a_shared, 0);
 		ck_assert_ptr_nonnull(p2.frag_a);
 		if (k)
-			ck_assert_ptr_nonnull(strstr(p2.why_not_wgmma, "operand A is in registers"));
+			ck_assert_int_eq(p2.a_reg, 1);
 		ck_assert_int_eq(p2.frag_a->rep, 1);
 		for (i = 0; i < 64; i++)
 			for (j = 0; j < 32; j++) {
