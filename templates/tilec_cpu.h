@@ -215,7 +215,7 @@ struct tl_cpu_wg {
 	int arrived, expected;
 	const char *kind;
 	int fenced; // a wgmma.fence was executed in this block (PTX: before the first wgmma)
-	int n, tb, bf, rs;
+	int n, tb, ta, bf, rs;
 	tl_u64 da[128], db[128];
 	tl_u32 ra[128][4]; // wgmma RS: each thread's A registers
 	float *d[128];
@@ -773,7 +773,7 @@ static int tl_cpu_is_poison(const void *p, size_t n)
 // one wgmma.mma_async in flight (below; the run drops those of a block never waited for)
 struct tl_cpu_wgop {
 	tl_cpu_wgop *next;
-	int n, tb, bf, rs; // rs: A from registers (a holds them, da unused)
+	int n, tb, ta, bf, rs; // rs: A from registers (a holds them, da unused); ta: A M-major
 	tl_u64 da, db;
 	unsigned long long group;
 	float *d[128];
@@ -1208,7 +1208,7 @@ __attribute__((optimize("O2"))) static void tl_cpu_wgmma_perform(tl_cpu_wgop *op
 	int n = op->n, nr = n / 2;
 
 	if (!op->rs)
-		tl_cpu_gmma_read(op->da, 64, 0, a2, "operand A");
+		tl_cpu_gmma_read(op->da, 64, op->ta, a2, "operand A");
 	tl_cpu_gmma_read(op->db, n, op->tb, b2, "operand B");
 	for (int which = op->rs; which < 2; which++) {
 		const unsigned short *now = which ? b2 : a2, *then = which ? op->b : op->a;
@@ -1220,7 +1220,7 @@ __attribute__((optimize("O2"))) static void tl_cpu_wgmma_perform(tl_cpu_wgop *op
 					    "0x%016llx) changed between the wgmma and the wgmma.wait_group that completed it: "
 					    "%s element (%s %d, k %d) at shared byte %llu was 0x%04x, is 0x%04x%s",
 					    n, op->da, op->db, which ? "B" : "A", which ? "n" : "m", i / 16, i % 16,
-					    tl_cpu_gmma_addr(which ? op->db : op->da, i / 16, i % 16, which ? op->tb : 0), then[i],
+					    tl_cpu_gmma_addr(which ? op->db : op->da, i / 16, i % 16, which ? op->tb : op->ta), then[i],
 					    now[i],
 					    then[i] == TL_CPU_POISON16 ? " (the poison of shared memory not written yet, or "
 									 "of a cp.async in flight, when the wgmma was issued: "
@@ -1307,7 +1307,7 @@ static void tl_wgmma_fence(void)
 	}
 }
 
-// wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16} d, da, db, 1, 1, 1, 0, TB (9.7.15.5.2):
+// wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16} d, da, db, 1, 1, 1, TA, TB (9.7.15.5.2):
 // issued into the warpgroup's open group, performed by the wait_group that retires the group.
 // Operands are read at issue and again at completion (an error if shared memory changed in
 // between). The accumulators are saved at issue and overwritten with the poison, so a thread
@@ -1315,7 +1315,7 @@ static void tl_wgmma_fence(void)
 // still hold the poison (writing them in flight is undefined too) and adds A B to the saved
 // values. A wgmma whose accumulators belong to an older wgmma still in flight (the k-loop's
 // chain on one accumulator) accumulates onto that one's result, in issue order.
-static void tl_cpu_wgmma(int n, int tb, int bf, float *d, tl_u64 da, tl_u64 db, const tl_u32 *ra)
+static void tl_cpu_wgmma(int n, int tb, int ta, int bf, float *d, tl_u64 da, tl_u64 db, const tl_u32 *ra)
 {
 	tl_cpu_fiber *me = tl_cpu_cur;
 	tl_cpu_wg *g = &tl_cpu_wgs[me->wg]; // me->wg < tl_cpu_nwgs always (the last may be partial)
@@ -1326,10 +1326,11 @@ static void tl_cpu_wgmma(int n, int tb, int bf, float *d, tl_u64 da, tl_u64 db, 
 	if (g->arrived == 0) {
 		g->n = n;
 		g->tb = tb;
-	} else if (g->kind == kind && (g->n != n || g->tb != tb))
-		tl_cpu_fail("warpgroup divergence: wgmma m64n%dk16 (tnspB %d) while other threads of the warpgroup "
-			    "execute m64n%dk16 (tnspB %d)",
-			    n, tb, g->n, g->tb);
+		g->ta = ta;
+	} else if (g->kind == kind && (g->n != n || g->tb != tb || g->ta != ta))
+		tl_cpu_fail("warpgroup divergence: wgmma m64n%dk16 (tnspA %d, tnspB %d) while other threads of the "
+			    "warpgroup execute m64n%dk16 (tnspA %d, tnspB %d)",
+			    n, ta, tb, g->n, g->ta, g->tb);
 	g->da[t] = ra ? 0 : da;
 	g->db[t] = db;
 	g->d[t] = d;
@@ -1352,6 +1353,7 @@ static void tl_cpu_wgmma(int n, int tb, int bf, float *d, tl_u64 da, tl_u64 db, 
 
 		op->n = n;
 		op->tb = tb;
+		op->ta = ta;
 		op->bf = bf;
 		op->da = g->da[0];
 		op->db = g->db[0];
@@ -1368,7 +1370,7 @@ static void tl_cpu_wgmma(int n, int tb, int bf, float *d, tl_u64 da, tl_u64 db, 
 						op->a[(16 * (t2 / 32) + t2 % 32 / 4 + 8 * (q % 2)) * 16 + 2 * (t2 % 4) + h +
 						      8 * (q / 2)] = (unsigned short)(g->ra[t2][q] >> (16 * h));
 		} else
-			tl_cpu_gmma_read(op->da, 64, 0, op->a, "operand A");
+			tl_cpu_gmma_read(op->da, 64, ta, op->a, "operand A");
 		tl_cpu_gmma_read(op->db, n, tb, op->b, "operand B");
 		for (tl_cpu_wgop *o = g->ops; o && !chained; o = o->next)
 			for (int i = 0; i < 128 && !chained; i++)
@@ -1427,20 +1429,23 @@ static void tl_cpu_wgmma_wait(int n)
 static inline void tl_wgmma_wait0(void) { tl_cpu_wgmma_wait(0); }
 static inline void tl_wgmma_wait1(void) { tl_cpu_wgmma_wait(1); }
 
-// d[0 .. N/2): this thread's f32 accumulators; da, db: descriptors of A (K-major) and B
-// (TB = 1: N-major, TB = 0: K-major); d += A * B (scale-d = 1, imm-scale-a/b = 1, tnspA = 0)
-template <int N, int TB> static inline void tl_wgmma_f16(float *d, tl_u64 da, tl_u64 db)
+// d[0 .. N/2): this thread's f32 accumulators; da, db: descriptors of A (TA = 0: K-major, TA = 1:
+// M-major) and B (TB = 1: N-major, TB = 0: K-major); d += A * B (scale-d = 1, imm-scale-a/b = 1,
+// tnspA = TA, tnspB = TB)
+template <int N, int TB, int TA = 0> static inline void tl_wgmma_f16(float *d, tl_u64 da, tl_u64 db)
 {
 	static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma m64nNk16: N is 8, 16, ..., 256");
 	static_assert(TB == 0 || TB == 1, "wgmma: tnspB is 0 or 1");
-	tl_cpu_wgmma(N, TB, 0, d, da, db, NULL);
+	static_assert(TA == 0 || TA == 1, "wgmma: tnspA is 0 or 1");
+	tl_cpu_wgmma(N, TB, TA, 0, d, da, db, NULL);
 }
 
-template <int N, int TB> static inline void tl_wgmma_bf16(float *d, tl_u64 da, tl_u64 db)
+template <int N, int TB, int TA = 0> static inline void tl_wgmma_bf16(float *d, tl_u64 da, tl_u64 db)
 {
 	static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma m64nNk16: N is 8, 16, ..., 256");
 	static_assert(TB == 0 || TB == 1, "wgmma: tnspB is 0 or 1");
-	tl_cpu_wgmma(N, TB, 1, d, da, db, NULL);
+	static_assert(TA == 0 || TA == 1, "wgmma: tnspA is 0 or 1");
+	tl_cpu_wgmma(N, TB, TA, 1, d, da, db, NULL);
 }
 
 // wgmma RS: a[0..3] this thread's A registers (the m64 tile's fragment, two elements each)
@@ -1448,14 +1453,14 @@ template <int N, int TB> static inline void tl_wgmma_rs_f16(float *d, const tl_u
 {
 	static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma m64nNk16: N is 8, 16, ..., 256");
 	static_assert(TB == 0 || TB == 1, "wgmma: tnspB is 0 or 1");
-	tl_cpu_wgmma(N, TB, 0, d, 0, db, a);
+	tl_cpu_wgmma(N, TB, 0, 0, d, 0, db, a);
 }
 
 template <int N, int TB> static inline void tl_wgmma_rs_bf16(float *d, const tl_u32 *a, tl_u64 db)
 {
 	static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma m64nNk16: N is 8, 16, ..., 256");
 	static_assert(TB == 0 || TB == 1, "wgmma: tnspB is 0 or 1");
-	tl_cpu_wgmma(N, TB, 1, d, 0, db, a);
+	tl_cpu_wgmma(N, TB, 0, 1, d, 0, db, a);
 }
 #endif // !TL_CPU_HIP
 

@@ -278,7 +278,8 @@ TL_DEVICE void tl_wgmma_wait1(void)
 }
 // ---- sm_90a wgmma m64nNk16 (N = 8, 16, ..., 256) -------------------------------------------
 // d[0 .. N/2): this thread's f32 accumulators (the PTX register order); da, db: shared-memory
-// descriptors of A (K-major) and B (TB = 1: B stored N-major, TB = 0: K-major); d += A * B.
+// descriptors of A (TA = 0: K-major, TA = 1: stored M-major, tnspA) and B (TB = 1: B stored
+// N-major, TB = 0: K-major); d += A * B.
 // The operand lists are built from 4-register pieces: TL_WR<m> / TL_WO<m> hold the first 4m.
 #define TL_WR_0 "%0,%1,%2,%3"
 #define TL_WR_1 "%4,%5,%6,%7"
@@ -408,56 +409,56 @@ TL_DEVICE void tl_wgmma_wait1(void)
 #define TL_WO31 TL_WO30, TL_WO_30
 #define TL_WR32 TL_WR31 "," TL_WR_31
 #define TL_WO32 TL_WO31, TL_WO_31
-#define TL_WGMMA_ASM(N, M, T, IA, IB, IP, IT)                                                   \
+#define TL_WGMMA_ASM(N, M, T, IA, IB, IP, IT, ITA)                                              \
 	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " IP ", 0;\n"                                 \
 		     "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." T "." T " {" TL_WR##M "}, " IA ", " IB \
-		     ", p, 1, 1, 0, " IT ";\n}\n"                                                          \
+		     ", p, 1, 1, " ITA ", " IT ";\n}\n"                                                    \
 		     : TL_WO##M                                                                          \
-		     : "l"(da), "l"(db), "r"(1), "n"(TB))
+		     : "l"(da), "l"(db), "r"(1), "n"(TB), "n"(TA))
 // the if-constexpr chain over N, for the element type T (a string) defined around it
 #define TL_WGMMA_BODY \
-	if constexpr (N == 8) TL_WGMMA_ASM(8, 1, T, "%4", "%5", "%6", "%7"); \
-	else if constexpr (N == 16) TL_WGMMA_ASM(16, 2, T, "%8", "%9", "%10", "%11"); \
-	else if constexpr (N == 24) TL_WGMMA_ASM(24, 3, T, "%12", "%13", "%14", "%15"); \
-	else if constexpr (N == 32) TL_WGMMA_ASM(32, 4, T, "%16", "%17", "%18", "%19"); \
-	else if constexpr (N == 40) TL_WGMMA_ASM(40, 5, T, "%20", "%21", "%22", "%23"); \
-	else if constexpr (N == 48) TL_WGMMA_ASM(48, 6, T, "%24", "%25", "%26", "%27"); \
-	else if constexpr (N == 56) TL_WGMMA_ASM(56, 7, T, "%28", "%29", "%30", "%31"); \
-	else if constexpr (N == 64) TL_WGMMA_ASM(64, 8, T, "%32", "%33", "%34", "%35"); \
-	else if constexpr (N == 72) TL_WGMMA_ASM(72, 9, T, "%36", "%37", "%38", "%39"); \
-	else if constexpr (N == 80) TL_WGMMA_ASM(80, 10, T, "%40", "%41", "%42", "%43"); \
-	else if constexpr (N == 88) TL_WGMMA_ASM(88, 11, T, "%44", "%45", "%46", "%47"); \
-	else if constexpr (N == 96) TL_WGMMA_ASM(96, 12, T, "%48", "%49", "%50", "%51"); \
-	else if constexpr (N == 104) TL_WGMMA_ASM(104, 13, T, "%52", "%53", "%54", "%55"); \
-	else if constexpr (N == 112) TL_WGMMA_ASM(112, 14, T, "%56", "%57", "%58", "%59"); \
-	else if constexpr (N == 120) TL_WGMMA_ASM(120, 15, T, "%60", "%61", "%62", "%63"); \
-	else if constexpr (N == 128) TL_WGMMA_ASM(128, 16, T, "%64", "%65", "%66", "%67"); \
-	else if constexpr (N == 136) TL_WGMMA_ASM(136, 17, T, "%68", "%69", "%70", "%71"); \
-	else if constexpr (N == 144) TL_WGMMA_ASM(144, 18, T, "%72", "%73", "%74", "%75"); \
-	else if constexpr (N == 152) TL_WGMMA_ASM(152, 19, T, "%76", "%77", "%78", "%79"); \
-	else if constexpr (N == 160) TL_WGMMA_ASM(160, 20, T, "%80", "%81", "%82", "%83"); \
-	else if constexpr (N == 168) TL_WGMMA_ASM(168, 21, T, "%84", "%85", "%86", "%87"); \
-	else if constexpr (N == 176) TL_WGMMA_ASM(176, 22, T, "%88", "%89", "%90", "%91"); \
-	else if constexpr (N == 184) TL_WGMMA_ASM(184, 23, T, "%92", "%93", "%94", "%95"); \
-	else if constexpr (N == 192) TL_WGMMA_ASM(192, 24, T, "%96", "%97", "%98", "%99"); \
-	else if constexpr (N == 200) TL_WGMMA_ASM(200, 25, T, "%100", "%101", "%102", "%103"); \
-	else if constexpr (N == 208) TL_WGMMA_ASM(208, 26, T, "%104", "%105", "%106", "%107"); \
-	else if constexpr (N == 216) TL_WGMMA_ASM(216, 27, T, "%108", "%109", "%110", "%111"); \
-	else if constexpr (N == 224) TL_WGMMA_ASM(224, 28, T, "%112", "%113", "%114", "%115"); \
-	else if constexpr (N == 232) TL_WGMMA_ASM(232, 29, T, "%116", "%117", "%118", "%119"); \
-	else if constexpr (N == 240) TL_WGMMA_ASM(240, 30, T, "%120", "%121", "%122", "%123"); \
-	else if constexpr (N == 248) TL_WGMMA_ASM(248, 31, T, "%124", "%125", "%126", "%127"); \
-	else if constexpr (N == 256) TL_WGMMA_ASM(256, 32, T, "%128", "%129", "%130", "%131"); \
+	if constexpr (N == 8) TL_WGMMA_ASM(8, 1, T, "%4", "%5", "%6", "%7", "%8"); \
+	else if constexpr (N == 16) TL_WGMMA_ASM(16, 2, T, "%8", "%9", "%10", "%11", "%12"); \
+	else if constexpr (N == 24) TL_WGMMA_ASM(24, 3, T, "%12", "%13", "%14", "%15", "%16"); \
+	else if constexpr (N == 32) TL_WGMMA_ASM(32, 4, T, "%16", "%17", "%18", "%19", "%20"); \
+	else if constexpr (N == 40) TL_WGMMA_ASM(40, 5, T, "%20", "%21", "%22", "%23", "%24"); \
+	else if constexpr (N == 48) TL_WGMMA_ASM(48, 6, T, "%24", "%25", "%26", "%27", "%28"); \
+	else if constexpr (N == 56) TL_WGMMA_ASM(56, 7, T, "%28", "%29", "%30", "%31", "%32"); \
+	else if constexpr (N == 64) TL_WGMMA_ASM(64, 8, T, "%32", "%33", "%34", "%35", "%36"); \
+	else if constexpr (N == 72) TL_WGMMA_ASM(72, 9, T, "%36", "%37", "%38", "%39", "%40"); \
+	else if constexpr (N == 80) TL_WGMMA_ASM(80, 10, T, "%40", "%41", "%42", "%43", "%44"); \
+	else if constexpr (N == 88) TL_WGMMA_ASM(88, 11, T, "%44", "%45", "%46", "%47", "%48"); \
+	else if constexpr (N == 96) TL_WGMMA_ASM(96, 12, T, "%48", "%49", "%50", "%51", "%52"); \
+	else if constexpr (N == 104) TL_WGMMA_ASM(104, 13, T, "%52", "%53", "%54", "%55", "%56"); \
+	else if constexpr (N == 112) TL_WGMMA_ASM(112, 14, T, "%56", "%57", "%58", "%59", "%60"); \
+	else if constexpr (N == 120) TL_WGMMA_ASM(120, 15, T, "%60", "%61", "%62", "%63", "%64"); \
+	else if constexpr (N == 128) TL_WGMMA_ASM(128, 16, T, "%64", "%65", "%66", "%67", "%68"); \
+	else if constexpr (N == 136) TL_WGMMA_ASM(136, 17, T, "%68", "%69", "%70", "%71", "%72"); \
+	else if constexpr (N == 144) TL_WGMMA_ASM(144, 18, T, "%72", "%73", "%74", "%75", "%76"); \
+	else if constexpr (N == 152) TL_WGMMA_ASM(152, 19, T, "%76", "%77", "%78", "%79", "%80"); \
+	else if constexpr (N == 160) TL_WGMMA_ASM(160, 20, T, "%80", "%81", "%82", "%83", "%84"); \
+	else if constexpr (N == 168) TL_WGMMA_ASM(168, 21, T, "%84", "%85", "%86", "%87", "%88"); \
+	else if constexpr (N == 176) TL_WGMMA_ASM(176, 22, T, "%88", "%89", "%90", "%91", "%92"); \
+	else if constexpr (N == 184) TL_WGMMA_ASM(184, 23, T, "%92", "%93", "%94", "%95", "%96"); \
+	else if constexpr (N == 192) TL_WGMMA_ASM(192, 24, T, "%96", "%97", "%98", "%99", "%100"); \
+	else if constexpr (N == 200) TL_WGMMA_ASM(200, 25, T, "%100", "%101", "%102", "%103", "%104"); \
+	else if constexpr (N == 208) TL_WGMMA_ASM(208, 26, T, "%104", "%105", "%106", "%107", "%108"); \
+	else if constexpr (N == 216) TL_WGMMA_ASM(216, 27, T, "%108", "%109", "%110", "%111", "%112"); \
+	else if constexpr (N == 224) TL_WGMMA_ASM(224, 28, T, "%112", "%113", "%114", "%115", "%116"); \
+	else if constexpr (N == 232) TL_WGMMA_ASM(232, 29, T, "%116", "%117", "%118", "%119", "%120"); \
+	else if constexpr (N == 240) TL_WGMMA_ASM(240, 30, T, "%120", "%121", "%122", "%123", "%124"); \
+	else if constexpr (N == 248) TL_WGMMA_ASM(248, 31, T, "%124", "%125", "%126", "%127", "%128"); \
+	else if constexpr (N == 256) TL_WGMMA_ASM(256, 32, T, "%128", "%129", "%130", "%131", "%132"); \
 	else static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma m64nNk16: N is 8, 16, ..., 256");
 
-template <int N, int TB> TL_DEVICE void tl_wgmma_f16(float *d, tl_u64 da, tl_u64 db)
+template <int N, int TB, int TA = 0> TL_DEVICE void tl_wgmma_f16(float *d, tl_u64 da, tl_u64 db)
 {
 #define T "f16"
 	TL_WGMMA_BODY;
 #undef T
 }
 
-template <int N, int TB> TL_DEVICE void tl_wgmma_bf16(float *d, tl_u64 da, tl_u64 db)
+template <int N, int TB, int TA = 0> TL_DEVICE void tl_wgmma_bf16(float *d, tl_u64 da, tl_u64 db)
 {
 #define T "bf16"
 	TL_WGMMA_BODY;

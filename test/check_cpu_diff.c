@@ -36,6 +36,8 @@
 #define STRIDED_CM_SIZES "K=1,M=1;K=32,M=37;K=40,M=64,ldt=48,ldx=64"
 #define STRIDED_HEAD_SIZES "S=1;S=37;S=37,sq=192,so=320,ldt=64;S=70,sq=64,so=64,ldt=72"
 
+#define GEMM_ORDER_SIZES "*=1;*=37;M=200,N=203,K=205;M=192,N=136,K=72"
+
 /* size sets every program runs at: tiny (all sizes 1), small primes, the ragged defaults */
 static const char generic_sizes[] = "*=1;*=37;";
 
@@ -88,6 +90,9 @@ static const struct {
 	{"test/cpu/flash_causal.tile", "*=1;*=37;BH=3,L=300", NULL, NULL, NULL},
 	{"test/cpu/flash_bshd.tile", "*=1;*=37;B=2,H=3,L=300", NULL, NULL, NULL},
 	{"test/cpu/flash_smem_p.tile", "*=1;*=37;BH=3,L=300", NULL, NULL, NULL},
+	/* the four operand orders (trans_a, trans_b) at ragged sizes and at whole vectors (the
+	 * element-by-element and the vector bodies) */
+	{"test/cpu/gemm_trans.tile", GEMM_ORDER_SIZES, NULL, NULL, NULL},
 	/* a register A that is transposed: refused at the gemm */
 	{"test/cpu/register_a_trans.tile", NULL, NULL, NULL, "trans_a with A in registers (give A as M x K)"},
 	/* strided tensors: run-time strides of whole vectors (the vector body) and not (an odd
@@ -170,6 +175,8 @@ static const struct {
 	/* P through shared memory: both gemms on wgmma at sm_90a */
 	{"test/cpu/flash_smem_p.tile", "sm_90a", "BH=3,L=300", NULL},
 	{"test/cpu/flash_smem_p.tile", "sm_90a", "BH=2,L=200", "CAUSAL=1"},
+	/* wgmma with A and B K- or M/N-major (tnspA, tnspB) */
+	{"test/cpu/gemm_trans.tile", "sm_90a", GEMM_ORDER_SIZES, NULL},
 };
 
 static glob_t files;

@@ -139,6 +139,12 @@ static const struct {
 	{"splitk_gemm", "sm_80", "sm_80", {"atom.global.add.f32|red.global.add.f32", "mma.sync.aligned.m16n8k16", NULL}},
 	{"splitk_gemm", "sm_90", "sm_90", {"atom.global.add.v2.f32|red.global.add.v2.f32", "mma.sync.aligned.m16n8k16", NULL}},
 	{"splitk_gemm", "sm_90a", "sm_90a", {"atom.global.add.v2.f32|red.global.add.v2.f32", "wgmma.mma_async", NULL}},
+	/* the four operand orders (a path: a program of test/): ldmatrix.trans for a [K, M] A on
+	 * sm_80; on sm_90a the immediates tnspA, tnspB of each (A [K, M]: tnspA = 1) */
+	{"test/cpu/gemm_trans.tile", "sm_80", "sm_80", {"ldmatrix.sync.aligned.m8n8.x4.trans", "mma.sync.aligned.m16n8k16",
+							 NULL}},
+	{"test/cpu/gemm_trans.tile", "sm_90a", "sm_90a", {"wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16",
+							   "p, 1, 1, 1, 1;", "p, 1, 1, 1, 0;"}},
 };
 
 static tilec_jit *jit;
@@ -162,7 +168,10 @@ START_TEST(sample_nvrtc)
 	size_t len;
 	int ok, i, rc;
 
-	snprintf(path, sizeof path, "samples/%s.tile", compiles[_i].sample);
+	if (strchr(compiles[_i].sample, '/'))
+		snprintf(path, sizeof path, "%s", compiles[_i].sample);
+	else
+		snprintf(path, sizeof path, "samples/%s.tile", compiles[_i].sample);
 	src = test_readfile(path, &len);
 	ck_assert_ptr_nonnull(src);
 	cu = emit(path, src, len, compiles[_i].emit_arch, &ok);

@@ -374,6 +374,96 @@ START_TEST(trans_b)
 }
 END_TEST
 
+/* a gemm of type T into ACC with A [M, K] or [K, M] (ta), B [K, N] or [N, K] (tb), from shared memory */
+static void
+ordsrc(char *out, size_t n, const char *T, const char *acc, int ta, int tb, int bm, int bn, int bk, int thr)
+{
+	snprintf(out, n,
+		 "kernel g(A: %s[%s], B: %s[%s], C: %s[M, N]) grid(1) threads(%d) {\n"
+		 "  shared As: %s[%d, %d];\n  shared Bs: %s[%d, %d];\n  local acc: %s[%d, %d];\n"
+		 "  clear(acc);\n  for ko in pipeline(cdiv(K, %d), stages = 2) {\n"
+		 "    copy(A[%s], As);\n    copy(B[%s], Bs);\n"
+		 "    gemm(As, Bs, acc, trans_a = %s, trans_b = %s);\n  }\n  copy(acc, C[0, 0]);\n}\n",
+		 T, ta ? "K, M" : "M, K", T, tb ? "N, K" : "K, N", acc, thr, T, ta ? bk : bm, ta ? bm : bk, T,
+		 tb ? bn : bk, tb ? bk : bn, acc, bm, bn, bk, ta ? "ko * 0, 0" : "0, ko * 0", tb ? "0, ko * 0" : "ko * 0, 0",
+		 ta ? "true" : "false", tb ? "true" : "false");
+}
+
+/* operand orders and types: the instruction, its k extent, which operand dim is contiguous
+ * in shared memory, the swizzles, why not wgmma (a text of it), or the plan's error */
+static const struct {
+	const char *T, *acc;
+	int ta, tb, bm, bn, bk, thr;
+	const char *arch;
+	GemmInstr instr;
+	int inst_n, inst_k;
+	SwizzleMode swa, swb;
+	const char *why, *err;
+} orders[] = {
+	/* f16: all four orders on wgmma; an M-major A takes the 128B swizzle (64 columns) */
+	{"f16", "f32", 0, 0, 128, 128, 32, 128, "sm_90a", GEMM_WGMMA, 128, 16, SWZ_64B, SWZ_128B, NULL, NULL},
+	{"f16", "f32", 1, 0, 128, 128, 32, 128, "sm_90a", GEMM_WGMMA, 128, 16, SWZ_128B, SWZ_128B, NULL, NULL},
+	{"f16", "f32", 0, 1, 128, 128, 32, 128, "sm_90a", GEMM_WGMMA, 128, 16, SWZ_64B, SWZ_64B, NULL, NULL},
+	{"bf16", "f32", 1, 1, 128, 128, 64, 128, "sm_90a", GEMM_WGMMA, 128, 16, SWZ_128B, SWZ_128B, NULL, NULL},
+	/* an M-major A of 32 columns: 64B swizzle; mma.sync (M is not a multiple of 64) */
+	{"f16", "f32", 1, 0, 32, 128, 32, 128, "sm_90a", GEMM_MMA_SYNC, 8, 16, SWZ_64B, SWZ_128B,
+	 "M is not a multiple of 64", NULL},
+	/* mma.sync: ldmatrix.trans reads a [K, M] A */
+	{"f16", "f32", 1, 0, 128, 128, 32, 128, "sm_80", GEMM_MMA_SYNC, 8, 16, SWZ_128B, SWZ_128B, NULL, NULL},
+	{"f16", "f32", 1, 1, 128, 128, 32, 128, "sm_80", GEMM_MMA_SYNC, 8, 16, SWZ_128B, SWZ_64B, NULL, NULL},
+};
+
+START_TEST(operand_orders)
+{
+	Arena a;
+	IrProgram *prog;
+	const Target *t;
+	GemmPlan p;
+	Err e = {0};
+	char src[1024];
+	Buf b;
+	int r;
+
+	ordsrc(src, sizeof src, orders[_i].T, orders[_i].acc, orders[_i].ta, orders[_i].tb, orders[_i].bm,
+	       orders[_i].bn, orders[_i].bk, orders[_i].thr);
+	arena_init(&a);
+	prog = compile(&a, src);
+	ck_assert_msg(prog != NULL, "%s", src);
+	t = target_lookup(TGT_CUDA, orders[_i].arch, &e);
+	ck_assert_ptr_nonnull(t);
+	r = gemm_plan(&a, t, &prog->kernels[0], findgemm(prog->kernels[0].body), &p, &e);
+	if (orders[_i].err) {
+		ck_assert_int_eq(r, -1);
+		ck_assert_msg(strstr(e.msg, orders[_i].err) != NULL, "case %d: got '%s'", _i, e.msg);
+		arena_free(&a);
+		return;
+	}
+	ck_assert_msg(r == 0, "case %d: %s", _i, e.msg);
+	buf_init(&b);
+	gemm_plan_dump(&b, &p);
+	ck_assert_msg(p.instr == orders[_i].instr, "case %d: %s", _i, buf_str(&b));
+	ck_assert_msg(p.inst_n == orders[_i].inst_n && p.inst_k == orders[_i].inst_k, "case %d: %s", _i, buf_str(&b));
+	ck_assert_msg(p.smem_a.mode == orders[_i].swa && p.smem_b.mode == orders[_i].swb, "case %d: %s", _i,
+		      buf_str(&b));
+	ck_assert_int_eq(p.trans_a, orders[_i].ta);
+	ck_assert_int_eq(p.trans_b, orders[_i].tb);
+	ck_assert_int_eq(p.a_k_inner, !orders[_i].ta);
+	ck_assert_int_eq(p.b_k_inner, orders[_i].tb);
+	ck_assert_int_eq(p.ksteps * p.inst_k, p.K);
+	if (orders[_i].why)
+		ck_assert_msg(p.why_not_wgmma && strstr(p.why_not_wgmma, orders[_i].why), "case %d: %s", _i,
+			      buf_str(&b));
+	else
+		ck_assert_msg(!p.why_not_wgmma, "case %d: %s", _i, buf_str(&b));
+	if (p.instr == GEMM_WGMMA)
+		check_wgmma_acc(&p);
+	else
+		check_mma_acc(&p);
+	buf_free(&b);
+	arena_free(&a);
+}
+END_TEST
+
 static const struct {
 	const char *src, *arch;
 	int hip;
@@ -488,6 +578,7 @@ suite_gemm_plan(void)
 	tcase_add_loop_test(tc, plan_table, 0, countof(cases));
 	tcase_add_test(tc, wgmma_single);
 	tcase_add_test(tc, trans_b);
+	tcase_add_loop_test(tc, operand_orders, 0, countof(orders));
 	tcase_add_test(tc, register_a_flash);
 	tcase_add_loop_test(tc, plan_errors, 0, countof(errs));
 	suite_add_tcase(s, tc);

@@ -424,11 +424,11 @@ static const struct {
 	 "t:6:5: error: kernel 'pr': local 'a': its layout leaves 64 of its 256 (thread, slot) pairs "
 	 "without an element"},
 	/* a gemm the mma.sync lowering does not cover: at the gemm, saying what it misses */
-	{"kernel ta(A: f16[K, M], B: f16[K, N], C: f32[M, N]) grid(1) threads(128)\n{\n"
-	 "    shared As: f16[32, 64];\n    shared Bs: f16[32, 64];\n    local acc: f32[64, 64];\n"
+	{"kernel ta(A: f16[K, M], B: f16[K, N], C: f16[M, N]) grid(1) threads(128)\n{\n"
+	 "    shared As: f16[32, 64];\n    shared Bs: f16[32, 64];\n    local acc: f16[64, 64];\n"
 	 "    clear(acc);\n    copy(A[0, 0], As);\n    copy(B[0, 0], Bs);\n"
 	 "    gemm(As, Bs, acc, trans_a = true);\n    copy(acc, C[0, 0]);\n}\n",
-	 "t:9:5: error: kernel 'ta': gemm: not lowered yet for mma.sync: trans_a (store A as M x K);"},
+	 "t:9:5: error: kernel 'ta': gemm: not lowered yet for mma.sync: an accumulator that is not f32;"},
 	/* too much shared memory: at the kernel, with what takes it */
 	{"kernel big(A: f32[N], B: f32[N]) grid(1) threads(128)\n{\n    shared s: f32[45000];\n"
 	 "    copy(A[0], s);\n    copy(s, B[0]);\n}\n",

@@ -115,15 +115,15 @@ smem_layouts(Arena *a, const IrKernel *k, const IrStmt *g, GemmPlan *p, int allo
 }
 
 const char *
-gemm_wgmma_smem_why(Arena *a, const SmemLayout *sa, const SmemLayout *sb, int trans_b, int64_t wg_cols,
-		    int inst_n)
+gemm_wgmma_smem_why(Arena *a, const SmemLayout *sa, const SmemLayout *sb, int trans_a, int trans_b,
+		    int64_t wg_cols, int inst_n)
 {
 	int64_t pw;
 
 	if ((sa && (sa->kind != SMEM_SWIZZLE || sa->mode == SWZ_NONE)) || sb->kind != SMEM_SWIZZLE ||
-	    sb->mode == SWZ_NONE || (!trans_b && sb->mode != SWZ_128B))
+	    sb->mode == SWZ_NONE || (!trans_b && sb->mode != SWZ_128B) || (sa && trans_a && sa->mode != SWZ_128B))
 		return arena_printf(a, "its shared operands take swizzles A %s, B %s (wgmma needs both "
-				    "swizzled, an N-major B 128B: a row of 64 f16)",
+				    "swizzled, an M-major A and an N-major B 128B: a row of 64 f16)",
 				    !sa ? "(registers)" : swizzle_name(sa->kind == SMEM_SWIZZLE ? sa->mode : SWZ_NONE),
 				    swizzle_name(sb->kind == SMEM_SWIZZLE ? sb->mode : SWZ_NONE));
 	pw = swizzle_bytes(sb->mode) / 2;     /* panel width in elements */
@@ -212,8 +212,8 @@ plan_wgmma(Arena *a, const Target *t, const IrKernel *k, const IrStmt *g, GemmPl
 	}
 	/* what the wgmma lowering reads through descriptors (lower_mma.c): swizzled operands,
 	 * an N-major B in the 128-byte swizzle, whose panels the N tile covers whole */
-	if ((p->why_not_wgmma = gemm_wgmma_smem_why(a, p->a_reg ? NULL : &p->smem_a, &p->smem_b, p->trans_b, p->wg_cols,
-						     p->inst_n)))
+	if ((p->why_not_wgmma = gemm_wgmma_smem_why(a, p->a_reg ? NULL : &p->smem_a, &p->smem_b, p->trans_a,
+						     p->trans_b, p->wg_cols, p->inst_n)))
 		return 1;
 	p->instr = GEMM_WGMMA;
 	p->inst_m = 64;

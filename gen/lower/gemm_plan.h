@@ -67,10 +67,11 @@ const char *gemm_instr_name(GemmInstr i);  /* "mma.sync", "wgmma", "mfma", "wmma
 /* a multi-line description: instruction, partition, fragments, smem layouts (tests, --explain) */
 void gemm_plan_dump(Buf *b, const GemmPlan *p);
 /* Can the wgmma lowering read operands A and B in these shared layouts through its descriptors
- * (both swizzled, an N-major B in the 128-byte swizzle whose panels the warpgroup's N tile and
- * instruction cover whole)? NULL, or why not (from arena a). One rule for the plan, which falls
- * back to mma.sync, and the lowering, which refuses a shared layout planned otherwise. */
-const char *gemm_wgmma_smem_why(Arena *a, const SmemLayout *sa, const SmemLayout *sb, int trans_b,
-				int64_t wg_cols, int inst_n);
+ * (both swizzled, an M-major A (trans_a) in the 128-byte swizzle, an N-major B in the 128-byte
+ * swizzle whose panels the warpgroup's N tile and instruction cover whole)? NULL, or why not
+ * (from arena a). One rule for the plan, which falls back to mma.sync, and the lowering, which
+ * refuses a shared layout planned otherwise. sa NULL: A from registers. */
+const char *gemm_wgmma_smem_why(Arena *a, const SmemLayout *sa, const SmemLayout *sb, int trans_a,
+				int trans_b, int64_t wg_cols, int inst_n);
 
 #endif

@@ -34,17 +34,17 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 	const IrBuffer *A = &e->k->bufs[st->u.gemm.a.buf], *B = &e->k->bufs[st->u.gemm.b.buf];
 	const IrBuffer *Cb = &e->k->bufs[st->u.gemm.c.buf];
 	const SmemBuf *sa = smem_find(&e->sp, st->u.gemm.a.buf), *sb = smem_find(&e->sp, st->u.gemm.b.buf);
-	int64_t atom_a, atom_b, lbo_b, kk;
+	int64_t atom_a, atom_b, lbo_a, lbo_b, kk;
 	int mi, ni, nreg = p->inst_n / 2;
 	char rs[64], cs[64];
 	Buf b;
 
 	int areg = p->a_reg && A->scope == MEM_LOCAL;
 
-	if (p->trans_a || p->elem_bits != 16 || (!sa && !areg) || !sb || A->ndim != 2 || B->ndim != 2 ||
-	    Cb->ndim != 2 || p->acc_type != DT_F32)
-		return err_set(e->err, "gemm: wgmma lowers only f16/bf16 A[M,K] (shared or local) x B[K,N] or "
-			       "B[N,K] from shared memory into an f32 accumulator");
+	if ((p->trans_a && areg) || p->elem_bits != 16 || (!sa && !areg) || !sb || A->ndim != 2 ||
+	    B->ndim != 2 || Cb->ndim != 2 || p->acc_type != DT_F32)
+		return err_set(e->err, "gemm: wgmma lowers only f16/bf16 A[M,K] or A[K,M] from shared memory, "
+			       "A[M,K] from registers, x B[K,N] or B[N,K] from shared memory into an f32 accumulator");
 	if (areg && (!p->frag_a || (e->frag[st->u.gemm.a.buf] != p->frag_a &&
 				    layout_equal(e->frag[st->u.gemm.a.buf], p->frag_a, NULL) != 1)))
 		return err_set(e->err, "gemm: operand A '%s' is in registers but not in the wgmma A-fragment "
@@ -53,8 +53,8 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 		/* the shared memory plan's layouts (an annotation may differ from the gemm plan's) */
 		SmemLayout la = {sa ? sa->kind : SMEM_SWIZZLE, sa ? sa->mode : SWZ_NONE, NULL},
 			   lb = {sb->kind, sb->mode, NULL};
-		const char *why = gemm_wgmma_smem_why(e->a, areg ? NULL : &la, &lb, p->trans_b, p->wg_cols,
-						      p->inst_n);
+		const char *why = gemm_wgmma_smem_why(e->a, areg ? NULL : &la, &lb, p->trans_a, p->trans_b,
+						      p->wg_cols, p->inst_n);
 
 		if (why)
 			return err_set(e->err, "gemm: wgmma cannot read these operands: %s", why);
@@ -64,6 +64,8 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 	atom_a = areg ? 0 : swizzle_alignment(sa->mode);   /* 8 rows of one swizzle panel, in bytes */
 	atom_b = swizzle_alignment(sb->mode);
 	lbo_b = p->trans_b ? 16 : p->K / 8 * atom_b;
+	/* an M-major A (trans_a, stored [K, M]): 64-column panels of all K rows, as an N-major B */
+	lbo_a = p->trans_a ? p->K / 8 * atom_a : 16;
 	if (areg)
 		lw_comment(e, "gemm %s: wgmma m64n%dk16, warpgroups %dx%d, %dx%d instructions per warpgroup, "
 			   "A '%s' from registers", Cb->name, p->inst_n, p->wg_m, p->wg_n, p->rep_m, p->rep_n,
@@ -98,8 +100,10 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 				lw_open_block(e, NULL);
 				snprintf(rs, sizeof rs, "(wgm * %lld + %d)", (long long)p->wg_rows, mi * 64);
 				snprintf(cs, sizeof cs, "%lld", (long long)kk);
-				if (!areg && wgdesc(e, "da", st->u.gemm.a.buf, rs, cs, 16, atom_a,
-						  swizzle_wgmma_layout_type(sa->mode)))
+				if (!areg && (p->trans_a ? wgdesc(e, "da", st->u.gemm.a.buf, cs, rs, lbo_a, atom_a,
+								  swizzle_wgmma_layout_type(sa->mode))
+							 : wgdesc(e, "da", st->u.gemm.a.buf, rs, cs, lbo_a, atom_a,
+								  swizzle_wgmma_layout_type(sa->mode))))
 					goto fail;
 				snprintf(cs, sizeof cs, "(wgn * %lld + %d)", (long long)p->wg_cols, ni * p->inst_n);
 				snprintf(rs, sizeof rs, "%lld", (long long)kk);
@@ -109,12 +113,13 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 							swizzle_wgmma_layout_type(sb->mode)))
 					goto fail;
 				/* tilec_cuda.h: wgmma.mma_async m64nNk16 on this thread's N/2 accumulators */
-				lw_call(e, LC_MMA, arena_printf(e->a, "tl_wgmma_%s%s<%d, %d>", areg ? "rs_" : "",
+				lw_call(e, LC_MMA, arena_printf(e->a, "tl_wgmma_%s%s<%d, %d%s>", areg ? "rs_" : "",
 							     p->ab_type == DT_BF16 ? "bf16" : "f16",
-							     p->inst_n, p->trans_b ? 0 : 1),
+							     p->inst_n, p->trans_b ? 0 : 1, p->trans_a ? ", 1" : ""),
 				     arena_printf(e->a, "&%s[%d], %s, db", Cb->name, (mi * p->rep_n + ni) * nreg,
 						  areg ? arena_printf(e->a, "af[%lld]", (long long)(kk / 16)) : "da"),
-				     arena_printf(e->a, "// m64n%dk16, B %s-major", p->inst_n, p->trans_b ? "K" : "N"));
+				     arena_printf(e->a, "// m64n%dk16, %sB %s-major", p->inst_n,
+						  p->trans_a ? "A M-major, " : "", p->trans_b ? "K" : "N"));
 				buf_reset(&b);
 				lw_pop(e);
 			}
@@ -194,7 +199,7 @@ lw_gemm(Em *e, const IrStmt *st)
 	/* A from registers: a local A in the plan's A-fragment layout (mma.sync's register order,
 	 * so each 32-bit A register is two of its elements), not transposed; B from shared memory */
 	areg = A->scope == MEM_LOCAL && !p.trans_a;
-	if (p.trans_a || p.elem_bits != 16 || (!p.a_shared && !areg) || !p.b_shared ||
+	if ((p.trans_a && !p.a_shared) || p.elem_bits != 16 || (!p.a_shared && !areg) || !p.b_shared ||
 	    p.rep_n % 2 || A->ndim != 2 || B->ndim != 2 || Cb->ndim != 2 || p.acc_type != DT_F32) {
 		/* say which of the conditions this gemm misses, so the user knows what to change */
 		char why[256];
@@ -202,9 +207,8 @@ lw_gemm(Em *e, const IrStmt *st)
 		const char *miss[8];
 		int nm = 0, i;
 
-		if (p.trans_a)
-			miss[nm++] = A->scope == MEM_LOCAL ? "trans_a with A in registers (give A as M x K)"
-							   : "trans_a (store A as M x K)";
+		if (p.trans_a && !p.a_shared)
+			miss[nm++] = "trans_a with A in registers (give A as M x K)";
 		if (p.elem_bits != 16)
 			miss[nm++] = "operands that are not f16/bf16";
 		if (!p.b_shared)
@@ -223,8 +227,8 @@ lw_gemm(Em *e, const IrStmt *st)
 				at += (size_t)w;
 		}
 		return err_set(e->err, "gemm: not lowered yet for mma.sync: %s; lowered: f16/bf16 "
-			       "A[M,K] (shared or local) x B[K,N] or B[N,K] from shared memory into an f32 "
-			       "accumulator", why);
+			       "A[M,K] or A[K,M] from shared memory or A[M,K] from registers, x B[K,N] or "
+			       "B[N,K] from shared memory into an f32 accumulator", why);
 	}
 	if (areg && e->frag[st->u.gemm.a.buf] != p.frag_a &&
 	    layout_equal(e->frag[st->u.gemm.a.buf], p.frag_a, NULL) != 1)
@@ -278,12 +282,21 @@ lw_gemm(Em *e, const IrStmt *st)
 					       "(tl_u32)%s[(kk / 16 * %d + mi) * 8 + %d] << 16", A->name,
 					       p.rep_m, 2 * q, A->name, p.rep_m, 2 * q + 1));
 	} else {
-		lw_decl2(e, "r", arena_printf(e->a, "wm * %lld + mi * 16 + lane %% 16", (long long)wm), "c", "kk + lane / 16 * 8");
+		/* the four 8x8 matrices of the m16k16 A tile: (m 0-7, k 0-7), (m 8-15, k 0-7),
+		 * (m 0-7, k 8-15), (m 8-15, k 8-15); lane i gives row i % 8 of matrix i / 8. A stored
+		 * [M, K]: rows along M, read as they are; trans_a, stored [K, M]: rows along K, read
+		 * transposed (.trans: lane t gets stored elements (2 (t % 4) + h, t / 4), which are
+		 * A (t / 4, 2 (t % 4) + h), the m16n8k16 A register order) */
+		if (p.trans_a)
+			lw_decl2(e, "r", "kk + lane / 16 * 8 + lane % 8", "c",
+				 arena_printf(e->a, "wm * %lld + mi * 16 + lane / 8 %% 2 * 8", (long long)wm));
+		else
+			lw_decl2(e, "r", arena_printf(e->a, "wm * %lld + mi * 16 + lane %% 16", (long long)wm), "c", "kk + lane / 16 * 8");
 		ia[0] = "r", ia[1] = "c";
 		buf_reset(&b);
 		lw_smemoff(e, st->u.gemm.a.buf, ia, &b);
-		lw_call(e, LC_LDMATRIX, "tl_ldmatrix_x4", arena_printf(e->a, "af[mi], &%s[%s]", lw_bufptr(e, st->u.gemm.a.buf),
-								    buf_str(&b)), NULL);
+		lw_call(e, LC_LDMATRIX, p.trans_a ? "tl_ldmatrix_x4_trans" : "tl_ldmatrix_x4",
+			arena_printf(e->a, "af[mi], &%s[%s]", lw_bufptr(e, st->u.gemm.a.buf), buf_str(&b)), NULL);
 	}
 	lw_pop(e);
 	{
