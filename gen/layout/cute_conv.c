@@ -326,22 +326,40 @@ convert(Arena *a, Fn *F, CuteLayout *res, Err *err)
 				fast = 0;
 		}
 		if (fast) {
+			/* a run along the last dim at a time: its table added to the sum of the
+			 * outer dims, against the (swizzled) serialized values */
+			const int last = F->nin - 1;
+			const int64_t nl = F->in_shape[last], *tl = tab[last];
+			const uint64_t ymask = F->sw.b > 0 ? (((uint64_t)1 << F->sw.b) - 1)
+							       << (F->sw.m + (F->sw.s > 0 ? F->sw.s : 0))
+							 : 0;
+			const int sh = F->sw.s;
+
 			part[0] = 0;
-			for (k = 0; k < F->nin; k++)
+			for (k = 0; k < last; k++)
 				part[k + 1] = part[k] + tab[k][0];
-			for (f = 0; f < D; f++) {
-				vv = F->sw.b > 0 ? cute_swizzle_apply(F->sw, F->ser[f]) : F->ser[f];
-				if (part[F->nin] != vv)
-					return probed_is(F, tab, &vv, err);
-				/* the row-major successor, and the sums from the dim that moved */
-				for (k = F->nin - 1; k >= 0; k--) {
+			for (f = 0; f < D; f += nl) {
+				const int64_t base = part[last], *sp = F->ser + f;
+
+				for (m = 0; m < nl; m++) {
+					uint64_t ux = (uint64_t)sp[m], sel = ux & ymask;
+
+					vv = (int64_t)(ux ^ (sh >= 0 ? sel >> sh : sel << -sh));
+					if (base + tl[m] != vv) {
+						F->coord[last] = m;
+						return probed_is(F, tab, &vv, err);
+					}
+				}
+				/* the outer coordinates' row-major successor, and the sums from
+				 * the dim that moved */
+				for (k = last - 1; k >= 0; k--) {
 					if (++F->coord[k] < F->in_shape[k])
 						break;
 					F->coord[k] = 0;
 				}
 				if (k < 0)
 					k = 0;
-				for (; k < F->nin; k++)
+				for (; k < last; k++)
 					part[k + 1] = part[k] + tab[k][F->coord[k]];
 			}
 			goto proved;
@@ -418,6 +436,41 @@ tab_prep(Fn *F, const int64_t *vals, int64_t **ser)
 			return;
 	if (!F->hier && !(*ser = malloc(sizeof **ser * (size_t)D)))
 		return;
+	for (acc = 1, k = 0; k < F->nout; k++)
+		if (ck_mul(acc, F->out_shape[k], &acc) < 0)
+			break;
+	if (k == F->nout) {
+		/* the outputs' serialization cannot overflow: only the ranges are checked */
+		const int64_t n0 = F->out_shape[0];
+
+		if (F->nout == 1) {
+			for (f = 0; f < D; f++) {
+				if ((uint64_t)vals[f] >= (uint64_t)n0)
+					goto bad;
+				if (!F->hier)
+					(*ser)[f] = vals[f];
+			}
+		} else {
+			for (f = 0; f < D; f++) {
+				const int64_t *o = vals + f * F->nout;
+
+				for (acc = 0, k = 0; k < F->nout; k++) {
+					if ((uint64_t)o[k] >= (uint64_t)F->out_shape[k])
+						goto bad;
+					acc = acc * F->out_shape[k] + o[k];
+				}
+				if (!F->hier)
+					(*ser)[f] = acc;
+			}
+		}
+		F->tab = vals;
+		F->ser = *ser;
+		return;
+bad:
+		free(*ser);
+		*ser = NULL;
+		return;
+	}
 	for (f = 0; f < D; f++) {
 		const int64_t *o = vals + f * F->nout;
 

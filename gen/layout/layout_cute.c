@@ -34,12 +34,21 @@ static int
 tab_visit(void *ctx, int64_t first, int npts, const int64_t *const *coord, const int64_t *const *vals)
 {
 	Tab *t = ctx;
+	const int nv = t->nv;
+	int64_t *restrict v = t->v + first * nv;
 	int p, e;
 
 	(void)coord;
-	for (p = 0; p < npts; p++)
-		for (e = 0; e < t->nv; e++)
-			t->v[(first + p) * t->nv + e] = vals[e][p];
+	if (nv == 1) {
+		memcpy(v, vals[0], (size_t)npts * sizeof *v);
+		return 0;
+	}
+	for (e = 0; e < nv; e++) {
+		const int64_t *restrict x = vals[e];
+
+		for (p = 0; p < npts; p++)
+			v[p * nv + e] = x[p];
+	}
 	return 0;
 }
 
