@@ -1,4 +1,6 @@
 /* check_util.c: arena, string buffer, error values, diagnostics, floor arithmetic. */
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +146,51 @@ START_TEST(buf_printf_boundaries)
 }
 END_TEST
 
+/* tl_vsnprintf's own formatting (%s %c %% %d %i %u %x with l, ll, z) against vsnprintf, for
+ * every capacity from 0 to past the text, and formats it hands to vsnprintf (widths,
+ * flags, %g, %p, a null %s) */
+static int
+both(char *d1, char *d2, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+	int n1, n2;
+
+	va_start(ap, fmt);
+	n1 = tl_vsnprintf(d1, cap, fmt, ap);
+	va_end(ap);
+	va_start(ap, fmt);
+	n2 = vsnprintf(d2, cap, fmt, ap);
+	va_end(ap);
+	ck_assert_int_eq(n1, n2);
+	if (cap)
+		ck_assert_str_eq(d1, d2);
+	return n1;
+}
+
+START_TEST(vsnprintf_same)
+{
+	char d1[200], d2[200];
+	size_t cap;
+	const char *nul = NULL;
+
+	for (cap = 0; cap < 120; cap++) {
+		memset(d1, 'x', sizeof d1);
+		memset(d2, 'x', sizeof d2);
+		both(d1, d2, cap, "a%sb%c%%%d|%i|%u|%x", "str", 'Q', -2147483647 - 1, 42, 4294967295u, 0xbeefu);
+		both(d1, d2, cap, "%ld %lld %lu %llu %zu %lx %llx", -9223372036854775807L - 1,
+		     (long long)9223372036854775807LL, 18446744073709551615UL, 0ULL, (size_t)12345,
+		     0xfeedUL, 0x123456789abcdefULL);
+		both(d1, d2, cap, "%d%d%s%s", 0, -7, "", "tail text");
+		both(d1, d2, cap, "plain text, no conversions at all, longer than some caps");
+		both(d1, d2, cap, "%5d|%-3s|%05lld|%.2f|%g|%+d|%#x|%zd|%hd|%*d", 3, "ab", 7LL, 1.5, 0.25,
+		     4, 255u, (ptrdiff_t)-3, (short)9, 4, 5);
+		both(d1, d2, cap, "%s%d", nul, 1);
+		both(d1, d2, cap, "a%cb", 0);
+		ck_assert_int_eq(d1[cap], 'x');   /* nothing written past cap */
+	}
+}
+END_TEST
+
 Suite *
 suite_util(void)
 {
@@ -153,6 +200,7 @@ suite_util(void)
 	tcase_add_test(tc, arena_zeroed_and_aligned);
 	tcase_add_test(tc, buf_grows);
 	tcase_add_test(tc, buf_printf_boundaries);
+	tcase_add_test(tc, vsnprintf_same);
 	tcase_add_loop_test(tc, floor_table, 0, countof(floor_cases));
 	tcase_add_test(tc, checked_arith);
 	tcase_add_test(tc, diag_format_caret);

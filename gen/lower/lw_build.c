@@ -228,7 +228,7 @@ cname_kept(const char *n)
 	if (n[0] == 'c' && l > 1 && strspn(n + 1, "0123456789") == l - 1)
 		return 0;
 	for (i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
-		if (!strcmp(n, reserved[i]))
+		if (n[0] == reserved[i][0] && !strcmp(n, reserved[i]))
 			return 0;
 	return 1;
 }

@@ -111,18 +111,21 @@ arena_printf(Arena *a, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
-	char *p;
+	char *p, tmp[256];
 
+	/* formatted once into tmp where it fits, else measured first */
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	n = tl_vsnprintf(tmp, sizeof tmp, fmt, ap);
 	va_end(ap);
 	if (n < 0)
 		return arena_strdup(a, "");
+	if ((size_t)n < sizeof tmp)
+		return arena_strndup(a, tmp, (size_t)n);
 	p = arena_alloc(a, (size_t)n + 1);
 	if (!p)
 		return NULL;
 	va_start(ap, fmt);
-	vsnprintf(p, (size_t)n + 1, fmt, ap);
+	tl_vsnprintf(p, (size_t)n + 1, fmt, ap);
 	va_end(ap);
 	return p;
 }

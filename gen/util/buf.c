@@ -3,6 +3,7 @@
  * An allocation failure sets b->oom and drops further output instead of
  * aborting: library code never exits on its own.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,112 @@ buf_putc(Buf *b, int c)
 	buf_putn(b, &ch, 1);
 }
 
+/*
+ * The formats the generators print most, formatted here: literal text, %s, %c, %% and the
+ * integers %d %i %u %x with no, l, ll or z length and no flags, width or precision. Any
+ * other format returns -2 before writing (the caller then uses vsnprintf). Otherwise as
+ * vsnprintf: at most cap bytes with the NUL, the length the whole text has.
+ */
+static int
+fast_format(char *dst, size_t cap, const char *fmt, va_list ap)
+{
+	size_t n = 0, l;
+	const char *p, *lit;
+	char num[24], *q;
+	unsigned long long u;
+	int neg, len, base;
+
+	for (p = fmt; *p;) {
+		if (*p != '%') {
+			for (lit = p; *p && *p != '%'; p++)
+				;
+			l = (size_t)(p - lit);
+			goto put;
+		}
+		p++;
+		if (*p == 's') {
+			lit = va_arg(ap, const char *);
+			if (!lit)
+				return -2;
+			l = strlen(lit);
+			p++;
+			goto put;
+		}
+		if (*p == 'c' || *p == '%') {
+			num[0] = *p == 'c' ? (char)va_arg(ap, int) : '%';
+			lit = num;
+			l = 1;
+			p++;
+			goto put;
+		}
+		len = 0;
+		if (*p == 'l') {
+			len = 1, p++;
+			if (*p == 'l')
+				len = 2, p++;
+		} else if (*p == 'z') {
+			len = 3, p++;
+		}
+		neg = 0;
+		base = 10;
+		switch (*p) {
+		case 'd':
+		case 'i':
+			if (len == 3)
+				return -2;
+			{
+				long long v = len == 0 ? va_arg(ap, int) : len == 1 ? va_arg(ap, long)
+											: va_arg(ap, long long);
+
+				neg = v < 0;
+				u = neg ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+			}
+			break;
+		case 'x':
+			base = 16;
+			/* fall through */
+		case 'u':
+			u = len == 0 ? va_arg(ap, unsigned) : len == 1 ? va_arg(ap, unsigned long)
+					 : len == 2 ? va_arg(ap, unsigned long long) : va_arg(ap, size_t);
+			break;
+		default:
+			return -2;
+		}
+		p++;
+		q = num + sizeof num;
+		do {
+			*--q = "0123456789abcdef"[u % (unsigned)base];
+			u /= (unsigned)base;
+		} while (u);
+		if (neg)
+			*--q = '-';
+		lit = q;
+		l = (size_t)(num + sizeof num - q);
+put:
+		if (n < cap) {
+			size_t room = cap - n - 1;
+
+			memcpy(dst + n, lit, l < room ? l : room);
+		}
+		n += l;
+	}
+	if (cap)
+		dst[n < cap ? n : cap - 1] = 0;
+	return n > (size_t)INT_MAX ? -1 : (int)n;
+}
+
+int
+tl_vsnprintf(char *dst, size_t cap, const char *fmt, va_list ap)
+{
+	va_list aq;
+	int n;
+
+	va_copy(aq, ap);
+	n = fast_format(dst, cap, fmt, aq);
+	va_end(aq);
+	return n == -2 ? vsnprintf(dst, cap, fmt, ap) : n;
+}
+
 void
 buf_vprintf(Buf *b, const char *fmt, va_list ap)
 {
@@ -95,7 +202,7 @@ buf_vprintf(Buf *b, const char *fmt, va_list ap)
 	if (!b->s && grow(b, 0))
 		return;
 	va_copy(aq, ap);
-	n = vsnprintf(b->s + b->len, b->cap - b->len, fmt, aq);
+	n = tl_vsnprintf(b->s + b->len, b->cap - b->len, fmt, aq);
 	va_end(aq);
 	if (n < 0) {
 		b->s[b->len] = 0;
@@ -108,7 +215,7 @@ buf_vprintf(Buf *b, const char *fmt, va_list ap)
 	b->s[b->len] = 0;
 	if (grow(b, (size_t)n))
 		return;
-	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+	tl_vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
 	b->len += (size_t)n;
 }
 

@@ -69,6 +69,8 @@ void buf_puts(Buf *b, const char *s);
 void buf_putn(Buf *b, const char *s, size_t n);
 void buf_printf(Buf *b, const char *fmt, ...) TL_PRINTF(2, 3);
 void buf_vprintf(Buf *b, const char *fmt, va_list ap);
+/* vsnprintf, the common formats (%s %c %d %u %x, l/ll/z, no width) without libc's set-up */
+int tl_vsnprintf(char *dst, size_t cap, const char *fmt, va_list ap);
 char *buf_take(Buf *b); /* caller frees; buffer is reset */
 const char *buf_str(const Buf *b); /* "" when empty */
 
