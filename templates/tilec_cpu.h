@@ -774,11 +774,12 @@ static int tl_cpu_is_poison(const void *p, size_t n)
 struct tl_cpu_wgop {
 	tl_cpu_wgop *next;
 	int n, tb, ta, bf, rs; // rs: A from registers (a holds them, da unused); ta: A M-major
+	int b8;                // 8-bit operands (m64nNk32): TL_CPU_S8 .. TL_CPU_E5M2; -1: 16-bit
 	tl_u64 da, db;
 	unsigned long long group;
-	float *d[128];
-	unsigned short a[64 * 16];  // A[m][k] as read at issue
-	unsigned short b[256 * 16]; // B[n][k] as read at issue
+	float *d[128];              // the accumulators (int for s8/u8: accessed by memcpy)
+	unsigned char a[64 * 32];   // A[m][k] as read at issue: row m in bytes 32 m .. 32 m + 31
+	unsigned char b[256 * 32];  // B[n][k] as read at issue
 	float *saved;               // [128][n/2] the accumulators at issue; NULL when they are the
 	                            // result of an older wgmma still in flight (chained)
 };
@@ -1121,6 +1122,101 @@ static inline void tl_mma_f16_16816(float *c, const tl_u32 *a, const tl_u32 *b) 
 static inline void tl_mma_bf16_16816(float *c, const tl_u32 *a, const tl_u32 *b) { tl_cpu_mma16816(c, a, b, 1); }
 
 // ============================================================================================
+// mma.sync.aligned.m16n8k32.row.col.{s32.s8.s8.s32, s32.u8.u8.s32, f32.e4m3.e4m3.f32,
+// f32.e5m2.e5m2.f32} (PTX 9.7.14.5.8, the m16n8k32 fragments of .s8/.u8/.e4m3/.e5m2):
+//   A 16x32: a_i (register i / 4, byte i % 4): row g for i in {0..3, 8..11} else g + 8,
+//            col 4t + (i & 3) (+ 16 for i >= 8)
+//   B 32x8:  b_i: row (k) 4t + (i & 3) (+ 16 for i >= 4), col (n) g
+//   C/D 16x8: as m16n8k16
+// Integers: exact products and sums (int64), wrapped to 32 bits (no .satfinite); fp8: every
+// element decoded exactly, the dot product in double, rounded to f32 once (as m16n8k16).
+// ============================================================================================
+enum { TL_CPU_S8, TL_CPU_U8, TL_CPU_E4M3, TL_CPU_E5M2 };
+
+// an 8-bit element's value, exact: s8/u8 as integers; OCP fp8 e4m3 (bias 7, NaN 0x7f/0xff, no
+// inf) and e5m2 (bias 15, inf 0x7c/0xfc, NaN above); subnormals kept
+static double tl_cpu_b8_val(unsigned v, int ty)
+{
+	if (ty == TL_CPU_S8)
+		return (double)(signed char)v;
+	if (ty == TL_CPU_U8)
+		return (double)(unsigned char)v;
+	{
+		int mb = ty == TL_CPU_E4M3 ? 3 : 2, bias = ty == TL_CPU_E4M3 ? 7 : 15;
+		unsigned e = (v & 0x7f) >> mb, m = v & ((1u << mb) - 1);
+		double a;
+
+		if (ty == TL_CPU_E4M3 && (v & 0x7f) == 0x7f)
+			return NAN;
+		if (ty == TL_CPU_E5M2 && e == 31)
+			return m ? NAN : (v & 0x80) ? -INFINITY : INFINITY;
+		a = e ? ldexp(1.0 + m / (double)(1u << mb), (int)e - bias) : ldexp((double)m, 1 - bias - mb);
+		return v & 0x80 ? -a : a;
+	}
+}
+
+static void tl_cpu_mma16832_compute(tl_cpu_warp *w, int ty)
+{
+	double A[16][32], B[32][8];
+
+	for (int l = 0; l < 32; l++) {
+		const tl_u32 *ra = (const tl_u32 *)w->p[l], *rb = (const tl_u32 *)w->r[l];
+		int g = l >> 2, t4 = 4 * (l & 3);
+
+		for (int j = 0; j < 4; j++) {
+			A[g][t4 + j] = tl_cpu_b8_val((ra[0] >> (8 * j)) & 0xff, ty);
+			A[g + 8][t4 + j] = tl_cpu_b8_val((ra[1] >> (8 * j)) & 0xff, ty);
+			A[g][t4 + 16 + j] = tl_cpu_b8_val((ra[2] >> (8 * j)) & 0xff, ty);
+			A[g + 8][t4 + 16 + j] = tl_cpu_b8_val((ra[3] >> (8 * j)) & 0xff, ty);
+			B[t4 + j][g] = tl_cpu_b8_val((rb[0] >> (8 * j)) & 0xff, ty);
+			B[t4 + 16 + j][g] = tl_cpu_b8_val((rb[1] >> (8 * j)) & 0xff, ty);
+		}
+	}
+	for (int l = 0; l < 32; l++) {
+		int g = l >> 2, t2 = 2 * (l & 3);
+
+		for (int r = 0; r < 4; r++) {
+			int row = g + 8 * (r / 2), col = t2 + (r % 2);
+
+			if (ty == TL_CPU_S8 || ty == TL_CPU_U8) {
+				int *c = (int *)w->q[l];
+				long long acc = c[r];
+
+				for (int k = 0; k < 32; k++)
+					acc += (long long)A[row][k] * (long long)B[k][col];
+				c[r] = (int)(unsigned)(unsigned long long)acc;
+			} else {
+				float *c = (float *)w->q[l];
+				double acc = c[r];
+
+				for (int k = 0; k < 32; k++)
+					acc += A[row][k] * B[k][col];
+				c[r] = (float)acc;
+			}
+		}
+	}
+}
+
+static void tl_cpu_mma16832(void *c, const tl_u32 *a, const tl_u32 *b, int ty)
+{
+	static const char *const names[] = {"mma.sync.m16n8k32.s8", "mma.sync.m16n8k32.u8", "mma.sync.m16n8k32.e4m3",
+					    "mma.sync.m16n8k32.e5m2"};
+	tl_cpu_fiber *me = tl_cpu_cur;
+	tl_cpu_warp *w = &tl_cpu_warps[me->warp];
+
+	tl_cpu_full_warp(names[ty]);
+	w->p[me->lane] = a;
+	w->r[me->lane] = b;
+	w->q[me->lane] = c;
+	tl_cpu_warp_collective(w, names[ty], [w, ty] { tl_cpu_mma16832_compute(w, ty); });
+}
+
+static inline void tl_mma_s8_16832(int *c, const tl_u32 *a, const tl_u32 *b) { tl_cpu_mma16832(c, a, b, TL_CPU_S8); }
+static inline void tl_mma_u8_16832(int *c, const tl_u32 *a, const tl_u32 *b) { tl_cpu_mma16832(c, a, b, TL_CPU_U8); }
+static inline void tl_mma_e4m3_16832(float *c, const tl_u32 *a, const tl_u32 *b) { tl_cpu_mma16832(c, a, b, TL_CPU_E4M3); }
+static inline void tl_mma_e5m2_16832(float *c, const tl_u32 *a, const tl_u32 *b) { tl_cpu_mma16832(c, a, b, TL_CPU_E5M2); }
+
+// ============================================================================================
 // sm_90a wgmma (PTX 9.7.15)
 // ============================================================================================
 // Shared-memory matrix descriptor (9.7.15.5.1.2.2 "Matrix Descriptor Format"), the bit packing
@@ -1146,36 +1242,37 @@ static inline tl_u64 tl_wgmma_desc(const void *p, int lbo, int sbo, int type)
 static inline void tl_fence_proxy_async(void) {}
 static inline void tl_fence_operand(float &r) { (void)r; }
 
-// The byte address of element (mn, k) of an operand of 16-bit elements (T = 8 per 16 bytes) in
-// the PTX canonical layouts (9.7.15.5.1.2.1.3), in CuTe notation over (MN, K) in units of elements:
+// The byte address of element (mn, k) of an operand of esz-byte elements (T = 16 / esz per 16
+// bytes: 8 for f16/bf16, 16 for 8-bit) in the PTX canonical layouts (9.7.15.5.1.2.1.3), in CuTe
+// notation over (MN, K) in units of elements:
 //   K-major,  no swizzle: ((8,m),(T,2k)):((1T,SBO),(1,LBO))
 //   K-major,  32/64/128B: ((8,m),(T,2k)):((cT,SBO),(1,T))    c = 2, 4, 8 (LBO unused: "assumed 1")
 //   MN-major, no swizzle: ((T,1,m),(8,k)):((1,T,SBO),(1T,LBO))
 //   MN-major, 32/64/128B: ((T,c,m),(8,k)):((1,T,LBO),(cT,SBO))
 // followed by Swizzle<s,4,3> (s = 1, 2, 3 for 32, 64, 128B) on the absolute shared byte address:
 // bits [4, 4+s) ^= bits [7, 7+s). A core matrix is 8 rows of 16 bytes.
-static unsigned long long tl_cpu_gmma_addr(tl_u64 desc, int mn, int k, int mn_major)
+static unsigned long long tl_cpu_gmma_addr(tl_u64 desc, int mn, int k, int mn_major, int esz)
 {
 	unsigned long long start = (desc & 0x3fff) << 4, lbo = ((desc >> 16) & 0x3fff) << 4,
-			   sbo = ((desc >> 32) & 0x3fff) << 4, off, a;
+			   sbo = ((desc >> 32) & 0x3fff) << 4, off, a, T = 16ull / (unsigned)esz;
 	int mode = (int)(desc >> 62), s = mode == 1 ? 3 : mode == 2 ? 2 : mode == 3 ? 1 : 0;
 	unsigned long long width = 16ull << s; // bytes of one swizzled row (no swizzle: 16)
 
 	if (!mn_major) {
 		if (!s)
 			off = (unsigned long long)(mn % 8) * 16 + (unsigned long long)(mn / 8) * sbo +
-			      (unsigned long long)(k % 8) * 2 + (unsigned long long)(k / 8) * lbo;
+			      (unsigned long long)k % T * esz + (unsigned long long)k / T * lbo;
 		else
 			off = (unsigned long long)(mn % 8) * width + (unsigned long long)(mn / 8) * sbo +
-			      (unsigned long long)k * 2;
+			      (unsigned long long)k * esz;
 	} else {
 		if (!s)
-			off = (unsigned long long)(mn % 8) * 2 + (unsigned long long)(mn / 8) * sbo +
+			off = (unsigned long long)mn % T * esz + (unsigned long long)mn / T * sbo +
 			      (unsigned long long)(k % 8) * 16 + (unsigned long long)(k / 8) * lbo;
 		else {
-			unsigned long long e = width / 2; // elements of one swizzled row
+			unsigned long long e = width / esz; // elements of one swizzled row
 
-			off = (unsigned long long)mn % e * 2 + (unsigned long long)mn / e * lbo +
+			off = (unsigned long long)mn % e * esz + (unsigned long long)mn / e * lbo +
 			      (unsigned long long)(k % 8) * width + (unsigned long long)(k / 8) * sbo;
 		}
 	}
@@ -1185,15 +1282,17 @@ static unsigned long long tl_cpu_gmma_addr(tl_u64 desc, int mn, int k, int mn_ma
 	return a;
 }
 
-static void tl_cpu_gmma_read(tl_u64 desc, int rows, int mn_major, unsigned short *out, const char *what)
+// the 32 bytes of K (16 or 32 elements) of rows 0 .. rows-1 of an operand, row r at out + 32 r
+static void tl_cpu_gmma_read(tl_u64 desc, int rows, int mn_major, int esz, unsigned char *out, const char *what)
 {
 	if ((desc >> 49) & 7)
 		tl_cpu_fail("wgmma %s descriptor 0x%016llx has a nonzero base offset, which the CPU emulation does not "
 			    "implement",
 			    what, desc);
 	for (int mn = 0; mn < rows; mn++)
-		for (int k = 0; k < 16; k++)
-			memcpy(&out[mn * 16 + k], tl_cpu_shared_ptr(tl_cpu_gmma_addr(desc, mn, k, mn_major), 2, what), 2);
+		for (int k = 0; k < 32 / esz; k++)
+			memcpy(&out[mn * 32 + k * esz], tl_cpu_shared_ptr(tl_cpu_gmma_addr(desc, mn, k, mn_major, esz), esz, what),
+			       esz);
 }
 
 // complete op: D = A B + D per thread fragment (9.7.15.5.1.1.1, Figure 149, the f32
@@ -1203,53 +1302,85 @@ static void tl_cpu_gmma_read(tl_u64 desc, int rows, int mn_major, unsigned short
 // of the hardware unspecified: PTX "at least single precision")
 __attribute__((optimize("O2"))) static void tl_cpu_wgmma_perform(tl_cpu_wgop *op)
 {
-	static unsigned short a2[64 * 16], b2[256 * 16];
-	static double A[64][16], B[16][256], D[64][256];
-	int n = op->n, nr = n / 2;
+	static unsigned char a2[64 * 32], b2[256 * 32];
+	static double A[64][32], B[32][256], D[64][256];
+	int n = op->n, nr = n / 2, esz = op->b8 >= 0 ? 1 : 2, kn = 32 / esz;
+	int integer = op->b8 == TL_CPU_S8 || op->b8 == TL_CPU_U8;
 
 	if (!op->rs)
-		tl_cpu_gmma_read(op->da, 64, op->ta, a2, "operand A");
-	tl_cpu_gmma_read(op->db, n, op->tb, b2, "operand B");
+		tl_cpu_gmma_read(op->da, 64, op->ta, esz, a2, "operand A");
+	tl_cpu_gmma_read(op->db, n, op->tb, esz, b2, "operand B");
 	for (int which = op->rs; which < 2; which++) {
-		const unsigned short *now = which ? b2 : a2, *then = which ? op->b : op->a;
+		const unsigned char *now = which ? b2 : a2, *then = which ? op->b : op->a;
 		int rows = which ? n : 64;
 
-		for (int i = 0; i < rows * 16; i++)
-			if (now[i] != then[i])
-				tl_cpu_fail("shared memory read by a wgmma.mma_async (m64n%dk16, descriptors A 0x%016llx B "
+		for (int i = 0; i < rows * 32; i += esz)
+			if (memcmp(&now[i], &then[i], esz)) {
+				unsigned v0 = then[i], v1 = now[i];
+				unsigned long long at = tl_cpu_gmma_addr(which ? op->db : op->da, i / 32, i % 32 / esz,
+									 which ? op->tb : op->ta, esz);
+				// the poison is 16-bit: an 8-bit element holds its low byte at an even address
+				unsigned poison = esz == 2 ? TL_CPU_POISON16 : at & 1 ? TL_CPU_POISON16 >> 8 : TL_CPU_POISON16 & 0xff;
+
+				if (esz == 2)
+					v0 |= (unsigned)then[i + 1] << 8, v1 |= (unsigned)now[i + 1] << 8;
+				tl_cpu_fail("shared memory read by a wgmma.mma_async (m64n%dk%d, descriptors A 0x%016llx B "
 					    "0x%016llx) changed between the wgmma and the wgmma.wait_group that completed it: "
-					    "%s element (%s %d, k %d) at shared byte %llu was 0x%04x, is 0x%04x%s",
-					    n, op->da, op->db, which ? "B" : "A", which ? "n" : "m", i / 16, i % 16,
-					    tl_cpu_gmma_addr(which ? op->db : op->da, i / 16, i % 16, which ? op->tb : op->ta), then[i],
-					    now[i],
-					    then[i] == TL_CPU_POISON16 ? " (the poison of shared memory not written yet, or "
-									 "of a cp.async in flight, when the wgmma was issued: "
-									 "a missing wait_group or barrier?)"
-								       : "");
+					    "%s element (%s %d, k %d) at shared byte %llu was 0x%0*x, is 0x%0*x%s",
+					    n, kn, op->da, op->db, which ? "B" : "A", which ? "n" : "m", i / 32, i % 32 / esz, at,
+					    2 * esz, v0, 2 * esz, v1,
+					    v0 == poison
+						? " (the poison of shared memory not written yet, or of a cp.async in flight, "
+						  "when the wgmma was issued: a missing wait_group or barrier?)"
+						: "");
+			}
 	}
 	for (int m = 0; m < 64; m++)
-		for (int k = 0; k < 16; k++)
-			A[m][k] = op->bf ? tl_bf2f(op->a[m * 16 + k]) : tl_h2f(op->a[m * 16 + k]);
+		for (int k = 0; k < kn; k++) {
+			const unsigned char *e = &op->a[m * 32 + k * esz];
+
+			A[m][k] = op->b8 >= 0 ? tl_cpu_b8_val(e[0], op->b8)
+				  : op->bf ? tl_bf2f((tl_bf16_t)(e[0] | e[1] << 8)) : tl_h2f((tl_half_t)(e[0] | e[1] << 8));
+		}
 	for (int j = 0; j < n; j++)
-		for (int k = 0; k < 16; k++)
-			B[k][j] = op->bf ? tl_bf2f(op->b[j * 16 + k]) : tl_h2f(op->b[j * 16 + k]);
-	// D starts from the accumulators (saved at issue, or the chained ones now), then k = 0..15
+		for (int k = 0; k < kn; k++) {
+			const unsigned char *e = &op->b[j * 32 + k * esz];
+
+			B[k][j] = op->b8 >= 0 ? tl_cpu_b8_val(e[0], op->b8)
+				  : op->bf ? tl_bf2f((tl_bf16_t)(e[0] | e[1] << 8)) : tl_h2f((tl_half_t)(e[0] | e[1] << 8));
+		}
+	// D starts from the accumulators (saved at issue, or the chained ones now), then k = 0..K-1;
+	// s32 accumulators: exact (the products and their sums fit a double), wrapped to 32 bits
 	for (int t = 0; t < 128; t++) {
 		float *d = op->d[t];
 		const float *base = op->saved ? op->saved + (size_t)t * nr : d;
 		int w = t / 32, l = t % 32;
 
 		if (op->saved)
-			for (int i = 0; i < nr; i++)
-				if (__float_as_uint(d[i]) != TL_CPU_POISON32)
+			for (int i = 0; i < nr; i++) {
+				tl_u32 u;
+
+				memcpy(&u, &d[i], 4);
+				if (u != TL_CPU_POISON32)
 					tl_cpu_fail("accumulator register %d of thread %d (of the warpgroup) of a pending "
 						    "wgmma.mma_async was written before the wgmma.wait_group that completes it",
 						    i, t);
-		for (int i = 0; i < nr; i++)
-			D[16 * w + l / 4 + 8 * ((i / 2) % 2)][8 * (i / 4) + 2 * (l % 4) + (i % 2)] = base[i];
+			}
+		for (int i = 0; i < nr; i++) {
+			double v;
+
+			if (integer) {
+				int iv;
+
+				memcpy(&iv, &base[i], 4);
+				v = iv;
+			} else
+				v = base[i];
+			D[16 * w + l / 4 + 8 * ((i / 2) % 2)][8 * (i / 4) + 2 * (l % 4) + (i % 2)] = v;
+		}
 	}
 	for (int m = 0; m < 64; m++)
-		for (int k = 0; k < 16; k++) {
+		for (int k = 0; k < kn; k++) {
 			double a = A[m][k];
 
 			for (int j = 0; j < n; j++)
@@ -1259,8 +1390,16 @@ __attribute__((optimize("O2"))) static void tl_cpu_wgmma_perform(tl_cpu_wgop *op
 		float *d = op->d[t];
 		int w = t / 32, l = t % 32;
 
-		for (int i = 0; i < nr; i++)
-			d[i] = (float)D[16 * w + l / 4 + 8 * ((i / 2) % 2)][8 * (i / 4) + 2 * (l % 4) + (i % 2)];
+		for (int i = 0; i < nr; i++) {
+			double v = D[16 * w + l / 4 + 8 * ((i / 2) % 2)][8 * (i / 4) + 2 * (l % 4) + (i % 2)];
+
+			if (integer) {
+				int iv = (int)(unsigned)(unsigned long long)(long long)v;
+
+				memcpy(&d[i], &iv, 4);
+			} else
+				d[i] = (float)v;
+		}
 	}
 }
 
@@ -1315,13 +1454,16 @@ static void tl_wgmma_fence(void)
 // still hold the poison (writing them in flight is undefined too) and adds A B to the saved
 // values. A wgmma whose accumulators belong to an older wgmma still in flight (the k-loop's
 // chain on one accumulator) accumulates onto that one's result, in issue order.
-static void tl_cpu_wgmma(int n, int tb, int ta, int bf, float *d, tl_u64 da, tl_u64 db, const tl_u32 *ra)
+static void tl_cpu_wgmma(int n, int tb, int ta, int bf, float *d, tl_u64 da, tl_u64 db, const tl_u32 *ra, int b8 = -1)
 {
+	static const char *const k8[] = {"wgmma.mma_async.s8", "wgmma.mma_async.u8", "wgmma.mma_async.e4m3",
+					 "wgmma.mma_async.e5m2"};
 	tl_cpu_fiber *me = tl_cpu_cur;
 	tl_cpu_wg *g = &tl_cpu_wgs[me->wg]; // me->wg < tl_cpu_nwgs always (the last may be partial)
-	int t = me->lin % 128;
-	const char *kind = ra ? (bf ? "wgmma.mma_async.bf16 (A from registers)" : "wgmma.mma_async.f16 (A from registers)")
-			      : (bf ? "wgmma.mma_async.bf16" : "wgmma.mma_async.f16");
+	int t = me->lin % 128, esz = b8 >= 0 ? 1 : 2;
+	const char *kind = b8 >= 0 ? k8[b8]
+			   : ra ? (bf ? "wgmma.mma_async.bf16 (A from registers)" : "wgmma.mma_async.f16 (A from registers)")
+				: (bf ? "wgmma.mma_async.bf16" : "wgmma.mma_async.f16");
 
 	if (g->arrived == 0) {
 		g->n = n;
@@ -1355,6 +1497,7 @@ static void tl_cpu_wgmma(int n, int tb, int ta, int bf, float *d, tl_u64 da, tl_
 		op->tb = tb;
 		op->ta = ta;
 		op->bf = bf;
+		op->b8 = b8;
 		op->da = g->da[0];
 		op->db = g->db[0];
 		op->rs = ra != NULL;
@@ -1366,21 +1509,27 @@ static void tl_cpu_wgmma(int n, int tb, int ta, int bf, float *d, tl_u64 da, tl_
 			//   a[2q + h]: row 16 w + l / 4 + 8 (q % 2), col 2 (l % 4) + h + 8 (q / 2)
 			for (int t2 = 0; t2 < 128; t2++)
 				for (int q = 0; q < 4; q++)
-					for (int h = 0; h < 2; h++)
-						op->a[(16 * (t2 / 32) + t2 % 32 / 4 + 8 * (q % 2)) * 16 + 2 * (t2 % 4) + h +
-						      8 * (q / 2)] = (unsigned short)(g->ra[t2][q] >> (16 * h));
+					for (int h = 0; h < 2; h++) {
+						unsigned char *e = &op->a[(16 * (t2 / 32) + t2 % 32 / 4 + 8 * (q % 2)) * 32 +
+									  2 * (2 * (t2 % 4) + h + 8 * (q / 2))];
+						unsigned v = (g->ra[t2][q] >> (16 * h)) & 0xffff;
+
+						e[0] = (unsigned char)v, e[1] = (unsigned char)(v >> 8);
+					}
 		} else
-			tl_cpu_gmma_read(op->da, 64, ta, op->a, "operand A");
-		tl_cpu_gmma_read(op->db, n, tb, op->b, "operand B");
+			tl_cpu_gmma_read(op->da, 64, ta, esz, op->a, "operand A");
+		tl_cpu_gmma_read(op->db, n, tb, esz, op->b, "operand B");
 		for (tl_cpu_wgop *o = g->ops; o && !chained; o = o->next)
 			for (int i = 0; i < 128 && !chained; i++)
 				chained = op->d[i] < o->d[i] + o->n / 2 && o->d[i] < op->d[i] + nr;
 		if (!chained) {
 			op->saved = (float *)tl_cpu_alloc(sizeof(float) * 128 * (size_t)nr);
 			for (int i = 0; i < 128; i++) {
+				tl_u32 poison = TL_CPU_POISON32;
+
 				memcpy(op->saved + (size_t)i * nr, op->d[i], sizeof(float) * (size_t)nr);
 				for (int j = 0; j < nr; j++)
-					op->d[i][j] = __uint_as_float(TL_CPU_POISON32);
+					memcpy(&op->d[i][j], &poison, 4);
 			}
 		}
 		if (g->last)
@@ -1461,6 +1610,34 @@ template <int N, int TB> static inline void tl_wgmma_rs_bf16(float *d, const tl_
 	static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma m64nNk16: N is 8, 16, ..., 256");
 	static_assert(TB == 0 || TB == 1, "wgmma: tnspB is 0 or 1");
 	tl_cpu_wgmma(N, TB, 0, 1, d, 0, db, a);
+}
+
+// wgmma m64nNk32 with 8-bit A and B from shared memory, both K-major (no transpose immediates):
+// s8/u8 into s32 accumulators (N = 8, 16, 24, or a multiple of 16 from 32), e4m3/e5m2 into f32
+static inline void tl_fence_operand(int &r) { (void)r; }
+#define TL_CPU_WGMMA_I8_N(N) (N == 8 || N == 16 || N == 24 || (N % 16 == 0 && N >= 32 && N <= 256))
+template <int N> static inline void tl_wgmma_s8(int *d, tl_u64 da, tl_u64 db)
+{
+	static_assert(TL_CPU_WGMMA_I8_N(N), "wgmma m64nNk32 s8/u8: N is 8, 16, 24, or a multiple of 16 from 32 to 256");
+	tl_cpu_wgmma(N, 0, 0, 0, (float *)(void *)d, da, db, NULL, TL_CPU_S8);
+}
+
+template <int N> static inline void tl_wgmma_u8(int *d, tl_u64 da, tl_u64 db)
+{
+	static_assert(TL_CPU_WGMMA_I8_N(N), "wgmma m64nNk32 s8/u8: N is 8, 16, 24, or a multiple of 16 from 32 to 256");
+	tl_cpu_wgmma(N, 0, 0, 0, (float *)(void *)d, da, db, NULL, TL_CPU_U8);
+}
+
+template <int N> static inline void tl_wgmma_e4m3(float *d, tl_u64 da, tl_u64 db)
+{
+	static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma m64nNk32 e4m3/e5m2: N is 8, 16, ..., 256");
+	tl_cpu_wgmma(N, 0, 0, 0, d, da, db, NULL, TL_CPU_E4M3);
+}
+
+template <int N> static inline void tl_wgmma_e5m2(float *d, tl_u64 da, tl_u64 db)
+{
+	static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma m64nNk32 e4m3/e5m2: N is 8, 16, ..., 256");
+	tl_cpu_wgmma(N, 0, 0, 0, d, da, db, NULL, TL_CPU_E5M2);
 }
 #endif // !TL_CPU_HIP
 

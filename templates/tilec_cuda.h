@@ -70,6 +70,41 @@ TL_DEVICE void tl_mma_bf16_16816(float *c, const tl_u32 *a, const tl_u32 *b)
 		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
+// ---- mma.sync m16n8k32, 8-bit operands: s8/u8 into s32, e4m3/e5m2 (sm_89+) into f32 -------
+// a[0..3], b[0..1]: four 8-bit elements per register (the PTX m16n8k32 fragments: the bytes of
+// the m16n8k16 ones), c: the accumulators (as m16n8k16). Integer sums wrap (no .satfinite).
+TL_DEVICE void tl_mma_s8_16832(int *c, const tl_u32 *a, const tl_u32 *b)
+{
+	asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 "
+		     "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+		     : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+TL_DEVICE void tl_mma_u8_16832(int *c, const tl_u32 *a, const tl_u32 *b)
+{
+	asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 "
+		     "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+		     : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+TL_DEVICE void tl_mma_e4m3_16832(float *c, const tl_u32 *a, const tl_u32 *b)
+{
+	asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 "
+		     "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+		     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+TL_DEVICE void tl_mma_e5m2_16832(float *c, const tl_u32 *a, const tl_u32 *b)
+{
+	asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 "
+		     "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+		     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
 // ---- conversions ------------------------------------------------------------------
 TL_DEVICE float tl_h2f(tl_half_t h)
 {
@@ -522,3 +557,170 @@ template <int N, int TB> TL_DEVICE void tl_wgmma_rs_bf16(float *d, const tl_u32 
 #undef T
 }
 
+// ---- sm_90a wgmma m64nNk32, 8-bit operands from shared memory, both K-major -----------------
+// s8/u8 into s32 accumulators (N = 8, 16, 24, 32, 48, ..., 256: multiples of 16 from 32), e4m3/
+// e5m2 into f32 (N = 8, 16, ..., 256). No transpose immediates: PTX has tnspA/tnspB for f16/bf16
+// only, so A is [M, K] and B [N, K] in shared memory. d: this thread's N/2 accumulators.
+// pins an s32 accumulator register (as tl_fence_operand(float &) above)
+TL_DEVICE void tl_fence_operand(int &r)
+{
+	asm volatile("" : "+r"(r)::"memory");
+}
+#define TL_WOI_0 "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+#define TL_WOI_1 "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7])
+#define TL_WOI_2 "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11])
+#define TL_WOI_3 "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15])
+#define TL_WOI_4 "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19])
+#define TL_WOI_5 "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23])
+#define TL_WOI_6 "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27])
+#define TL_WOI_7 "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31])
+#define TL_WOI_8 "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35])
+#define TL_WOI_9 "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39])
+#define TL_WOI_10 "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43])
+#define TL_WOI_11 "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47])
+#define TL_WOI_12 "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51])
+#define TL_WOI_13 "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55])
+#define TL_WOI_14 "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59])
+#define TL_WOI_15 "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63])
+#define TL_WOI_16 "+r"(d[64]), "+r"(d[65]), "+r"(d[66]), "+r"(d[67])
+#define TL_WOI_17 "+r"(d[68]), "+r"(d[69]), "+r"(d[70]), "+r"(d[71])
+#define TL_WOI_18 "+r"(d[72]), "+r"(d[73]), "+r"(d[74]), "+r"(d[75])
+#define TL_WOI_19 "+r"(d[76]), "+r"(d[77]), "+r"(d[78]), "+r"(d[79])
+#define TL_WOI_20 "+r"(d[80]), "+r"(d[81]), "+r"(d[82]), "+r"(d[83])
+#define TL_WOI_21 "+r"(d[84]), "+r"(d[85]), "+r"(d[86]), "+r"(d[87])
+#define TL_WOI_22 "+r"(d[88]), "+r"(d[89]), "+r"(d[90]), "+r"(d[91])
+#define TL_WOI_23 "+r"(d[92]), "+r"(d[93]), "+r"(d[94]), "+r"(d[95])
+#define TL_WOI_24 "+r"(d[96]), "+r"(d[97]), "+r"(d[98]), "+r"(d[99])
+#define TL_WOI_25 "+r"(d[100]), "+r"(d[101]), "+r"(d[102]), "+r"(d[103])
+#define TL_WOI_26 "+r"(d[104]), "+r"(d[105]), "+r"(d[106]), "+r"(d[107])
+#define TL_WOI_27 "+r"(d[108]), "+r"(d[109]), "+r"(d[110]), "+r"(d[111])
+#define TL_WOI_28 "+r"(d[112]), "+r"(d[113]), "+r"(d[114]), "+r"(d[115])
+#define TL_WOI_29 "+r"(d[116]), "+r"(d[117]), "+r"(d[118]), "+r"(d[119])
+#define TL_WOI_30 "+r"(d[120]), "+r"(d[121]), "+r"(d[122]), "+r"(d[123])
+#define TL_WOI_31 "+r"(d[124]), "+r"(d[125]), "+r"(d[126]), "+r"(d[127])
+#define TL_WOI1 TL_WOI_0
+#define TL_WOI2 TL_WOI1, TL_WOI_1
+#define TL_WOI3 TL_WOI2, TL_WOI_2
+#define TL_WOI4 TL_WOI3, TL_WOI_3
+#define TL_WOI5 TL_WOI4, TL_WOI_4
+#define TL_WOI6 TL_WOI5, TL_WOI_5
+#define TL_WOI7 TL_WOI6, TL_WOI_6
+#define TL_WOI8 TL_WOI7, TL_WOI_7
+#define TL_WOI9 TL_WOI8, TL_WOI_8
+#define TL_WOI10 TL_WOI9, TL_WOI_9
+#define TL_WOI11 TL_WOI10, TL_WOI_10
+#define TL_WOI12 TL_WOI11, TL_WOI_11
+#define TL_WOI13 TL_WOI12, TL_WOI_12
+#define TL_WOI14 TL_WOI13, TL_WOI_13
+#define TL_WOI15 TL_WOI14, TL_WOI_14
+#define TL_WOI16 TL_WOI15, TL_WOI_15
+#define TL_WOI17 TL_WOI16, TL_WOI_16
+#define TL_WOI18 TL_WOI17, TL_WOI_17
+#define TL_WOI19 TL_WOI18, TL_WOI_18
+#define TL_WOI20 TL_WOI19, TL_WOI_19
+#define TL_WOI21 TL_WOI20, TL_WOI_20
+#define TL_WOI22 TL_WOI21, TL_WOI_21
+#define TL_WOI23 TL_WOI22, TL_WOI_22
+#define TL_WOI24 TL_WOI23, TL_WOI_23
+#define TL_WOI25 TL_WOI24, TL_WOI_24
+#define TL_WOI26 TL_WOI25, TL_WOI_25
+#define TL_WOI27 TL_WOI26, TL_WOI_26
+#define TL_WOI28 TL_WOI27, TL_WOI_27
+#define TL_WOI29 TL_WOI28, TL_WOI_28
+#define TL_WOI30 TL_WOI29, TL_WOI_29
+#define TL_WOI31 TL_WOI30, TL_WOI_30
+#define TL_WOI32 TL_WOI31, TL_WOI_31
+#define TL_WGMMA_I8_ASM(N, M, T, IA, IB, IP)                                                  \
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " IP ", 0;\n"                                 \
+		     "wgmma.mma_async.sync.aligned.m64n" #N "k32.s32." T "." T " {" TL_WR##M "}, " IA ", " IB \
+		     ", p;\n}\n"                                                                          \
+		     : TL_WOI##M                                                                         \
+		     : "l"(da), "l"(db), "r"(1))
+#define TL_WGMMA_F8_ASM(N, M, T, IA, IB, IP)                                                  \
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " IP ", 0;\n"                                 \
+		     "wgmma.mma_async.sync.aligned.m64n" #N "k32.f32." T "." T " {" TL_WR##M "}, " IA ", " IB \
+		     ", p, 1, 1;\n}\n"                                                                    \
+		     : TL_WO##M                                                                          \
+		     : "l"(da), "l"(db), "r"(1))
+#define TL_WGMMA_I8_BODY \
+	if constexpr (N == 8) TL_WGMMA_I8_ASM(8, 1, T, "%4", "%5", "%6"); \
+	else if constexpr (N == 16) TL_WGMMA_I8_ASM(16, 2, T, "%8", "%9", "%10"); \
+	else if constexpr (N == 24) TL_WGMMA_I8_ASM(24, 3, T, "%12", "%13", "%14"); \
+	else if constexpr (N == 32) TL_WGMMA_I8_ASM(32, 4, T, "%16", "%17", "%18"); \
+	else if constexpr (N == 48) TL_WGMMA_I8_ASM(48, 6, T, "%24", "%25", "%26"); \
+	else if constexpr (N == 64) TL_WGMMA_I8_ASM(64, 8, T, "%32", "%33", "%34"); \
+	else if constexpr (N == 80) TL_WGMMA_I8_ASM(80, 10, T, "%40", "%41", "%42"); \
+	else if constexpr (N == 96) TL_WGMMA_I8_ASM(96, 12, T, "%48", "%49", "%50"); \
+	else if constexpr (N == 112) TL_WGMMA_I8_ASM(112, 14, T, "%56", "%57", "%58"); \
+	else if constexpr (N == 128) TL_WGMMA_I8_ASM(128, 16, T, "%64", "%65", "%66"); \
+	else if constexpr (N == 144) TL_WGMMA_I8_ASM(144, 18, T, "%72", "%73", "%74"); \
+	else if constexpr (N == 160) TL_WGMMA_I8_ASM(160, 20, T, "%80", "%81", "%82"); \
+	else if constexpr (N == 176) TL_WGMMA_I8_ASM(176, 22, T, "%88", "%89", "%90"); \
+	else if constexpr (N == 192) TL_WGMMA_I8_ASM(192, 24, T, "%96", "%97", "%98"); \
+	else if constexpr (N == 208) TL_WGMMA_I8_ASM(208, 26, T, "%104", "%105", "%106"); \
+	else if constexpr (N == 224) TL_WGMMA_I8_ASM(224, 28, T, "%112", "%113", "%114"); \
+	else if constexpr (N == 240) TL_WGMMA_I8_ASM(240, 30, T, "%120", "%121", "%122"); \
+	else if constexpr (N == 256) TL_WGMMA_I8_ASM(256, 32, T, "%128", "%129", "%130"); \
+	else static_assert(N < 0, "wgmma m64nNk32 s8/u8: N is 8, 16, 24, or a multiple of 16 from 32 to 256");
+#define TL_WGMMA_F8_BODY \
+	if constexpr (N == 8) TL_WGMMA_F8_ASM(8, 1, T, "%4", "%5", "%6"); \
+	else if constexpr (N == 16) TL_WGMMA_F8_ASM(16, 2, T, "%8", "%9", "%10"); \
+	else if constexpr (N == 24) TL_WGMMA_F8_ASM(24, 3, T, "%12", "%13", "%14"); \
+	else if constexpr (N == 32) TL_WGMMA_F8_ASM(32, 4, T, "%16", "%17", "%18"); \
+	else if constexpr (N == 40) TL_WGMMA_F8_ASM(40, 5, T, "%20", "%21", "%22"); \
+	else if constexpr (N == 48) TL_WGMMA_F8_ASM(48, 6, T, "%24", "%25", "%26"); \
+	else if constexpr (N == 56) TL_WGMMA_F8_ASM(56, 7, T, "%28", "%29", "%30"); \
+	else if constexpr (N == 64) TL_WGMMA_F8_ASM(64, 8, T, "%32", "%33", "%34"); \
+	else if constexpr (N == 72) TL_WGMMA_F8_ASM(72, 9, T, "%36", "%37", "%38"); \
+	else if constexpr (N == 80) TL_WGMMA_F8_ASM(80, 10, T, "%40", "%41", "%42"); \
+	else if constexpr (N == 88) TL_WGMMA_F8_ASM(88, 11, T, "%44", "%45", "%46"); \
+	else if constexpr (N == 96) TL_WGMMA_F8_ASM(96, 12, T, "%48", "%49", "%50"); \
+	else if constexpr (N == 104) TL_WGMMA_F8_ASM(104, 13, T, "%52", "%53", "%54"); \
+	else if constexpr (N == 112) TL_WGMMA_F8_ASM(112, 14, T, "%56", "%57", "%58"); \
+	else if constexpr (N == 120) TL_WGMMA_F8_ASM(120, 15, T, "%60", "%61", "%62"); \
+	else if constexpr (N == 128) TL_WGMMA_F8_ASM(128, 16, T, "%64", "%65", "%66"); \
+	else if constexpr (N == 136) TL_WGMMA_F8_ASM(136, 17, T, "%68", "%69", "%70"); \
+	else if constexpr (N == 144) TL_WGMMA_F8_ASM(144, 18, T, "%72", "%73", "%74"); \
+	else if constexpr (N == 152) TL_WGMMA_F8_ASM(152, 19, T, "%76", "%77", "%78"); \
+	else if constexpr (N == 160) TL_WGMMA_F8_ASM(160, 20, T, "%80", "%81", "%82"); \
+	else if constexpr (N == 168) TL_WGMMA_F8_ASM(168, 21, T, "%84", "%85", "%86"); \
+	else if constexpr (N == 176) TL_WGMMA_F8_ASM(176, 22, T, "%88", "%89", "%90"); \
+	else if constexpr (N == 184) TL_WGMMA_F8_ASM(184, 23, T, "%92", "%93", "%94"); \
+	else if constexpr (N == 192) TL_WGMMA_F8_ASM(192, 24, T, "%96", "%97", "%98"); \
+	else if constexpr (N == 200) TL_WGMMA_F8_ASM(200, 25, T, "%100", "%101", "%102"); \
+	else if constexpr (N == 208) TL_WGMMA_F8_ASM(208, 26, T, "%104", "%105", "%106"); \
+	else if constexpr (N == 216) TL_WGMMA_F8_ASM(216, 27, T, "%108", "%109", "%110"); \
+	else if constexpr (N == 224) TL_WGMMA_F8_ASM(224, 28, T, "%112", "%113", "%114"); \
+	else if constexpr (N == 232) TL_WGMMA_F8_ASM(232, 29, T, "%116", "%117", "%118"); \
+	else if constexpr (N == 240) TL_WGMMA_F8_ASM(240, 30, T, "%120", "%121", "%122"); \
+	else if constexpr (N == 248) TL_WGMMA_F8_ASM(248, 31, T, "%124", "%125", "%126"); \
+	else if constexpr (N == 256) TL_WGMMA_F8_ASM(256, 32, T, "%128", "%129", "%130"); \
+	else static_assert(N < 0, "wgmma m64nNk32 e4m3/e5m2: N is 8, 16, ..., 256");
+
+template <int N> TL_DEVICE void tl_wgmma_s8(int *d, tl_u64 da, tl_u64 db)
+{
+#define T "s8"
+	TL_WGMMA_I8_BODY;
+#undef T
+}
+
+template <int N> TL_DEVICE void tl_wgmma_u8(int *d, tl_u64 da, tl_u64 db)
+{
+#define T "u8"
+	TL_WGMMA_I8_BODY;
+#undef T
+}
+
+template <int N> TL_DEVICE void tl_wgmma_e4m3(float *d, tl_u64 da, tl_u64 db)
+{
+#define T "e4m3"
+	TL_WGMMA_F8_BODY;
+#undef T
+}
+
+template <int N> TL_DEVICE void tl_wgmma_e5m2(float *d, tl_u64 da, tl_u64 db)
+{
+#define T "e5m2"
+	TL_WGMMA_F8_BODY;
+#undef T
+}

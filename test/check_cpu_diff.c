@@ -37,6 +37,7 @@
 #define STRIDED_HEAD_SIZES "S=1;S=37;S=37,sq=192,so=320,ldt=64;S=70,sq=64,so=64,ldt=72"
 
 #define GEMM_ORDER_SIZES "*=1;*=37;M=200,N=203,K=205;M=192,N=136,K=72"
+#define GEMM_8BIT_SIZES "*=1;*=37;M=200,N=203,K=205;M=192,N=144,K=96"
 
 /* size sets every program runs at: tiny (all sizes 1), small primes, the ragged defaults */
 static const char generic_sizes[] = "*=1;*=37;";
@@ -93,6 +94,12 @@ static const struct {
 	/* the four operand orders (trans_a, trans_b) at ragged sizes and at whole vectors (the
 	 * element-by-element and the vector bodies) */
 	{"test/cpu/gemm_trans.tile", GEMM_ORDER_SIZES, NULL, NULL, NULL},
+	/* i8/u8 into i32 (exact: compared bit for bit) in the four orders: mma.sync m16n8k32 with
+	 * ldmatrix or byte loads */
+	{"test/cpu/gemm_int8.tile", GEMM_8BIT_SIZES, NULL, NULL, NULL},
+	/* fp8: no MMA before sm_89 (the extra rows run it at sm_90 and sm_90a) */
+	{"test/cpu/gemm_fp8.tile", NULL, "sm_80", NULL,
+	 "sm_80 has no MMA for fp8_e4m3 operands (mma.sync .e4m3/.e5m2 needs sm_89 or later, wgmma sm_90a)"},
 	/* a register A that is transposed: refused at the gemm */
 	{"test/cpu/register_a_trans.tile", NULL, NULL, NULL, "trans_a with A in registers (give A as M x K)"},
 	/* strided tensors: run-time strides of whole vectors (the vector body) and not (an odd
@@ -177,6 +184,10 @@ static const struct {
 	{"test/cpu/flash_smem_p.tile", "sm_90a", "BH=2,L=200", "CAUSAL=1"},
 	/* wgmma with A and B K- or M/N-major (tnspA, tnspB) */
 	{"test/cpu/gemm_trans.tile", "sm_90a", GEMM_ORDER_SIZES, NULL},
+	/* 8-bit: wgmma m64nNk32 for A [M, K] x B [N, K], mma.sync m16n8k32 for the other orders */
+	{"test/cpu/gemm_int8.tile", "sm_90a", GEMM_8BIT_SIZES, NULL},
+	{"test/cpu/gemm_fp8.tile", "sm_90a", GEMM_8BIT_SIZES, NULL},
+	{"test/cpu/gemm_fp8.tile", "sm_90", GEMM_8BIT_SIZES, NULL},
 };
 
 static glob_t files;

@@ -145,6 +145,17 @@ static const struct {
 							 NULL}},
 	{"test/cpu/gemm_trans.tile", "sm_90a", "sm_90a", {"wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16",
 							   "p, 1, 1, 1, 1;", "p, 1, 1, 1, 0;"}},
+	/* 8-bit: mma.sync m16n8k32 (s8, u8; e4m3/e5m2 from sm_89), wgmma m64nNk32 for K-major operands */
+	{"test/cpu/gemm_int8.tile", "sm_80", "sm_80", {"mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32",
+							"mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32", "ldmatrix"}},
+	{"test/cpu/gemm_int8.tile", "sm_90a", "sm_90a", {"wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8",
+							  "wgmma.mma_async.sync.aligned.m64n64k32.s32.u8.u8",
+							  "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32"}},
+	{"test/cpu/gemm_fp8.tile", "sm_90", "sm_90", {"mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32",
+						       "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32", NULL}},
+	{"test/cpu/gemm_fp8.tile", "sm_90a", "sm_90a", {"wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3",
+							 "wgmma.mma_async.sync.aligned.m64n64k32.f32.e5m2.e5m2",
+							 "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32"}},
 };
 
 static tilec_jit *jit;

@@ -411,6 +411,23 @@ static const struct {
 	/* mma.sync: ldmatrix.trans reads a [K, M] A */
 	{"f16", "f32", 1, 0, 128, 128, 32, 128, "sm_80", GEMM_MMA_SYNC, 8, 16, SWZ_128B, SWZ_128B, NULL, NULL},
 	{"f16", "f32", 1, 1, 128, 128, 32, 128, "sm_80", GEMM_MMA_SYNC, 8, 16, SWZ_128B, SWZ_64B, NULL, NULL},
+	/* 8-bit: wgmma m64nNk32 only with A [M, K] and B [N, K]; else mma.sync m16n8k32 (byte loads
+	 * for the operand that is not K-contiguous, which gets a padded layout) */
+	{"i8", "i32", 0, 1, 128, 128, 64, 128, "sm_90a", GEMM_WGMMA, 128, 32, SWZ_64B, SWZ_64B, NULL, NULL},
+	{"u8", "i32", 0, 1, 64, 256, 128, 128, "sm_90a", GEMM_WGMMA, 256, 32, SWZ_128B, SWZ_128B, NULL, NULL},
+	{"i8", "i32", 0, 0, 128, 128, 64, 128, "sm_90a", GEMM_MMA_SYNC, 8, 32, SWZ_64B, SWZ_NONE,
+	 "8-bit operands are not both K-major", NULL},
+	{"i8", "i32", 1, 1, 128, 128, 64, 128, "sm_90a", GEMM_MMA_SYNC, 8, 32, SWZ_NONE, SWZ_64B,
+	 "8-bit operands are not both K-major", NULL},
+	{"i8", "i32", 0, 1, 128, 128, 32, 128, "sm_80", GEMM_MMA_SYNC, 8, 32, SWZ_32B, SWZ_32B, NULL, NULL},
+	/* integer wgmma has N = 8, 16, 24 and multiples of 16: a 40-wide tile takes n8; fp8 n40 */
+	{"i8", "i32", 0, 1, 64, 40, 64, 128, "sm_90a", GEMM_WGMMA, 8, 32, SWZ_64B, SWZ_64B, NULL, NULL},
+	{"fp8_e4m3", "f32", 0, 1, 64, 40, 64, 128, "sm_90a", GEMM_WGMMA, 40, 32, SWZ_64B, SWZ_64B, NULL, NULL},
+	{"fp8_e5m2", "f32", 0, 1, 128, 128, 64, 128, "sm_90a", GEMM_WGMMA, 128, 32, SWZ_64B, SWZ_64B, NULL, NULL},
+	{"fp8_e5m2", "f32", 1, 0, 128, 128, 64, 128, "sm_90", GEMM_MMA_SYNC, 8, 32, SWZ_NONE, SWZ_NONE, NULL, NULL},
+	/* no fp8 MMA before sm_89 */
+	{"fp8_e4m3", "f32", 0, 1, 128, 128, 64, 128, "sm_80", GEMM_MMA_SYNC, 0, 0, SWZ_NONE, SWZ_NONE, NULL,
+	 "sm_80 has no MMA for fp8_e4m3 operands (mma.sync .e4m3/.e5m2 needs sm_89 or later"},
 };
 
 START_TEST(operand_orders)

@@ -73,16 +73,23 @@ wgmma_block_acc(Arena *a, const GemmPlan *p, Err *err)
 	return frag_parse(a, shape, 2, thr, 1, fwd, 1, err);
 }
 
-/* the largest multiple of 8 that divides c and is at most 256 */
+/* the largest multiple of 8 that divides c and is at most 256; for s8/u8 (integer wgmma) one
+ * of the N that PTX has for them: 8, 16, 24 and the multiples of 16 from 32 to 256 */
 static int
-wgmma_n(int64_t c)
+wgmma_n(int64_t c, int integer)
 {
 	int n;
 
 	for (n = 256; n >= 8; n -= 8)
-		if (c % n == 0)
+		if (c % n == 0 && (!integer || n <= 24 || n % 16 == 0))
 			return n;
 	return 0;
+}
+
+static int
+is_fp8(DType t)
+{
+	return t == DT_FP8E4M3 || t == DT_FP8E5M2;
 }
 
 /* shared-memory layouts for the shared operands; wgmma needs no padding */
@@ -138,12 +145,31 @@ static int
 plan_wgmma(Arena *a, const Target *t, const IrKernel *k, const IrStmt *g, GemmPlan *p, Err *err)
 {
 	Err e2 = {0};
+	int b8 = p->ab_type == DT_I8 || p->ab_type == DT_U8 || is_fp8(p->ab_type), ik = b8 ? 32 : 16;
+	int integer = p->ab_type == DT_I8 || p->ab_type == DT_U8;
 
-	if (p->ab_type != DT_F16 && p->ab_type != DT_BF16) {
-		p->why_not_wgmma = "operands are not f16/bf16";
+	if (p->ab_type != DT_F16 && p->ab_type != DT_BF16 && !b8) {
+		p->why_not_wgmma = "operands are not f16/bf16, i8/u8 or fp8";
+		return 1;
+	}
+	if (b8 && p->acc_type != (integer ? DT_I32 : DT_F32)) {
+		p->why_not_wgmma = integer ? "the accumulator of i8/u8 operands is not i32"
+					   : "the accumulator of fp8 operands is not f32";
+		return 1;
+	}
+	if (b8 && (p->trans_a || !p->trans_b)) {
+		/* PTX: the transpose immediates exist for f16/bf16 only; 8-bit A and B are read
+		 * K-major (A [M, K], B [N, K]) */
+		p->why_not_wgmma = "8-bit operands are not both K-major (wgmma reads i8/u8/fp8 A as [M, K] and B "
+				   "as [N, K] only: give A [M, K] and B [N, K] with trans_b = true; mma.sync reads "
+				   "the others by byte loads)";
 		return 1;
 	}
 	p->a_reg = k->bufs[g->u.gemm.a.buf].scope == MEM_LOCAL;
+	if (b8 && p->a_reg) {
+		p->why_not_wgmma = "an 8-bit operand A is in registers (wgmma RS is lowered for f16/bf16 only)";
+		return 1;
+	}
 	if (!p->a_reg && k->bufs[g->u.gemm.a.buf].scope != MEM_SHARED) {
 		p->why_not_wgmma = "operand A is neither in shared memory nor in registers";
 		return 1;
@@ -162,8 +188,9 @@ plan_wgmma(Arena *a, const Target *t, const IrKernel *k, const IrStmt *g, GemmPl
 				   "along M)";
 		return 1;
 	}
-	if (p->M % 64 || k->threads % 128 || p->K % 16) {
-		p->why_not_wgmma = "M is not a multiple of 64, threads of 128 or K of 16";
+	if (p->M % 64 || k->threads % 128 || p->K % ik) {
+		p->why_not_wgmma = b8 ? "M is not a multiple of 64, threads of 128 or K of 32"
+				      : "M is not a multiple of 64, threads of 128 or K of 16";
 		return 1;
 	}
 	/*
@@ -174,7 +201,7 @@ plan_wgmma(Arena *a, const Target *t, const IrKernel *k, const IrStmt *g, GemmPl
 	 */
 	if (mma_warp_partition(p->M, p->N, p->warps, WARP_FULL_ROW, MMA_WGMMA, &p->m_warp, &p->n_warp,
 			       &e2) ||
-	    p->n_warp != 1 || p->N > 256 || (p->M / (p->m_warp / 4)) % 64 || !wgmma_n(p->N)) {
+	    p->n_warp != 1 || p->N > 256 || (p->M / (p->m_warp / 4)) % 64 || !wgmma_n(p->N, integer)) {
 		e2.set = 0;
 		if (mma_warp_partition(p->M, p->N, p->warps, WARP_SQUARE, MMA_WGMMA, &p->m_warp,
 				       &p->n_warp, &e2)) {
@@ -202,7 +229,7 @@ plan_wgmma(Arena *a, const Target *t, const IrKernel *k, const IrStmt *g, GemmPl
 	p->wg_n = p->n_warp;
 	p->wg_rows = p->M / p->wg_m;
 	p->wg_cols = p->N / p->wg_n;
-	if (p->wg_rows % 64 || !(p->inst_n = wgmma_n(p->wg_cols))) {
+	if (p->wg_rows % 64 || !(p->inst_n = wgmma_n(p->wg_cols, integer))) {
 		p->why_not_wgmma = "the warpgroup tile does not split into m64nN instructions";
 		return 1;
 	}
@@ -217,10 +244,10 @@ plan_wgmma(Arena *a, const Target *t, const IrKernel *k, const IrStmt *g, GemmPl
 		return 1;
 	p->instr = GEMM_WGMMA;
 	p->inst_m = 64;
-	p->inst_k = 16;
+	p->inst_k = ik;
 	p->rep_m = (int)(p->wg_rows / 64);
 	p->rep_n = (int)(p->wg_cols / p->inst_n);
-	p->ksteps = (int)(p->K / 16);
+	p->ksteps = (int)(p->K / ik);
 	p->frag_a = p->frag_b = NULL;
 	if (!(p->acc = wgmma_block_acc(a, p, err)))
 		return -1;
@@ -233,10 +260,13 @@ plan_wgmma(Arena *a, const Target *t, const IrKernel *k, const IrStmt *g, GemmPl
 }
 
 static int
-plan_mma_sync(Arena *a, const IrKernel *k, const IrStmt *g, GemmPlan *p, Err *err)
+plan_mma_sync(Arena *a, const Target *t, const IrKernel *k, const IrStmt *g, GemmPlan *p, Err *err)
 {
 	int bits;
 
+	if (is_fp8(p->ab_type) && t->sm < 89)
+		return err_set(err, "gemm: %s has no MMA for %s operands (mma.sync .e4m3/.e5m2 needs sm_89 or "
+			       "later, wgmma sm_90a); convert them to f16 or bf16", t->arch, dtype_name(p->ab_type));
 	switch (p->ab_type) {
 	case DT_F16: case DT_BF16: bits = 16; break;
 	case DT_F32: bits = 32; break;
@@ -401,7 +431,7 @@ gemm_plan(Arena *a, const Target *t, const IrKernel *k, const IrStmt *g, GemmPla
 	} else if (t->mma != TMMA_MMA_SYNC) {
 		return err_set(err, "gemm_plan: %s has no mma.sync", t->arch);
 	}
-	return plan_mma_sync(a, k, g, out, err);
+	return plan_mma_sync(a, t, k, g, out, err);
 }
 
 static void

@@ -40,11 +40,21 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 	Buf b;
 
 	int areg = p->a_reg && A->scope == MEM_LOCAL;
+	int integer = p->ab_type == DT_I8 || p->ab_type == DT_U8;
+	int b8 = integer || p->ab_type == DT_FP8E4M3 || p->ab_type == DT_FP8E5M2;
+	const char *ty;
 
-	if ((p->trans_a && areg) || p->elem_bits != 16 || (!sa && !areg) || !sb || A->ndim != 2 ||
-	    B->ndim != 2 || Cb->ndim != 2 || p->acc_type != DT_F32)
+	if (b8 ? p->elem_bits != 8 || p->inst_k != 32 || areg || p->trans_a || !p->trans_b ||
+		     p->acc_type != (integer ? DT_I32 : DT_F32)
+	       : (p->trans_a && areg) || p->elem_bits != 16 || p->inst_k != 16 || p->acc_type != DT_F32)
 		return err_set(e->err, "gemm: wgmma lowers only f16/bf16 A[M,K] or A[K,M] from shared memory, "
-			       "A[M,K] from registers, x B[K,N] or B[N,K] from shared memory into an f32 accumulator");
+			       "A[M,K] from registers, x B[K,N] or B[N,K] from shared memory into an f32 accumulator, "
+			       "and i8/u8 (into i32) or fp8 (into f32) A[M,K] x B[N,K] from shared memory");
+	if ((!sa && !areg) || !sb || A->ndim != 2 || B->ndim != 2 || Cb->ndim != 2)
+		return err_set(e->err, "gemm: wgmma reads 2-D operands: A from shared memory or registers, B "
+			       "from shared memory");
+	ty = p->ab_type == DT_BF16 ? "bf16" : p->ab_type == DT_I8 ? "s8" : p->ab_type == DT_U8 ? "u8"
+	     : p->ab_type == DT_FP8E4M3 ? "e4m3" : p->ab_type == DT_FP8E5M2 ? "e5m2" : "f16";
 	if (areg && (!p->frag_a || (e->frag[st->u.gemm.a.buf] != p->frag_a &&
 				    layout_equal(e->frag[st->u.gemm.a.buf], p->frag_a, NULL) != 1)))
 		return err_set(e->err, "gemm: operand A '%s' is in registers but not in the wgmma A-fragment "
@@ -71,8 +81,8 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 			   "A '%s' from registers", Cb->name, p->inst_n, p->wg_m, p->wg_n, p->rep_m, p->rep_n,
 			   A->name);
 	else
-		lw_comment(e, "gemm %s: wgmma m64n%dk16, warpgroups %dx%d, %dx%d instructions per warpgroup",
-			   Cb->name, p->inst_n, p->wg_m, p->wg_n, p->rep_m, p->rep_n);
+		lw_comment(e, "gemm %s: wgmma m64n%dk%d, warpgroups %dx%d, %dx%d instructions per warpgroup",
+			   Cb->name, p->inst_n, p->inst_k, p->wg_m, p->wg_n, p->rep_m, p->rep_n);
 	lw_open_block(e, NULL);
 	lw_decl2(e, "wgm", arena_printf(e->a, "warp / 4 %% %d", p->wg_m), "wgn", arena_printf(e->a, "warp / 4 / %d", p->wg_m));
 	if (!e->wg_inflight) {
@@ -94,7 +104,7 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 	}
 	lw_call(e, LC_FENCE, "tl_wgmma_fence", "", NULL);
 	buf_init(&b);
-	for (kk = 0; kk < p->K; kk += 16)
+	for (kk = 0; kk < p->K; kk += p->inst_k)
 		for (mi = 0; mi < p->rep_m; mi++)
 			for (ni = 0; ni < p->rep_n; ni++) {
 				lw_open_block(e, NULL);
@@ -112,14 +122,20 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 					       : wgdesc(e, "db", st->u.gemm.b.buf, rs, cs, lbo_b, atom_b,
 							swizzle_wgmma_layout_type(sb->mode)))
 					goto fail;
-				/* tilec_cuda.h: wgmma.mma_async m64nNk16 on this thread's N/2 accumulators */
-				lw_call(e, LC_MMA, arena_printf(e->a, "tl_wgmma_%s%s<%d, %d%s>", areg ? "rs_" : "",
-							     p->ab_type == DT_BF16 ? "bf16" : "f16",
-							     p->inst_n, p->trans_b ? 0 : 1, p->trans_a ? ", 1" : ""),
-				     arena_printf(e->a, "&%s[%d], %s, db", Cb->name, (mi * p->rep_n + ni) * nreg,
-						  areg ? arena_printf(e->a, "af[%lld]", (long long)(kk / 16)) : "da"),
-				     arena_printf(e->a, "// m64n%dk16, %sB %s-major", p->inst_n,
-						  p->trans_a ? "A M-major, " : "", p->trans_b ? "K" : "N"));
+				/* tilec_cuda.h: wgmma.mma_async m64nNk16 (m64nNk32 for 8-bit operands, both
+				 * K-major: no transpose immediates) on this thread's N/2 accumulators */
+				if (b8)
+					lw_call(e, LC_MMA, arena_printf(e->a, "tl_wgmma_%s<%d>", ty, p->inst_n),
+						arena_printf(e->a, "&%s[%d], da, db", Cb->name, (mi * p->rep_n + ni) * nreg),
+						arena_printf(e->a, "// m64n%dk32, A and B K-major", p->inst_n));
+				else
+					lw_call(e, LC_MMA, arena_printf(e->a, "tl_wgmma_%s%s<%d, %d%s>", areg ? "rs_" : "",
+								     ty, p->inst_n, p->trans_b ? 0 : 1,
+								     p->trans_a ? ", 1" : ""),
+						arena_printf(e->a, "&%s[%d], %s, db", Cb->name, (mi * p->rep_n + ni) * nreg,
+							     areg ? arena_printf(e->a, "af[%lld]", (long long)(kk / 16)) : "da"),
+						arena_printf(e->a, "// m64n%dk16, %sB %s-major", p->inst_n,
+							     p->trans_a ? "A M-major, " : "", p->trans_b ? "K" : "N"));
 				buf_reset(&b);
 				lw_pop(e);
 			}
@@ -134,6 +150,50 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 fail:
 	buf_free(&b);
 	return -1;
+}
+
+/* the mma.sync helper of tilec_cuda.h for operands of type t */
+static const char *
+mma_sync_fn(DType t)
+{
+	switch (t) {
+	case DT_BF16: return "tl_mma_bf16_16816";
+	case DT_I8: return "tl_mma_s8_16832";
+	case DT_U8: return "tl_mma_u8_16832";
+	case DT_FP8E4M3: return "tl_mma_e4m3_16832";
+	case DT_FP8E5M2: return "tl_mma_e5m2_16832";
+	default: return "tl_mma_f16_16816";
+	}
+}
+
+/* lhs = the four 8-bit elements (tl_gk + j, x), j = 0..3, of shared operand buf stored [K, X],
+ * byte j in bits 8 j (the register of an m16n8k32 fragment) */
+static int
+bytepack(Em *e, int buf, const char *lhs, const char *x)
+{
+	static const char *const ks[4] = {"tl_gk", "(tl_gk + 1)", "(tl_gk + 2)", "(tl_gk + 3)"};
+	char *ix[2];
+	Buf b, r;
+	int j;
+
+	buf_init(&b);
+	buf_init(&r);
+	for (j = 0; j < 4; j++) {
+		ix[0] = (char *)ks[j], ix[1] = (char *)x;
+		buf_reset(&b);
+		if (lw_smemoff(e, buf, ix, &b)) {
+			buf_free(&b);
+			buf_free(&r);
+			return -1;
+		}
+		buf_printf(&r, "%s(tl_u32)(unsigned char)%s[%s]", j ? " | " : "", lw_bufptr(e, buf), buf_str(&b));
+		if (j)
+			buf_printf(&r, " << %d", 8 * j);
+	}
+	lw_assign(e, LM_LOCAL, -1, 0, lhs, buf_str(&r));
+	buf_free(&b);
+	buf_free(&r);
+	return 0;
 }
 
 /* gemm_plan for st, memoised per kernel: planning builds and checks fragments */
@@ -165,7 +225,7 @@ lw_gemm(Em *e, const IrStmt *st)
 	const IrBuffer *A = &e->k->bufs[st->u.gemm.a.buf], *B = &e->k->bufs[st->u.gemm.b.buf];
 	const IrBuffer *Cb = &e->k->bufs[st->u.gemm.c.buf];
 	int64_t wm, wn;
-	int mi, nj, ni, areg;
+	int mi, nj, ni, areg, b8, ascalar, bscalar, accok, fp8old, ik;
 	char *ia[2], *ib[2];
 	Buf b;
 
@@ -197,28 +257,44 @@ lw_gemm(Em *e, const IrStmt *st)
 		return err_set(e->err, "gemm: %s emission is not implemented yet (use --arch=sm_90 or sm_80)",
 			       gemm_instr_name(p.instr));
 	/* A from registers: a local A in the plan's A-fragment layout (mma.sync's register order,
-	 * so each 32-bit A register is two of its elements), not transposed; B from shared memory */
+	 * so each 32-bit A register is two of its elements), not transposed; B from shared memory.
+	 * 8-bit operands (m16n8k32): ldmatrix where the stored operand is K-contiguous (the b16
+	 * matrices are the 8-bit fragments' bytes), else byte loads (ldmatrix.trans moves 16-bit
+	 * elements: it cannot transpose bytes) */
 	areg = A->scope == MEM_LOCAL && !p.trans_a;
-	if ((p.trans_a && !p.a_shared) || p.elem_bits != 16 || (!p.a_shared && !areg) || !p.b_shared ||
-	    p.rep_n % 2 || A->ndim != 2 || B->ndim != 2 || Cb->ndim != 2 || p.acc_type != DT_F32) {
+	b8 = p.elem_bits == 8;
+	ascalar = b8 && p.trans_a && p.a_shared;
+	bscalar = b8 && !p.trans_b;
+	accok = !b8 || p.ab_type == DT_FP8E4M3 || p.ab_type == DT_FP8E5M2 ? p.acc_type == DT_F32
+									     : p.acc_type == DT_I32;
+	fp8old = (p.ab_type == DT_FP8E4M3 || p.ab_type == DT_FP8E5M2) && e->t->sm < 89;
+	if ((p.trans_a && !p.a_shared) || (p.elem_bits != 16 && !b8) || (b8 && !p.a_shared) ||
+	    (!p.a_shared && !areg) || !p.b_shared || (p.rep_n % 2 && !bscalar) || A->ndim != 2 ||
+	    B->ndim != 2 || Cb->ndim != 2 || !accok || fp8old) {
 		/* say which of the conditions this gemm misses, so the user knows what to change */
-		char why[256];
+		char why[512];
 		size_t at = 0;
-		const char *miss[8];
+		const char *miss[10];
 		int nm = 0, i;
 
 		if (p.trans_a && !p.a_shared)
 			miss[nm++] = "trans_a with A in registers (give A as M x K)";
-		if (p.elem_bits != 16)
-			miss[nm++] = "operands that are not f16/bf16";
+		if (p.elem_bits != 16 && !b8)
+			miss[nm++] = "operands that are not f16/bf16, i8/u8 or fp8 (tf32 from f32 operands is not "
+				     "lowered)";
+		if (b8 && !p.a_shared)
+			miss[nm++] = "an 8-bit A in registers (stage it through shared memory)";
 		if (!p.b_shared)
 			miss[nm++] = "operand B in registers (stage it through shared memory)";
-		if (p.rep_n % 2)
+		if (p.rep_n % 2 && !bscalar)
 			miss[nm++] = "an odd number of n8 tiles per warp (make N per warp a multiple of 16)";
 		if (A->ndim != 2 || B->ndim != 2 || Cb->ndim != 2)
 			miss[nm++] = "operands that are not 2-D";
-		if (p.acc_type != DT_F32)
-			miss[nm++] = "an accumulator that is not f32";
+		if (!accok)
+			miss[nm++] = b8 && (p.ab_type == DT_I8 || p.ab_type == DT_U8) ? "an accumulator that is not i32"
+										      : "an accumulator that is not f32";
+		if (fp8old)
+			miss[nm++] = "fp8 operands on a target before sm_89 (mma.sync .e4m3/.e5m2 needs sm_89)";
 		why[0] = 0;
 		for (i = 0; i < nm && at < sizeof why; i++) {
 			int w = snprintf(why + at, sizeof why - at, "%s%s", i ? ", " : "", miss[i]);
@@ -228,7 +304,8 @@ lw_gemm(Em *e, const IrStmt *st)
 		}
 		return err_set(e->err, "gemm: not lowered yet for mma.sync: %s; lowered: f16/bf16 "
 			       "A[M,K] or A[K,M] from shared memory or A[M,K] from registers, x B[K,N] or "
-			       "B[N,K] from shared memory into an f32 accumulator", why);
+			       "B[N,K] from shared memory into an f32 accumulator; i8/u8 (into i32) and fp8 "
+			       "(into f32, sm_89+) the same with A from shared memory", why);
 	}
 	if (areg && e->frag[st->u.gemm.a.buf] != p.frag_a &&
 	    layout_equal(e->frag[st->u.gemm.a.buf], p.frag_a, NULL) != 1)
@@ -236,19 +313,21 @@ lw_gemm(Em *e, const IrStmt *st)
 			       "A-fragment layout of the gemm plan", A->name);
 	if (e->frag[st->u.gemm.c.buf] != p.acc && layout_equal(e->frag[st->u.gemm.c.buf], p.acc, NULL) != 1)
 		return err_set(e->err, "gemm: accumulator '%s' does not have the gemm plan's layout", Cb->name);
-	/* ldmatrix reads rows of 8 elements (16 bytes) along the last dimension of each operand */
+	/* ldmatrix reads rows of 16 bytes along the last dimension of each operand it reads */
 	{
 		const SmemBuf *sa = smem_find(&e->sp, st->u.gemm.a.buf), *sbb = smem_find(&e->sp, st->u.gemm.b.buf);
+		int run = b8 ? 16 : 8;
 
-		if (!areg && (!sa || sa->run < 8))
+		if (!areg && !ascalar && (!sa || sa->run < run))
 			return err_set(e->err, "gemm: shared operand '%s' keeps only %lld consecutive elements "
-				       "together in its layout; ldmatrix reads 8 (16 bytes) along the last "
-				       "dimension", A->name, (long long)(sa ? sa->run : 0));
-		if (!sbb || sbb->run < 8)
+				       "together in its layout; ldmatrix reads %d (16 bytes) along the last "
+				       "dimension", A->name, (long long)(sa ? sa->run : 0), run);
+		if (!bscalar && (!sbb || sbb->run < run))
 			return err_set(e->err, "gemm: shared operand '%s' keeps only %lld consecutive elements "
-				       "together in its layout; ldmatrix reads 8 (16 bytes) along the last "
-				       "dimension", B->name, (long long)(sbb ? sbb->run : 0));
+				       "together in its layout; ldmatrix reads %d (16 bytes) along the last "
+				       "dimension", B->name, (long long)(sbb ? sbb->run : 0), run);
 	}
+	ik = p.inst_k;
 	wm = p.M / p.m_warp;
 	wn = p.N / p.n_warp;
 	buf_init(&b);
@@ -256,17 +335,19 @@ lw_gemm(Em *e, const IrStmt *st)
 		lw_comment(e, "gemm %s: mma.sync m16n8k16, warps %dx%d, %dx%d tiles per warp, A '%s' from "
 			   "registers", Cb->name, p.m_warp, p.n_warp, p.rep_m, p.rep_n, A->name);
 	else
-		lw_comment(e, "gemm %s: mma.sync m16n8k16, warps %dx%d, %dx%d tiles per warp", Cb->name,
-			   p.m_warp, p.n_warp, p.rep_m, p.rep_n);
+		lw_comment(e, "gemm %s: mma.sync m16n8k%d, warps %dx%d, %dx%d tiles per warp%s", Cb->name, ik,
+			   p.m_warp, p.n_warp, p.rep_m, p.rep_n,
+			   ascalar && bscalar ? ", A and B by byte loads" : ascalar ? ", A by byte loads"
+			   : bscalar ? ", B by byte loads" : "");
 	lw_open_block(e, NULL);
 	if (areg) /* A's registers need no warp row */
 		lw_decl(e, 1, "int", "wn", 0, arena_printf(e->a, "warp / %d", p.m_warp), NULL);
 	else
 		lw_decl2(e, "wm", arena_printf(e->a, "warp %% %d", p.m_warp), "wn", arena_printf(e->a, "warp / %d", p.m_warp));
 	{
-		LNode *kl = lw_open_for(e, "kk", "0", arena_printf(e->a, "%lld", (long long)p.K), (p.K + 15) / 16, 1, 0);
+		LNode *kl = lw_open_for(e, "kk", "0", arena_printf(e->a, "%lld", (long long)p.K), (p.K + ik - 1) / ik, 1, 0);
 
-		kl->u.loop.step = 16, kl->u.loop.stepped = 1;
+		kl->u.loop.step = ik, kl->u.loop.stepped = 1;
 	}
 	lw_decl(e, 0, "tl_u32", arena_printf(e->a, "af[%d][4]", p.rep_m), 0, NULL, NULL)->u.decl.name2 =
 		arena_printf(e->a, "bf[%d][2]", p.rep_n);
@@ -281,17 +362,28 @@ lw_gemm(Em *e, const IrStmt *st)
 				  arena_printf(e->a, "(tl_u32)%s[(kk / 16 * %d + mi) * 8 + %d] | "
 					       "(tl_u32)%s[(kk / 16 * %d + mi) * 8 + %d] << 16", A->name,
 					       p.rep_m, 2 * q, A->name, p.rep_m, 2 * q + 1));
+	} else if (ascalar) {
+		/* an 8-bit A stored [K, M]: register q holds A (g + 8 (q % 2), 4 t + 16 (q / 2) + j),
+		 * byte j (g = lane / 4, t = lane % 4; PTX m16n8k32 A fragment) */
+		lw_open_for(e, "tl_q", "0", "4", 4, 1, 0);
+		lw_decl2(e, "tl_gm", arena_printf(e->a, "wm * %lld + mi * 16 + lane / 4 + tl_q %% 2 * 8", (long long)wm),
+			 "tl_gk", "kk + lane % 4 * 4 + tl_q / 2 * 16");
+		if (bytepack(e, st->u.gemm.a.buf, "af[mi][tl_q]", "tl_gm"))
+			goto fail;
+		lw_pop(e);
 	} else {
 		/* the four 8x8 matrices of the m16k16 A tile: (m 0-7, k 0-7), (m 8-15, k 0-7),
 		 * (m 0-7, k 8-15), (m 8-15, k 8-15); lane i gives row i % 8 of matrix i / 8. A stored
 		 * [M, K]: rows along M, read as they are; trans_a, stored [K, M]: rows along K, read
 		 * transposed (.trans: lane t gets stored elements (2 (t % 4) + h, t / 4), which are
-		 * A (t / 4, 2 (t % 4) + h), the m16n8k16 A register order) */
+		 * A (t / 4, 2 (t % 4) + h), the m16n8k16 A register order). 8-bit: the same 16-byte
+		 * rows hold k 0-15 and 16-31, the bytes of the m16n8k32 A registers */
 		if (p.trans_a)
 			lw_decl2(e, "r", "kk + lane / 16 * 8 + lane % 8", "c",
 				 arena_printf(e->a, "wm * %lld + mi * 16 + lane / 8 %% 2 * 8", (long long)wm));
 		else
-			lw_decl2(e, "r", arena_printf(e->a, "wm * %lld + mi * 16 + lane %% 16", (long long)wm), "c", "kk + lane / 16 * 8");
+			lw_decl2(e, "r", arena_printf(e->a, "wm * %lld + mi * 16 + lane %% 16", (long long)wm), "c",
+				 b8 ? "kk + lane / 16 * 16" : "kk + lane / 16 * 8");
 		ia[0] = "r", ia[1] = "c";
 		buf_reset(&b);
 		lw_smemoff(e, st->u.gemm.a.buf, ia, &b);
@@ -299,37 +391,51 @@ lw_gemm(Em *e, const IrStmt *st)
 			arena_printf(e->a, "af[mi], &%s[%s]", lw_bufptr(e, st->u.gemm.a.buf), buf_str(&b)), NULL);
 	}
 	lw_pop(e);
-	{
-		LNode *nl = lw_open_for(e, "nj", "0", arena_printf(e->a, "%d", p.rep_n), (p.rep_n + 1) / 2, 1, 0);
-
-		nl->u.loop.step = 2, nl->u.loop.stepped = 1;
-	}
-	if (p.trans_b) {
-		/* B stored [N, K]: matrices (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15) */
-		lw_decl2(e, "tl_gn", arena_printf(e->a, "wn * %lld + nj * 8 + lane / 16 * 8 + lane %% 8", (long long)wn), "tl_gk",
-		      "kk + lane / 8 % 2 * 8");
-		ib[0] = "tl_gn", ib[1] = "tl_gk";
+	if (bscalar) {
+		/* an 8-bit B stored [K, N]: register q of n8 tile ni holds B (4 t + 16 q + j, g), byte j
+		 * (PTX m16n8k32 B fragment) */
+		lw_open_for(e, "ni", "0", arena_printf(e->a, "%d", p.rep_n), p.rep_n, 1, 0);
+		lw_open_for(e, "tl_q", "0", "2", 2, 1, 0);
+		lw_decl2(e, "tl_gn", arena_printf(e->a, "wn * %lld + ni * 8 + lane / 4", (long long)wn), "tl_gk",
+			 "kk + lane % 4 * 4 + tl_q * 16");
+		if (bytepack(e, st->u.gemm.b.buf, "bf[ni][tl_q]", "tl_gn"))
+			goto fail;
+		lw_pop(e);
+		lw_pop(e);
 	} else {
-		lw_decl2(e, "tl_gk", "kk + lane % 16", "tl_gn", arena_printf(e->a, "wn * %lld + nj * 8 + lane / 16 * 8", (long long)wn));
-		ib[0] = "tl_gk", ib[1] = "tl_gn";
+		{
+			LNode *nl = lw_open_for(e, "nj", "0", arena_printf(e->a, "%d", p.rep_n), (p.rep_n + 1) / 2, 1, 0);
+
+			nl->u.loop.step = 2, nl->u.loop.stepped = 1;
+		}
+		if (p.trans_b) {
+			/* B stored [N, K]: matrices (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15,
+			 * k 8-15); 8-bit: k 0-15 and 16-31, the bytes of the m16n8k32 B registers */
+			lw_decl2(e, "tl_gn", arena_printf(e->a, "wn * %lld + nj * 8 + lane / 16 * 8 + lane %% 8", (long long)wn), "tl_gk",
+			      b8 ? "kk + lane / 8 % 2 * 16" : "kk + lane / 8 % 2 * 8");
+			ib[0] = "tl_gn", ib[1] = "tl_gk";
+		} else {
+			lw_decl2(e, "tl_gk", "kk + lane % 16", "tl_gn", arena_printf(e->a, "wn * %lld + nj * 8 + lane / 16 * 8", (long long)wn));
+			ib[0] = "tl_gk", ib[1] = "tl_gn";
+		}
+		lw_decl(e, 0, "tl_u32", "t4", 4, NULL, NULL);
+		buf_reset(&b);
+		lw_smemoff(e, st->u.gemm.b.buf, ib, &b);
+		lw_call(e, LC_LDMATRIX, p.trans_b ? "tl_ldmatrix_x4" : "tl_ldmatrix_x4_trans",
+		     arena_printf(e->a, "t4, &%s[%s]", lw_bufptr(e, st->u.gemm.b.buf), buf_str(&b)), NULL);
+		lw_assign(e, LM_LOCAL, -1, 0, "bf[nj][0]", "t4[0]");
+		lw_assign(e, LM_LOCAL, -1, 0, "bf[nj][1]", "t4[1]");
+		lw_assign(e, LM_LOCAL, -1, 0, "bf[nj + 1][0]", "t4[2]");
+		lw_assign(e, LM_LOCAL, -1, 0, "bf[nj + 1][1]", "t4[3]");
+		lw_pop(e);
 	}
-	lw_decl(e, 0, "tl_u32", "t4", 4, NULL, NULL);
-	buf_reset(&b);
-	lw_smemoff(e, st->u.gemm.b.buf, ib, &b);
-	lw_call(e, LC_LDMATRIX, p.trans_b ? "tl_ldmatrix_x4" : "tl_ldmatrix_x4_trans",
-	     arena_printf(e->a, "t4, &%s[%s]", lw_bufptr(e, st->u.gemm.b.buf), buf_str(&b)), NULL);
-	lw_assign(e, LM_LOCAL, -1, 0, "bf[nj][0]", "t4[0]");
-	lw_assign(e, LM_LOCAL, -1, 0, "bf[nj][1]", "t4[1]");
-	lw_assign(e, LM_LOCAL, -1, 0, "bf[nj + 1][0]", "t4[2]");
-	lw_assign(e, LM_LOCAL, -1, 0, "bf[nj + 1][1]", "t4[3]");
-	lw_pop(e);
 	lw_open_for(e, "mi", "0", arena_printf(e->a, "%d", p.rep_m), p.rep_m, 1, 0)->u.loop.nobrace = 1;
 	{
 		LNode *nl = lw_open_for(e, "ni", "0", arena_printf(e->a, "%d", p.rep_n), p.rep_n, 1, 0);
 
 		nl->u.loop.nobrace = 1, nl->u.loop.pragma_out = 1;
 	}
-	lw_call(e, LC_MMA, p.ab_type == DT_BF16 ? "tl_mma_bf16_16816" : "tl_mma_f16_16816",
+	lw_call(e, LC_MMA, mma_sync_fn(p.ab_type),
 	     arena_printf(e->a, "&%s[(mi * %d + ni) * 4], af[mi], bf[ni]", Cb->name, p.rep_n), NULL);
 	lw_pop(e);
 	lw_pop(e);
@@ -338,6 +444,9 @@ lw_gemm(Em *e, const IrStmt *st)
 	(void)mi, (void)nj, (void)ni;
 	buf_free(&b);
 	return 0;
+fail:
+	buf_free(&b);
+	return -1;
 }
 
 /* ---- gemm on AMD: MFMA (wave64) or WMMA (wave32) 16x16x16 over the plan --------------- */
