@@ -203,6 +203,17 @@ int cute_from_table(Arena *a, int nin, const int64_t *in_shape, int nout,
 int cute_composed_from_table(Arena *a, int nin, const int64_t *in_shape, int nout,
 			     const int64_t *out_shape, const int64_t *vals, CuteComposed *res,
 			     Err *err);
+/*
+ * The same (not hier) from the serialized table alone: ser[p] is the row-major
+ * serialization over out_shape of the outputs at point p, which the caller checked to be
+ * inside out_shape. As cute_from_table / cute_composed_from_table with the table of those
+ * outputs, or 2 (nothing done) where that table would not be taken as one (bad extents,
+ * a domain past CUTE_MAXPROVE, a serialization that can overflow): then use those.
+ */
+int cute_from_ser(Arena *a, int nin, const int64_t *in_shape, int nout, const int64_t *out_shape,
+		  const int64_t *ser, CuteLayout *res, Err *err);
+int cute_composed_from_ser(Arena *a, int nin, const int64_t *in_shape, int nout,
+			   const int64_t *out_shape, const int64_t *ser, CuteComposed *res, Err *err);
 
 /*
  * Symbolic proof. After probing, a converter holds, per input dim k, nsub[k]

@@ -31,6 +31,15 @@ typedef struct Fn {
 	Err *err;
 } Fn;
 
+/* cute_swizzle_apply, inlined */
+static inline int64_t
+swz(CuteSwizzle sw, int64_t x)
+{
+	uint64_t ux = (uint64_t)x, sel = ux & ((((uint64_t)1 << sw.b) - 1) << (sw.m + (sw.s > 0 ? sw.s : 0)));
+
+	return (int64_t)(ux ^ (sw.s >= 0 ? sel >> sw.s : sel << -sw.s));
+}
+
 /* the row-major index of F->coord */
 static int64_t
 flat(const Fn *F)
@@ -56,7 +65,7 @@ value(Fn *F, int64_t *val)
 		if (F->hier)
 			memcpy(val, F->tab + f * F->nout, sizeof *val * (size_t)F->nout);
 		else
-			val[0] = F->sw.b > 0 ? cute_swizzle_apply(F->sw, F->ser[f]) : F->ser[f];
+			val[0] = F->sw.b > 0 ? swz(F->sw, F->ser[f]) : F->ser[f];
 		return 0;
 	}
 	memset(F->out, 0, sizeof F->out);
@@ -90,8 +99,20 @@ typedef CuteSubMode Sub;
 static int
 probe(Fn *F, int k, int64_t j, int64_t *val)
 {
-	int rc;
+	int rc, l;
 
+	if (F->tab && !F->hier) {
+		/* the one-hot point's row-major index, read from the serialized table (F->coord
+		 * is left as the other path leaves it: zero) */
+		int64_t f = j;
+
+		for (l = k + 1; l < F->nin; l++)
+			f *= F->in_shape[l];
+		for (l = 0; l < F->nin; l++)    /* no entry past nin is read */
+			F->coord[l] = 0;
+		val[0] = F->sw.b > 0 ? swz(F->sw, F->ser[f]) : F->ser[f];
+		return 0;
+	}
 	memset(F->coord, 0, sizeof F->coord);
 	F->coord[k] = j;
 	rc = value(F, val);
@@ -111,6 +132,45 @@ vec_is(const int64_t *v, const int64_t *d, int64_t j, int nv)
 	return 1;
 }
 
+/* factor() in table mode (not hier): the one-hot probes of dim k read from ser at the
+ * dim's row-major stride, the same probes in the same order */
+static int
+factor_ser(Fn *F, int k, Sub *sub, int *nsub)
+{
+	const int64_t n = F->in_shape[k], *ser = F->ser;
+	const CuteSwizzle sw = F->sw;
+	int64_t rs = 1, pos = 1, rem, run, m, v, x;
+	int l;
+
+	for (l = k + 1; l < F->nin; l++)
+		rs *= F->in_shape[l];
+	*nsub = 0;
+	while (pos < n) {
+		Sub *s = &sub[*nsub];
+		int64_t d;
+
+		d = sw.b > 0 ? swz(sw, ser[pos * rs]) : ser[pos * rs];
+		s->d[0] = d;
+		rem = n / pos;
+		for (run = 2; run < rem; run++) {
+			v = sw.b > 0 ? swz(sw, ser[run * pos * rs]) : ser[run * pos * rs];
+			if (ck_mul(d, run, &x) < 0 || v != x)
+				break;
+		}
+		for (m = run < rem ? run : rem; m > 1 && rem % m; m--)
+			;
+		if (m <= 1 || *nsub >= 62) {
+			err_set(F->err, "not representable: input dim %d is not a mixed-radix "
+				"strided map (at %lld)", k, (long long)pos);
+			return 0;
+		}
+		s->s = m;
+		(*nsub)++;
+		pos *= m;
+	}
+	return 1;
+}
+
 /* split dim k into sub-modes: 1 ok, 0 not representable, -1 error */
 static int
 factor(Fn *F, int k, Sub *sub, int *nsub)
@@ -118,6 +178,8 @@ factor(Fn *F, int k, Sub *sub, int *nsub)
 	int64_t n = F->in_shape[k], pos = 1, rem, run, m, v[MAXOUT];
 	int rc;
 
+	if (F->tab && !F->hier && !cute_reference_search)
+		return factor_ser(F, k, sub, nsub);
 	*nsub = 0;
 	while (pos < n) {
 		Sub *s = &sub[*nsub];
@@ -761,6 +823,76 @@ cute_composed_from_table(Arena *a, int nin, const int64_t *in_shape, int nout,
 	rc = composed(a, &F, res, err);
 	free(ser);
 	return rc;
+}
+
+/* the outputs of a serialized table's point, for convert()'s callback (never called in
+ * table mode, where value() reads ser) */
+typedef struct SerFn {
+	int nin, nout;
+	const int64_t *in_shape, *out_shape, *ser;
+} SerFn;
+
+static int
+ser_probe(void *ctx, const int64_t *coord, int64_t *out)
+{
+	const SerFn *t = ctx;
+	int64_t f = 0, v;
+	int k;
+
+	for (k = 0; k < t->nin; k++)
+		f = f * t->in_shape[k] + coord[k];
+	for (v = t->ser[f], k = t->nout - 1; k >= 0; k--) {
+		out[k] = v % t->out_shape[k];
+		v /= t->out_shape[k];
+	}
+	return 0;
+}
+
+/* F in table mode over ser when tab_prep would have taken the table: 1, else 0 */
+static int
+ser_prep(Fn *F, const int64_t *ser)
+{
+	int64_t D = 1, acc = 1;
+	int k;
+
+	if (!ser || F->nin < 1 || F->nin > MAXIN - 1 || F->nout < 1 || F->nout > MAXOUT - 1 ||
+	    !F->in_shape || !F->out_shape)
+		return 0;
+	for (k = 0; k < F->nin; k++)
+		if (F->in_shape[k] <= 0 || ck_mul(D, F->in_shape[k], &D) < 0 || D > CUTE_MAXPROVE)
+			return 0;
+	for (k = 0; k < F->nout; k++)
+		if (F->out_shape[k] <= 0 || ck_mul(acc, F->out_shape[k], &acc) < 0)
+			return 0;
+	F->tab = ser;   /* a flag here: not hier, value() reads ser */
+	F->ser = ser;
+	return 1;
+}
+
+int
+cute_from_ser(Arena *a, int nin, const int64_t *in_shape, int nout, const int64_t *out_shape,
+	      const int64_t *ser, CuteLayout *res, Err *err)
+{
+	SerFn t = {nin, nout, in_shape, out_shape, ser};
+	Fn F;
+
+	fn_init(&F, nin, in_shape, nout, out_shape, ser_probe, &t, 0);
+	if (!ser_prep(&F, ser))
+		return 2;
+	return convert(a, &F, res, err);
+}
+
+int
+cute_composed_from_ser(Arena *a, int nin, const int64_t *in_shape, int nout,
+		       const int64_t *out_shape, const int64_t *ser, CuteComposed *res, Err *err)
+{
+	SerFn t = {nin, nout, in_shape, out_shape, ser};
+	Fn F;
+
+	fn_init(&F, nin, in_shape, nout, out_shape, ser_probe, &t, 0);
+	if (!ser_prep(&F, ser))
+		return 2;
+	return composed(a, &F, res, err);
 }
 
 int

@@ -89,6 +89,85 @@ tab_init(Tab *t, const Layout *L)
 	}
 }
 
+/*
+ * A plain layout's outputs serialized row-major over out_shape, one value per point (the
+ * converters read nothing else outside the hierarchical form): a quarter of the table's
+ * memory for three outputs, and no second pass to serialize. NULL where an output leaves
+ * out_shape, the serialization could overflow, the domain is past TAB_MAX or the
+ * enumeration fails (then the full table decides, with its messages).
+ */
+typedef struct SerTab {
+	const Layout *L;
+	int64_t *ser;
+} SerTab;
+
+static int
+ser_visit(void *ctx, int64_t first, int npts, const int64_t *const *coord, const int64_t *const *vals)
+{
+	const SerTab *t = ctx;
+	const int nout = t->L->nout;
+	const int64_t *os = t->L->out_shape;
+	int64_t *restrict s = t->ser + first;
+	int p, k;
+
+	(void)coord;
+	if (nout == 1) {
+		const int64_t *restrict x = vals[0];
+
+		for (p = 0; p < npts; p++)
+			if ((uint64_t)x[p] >= (uint64_t)os[0])
+				return 1;
+		memcpy(s, x, (size_t)npts * sizeof *s);
+		return 0;
+	}
+	{
+		uint64_t bad = 0;
+
+		/* output by output over the batch (the range checks or'ed together) */
+		for (p = 0; p < npts; p++)
+			s[p] = 0;
+		for (k = 0; k < nout; k++) {
+			const int64_t *restrict x = vals[k], n = os[k];
+
+			for (p = 0; p < npts; p++) {
+				bad |= (uint64_t)x[p] >= (uint64_t)n;
+				s[p] = s[p] * n + x[p];
+			}
+		}
+		return bad != 0;
+	}
+}
+
+static int64_t *
+ser_table(const Layout *L)
+{
+	IExpr *es[LAYOUT_MAXDIM];
+	int ids[LAYOUT_MAXDIM], k;
+	int64_t total = 1, cells = 1;
+	Err scratch = {0};
+	SerTab t = {L, NULL};
+
+	if (L->is_frag || L->nin < 1 || L->nout < 1 || L->nout > LAYOUT_MAXDIM)
+		return NULL;
+	for (k = 0; k < L->nin; k++) {
+		if (L->in_shape[k] < 1 || ck_mul(total, L->in_shape[k], &total) || total > TAB_MAX)
+			return NULL;
+		ids[k] = k;
+	}
+	for (k = 0; k < L->nout; k++) {
+		if (L->out_shape[k] < 1 || ck_mul(cells, L->out_shape[k], &cells))
+			return NULL;
+		es[k] = L->fwd[k];
+	}
+	if (!(t.ser = malloc((size_t)total * sizeof *t.ser)))
+		return NULL;
+	if (layout_enumerate(L->in_shape, ids, L->nin, es, L->nout, ser_visit, &t, &scratch)) {
+		free(t.ser);
+		return NULL;
+	}
+	return t.ser;
+}
+
 /* x: the inputs (then _rep for a fragment); y: nv values. 0 ok, -1 outside or failed */
 static int
 tab_eval(const Tab *t, const int64_t *x, int64_t *y)
@@ -188,11 +267,22 @@ check_plain(const Layout *L, Err *err)
 	return 0;
 }
 
+/* 1 if e has an xor (or is deeper than the walk goes) */
+static int
+has_xor(const IExpr *e, int depth)
+{
+	if (!e)
+		return 0;
+	if (e->k == IX_XOR || depth > 200)
+		return 1;
+	return has_xor(e->a, depth + 1) || has_xor(e->b, depth + 1) || has_xor(e->c, depth + 1);
+}
+
 int
 layout_to_cute(Arena *a, const Layout *L, LayoutCuteForm form, CuteComposed *res, Err *err)
 {
 	Tab t;
-	int r;
+	int r, k, sym = 1;
 
 	if (!a || !res)
 		return err_set(err, "cute conversion: null argument");
@@ -200,7 +290,16 @@ layout_to_cute(Arena *a, const Layout *L, LayoutCuteForm form, CuteComposed *res
 		return -1;
 	if (form != LC_FLAT && form != LC_HIER && form != LC_COMPOSED)
 		return err_set(err, "cute conversion: unknown form %d", (int)form);
-	{
+	/*
+	 * The symbolic proof decides the swizzle-free candidate only (sym_prove refuses a
+	 * swizzle: undecided, 2), and the table's walk decides that candidate exactly, so
+	 * the symbolic attempt only saves the table. A swizzled buffer's xor makes the proof
+	 * fail after the probes; its composed form goes to the table at once (the same result).
+	 */
+	for (k = 0; form == LC_COMPOSED && !cute_reference_search && k < L->nout; k++)
+		if (has_xor(L->fwd[k], 0))
+			sym = 0;
+	if (sym) {
 		Sym y = {L, form == LC_HIER};
 
 		t.L = L;
@@ -211,6 +310,22 @@ layout_to_cute(Arena *a, const Layout *L, LayoutCuteForm form, CuteComposed *res
 					sym_prove, &y, form == LC_FLAT ? 0 : form == LC_HIER ? 1 : 2, res, err);
 		if (r != 2)
 			return r;
+	}
+	if (form != LC_HIER && !cute_reference_search) {
+		int64_t *ser = ser_table(L);
+
+		if (ser) {
+			res->sw.b = res->sw.m = res->sw.s = 0;
+			res->off = 0;
+			r = form == LC_COMPOSED
+				    ? cute_composed_from_ser(a, L->nin, L->in_shape, L->nout, L->out_shape,
+							     ser, res, err)
+				    : cute_from_ser(a, L->nin, L->in_shape, L->nout, L->out_shape, ser,
+						    &res->l, err);
+			free(ser);
+			if (r != 2)
+				return r;
+		}
 	}
 	tab_init(&t, L);
 	if (t.v) {
