@@ -429,12 +429,12 @@ static const struct {
 	 "    clear(acc);\n    copy(A[0, 0], As);\n    copy(B[0, 0], Bs);\n"
 	 "    gemm(As, Bs, acc, trans_a = true);\n    copy(acc, C[0, 0]);\n}\n",
 	 "t:9:5: error: kernel 'ta': gemm: not lowered yet for mma.sync: an accumulator that is not f32;"},
-	/* an 8-bit A in registers: at the gemm (mma.sync m16n8k32 reads 8-bit A from shared memory) */
-	{"kernel ra(A: i8[64, 64], B: i8[64, 64], C: i32[64, 64]) grid(1) threads(128)\n{\n"
-	 "    shared Bs: i8[64, 64];\n    local a: i8[64, 64];\n    local acc: i32[64, 64];\n"
-	 "    clear(acc);\n    copy(A[0, 0], a);\n    copy(B[0, 0], Bs);\n"
-	 "    gemm(a, Bs, acc, trans_b = true);\n    copy(acc, C[0, 0]);\n}\n",
-	 "t:9:5: error: kernel 'ra': gemm: not lowered yet for mma.sync: an 8-bit A in registers (stage it "
+	/* an 8-bit B in registers: at the gemm (mma.sync reads B from shared memory) */
+	{"kernel rb(A: i8[64, 64], B: i8[64, 64], C: i32[64, 64]) grid(1) threads(128)\n{\n"
+	 "    shared As: i8[64, 64];\n    local b: i8[64, 64];\n    local acc: i32[64, 64];\n"
+	 "    clear(acc);\n    copy(A[0, 0], As);\n    copy(B[0, 0], b);\n"
+	 "    gemm(As, b, acc, trans_b = true);\n    copy(acc, C[0, 0]);\n}\n",
+	 "t:9:5: error: kernel 'rb': gemm: not lowered yet for mma.sync: operand B in registers (stage it "
 	 "through shared memory);"},
 	/* too much shared memory: at the kernel, with what takes it */
 	{"kernel big(A: f32[N], B: f32[N]) grid(1) threads(128)\n{\n    shared s: f32[45000];\n"

@@ -268,8 +268,7 @@ lw_gemm(Em *e, const IrStmt *st)
 	accok = !b8 || p.ab_type == DT_FP8E4M3 || p.ab_type == DT_FP8E5M2 ? p.acc_type == DT_F32
 									     : p.acc_type == DT_I32;
 	fp8old = (p.ab_type == DT_FP8E4M3 || p.ab_type == DT_FP8E5M2) && e->t->sm < 89;
-	if ((p.trans_a && !p.a_shared) || (p.elem_bits != 16 && !b8) || (b8 && !p.a_shared) ||
-	    (!p.a_shared && !areg) || !p.b_shared || (p.rep_n % 2 && !bscalar) || A->ndim != 2 ||
+	if ((p.trans_a && !p.a_shared) || (p.elem_bits != 16 && !b8) || (!p.a_shared && !areg) || !p.b_shared || (p.rep_n % 2 && !bscalar) || A->ndim != 2 ||
 	    B->ndim != 2 || Cb->ndim != 2 || !accok || fp8old) {
 		/* say which of the conditions this gemm misses, so the user knows what to change */
 		char why[512];
@@ -282,8 +281,6 @@ lw_gemm(Em *e, const IrStmt *st)
 		if (p.elem_bits != 16 && !b8)
 			miss[nm++] = "operands that are not f16/bf16, i8/u8 or fp8 (tf32 from f32 operands is not "
 				     "lowered)";
-		if (b8 && !p.a_shared)
-			miss[nm++] = "an 8-bit A in registers (stage it through shared memory)";
 		if (!p.b_shared)
 			miss[nm++] = "operand B in registers (stage it through shared memory)";
 		if (p.rep_n % 2 && !bscalar)
@@ -305,7 +302,7 @@ lw_gemm(Em *e, const IrStmt *st)
 		return err_set(e->err, "gemm: not lowered yet for mma.sync: %s; lowered: f16/bf16 "
 			       "A[M,K] or A[K,M] from shared memory or A[M,K] from registers, x B[K,N] or "
 			       "B[N,K] from shared memory into an f32 accumulator; i8/u8 (into i32) and fp8 "
-			       "(into f32, sm_89+) the same with A from shared memory", why);
+			       "(into f32, sm_89+) the same", why);
 	}
 	if (areg && e->frag[st->u.gemm.a.buf] != p.frag_a &&
 	    layout_equal(e->frag[st->u.gemm.a.buf], p.frag_a, NULL) != 1)
@@ -332,8 +329,9 @@ lw_gemm(Em *e, const IrStmt *st)
 	wn = p.N / p.n_warp;
 	buf_init(&b);
 	if (areg)
-		lw_comment(e, "gemm %s: mma.sync m16n8k16, warps %dx%d, %dx%d tiles per warp, A '%s' from "
-			   "registers", Cb->name, p.m_warp, p.n_warp, p.rep_m, p.rep_n, A->name);
+		lw_comment(e, "gemm %s: mma.sync m16n8k%d, warps %dx%d, %dx%d tiles per warp, A '%s' from "
+			   "registers%s", Cb->name, ik, p.m_warp, p.n_warp, p.rep_m, p.rep_n, A->name,
+			   bscalar ? ", B by byte loads" : "");
 	else
 		lw_comment(e, "gemm %s: mma.sync m16n8k%d, warps %dx%d, %dx%d tiles per warp%s", Cb->name, ik,
 			   p.m_warp, p.n_warp, p.rep_m, p.rep_n,
@@ -352,7 +350,20 @@ lw_gemm(Em *e, const IrStmt *st)
 	lw_decl(e, 0, "tl_u32", arena_printf(e->a, "af[%d][4]", p.rep_m), 0, NULL, NULL)->u.decl.name2 =
 		arena_printf(e->a, "bf[%d][2]", p.rep_n);
 	lw_open_for(e, "mi", "0", arena_printf(e->a, "%d", p.rep_m), p.rep_m, 1, 0);
-	if (areg) {
+	if (areg && b8) {
+		/* the 8-bit A fragment's slots (mma_block_fragment): (k-step * rep_m + mi) * 16 + the
+		 * m16n8k32 register order a0..a15, four 8-bit elements per 32-bit register */
+		int q;
+
+		for (q = 0; q < 4; q++)
+			lw_assign(e, LM_LOCAL, -1, 0, arena_printf(e->a, "af[mi][%d]", q),
+				  arena_printf(e->a, "(tl_u32)(unsigned char)%s[(kk / 32 * %d + mi) * 16 + %d] | "
+					       "(tl_u32)(unsigned char)%s[(kk / 32 * %d + mi) * 16 + %d] << 8 | "
+					       "(tl_u32)(unsigned char)%s[(kk / 32 * %d + mi) * 16 + %d] << 16 | "
+					       "(tl_u32)(unsigned char)%s[(kk / 32 * %d + mi) * 16 + %d] << 24",
+					       A->name, p.rep_m, 4 * q, A->name, p.rep_m, 4 * q + 1, A->name, p.rep_m,
+					       4 * q + 2, A->name, p.rep_m, 4 * q + 3));
+	} else if (areg) {
 		/* the A fragment's slots (mma_block_fragment): (k-step * rep_m + mi) * 8 + the
 		 * instruction's register order a0..a7, two 16-bit elements per 32-bit register */
 		int q;
