@@ -74,6 +74,11 @@ static const struct {
 	{{2, {64, 64}, 3, {"_j // 64", "_i // 8", "_j % 8 + (_j // 8 % 8 ^ _i % 8) * 8 + _i % 8 * 64"}}, ""},
 	{{1, {1000}, 1, {"_i * 7 % 1000"}}, ""},
 	{{1, {1000}, 1, {"_i * 10 % 1000"}}, "logical [0] and [100] both map to physical [0]"},
+	/* a box far larger than the domain (checked through a hash table, not a table of the
+	 * box): the same first colliding pair */
+	{{2, {4, 4}, 1, {"_i * 5000 + _j % 2"}}, "logical [0, 0] and [0, 2] both map to physical [0]"},
+	{{2, {4, 4}, 1, {"(_i * 5000 + _j * 7) ^ (_i // 2)"}}, ""},
+	{{2, {4, 4}, 1, {"_i * 5000 + (_j + 1) % 4 // 2 + 7"}}, "logical [0, 1] and [0, 2] both map to physical [8]"},
 	/* past the enumeration limit: decided from the digits when mixed-radix, else refused */
 	{{2, {4097, 1024}, 1, {"_i * 1024 + _j"}}, ""},
 	{{2, {4097, 1024}, 1, {"_i * 1024 + (_j ^ _i % 2)"}}, "more than 4194304 points"},

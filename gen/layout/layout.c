@@ -89,7 +89,7 @@ int
 layout_enumerate(const int64_t *shape, const int *varid, int n, IExpr *const *es, int ne,
 		 LayoutVisit fn, void *ctx, Err *err)
 {
-	int64_t total, f0, cnt[LAYOUT_MAXDIM + 1];
+	int64_t total, f0, cnt[LAYOUT_MAXDIM + 1], inner[LAYOUT_MAXDIM + 1], left[LAYOUT_MAXDIM + 1];
 	int64_t *coord[LAYOUT_MAXDIM + 1];
 	const int64_t *vals[2 * LAYOUT_MAXDIM + 4];
 	const int64_t *vars[IEXPR_NVARS] = {0};
@@ -116,27 +116,48 @@ layout_enumerate(const int64_t *shape, const int *varid, int n, IExpr *const *es
 		}
 		vars[varid[k]] = coord[k];
 	}
-	memset(cnt, 0, sizeof cnt);
+	/* inner[k]: the points per step of dim k (the extents after it); cnt[k] its digit
+	 * and left[k] the points before it steps, at the start of the batch */
+	for (k = n - 1; k >= 0; k--) {
+		inner[k] = k == n - 1 ? 1 : inner[k + 1] * shape[k + 1];
+		cnt[k] = 0;
+		left[k] = inner[k];
+	}
 	for (f0 = 0; f0 < total; f0 += IPROG_BATCH) {
 		int np = total - f0 < IPROG_BATCH ? (int)(total - f0) : IPROG_BATCH;
 
-		/* runs along the innermost dimension, then carry */
-		for (p = 0; p < np;) {
-			int64_t run = shape[n - 1] - cnt[n - 1], q;
+		/* each dim's coordinates in runs of equal values (row-major order) */
+		for (k = 0; k < n; k++) {
+			int64_t *restrict x = coord[k], v = cnt[k], sk = shape[k], l = left[k];
 
-			if (run > np - p)
-				run = np - p;
-			for (q = 0; q < run; q++)
-				coord[n - 1][p + q] = cnt[n - 1] + q;
-			for (k = 0; k < n - 1; k++)
-				for (q = 0; q < run; q++)
-					coord[k][p + q] = cnt[k];
-			p += (int)run;
-			cnt[n - 1] += run;
-			for (k = n - 1; k > 0 && cnt[k] == shape[k]; k--) {
-				cnt[k] = 0;
-				cnt[k - 1]++;
+			if (sk == 1) {
+				for (p = 0; p < np; p++)
+					x[p] = 0;
+				continue;
 			}
+			if (inner[k] == 1) {
+				for (p = 0; p < np; p++) {
+					x[p] = v;
+					if (++v == sk)
+						v = 0;
+				}
+				cnt[k] = v;
+				continue;
+			}
+			for (p = 0; p < np;) {
+				int64_t run = l < np - p ? l : np - p, q;
+
+				for (q = 0; q < run; q++)
+					x[p + q] = v;
+				p += (int)run;
+				if ((l -= run) == 0) {
+					l = inner[k];
+					if (++v == sk)
+						v = 0;
+				}
+			}
+			cnt[k] = v;
+			left[k] = l;
 		}
 		if (iprog_run(prog, vars, np, vals)) {
 			r = err_set(err, "division by zero (or unbound variable) while evaluating the layout");
@@ -864,7 +885,11 @@ inj_core(const Dom *D, int want_cover, Err *err)
 	if (want_cover && total == I.box &&
 	    layout_aff_injective_(D->shape, D->varid, D->n, D->es, D->ne))
 		return 0;       /* injective with as many points as cells: onto */
-	if (I.box <= 4 * total || I.box <= (1 << 20)) {
+	/* a direct table where the box is small or not much larger than the domain (a cover
+	 * check names the first cell not reached from it); a hash table otherwise: zeroing a
+	 * box of cells for a few points cost more than the check (the same collisions are
+	 * found either way, first point first) */
+	if (I.box <= 4 * total || I.box <= 4096 || (want_cover && I.box <= (1 << 20))) {
 		I.tab = calloc((size_t)I.box, sizeof *I.tab);
 		if (!I.tab)
 			return err_set(err, "out of memory");

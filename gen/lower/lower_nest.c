@@ -140,6 +140,7 @@ typedef struct OwnCtx {
 	unsigned char *any;
 	int buf, n, is_store, off;      /* off: vals[0] is the pad coordinate */
 	int failed;
+	int64_t last_t, last_y;         /* the last pair checked (-1: none) */
 } OwnCtx;
 
 static int
@@ -157,6 +158,10 @@ own_visit(void *ctx, int64_t first, int npts, const int64_t *const *coord, const
 		t = coord[0][p];
 		for (y = 0, d = 0; d < c->n; d++)
 			y = y * c->F->in_shape[d] + vals[c->off + d][p];
+		/* the pair checked last (a row vector's slots of one row): checked, and marked */
+		if (t == c->last_t && y == c->last_y)
+			continue;
+		c->last_t = t, c->last_y = y;
 		if (t >= c->F->nthreads || (k = lw_held_by(h, y, t)) < 0) {
 			c->failed = 1;
 			return err_set(c->e->err, "local '%s': an element is used by thread %lld of the "
@@ -282,7 +287,7 @@ owned(Em *e, const IrStmt *par, const Fragment *LF, IExpr *const *pc, int64_t S,
 	if (is_store)
 		any = anewn(e->a, unsigned char, NY);
 	c.e = e, c.F = F, c.held = held, c.any = any, c.buf = buf, c.n = n, c.is_store = is_store;
-	c.off = e->parpad != 0, c.failed = 0;
+	c.off = e->parpad != 0, c.failed = 0, c.last_t = c.last_y = -1;
 	if (c.off)
 		es[0] = pc[0];
 	for (d = 0; d < n && d < IR_MAXDIM; d++)
