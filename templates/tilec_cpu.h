@@ -1458,10 +1458,12 @@ static void tl_cpu_wgmma(int n, int tb, int ta, int bf, float *d, tl_u64 da, tl_
 {
 	static const char *const k8[] = {"wgmma.mma_async.s8", "wgmma.mma_async.u8", "wgmma.mma_async.e4m3",
 					 "wgmma.mma_async.e5m2"};
+	static const char *const k8rs[] = {"wgmma.mma_async.s8 (A from registers)", "wgmma.mma_async.u8 (A from registers)",
+					   "wgmma.mma_async.e4m3 (A from registers)", "wgmma.mma_async.e5m2 (A from registers)"};
 	tl_cpu_fiber *me = tl_cpu_cur;
 	tl_cpu_wg *g = &tl_cpu_wgs[me->wg]; // me->wg < tl_cpu_nwgs always (the last may be partial)
 	int t = me->lin % 128, esz = b8 >= 0 ? 1 : 2;
-	const char *kind = b8 >= 0 ? k8[b8]
+	const char *kind = b8 >= 0 ? (ra ? k8rs[b8] : k8[b8])
 			   : ra ? (bf ? "wgmma.mma_async.bf16 (A from registers)" : "wgmma.mma_async.f16 (A from registers)")
 				: (bf ? "wgmma.mma_async.bf16" : "wgmma.mma_async.f16");
 
@@ -1503,7 +1505,16 @@ static void tl_cpu_wgmma(int n, int tb, int ta, int bf, float *d, tl_u64 da, tl_
 		op->rs = ra != NULL;
 		op->group = g->group;
 		memcpy(op->d, g->d, sizeof op->d);
-		if (ra) {
+		if (ra && b8 >= 0) {
+			// the A fragment of m64nNk32 (8-bit) from registers: register q of thread t (warp w,
+			// lane l) holds elements 4q .. 4q + 3, byte j:
+			//   a[4q + j]: row 16 w + l / 4 + 8 (q % 2), col 4 (l % 4) + j + 16 (q / 2)
+			for (int t2 = 0; t2 < 128; t2++)
+				for (int q = 0; q < 4; q++)
+					for (int j = 0; j < 4; j++)
+						op->a[(16 * (t2 / 32) + t2 % 32 / 4 + 8 * (q % 2)) * 32 + 4 * (t2 % 4) + j +
+						      16 * (q / 2)] = (unsigned char)(g->ra[t2][q] >> (8 * j));
+		} else if (ra) {
 			// the A fragment of m64nNk16 from registers (PTX 9.7.15.5.1.1.1, "register fragment
 			// A"): thread t, warp w = t / 32, lane l, register q = 0..3 holds elements 2q, 2q + 1:
 			//   a[2q + h]: row 16 w + l / 4 + 8 (q % 2), col 2 (l % 4) + h + 8 (q / 2)
@@ -1638,6 +1649,31 @@ template <int N> static inline void tl_wgmma_e5m2(float *d, tl_u64 da, tl_u64 db
 {
 	static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma m64nNk32 e4m3/e5m2: N is 8, 16, ..., 256");
 	tl_cpu_wgmma(N, 0, 0, 0, d, da, db, NULL, TL_CPU_E5M2);
+}
+
+// wgmma RS, 8-bit: a[0..3] this thread's A registers (the m64 tile's fragment, four elements each)
+template <int N> static inline void tl_wgmma_rs_s8(int *d, const tl_u32 *a, tl_u64 db)
+{
+	static_assert(TL_CPU_WGMMA_I8_N(N), "wgmma m64nNk32 s8/u8: N is 8, 16, 24, or a multiple of 16 from 32 to 256");
+	tl_cpu_wgmma(N, 0, 0, 0, (float *)(void *)d, 0, db, a, TL_CPU_S8);
+}
+
+template <int N> static inline void tl_wgmma_rs_u8(int *d, const tl_u32 *a, tl_u64 db)
+{
+	static_assert(TL_CPU_WGMMA_I8_N(N), "wgmma m64nNk32 s8/u8: N is 8, 16, 24, or a multiple of 16 from 32 to 256");
+	tl_cpu_wgmma(N, 0, 0, 0, (float *)(void *)d, 0, db, a, TL_CPU_U8);
+}
+
+template <int N> static inline void tl_wgmma_rs_e4m3(float *d, const tl_u32 *a, tl_u64 db)
+{
+	static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma m64nNk32 e4m3/e5m2: N is 8, 16, ..., 256");
+	tl_cpu_wgmma(N, 0, 0, 0, d, 0, db, a, TL_CPU_E4M3);
+}
+
+template <int N> static inline void tl_wgmma_rs_e5m2(float *d, const tl_u32 *a, tl_u64 db)
+{
+	static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma m64nNk32 e4m3/e5m2: N is 8, 16, ..., 256");
+	tl_cpu_wgmma(N, 0, 0, 0, d, 0, db, a, TL_CPU_E5M2);
 }
 #endif // !TL_CPU_HIP
 

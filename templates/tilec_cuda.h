@@ -724,3 +724,101 @@ template <int N> TL_DEVICE void tl_wgmma_e5m2(float *d, tl_u64 da, tl_u64 db)
 	TL_WGMMA_F8_BODY;
 #undef T
 }
+
+// wgmma RS with 8-bit A from registers (a[0..3]: this thread's A fragment of the m64 tile, warp
+// w of the warpgroup holding rows 16 w .. 16 w + 15 in the m16n8k32 A order, four elements per
+// register), B [N, K] from shared memory (K-major)
+#define TL_WGMMA_RS_I8_ASM(N, M, T, IA, IB, IP)                                               \
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " IP ", 0;\n"                                 \
+		     "wgmma.mma_async.sync.aligned.m64n" #N "k32.s32." T "." T " {" TL_WR##M "}, " IA ", " IB \
+		     ", p;\n}\n"                                                                          \
+		     : TL_WOI##M                                                                         \
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1))
+#define TL_WGMMA_RS_F8_ASM(N, M, T, IA, IB, IP)                                               \
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " IP ", 0;\n"                                 \
+		     "wgmma.mma_async.sync.aligned.m64n" #N "k32.f32." T "." T " {" TL_WR##M "}, " IA ", " IB \
+		     ", p, 1, 1;\n}\n"                                                                    \
+		     : TL_WO##M                                                                          \
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1))
+#define TL_WGMMA_RS_I8_BODY \
+	if constexpr (N == 8) TL_WGMMA_RS_I8_ASM(8, 1, T, "{%4,%5,%6,%7}", "%8", "%9"); \
+	else if constexpr (N == 16) TL_WGMMA_RS_I8_ASM(16, 2, T, "{%8,%9,%10,%11}", "%12", "%13"); \
+	else if constexpr (N == 24) TL_WGMMA_RS_I8_ASM(24, 3, T, "{%12,%13,%14,%15}", "%16", "%17"); \
+	else if constexpr (N == 32) TL_WGMMA_RS_I8_ASM(32, 4, T, "{%16,%17,%18,%19}", "%20", "%21"); \
+	else if constexpr (N == 48) TL_WGMMA_RS_I8_ASM(48, 6, T, "{%24,%25,%26,%27}", "%28", "%29"); \
+	else if constexpr (N == 64) TL_WGMMA_RS_I8_ASM(64, 8, T, "{%32,%33,%34,%35}", "%36", "%37"); \
+	else if constexpr (N == 80) TL_WGMMA_RS_I8_ASM(80, 10, T, "{%40,%41,%42,%43}", "%44", "%45"); \
+	else if constexpr (N == 96) TL_WGMMA_RS_I8_ASM(96, 12, T, "{%48,%49,%50,%51}", "%52", "%53"); \
+	else if constexpr (N == 112) TL_WGMMA_RS_I8_ASM(112, 14, T, "{%56,%57,%58,%59}", "%60", "%61"); \
+	else if constexpr (N == 128) TL_WGMMA_RS_I8_ASM(128, 16, T, "{%64,%65,%66,%67}", "%68", "%69"); \
+	else if constexpr (N == 144) TL_WGMMA_RS_I8_ASM(144, 18, T, "{%72,%73,%74,%75}", "%76", "%77"); \
+	else if constexpr (N == 160) TL_WGMMA_RS_I8_ASM(160, 20, T, "{%80,%81,%82,%83}", "%84", "%85"); \
+	else if constexpr (N == 176) TL_WGMMA_RS_I8_ASM(176, 22, T, "{%88,%89,%90,%91}", "%92", "%93"); \
+	else if constexpr (N == 192) TL_WGMMA_RS_I8_ASM(192, 24, T, "{%96,%97,%98,%99}", "%100", "%101"); \
+	else if constexpr (N == 208) TL_WGMMA_RS_I8_ASM(208, 26, T, "{%104,%105,%106,%107}", "%108", "%109"); \
+	else if constexpr (N == 224) TL_WGMMA_RS_I8_ASM(224, 28, T, "{%112,%113,%114,%115}", "%116", "%117"); \
+	else if constexpr (N == 240) TL_WGMMA_RS_I8_ASM(240, 30, T, "{%120,%121,%122,%123}", "%124", "%125"); \
+	else if constexpr (N == 256) TL_WGMMA_RS_I8_ASM(256, 32, T, "{%128,%129,%130,%131}", "%132", "%133"); \
+	else static_assert(N < 0, "wgmma m64nNk32 s8/u8: N is 8, 16, 24, or a multiple of 16 from 32 to 256");
+#define TL_WGMMA_RS_F8_BODY \
+	if constexpr (N == 8) TL_WGMMA_RS_F8_ASM(8, 1, T, "{%4,%5,%6,%7}", "%8", "%9"); \
+	else if constexpr (N == 16) TL_WGMMA_RS_F8_ASM(16, 2, T, "{%8,%9,%10,%11}", "%12", "%13"); \
+	else if constexpr (N == 24) TL_WGMMA_RS_F8_ASM(24, 3, T, "{%12,%13,%14,%15}", "%16", "%17"); \
+	else if constexpr (N == 32) TL_WGMMA_RS_F8_ASM(32, 4, T, "{%16,%17,%18,%19}", "%20", "%21"); \
+	else if constexpr (N == 40) TL_WGMMA_RS_F8_ASM(40, 5, T, "{%20,%21,%22,%23}", "%24", "%25"); \
+	else if constexpr (N == 48) TL_WGMMA_RS_F8_ASM(48, 6, T, "{%24,%25,%26,%27}", "%28", "%29"); \
+	else if constexpr (N == 56) TL_WGMMA_RS_F8_ASM(56, 7, T, "{%28,%29,%30,%31}", "%32", "%33"); \
+	else if constexpr (N == 64) TL_WGMMA_RS_F8_ASM(64, 8, T, "{%32,%33,%34,%35}", "%36", "%37"); \
+	else if constexpr (N == 72) TL_WGMMA_RS_F8_ASM(72, 9, T, "{%36,%37,%38,%39}", "%40", "%41"); \
+	else if constexpr (N == 80) TL_WGMMA_RS_F8_ASM(80, 10, T, "{%40,%41,%42,%43}", "%44", "%45"); \
+	else if constexpr (N == 88) TL_WGMMA_RS_F8_ASM(88, 11, T, "{%44,%45,%46,%47}", "%48", "%49"); \
+	else if constexpr (N == 96) TL_WGMMA_RS_F8_ASM(96, 12, T, "{%48,%49,%50,%51}", "%52", "%53"); \
+	else if constexpr (N == 104) TL_WGMMA_RS_F8_ASM(104, 13, T, "{%52,%53,%54,%55}", "%56", "%57"); \
+	else if constexpr (N == 112) TL_WGMMA_RS_F8_ASM(112, 14, T, "{%56,%57,%58,%59}", "%60", "%61"); \
+	else if constexpr (N == 120) TL_WGMMA_RS_F8_ASM(120, 15, T, "{%60,%61,%62,%63}", "%64", "%65"); \
+	else if constexpr (N == 128) TL_WGMMA_RS_F8_ASM(128, 16, T, "{%64,%65,%66,%67}", "%68", "%69"); \
+	else if constexpr (N == 136) TL_WGMMA_RS_F8_ASM(136, 17, T, "{%68,%69,%70,%71}", "%72", "%73"); \
+	else if constexpr (N == 144) TL_WGMMA_RS_F8_ASM(144, 18, T, "{%72,%73,%74,%75}", "%76", "%77"); \
+	else if constexpr (N == 152) TL_WGMMA_RS_F8_ASM(152, 19, T, "{%76,%77,%78,%79}", "%80", "%81"); \
+	else if constexpr (N == 160) TL_WGMMA_RS_F8_ASM(160, 20, T, "{%80,%81,%82,%83}", "%84", "%85"); \
+	else if constexpr (N == 168) TL_WGMMA_RS_F8_ASM(168, 21, T, "{%84,%85,%86,%87}", "%88", "%89"); \
+	else if constexpr (N == 176) TL_WGMMA_RS_F8_ASM(176, 22, T, "{%88,%89,%90,%91}", "%92", "%93"); \
+	else if constexpr (N == 184) TL_WGMMA_RS_F8_ASM(184, 23, T, "{%92,%93,%94,%95}", "%96", "%97"); \
+	else if constexpr (N == 192) TL_WGMMA_RS_F8_ASM(192, 24, T, "{%96,%97,%98,%99}", "%100", "%101"); \
+	else if constexpr (N == 200) TL_WGMMA_RS_F8_ASM(200, 25, T, "{%100,%101,%102,%103}", "%104", "%105"); \
+	else if constexpr (N == 208) TL_WGMMA_RS_F8_ASM(208, 26, T, "{%104,%105,%106,%107}", "%108", "%109"); \
+	else if constexpr (N == 216) TL_WGMMA_RS_F8_ASM(216, 27, T, "{%108,%109,%110,%111}", "%112", "%113"); \
+	else if constexpr (N == 224) TL_WGMMA_RS_F8_ASM(224, 28, T, "{%112,%113,%114,%115}", "%116", "%117"); \
+	else if constexpr (N == 232) TL_WGMMA_RS_F8_ASM(232, 29, T, "{%116,%117,%118,%119}", "%120", "%121"); \
+	else if constexpr (N == 240) TL_WGMMA_RS_F8_ASM(240, 30, T, "{%120,%121,%122,%123}", "%124", "%125"); \
+	else if constexpr (N == 248) TL_WGMMA_RS_F8_ASM(248, 31, T, "{%124,%125,%126,%127}", "%128", "%129"); \
+	else if constexpr (N == 256) TL_WGMMA_RS_F8_ASM(256, 32, T, "{%128,%129,%130,%131}", "%132", "%133"); \
+	else static_assert(N < 0, "wgmma m64nNk32 e4m3/e5m2: N is 8, 16, ..., 256");
+
+template <int N> TL_DEVICE void tl_wgmma_rs_s8(int *d, const tl_u32 *a, tl_u64 db)
+{
+#define T "s8"
+	TL_WGMMA_RS_I8_BODY;
+#undef T
+}
+
+template <int N> TL_DEVICE void tl_wgmma_rs_u8(int *d, const tl_u32 *a, tl_u64 db)
+{
+#define T "u8"
+	TL_WGMMA_RS_I8_BODY;
+#undef T
+}
+
+template <int N> TL_DEVICE void tl_wgmma_rs_e4m3(float *d, const tl_u32 *a, tl_u64 db)
+{
+#define T "e4m3"
+	TL_WGMMA_RS_F8_BODY;
+#undef T
+}
+
+template <int N> TL_DEVICE void tl_wgmma_rs_e5m2(float *d, const tl_u32 *a, tl_u64 db)
+{
+#define T "e5m2"
+	TL_WGMMA_RS_F8_BODY;
+#undef T
+}

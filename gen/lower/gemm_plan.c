@@ -166,10 +166,6 @@ plan_wgmma(Arena *a, const Target *t, const IrKernel *k, const IrStmt *g, GemmPl
 		return 1;
 	}
 	p->a_reg = k->bufs[g->u.gemm.a.buf].scope == MEM_LOCAL;
-	if (b8 && p->a_reg) {
-		p->why_not_wgmma = "an 8-bit operand A is in registers (wgmma RS is lowered for f16/bf16 only)";
-		return 1;
-	}
 	if (!p->a_reg && k->bufs[g->u.gemm.a.buf].scope != MEM_SHARED) {
 		p->why_not_wgmma = "operand A is neither in shared memory nor in registers";
 		return 1;
@@ -252,8 +248,9 @@ plan_wgmma(Arena *a, const Target *t, const IrKernel *k, const IrStmt *g, GemmPl
 	if (!(p->acc = wgmma_block_acc(a, p, err)))
 		return -1;
 	/* wgmma RS: A's registers in the order of mma.sync's full_row A fragment (k-step major,
-	 * then a0..a7 of m16n8k16: PTX 9.7.15.5.1.1 "register fragment A" of m64nNk16) */
-	if (p->a_reg && !(p->frag_a = mma_block_fragment(a, MMA_A, p->M, p->K, 16, p->m_warp, 1, err)))
+	 * then a0..a7 of m16n8k16: PTX 9.7.15.5.1.1 "register fragment A" of m64nNk16; 8-bit:
+	 * a0..a15 of m16n8k32, the register fragment A of m64nNk32) */
+	if (p->a_reg && !(p->frag_a = mma_block_fragment(a, MMA_A, p->M, p->K, b8 ? 8 : 16, p->m_warp, 1, err)))
 		return -1;
 	(void)t;
 	return 0;

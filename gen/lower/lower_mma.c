@@ -44,12 +44,12 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 	int b8 = integer || p->ab_type == DT_FP8E4M3 || p->ab_type == DT_FP8E5M2;
 	const char *ty;
 
-	if (b8 ? p->elem_bits != 8 || p->inst_k != 32 || areg || p->trans_a || !p->trans_b ||
+	if (b8 ? p->elem_bits != 8 || p->inst_k != 32 || p->trans_a || !p->trans_b ||
 		     p->acc_type != (integer ? DT_I32 : DT_F32)
 	       : (p->trans_a && areg) || p->elem_bits != 16 || p->inst_k != 16 || p->acc_type != DT_F32)
 		return err_set(e->err, "gemm: wgmma lowers only f16/bf16 A[M,K] or A[K,M] from shared memory, "
 			       "A[M,K] from registers, x B[K,N] or B[N,K] from shared memory into an f32 accumulator, "
-			       "and i8/u8 (into i32) or fp8 (into f32) A[M,K] x B[N,K] from shared memory");
+			       "and i8/u8 (into i32) or fp8 (into f32) A[M,K] (shared or local) x B[N,K] from shared memory");
 	if ((!sa && !areg) || !sb || A->ndim != 2 || B->ndim != 2 || Cb->ndim != 2)
 		return err_set(e->err, "gemm: wgmma reads 2-D operands: A from shared memory or registers, B "
 			       "from shared memory");
@@ -77,9 +77,9 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 	/* an M-major A (trans_a, stored [K, M]): 64-column panels of all K rows, as an N-major B */
 	lbo_a = p->trans_a ? p->K / 8 * atom_a : 16;
 	if (areg)
-		lw_comment(e, "gemm %s: wgmma m64n%dk16, warpgroups %dx%d, %dx%d instructions per warpgroup, "
-			   "A '%s' from registers", Cb->name, p->inst_n, p->wg_m, p->wg_n, p->rep_m, p->rep_n,
-			   A->name);
+		lw_comment(e, "gemm %s: wgmma m64n%dk%d, warpgroups %dx%d, %dx%d instructions per warpgroup, "
+			   "A '%s' from registers", Cb->name, p->inst_n, p->inst_k, p->wg_m, p->wg_n, p->rep_m,
+			   p->rep_n, A->name);
 	else
 		lw_comment(e, "gemm %s: wgmma m64n%dk%d, warpgroups %dx%d, %dx%d instructions per warpgroup",
 			   Cb->name, p->inst_n, p->inst_k, p->wg_m, p->wg_n, p->rep_m, p->rep_n);
@@ -98,8 +98,14 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 		lw_decl(e, 0, "tl_u32", arena_printf(e->a, "af[%d][4]", p->ksteps), 0, NULL, NULL);
 		fl = lw_open_for(e, "s", "0", arena_printf(e->a, "%d", p->ksteps * 4), p->ksteps * 4, 1, 0);
 		fl->u.loop.nobrace = 1;
-		lw_assign(e, LM_LOCAL, -1, 0, "af[s / 4][s % 4]",
-			  arena_printf(e->a, "(tl_u32)%s[2 * s] | (tl_u32)%s[2 * s + 1] << 16", A->name, A->name));
+		if (b8) /* 8-bit: k-step * 16 + a0..a15 of m16n8k32, four elements a register */
+			lw_assign(e, LM_LOCAL, -1, 0, "af[s / 4][s % 4]",
+				  arena_printf(e->a, "(tl_u32)(unsigned char)%s[4 * s] | (tl_u32)(unsigned char)%s[4 * s + 1] << 8 | "
+					       "(tl_u32)(unsigned char)%s[4 * s + 2] << 16 | (tl_u32)(unsigned char)%s[4 * s + 3] << 24",
+					       A->name, A->name, A->name, A->name));
+		else
+			lw_assign(e, LM_LOCAL, -1, 0, "af[s / 4][s % 4]",
+				  arena_printf(e->a, "(tl_u32)%s[2 * s] | (tl_u32)%s[2 * s + 1] << 16", A->name, A->name));
 		lw_pop(e);
 	}
 	lw_call(e, LC_FENCE, "tl_wgmma_fence", "", NULL);
@@ -125,9 +131,11 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 				/* tilec_cuda.h: wgmma.mma_async m64nNk16 (m64nNk32 for 8-bit operands, both
 				 * K-major: no transpose immediates) on this thread's N/2 accumulators */
 				if (b8)
-					lw_call(e, LC_MMA, arena_printf(e->a, "tl_wgmma_%s<%d>", ty, p->inst_n),
-						arena_printf(e->a, "&%s[%d], da, db", Cb->name, (mi * p->rep_n + ni) * nreg),
-						arena_printf(e->a, "// m64n%dk32, A and B K-major", p->inst_n));
+					lw_call(e, LC_MMA, arena_printf(e->a, "tl_wgmma_%s%s<%d>", areg ? "rs_" : "", ty, p->inst_n),
+						arena_printf(e->a, "&%s[%d], %s, db", Cb->name, (mi * p->rep_n + ni) * nreg,
+							     areg ? arena_printf(e->a, "af[%lld]", (long long)(kk / 32)) : "da"),
+						arena_printf(e->a, "// m64n%dk32, %s", p->inst_n,
+							     areg ? "B K-major" : "A and B K-major"));
 				else
 					lw_call(e, LC_MMA, arena_printf(e->a, "tl_wgmma_%s%s<%d, %d%s>", areg ? "rs_" : "",
 								     ty, p->inst_n, p->trans_b ? 0 : 1,
