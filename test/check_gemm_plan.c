@@ -481,6 +481,66 @@ START_TEST(operand_orders)
 }
 END_TEST
 
+/* an 8-bit A from registers: wgmma RS m64nNk32 on sm_90a (full_row, B [N, K]), whose register
+ * fragment A is mma.sync's m16n8k32 A fragment of each warp's 16 rows (PTX: row 16 w + l / 4 +
+ * 8 (q % 2), k 4 (l % 4) + j + 16 (q / 2) for byte j of register q, per k32 step); B [K, N] and
+ * sm_80: mma.sync */
+START_TEST(register_a_8bit)
+{
+	static const char *const srcs[2] = {
+		"kernel g(A: i8[64, 64], B: i8[64, 64], C: i32[64, 64]) grid(1) threads(128) {\n"
+		"  local a: i8[64, 64];\n  shared Bs: i8[64, 64];\n  local acc: i32[64, 64];\n"
+		"  copy(A[0, 0], a);\n  copy(B[0, 0], Bs);\n  clear(acc);\n"
+		"  gemm(a, Bs, acc, trans_b = true, policy = full_row);\n  copy(acc, C[0, 0]);\n}\n",
+		"kernel g(A: fp8_e4m3[64, 64], B: fp8_e4m3[64, 64], C: f32[64, 64]) grid(1) threads(128) {\n"
+		"  local a: fp8_e4m3[64, 64];\n  shared Bs: fp8_e4m3[64, 64];\n  local acc: f32[64, 64];\n"
+		"  copy(A[0, 0], a);\n  copy(B[0, 0], Bs);\n  clear(acc);\n"
+		"  gemm(a, Bs, acc, policy = full_row);\n  copy(acc, C[0, 0]);\n}\n"};
+	Arena a;
+	IrProgram *prog;
+	GemmPlan p;
+	Err e = {0};
+	int64_t m, k, x[3], y[3];
+
+	arena_init(&a);
+	for (int i = 0; i < 2; i++) {
+		const IrStmt *g;
+
+		prog = compile(&a, srcs[i]);
+		ck_assert_ptr_nonnull(prog);
+		g = findgemm(prog->kernels[0].body);
+		ck_assert_msg(gemm_plan(&a, target_lookup(TGT_CUDA, "sm_90a", &e), &prog->kernels[0], g, &p, &e) == 0,
+			      "%s", e.msg);
+		if (i) { /* B [K, N]: not both K-major */
+			ck_assert_int_eq(p.instr, GEMM_MMA_SYNC);
+			ck_assert_ptr_nonnull(strstr(p.why_not_wgmma, "not both K-major"));
+			continue;
+		}
+		ck_assert_int_eq(p.instr, GEMM_WGMMA);
+		ck_assert_int_eq(p.a_reg, 1);
+		ck_assert_int_eq(p.inst_k, 32);
+		ck_assert_int_eq(p.inst_n, 64);
+		ck_assert_ptr_nonnull(p.frag_a);
+		for (m = 0; m < 64; m++)
+			for (k = 0; k < 64; k++) {
+				int64_t t, q, j, l, w;
+
+				x[0] = m, x[1] = k, x[2] = 0;
+				ck_assert_int_eq(layout_eval(p.frag_a, x, y, &e), 0);
+				t = y[1], w = t / 32, l = t % 32;
+				q = y[0] % 16 / 4, j = y[0] % 4;
+				ck_assert_int_eq(y[0] / 16, k / 32);
+				ck_assert_int_eq(16 * w + l / 4 + 8 * (q % 2), m);
+				ck_assert_int_eq(4 * (l % 4) + j + 16 * (q / 2), k % 32);
+			}
+		ck_assert_int_eq(gemm_plan(&a, target_lookup(TGT_CUDA, "sm_80", &e), &prog->kernels[0], g, &p, &e), 0);
+		ck_assert_int_eq(p.instr, GEMM_MMA_SYNC);
+		ck_assert_int_eq(p.inst_k, 32);
+	}
+	arena_free(&a);
+}
+END_TEST
+
 static const struct {
 	const char *src, *arch;
 	int hip;
@@ -596,6 +656,7 @@ suite_gemm_plan(void)
 	tcase_add_test(tc, wgmma_single);
 	tcase_add_test(tc, trans_b);
 	tcase_add_loop_test(tc, operand_orders, 0, countof(orders));
+	tcase_add_test(tc, register_a_8bit);
 	tcase_add_test(tc, register_a_flash);
 	tcase_add_loop_test(tc, plan_errors, 0, countof(errs));
 	suite_add_tcase(s, tc);
