@@ -74,8 +74,9 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 	atom_a = areg ? 0 : swizzle_alignment(sa->mode);   /* 8 rows of one swizzle panel, in bytes */
 	atom_b = swizzle_alignment(sb->mode);
 	lbo_b = p->trans_b ? 16 : p->K / 8 * atom_b;
-	/* an M-major A (trans_a, stored [K, M]): 64-column panels of all K rows, as an N-major B */
-	lbo_a = p->trans_a ? p->K / 8 * atom_a : 16;
+	/* an M-major A (trans_a, stored [K, M]): 64-column panels of all the buffer's rows, as an
+	 * N-major B */
+	lbo_a = p->trans_a ? A->dims[0].c / 8 * atom_a : 16;
 	if (areg)
 		lw_comment(e, "gemm %s: wgmma m64n%dk%d, warpgroups %dx%d, %dx%d instructions per warpgroup, "
 			   "A '%s' from registers", Cb->name, p->inst_n, p->inst_k, p->wg_m, p->wg_n, p->rep_m,
@@ -276,8 +277,9 @@ lw_gemm(Em *e, const IrStmt *st)
 	accok = !b8 || p.ab_type == DT_FP8E4M3 || p.ab_type == DT_FP8E5M2 ? p.acc_type == DT_F32
 									     : p.acc_type == DT_I32;
 	fp8old = (p.ab_type == DT_FP8E4M3 || p.ab_type == DT_FP8E5M2) && e->t->sm < 89;
-	if ((p.trans_a && !p.a_shared) || (p.elem_bits != 16 && !b8) || (!p.a_shared && !areg) || !p.b_shared || (p.rep_n % 2 && !bscalar) || A->ndim != 2 ||
-	    B->ndim != 2 || Cb->ndim != 2 || !accok || fp8old) {
+	if ((p.trans_a && !p.a_shared) || (p.elem_bits != 16 && !b8) || (!p.a_shared && !areg) ||
+	    !p.b_shared || (p.rep_n % 2 && !bscalar) || A->ndim != 2 || B->ndim != 2 || Cb->ndim != 2 ||
+	    !accok || fp8old) {
 		/* say which of the conditions this gemm misses, so the user knows what to change */
 		char why[512];
 		size_t at = 0;
