@@ -138,12 +138,24 @@ ser_visit(void *ctx, int64_t first, int npts, const int64_t *const *coord, const
 	}
 }
 
-static int64_t *
-ser_table(const Layout *L)
+/* the serialization itself enumerated where every output is proved inside out_shape
+ * (affine.c's exact ranges): one value per point, nothing to check */
+static int
+ser_copy(void *ctx, int64_t first, int npts, const int64_t *const *coord, const int64_t *const *vals)
 {
-	IExpr *es[LAYOUT_MAXDIM];
-	int ids[LAYOUT_MAXDIM], k;
-	int64_t total = 1, cells = 1;
+	const SerTab *t = ctx;
+
+	(void)coord;
+	memcpy(t->ser + first, vals[0], (size_t)npts * sizeof *t->ser);
+	return 0;
+}
+
+static int64_t *
+ser_table(Arena *a, const Layout *L)
+{
+	IExpr *es[LAYOUT_MAXDIM], *ser;
+	int ids[LAYOUT_MAXDIM], k, proved = 1;
+	int64_t total = 1, cells = 1, lo, hi;
 	Err scratch = {0};
 	SerTab t = {L, NULL};
 
@@ -161,6 +173,16 @@ ser_table(const Layout *L)
 	}
 	if (!(t.ser = malloc((size_t)total * sizeof *t.ser)))
 		return NULL;
+	for (k = 0; proved && k < L->nout; k++)
+		proved = layout_aff_range_(L->in_shape, ids, L->nin, L->fwd[k], &lo, &hi) && lo >= 0 &&
+			 hi < L->out_shape[k];
+	for (ser = es[0], k = 1; proved && ser && k < L->nout; k++)
+		ser = iexpr_add(a, iexpr_mulc(a, ser, L->out_shape[k]), es[k]);
+	if (proved && ser) {
+		if (!layout_enumerate(L->in_shape, ids, L->nin, &ser, 1, ser_copy, &t, &scratch))
+			return t.ser;
+		err_clear(&scratch);
+	}
 	if (layout_enumerate(L->in_shape, ids, L->nin, es, L->nout, ser_visit, &t, &scratch)) {
 		free(t.ser);
 		return NULL;
@@ -312,7 +334,7 @@ layout_to_cute(Arena *a, const Layout *L, LayoutCuteForm form, CuteComposed *res
 			return r;
 	}
 	if (form != LC_HIER && !cute_reference_search) {
-		int64_t *ser = ser_table(L);
+		int64_t *ser = ser_table(a, L);
 
 		if (ser) {
 			res->sw.b = res->sw.m = res->sw.s = 0;

@@ -141,6 +141,8 @@ typedef struct OwnCtx {
 	int buf, n, is_store, off;      /* off: vals[0] is the pad coordinate */
 	int failed;
 	int64_t last_t, last_y;         /* the last pair checked (-1: none) */
+	int32_t *seen;                  /* [nseen]: the last thread + 1 that checked element y */
+	int64_t nseen;
 } OwnCtx;
 
 static int
@@ -156,11 +158,21 @@ own_visit(void *ctx, int64_t first, int npts, const int64_t *const *coord, const
 		if (c->off && vals[0][p] >= c->e->parpad)
 			continue;   /* a padded point: guarded off */
 		t = coord[0][p];
-		for (y = 0, d = 0; d < c->n; d++)
-			y = y * c->F->in_shape[d] + vals[c->off + d][p];
-		/* the pair checked last (a row vector's slots of one row): checked, and marked */
+		if (c->n == 1) {
+			y = vals[c->off][p];
+		} else {
+			for (y = 0, d = 0; d < c->n; d++)
+				y = y * c->F->in_shape[d] + vals[c->off + d][p];
+		}
+		/* a pair checked before (a row vector's slots of one row): checked, and marked.
+		 * The threads are the outer dim, so seen[y] == t + 1 means this thread did y */
 		if (t == c->last_t && y == c->last_y)
 			continue;
+		if (c->seen && y >= 0 && y < c->nseen && t >= 0 && t < INT32_MAX) {
+			if (c->seen[y] == t + 1)
+				continue;
+			c->seen[y] = (int32_t)(t + 1);
+		}
 		c->last_t = t, c->last_y = y;
 		if (t >= c->F->nthreads || (k = lw_held_by(h, y, t)) < 0) {
 			c->failed = 1;
@@ -288,6 +300,8 @@ owned(Em *e, const IrStmt *par, const Fragment *LF, IExpr *const *pc, int64_t S,
 		any = anewn(e->a, unsigned char, NY);
 	c.e = e, c.F = F, c.held = held, c.any = any, c.buf = buf, c.n = n, c.is_store = is_store;
 	c.off = e->parpad != 0, c.failed = 0, c.last_t = c.last_y = -1;
+	c.nseen = NY <= 4096 ? NY : 0;
+	c.seen = c.nseen ? anewn(e->a, int32_t, c.nseen) : NULL;
 	if (c.off)
 		es[0] = pc[0];
 	for (d = 0; d < n && d < IR_MAXDIM; d++)
