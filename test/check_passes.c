@@ -429,6 +429,13 @@ static const struct {
 	 "    clear(acc);\n    copy(A[0, 0], As);\n    copy(B[0, 0], Bs);\n"
 	 "    gemm(As, Bs, acc, trans_a = true);\n    copy(acc, C[0, 0]);\n}\n",
 	 "t:9:5: error: kernel 'ta': gemm: not lowered yet for mma.sync: an accumulator that is not f32;"},
+	/* fp8 on sm_80 (no fp8 MMA before sm_89): at the gemm, with the reason */
+	{"kernel f8(A: fp8_e4m3[64, 64], B: fp8_e4m3[64, 64], C: f32[64, 64]) grid(1) threads(128)\n{\n"
+	 "    shared As: fp8_e4m3[64, 64];\n    shared Bs: fp8_e4m3[64, 64];\n    local acc: f32[64, 64];\n"
+	 "    clear(acc);\n    copy(A[0, 0], As);\n    copy(B[0, 0], Bs);\n"
+	 "    gemm(As, Bs, acc, trans_b = true);\n    copy(acc, C[0, 0]);\n}\n",
+	 "t:9:5: error: layout inference: gemm: gemm: sm_80 has no MMA for fp8_e4m3 operands (mma.sync "
+	 ".e4m3/.e5m2 needs sm_89 or later, wgmma sm_90a)"},
 	/* an 8-bit B in registers: at the gemm (mma.sync reads B from shared memory) */
 	{"kernel rb(A: i8[64, 64], B: i8[64, 64], C: i32[64, 64]) grid(1) threads(128)\n{\n"
 	 "    shared As: i8[64, 64];\n    local b: i8[64, 64];\n    local acc: i32[64, 64];\n"
