@@ -196,6 +196,8 @@ struct tl_cpu_fiber {
 	tl_cpu_cpa *cpa;     // outstanding copies, oldest first: [cpa_head, ncpa)
 	int ncpa, capcpa, cpa_head;
 	unsigned long long cpa_group; // the id of the group that is still open
+	unsigned mbar;       // the shared address of the mbarrier it waits on (~0u: none)
+	int mbar_parity;
 };
 enum { TL_READY, TL_RUN, TL_BLOCKED, TL_DONE };
 
@@ -240,6 +242,8 @@ struct tl_cpu_static {
 };
 
 static tl_cpu_fiber *tl_cpu_cur;  // the running fiber
+static int tl_cpu_ntma;            // TMA loads in flight (the mbarrier section)
+static void tl_cpu_tma_perform(unsigned bar);
 #define threadIdx (tl_cpu_cur->tidx)
 static uint3 blockIdx;
 static dim3 blockDim, gridDim;
@@ -455,6 +459,10 @@ static void tl_cpu_switch_away(tl_cpu_fiber *me)
 {
 	tl_cpu_fiber *next = tl_cpu_pop_ready();
 
+	if (!next && tl_cpu_ntma) { // nothing can run: the TMA loads in flight complete
+		tl_cpu_tma_perform(~0u);
+		next = tl_cpu_pop_ready();
+	}
 	if (next) {
 		next->state = TL_RUN;
 		tl_cpu_cur = next;
@@ -1678,6 +1686,265 @@ template <int N> static inline void tl_wgmma_rs_e5m2(float *d, const tl_u32 *a, 
 #endif // !TL_CPU_HIP
 
 // ============================================================================================
+// mbarriers and TMA (PTX 9.7.13.15 mbarrier; 9.7.9.25.5 cp.async.bulk.tensor)
+// ============================================================================================
+// An mbarrier is 8 bytes of shared memory. Its state is kept in a side table (tl_cpu_mbars); the
+// 8 bytes hold a tag naming the entry, so that a barrier overwritten by a store is found at its
+// next use. State: the arrivals per phase, the arrivals and transaction bytes still pending in
+// the current phase, the phase number. A phase completes when both pending counts are zero; the
+// next phase starts with count arrivals pending. try_wait.parity(p) succeeds when the phase of
+// parity p has completed, i.e. the current phase's parity is not p (so a fresh barrier, in
+// phase 0, lets a wait on parity 1 pass: "the immediately preceding phase" of 9.7.13.15.16).
+// A TMA load reads its box at issue (zeros outside the tensor) and poisons its destination; it
+// is performed (bytes written with the map's swizzle on the absolute shared address, its bytes
+// of transactions completed on its barrier) as late as a GPU may: when a thread waits on that
+// barrier, or when no thread of the block can run. A destination written in between, or a
+// source that changed, is an error (both are undefined on the GPU).
+struct __attribute__((aligned(64))) tl_tmap_t {
+	unsigned long long magic;
+	const unsigned char *base;
+	unsigned long long dim[2];   // elements: dim[0] innermost
+	unsigned long long stride;   // bytes from one dim[1] index to the next
+	unsigned box[2], esize, swizzle; // swizzle span in bytes: 0 (none), 32, 64, 128
+	unsigned long long pad[9];
+};
+static_assert(sizeof(tl_tmap_t) == 128, "a tensor map is 128 bytes");
+#define TL_CPU_TMAP_MAGIC 0x544c544d41503244ull // "TLTMAP2D"
+#define __grid_constant__
+
+struct tl_cpu_mbar {
+	unsigned addr;     // shared address
+	int count, pending;
+	long long tx;      // transaction bytes pending (expected minus completed)
+	unsigned phase;
+};
+struct tl_cpu_tma {        // one TMA load in flight
+	unsigned char *dst;
+	unsigned bar;          // the shared address of its mbarrier
+	tl_tmap_t map;
+	int c0, c1;
+	size_t n;
+	unsigned char *data;   // the box as it lands in shared memory (n bytes from dst)
+};
+static tl_cpu_mbar tl_cpu_mbars[256];
+static int tl_cpu_nmbar;
+static tl_cpu_tma *tl_cpu_tmas;
+static int tl_cpu_captma;
+
+// the host side of cuTensorMapEncodeTiled for a 2D tiled map (no interleave, zero fill), with
+// the driver's checks: NULL, or what is wrong
+static const char *tl_tmap_encode_2d(tl_tmap_t *m, const void *base, int esize, unsigned long long dim0,
+				     unsigned long long dim1, unsigned long long stride, int box0, int box1, int swizzle)
+{
+	memset(m, 0, sizeof *m);
+	if (esize != 1 && esize != 2 && esize != 4 && esize != 8)
+		return "element size must be 1, 2, 4 or 8 bytes";
+	if ((uintptr_t)base % 16)
+		return "the global address must be 16-byte aligned";
+	if (!dim0 || !dim1 || dim0 > (1ull << 32) || dim1 > (1ull << 32))
+		return "each dimension must be in [1, 2^32]";
+	if (stride % 16 || stride >= (1ull << 40) || stride < dim0 * (unsigned long long)esize)
+		return "the row stride must be a multiple of 16 bytes, below 2^40, and hold a row";
+	if (box0 < 1 || box0 > 256 || box1 < 1 || box1 > 256)
+		return "each box dimension must be in [1, 256]";
+	if ((unsigned)box0 * (unsigned)esize % 16)
+		return "the box's inner dimension must be a multiple of 16 bytes";
+	if (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128)
+		return "the swizzle is none, 32, 64 or 128 bytes";
+	if (swizzle && (unsigned)box0 * (unsigned)esize > (unsigned)swizzle)
+		return "the box's inner dimension must not be wider than the swizzle span";
+	m->magic = TL_CPU_TMAP_MAGIC;
+	m->base = (const unsigned char *)base;
+	m->dim[0] = dim0, m->dim[1] = dim1;
+	m->stride = stride;
+	m->box[0] = (unsigned)box0, m->box[1] = (unsigned)box1;
+	m->esize = (unsigned)esize, m->swizzle = (unsigned)swizzle;
+	return NULL;
+}
+
+static tl_cpu_mbar *tl_cpu_mbar_of(const void *bar, const char *what)
+{
+	tl_cpu_check_shared(bar, 8, 8, what);
+	unsigned a = (unsigned)__cvta_generic_to_shared(bar);
+
+	for (int i = 0; i < tl_cpu_nmbar; i++)
+		if (tl_cpu_mbars[i].addr == a) {
+			unsigned char tag[8];
+
+			memcpy(tag, "TLMB", 4);
+			memcpy(tag + 4, &i, 4);
+			if (memcmp(bar, tag, 8))
+				tl_cpu_fail("%s: the mbarrier at shared address %u was overwritten by a store", what, a);
+			return &tl_cpu_mbars[i];
+		}
+	tl_cpu_fail("%s: no mbarrier at shared address %u (mbarrier.init has not run on it in this block)", what, a);
+	return NULL;
+}
+
+static inline int tl_cpu_mbar_done(const tl_cpu_mbar *b, int parity) { return (int)(b->phase & 1) != (parity & 1); }
+
+// a phase completes when nothing is pending: wake the threads that wait for it
+static void tl_cpu_mbar_step(tl_cpu_mbar *b)
+{
+	if (b->pending || b->tx)
+		return;
+	b->phase++;
+	b->pending = b->count;
+	for (int i = 0; i < tl_cpu_nthreads; i++) {
+		tl_cpu_fiber *f = &tl_cpu_fib[i];
+
+		if (f->state == TL_BLOCKED && f->mbar == b->addr && tl_cpu_mbar_done(b, f->mbar_parity)) {
+			f->mbar = ~0u;
+			tl_cpu_make_ready(f);
+		}
+	}
+}
+
+static void tl_mbar_init(unsigned long long *bar, int count)
+{
+	tl_cpu_check_shared(bar, 8, 8, "mbarrier.init");
+	unsigned a = (unsigned)__cvta_generic_to_shared(bar);
+	int i;
+
+	if (count < 1 || count >= (1 << 20))
+		tl_cpu_fail("mbarrier.init: count %d is not in [1, 2^20)", count);
+	for (i = 0; i < tl_cpu_nmbar && tl_cpu_mbars[i].addr != a; i++)
+		;
+	for (int j = 0; j < tl_cpu_ntma; j++)
+		if (tl_cpu_tmas[j].bar == a)
+			tl_cpu_fail("mbarrier.init: the mbarrier at shared address %u has a TMA load in flight", a);
+	if (i == tl_cpu_nmbar) {
+		if (tl_cpu_nmbar == (int)(sizeof tl_cpu_mbars / sizeof tl_cpu_mbars[0]))
+			tl_cpu_fatal("more than 256 mbarriers in a block");
+		tl_cpu_nmbar++;
+	}
+	tl_cpu_mbars[i] = tl_cpu_mbar{a, count, count, 0, 0};
+	memcpy(bar, "TLMB", 4);
+	memcpy((unsigned char *)bar + 4, &i, 4);
+}
+
+static inline void tl_fence_mbar_init(void) {}
+
+static void tl_cpu_mbar_arrive(unsigned long long *bar, long long tx, const char *what)
+{
+	tl_cpu_mbar *b = tl_cpu_mbar_of(bar, what);
+
+	if (b->pending <= 0)
+		tl_cpu_fail("%s: more arrivals on the mbarrier at shared address %u than its count (%d) in one phase", what,
+			    b->addr, b->count);
+	b->tx += tx;
+	b->pending--;
+	tl_cpu_mbar_step(b);
+}
+
+static void tl_mbar_expect_tx(unsigned long long *bar, int bytes)
+{
+	if (bytes < 0 || bytes >= (1 << 20))
+		tl_cpu_fail("mbarrier.arrive.expect_tx: %d bytes is not in [0, 2^20)", bytes);
+	tl_cpu_mbar_arrive(bar, bytes, "mbarrier.arrive.expect_tx");
+}
+
+static void tl_mbar_arrive(unsigned long long *bar) { tl_cpu_mbar_arrive(bar, 0, "mbarrier.arrive"); }
+
+// the box of map at (c0, c1) as it lands at shared address a (n bytes)
+static void tl_cpu_tma_gather(const tl_tmap_t *m, int c0, int c1, unsigned a, unsigned char *out)
+{
+	const unsigned es = m->esize, row = m->box[0] * es;
+	const unsigned s = m->swizzle == 128 ? 7 : m->swizzle == 64 ? 3 : m->swizzle == 32 ? 1 : 0;
+
+	for (unsigned r = 0; r < m->box[1]; r++)
+		for (unsigned c = 0; c < m->box[0]; c++) {
+			long long x = (long long)c0 + c, y = (long long)c1 + r;
+			unsigned o = a + r * row + c * es;
+
+			o ^= ((o >> 7) & s) << 4; // Swizzle<b,4,3> on the byte address
+			if (x >= 0 && y >= 0 && (unsigned long long)x < m->dim[0] && (unsigned long long)y < m->dim[1])
+				memcpy(out + (o - a), m->base + (unsigned long long)y * m->stride + (unsigned long long)x * es, es);
+			else
+				memset(out + (o - a), 0, es);
+		}
+}
+
+static void tl_tma_load_2d(void *dst, const tl_tmap_t *map, int c0, int c1, unsigned long long *bar)
+{
+	if (map->magic != TL_CPU_TMAP_MAGIC)
+		tl_cpu_fail("cp.async.bulk.tensor: the tensor map was not encoded (tl_tmap_encode_2d)");
+	tl_cpu_mbar_of(bar, "cp.async.bulk.tensor's mbarrier");
+	size_t n = (size_t)map->box[0] * map->box[1] * map->esize;
+
+	tl_cpu_check_shared(dst, (n + 127) / 128 * 128, 128, "cp.async.bulk.tensor destination");
+	if (tl_cpu_ntma == tl_cpu_captma) {
+		tl_cpu_captma = tl_cpu_captma ? 2 * tl_cpu_captma : 16;
+		tl_cpu_tmas = (tl_cpu_tma *)realloc(tl_cpu_tmas, (size_t)tl_cpu_captma * sizeof *tl_cpu_tmas);
+		if (!tl_cpu_tmas)
+			tl_cpu_fatal("out of memory");
+	}
+	tl_cpu_tma *t = &tl_cpu_tmas[tl_cpu_ntma++];
+	t->dst = (unsigned char *)dst;
+	t->bar = (unsigned)__cvta_generic_to_shared(bar);
+	t->map = *map;
+	t->c0 = c0, t->c1 = c1;
+	t->n = n;
+	t->data = (unsigned char *)tl_cpu_alloc(n);
+	tl_cpu_tma_gather(map, c0, c1, (unsigned)__cvta_generic_to_shared(dst), t->data);
+	tl_cpu_poison(dst, n);
+}
+
+static inline void tl_tma_prefetch_map(const tl_tmap_t *map)
+{
+	if (map->magic != TL_CPU_TMAP_MAGIC)
+		tl_cpu_fail("prefetch.tensormap: the tensor map was not encoded (tl_tmap_encode_2d)");
+}
+
+// perform the TMA loads in flight on the barrier at shared address bar (every one: ~0u), in order
+static void tl_cpu_tma_perform(unsigned bar)
+{
+	int k = 0;
+
+	for (int i = 0; i < tl_cpu_ntma; i++) {
+		tl_cpu_tma *t = &tl_cpu_tmas[i];
+
+		if (bar != ~0u && t->bar != bar) {
+			tl_cpu_tmas[k++] = *t;
+			continue;
+		}
+		unsigned a = (unsigned)__cvta_generic_to_shared(t->dst);
+		unsigned char *now = (unsigned char *)tl_cpu_alloc(t->n);
+
+		if (!tl_cpu_is_poison(t->dst, t->n))
+			tl_cpu_fail("shared memory bytes [%u, %zu), the destination of a TMA load in flight, were written "
+				    "before the load completed (before the wait on its mbarrier)",
+				    a, (size_t)a + t->n);
+		tl_cpu_tma_gather(&t->map, t->c0, t->c1, a, now);
+		if (memcmp(now, t->data, t->n))
+			tl_cpu_fail("the global source of a TMA load in flight (box at %d, %d) changed before the load completed",
+				    t->c0, t->c1);
+		memcpy(t->dst, t->data, t->n);
+		free(now);
+		free(t->data);
+		for (int j = 0; j < tl_cpu_nmbar; j++)
+			if (tl_cpu_mbars[j].addr == t->bar) {
+				tl_cpu_mbars[j].tx -= (long long)t->n;
+				tl_cpu_mbar_step(&tl_cpu_mbars[j]);
+			}
+	}
+	tl_cpu_ntma = k;
+}
+
+static void tl_mbar_wait(unsigned long long *bar, int parity)
+{
+	tl_cpu_mbar *b = tl_cpu_mbar_of(bar, "mbarrier.try_wait.parity");
+	tl_cpu_fiber *me = tl_cpu_cur;
+
+	tl_cpu_tma_perform(b->addr);
+	while (!tl_cpu_mbar_done(b, parity)) {
+		me->mbar = b->addr;
+		me->mbar_parity = parity;
+		tl_cpu_block_on("mbarrier wait");
+	}
+}
+
+// ============================================================================================
 // Memory checks: guarded tensors, the segmentation-fault handler, static shared arrays
 // ============================================================================================
 static unsigned char *tl_cpu_stack_lo(const tl_cpu_fiber *f) { return f->map + TL_CPU_PAGE; }
@@ -1929,12 +2196,16 @@ static void tl_cpu_run_block(void)
 	}
 	tl_cpu_bar_arrived = 0;
 	tl_cpu_ndone = 0;
+	for (int i = 0; i < tl_cpu_ntma; i++) // loads of the previous block never waited for: dropped
+		free(tl_cpu_tmas[i].data);
+	tl_cpu_ntma = tl_cpu_nmbar = 0;
 	tl_cpu_rq_head = tl_cpu_rq_n = 0;
 	for (int i = 0; i < T; i++) {
 		tl_cpu_fiber *f = &tl_cpu_fib[i];
 
 		f->ncpa = f->cpa_head = 0;
 		f->cpa_group = 0;
+		f->mbar = ~0u;
 		tl_cpu_ctx_init(&f->ctx, tl_cpu_stack_lo(f), f->map + f->maplen);
 	}
 	for (int i = 0; i < T; i++)

@@ -266,6 +266,58 @@ TL_DEVICE float tl_warp_max(float v, int width)
 	return v;
 }
 
+// ---- sm_90 mbarriers and TMA (cp.async.bulk.tensor; used by kernels emitted for sm_90a) ----
+// A tensor map (CUtensorMap: 128 bytes, 64-byte aligned) made on the host by
+// cuTensorMapEncodeTiled and passed as a __grid_constant__ kernel parameter.
+typedef struct __align__(64) { unsigned long long v[16]; } tl_tmap_t;
+
+// mbarrier.init (PTX 9.7.13.15.9): count arrivals complete a phase
+TL_DEVICE void tl_mbar_init(unsigned long long *bar, int count)
+{
+	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(tl_smem_u32(bar)), "r"(count) : "memory");
+}
+// makes the initialized barriers visible to the async proxy (TMA) and the other threads
+TL_DEVICE void tl_fence_mbar_init(void)
+{
+	asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+// one arrival that also expects bytes of transactions (the TMA loads of this phase)
+TL_DEVICE void tl_mbar_expect_tx(unsigned long long *bar, int bytes)
+{
+	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(tl_smem_u32(bar)), "r"(bytes)
+		     : "memory");
+}
+TL_DEVICE void tl_mbar_arrive(unsigned long long *bar)
+{
+	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(tl_smem_u32(bar)) : "memory");
+}
+// waits until the phase of the given parity has completed
+TL_DEVICE void tl_mbar_wait(unsigned long long *bar, int parity)
+{
+	unsigned done;
+
+	do {
+		asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+			     "selp.u32 %0, 1, 0, p;\n}\n"
+			     : "=r"(done)
+			     : "r"(tl_smem_u32(bar)), "r"(parity)
+			     : "memory");
+	} while (!done);
+}
+// the box of map at coordinates (c0 innermost, c1) into shared memory at dst; its bytes complete
+// transactions on bar; elements outside the tensor are zeros
+TL_DEVICE void tl_tma_load_2d(void *dst, const tl_tmap_t *map, int c0, int c1, unsigned long long *bar)
+{
+	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], "
+		     "[%4];\n" ::"r"(tl_smem_u32(dst)),
+		     "l"((unsigned long long)map), "r"(c0), "r"(c1), "r"(tl_smem_u32(bar))
+		     : "memory");
+}
+TL_DEVICE void tl_tma_prefetch_map(const tl_tmap_t *map)
+{
+	asm volatile("prefetch.tensormap [%0];\n" ::"l"((unsigned long long)map) : "memory");
+}
+
 // ---- sm_90a wgmma (used only by kernels emitted for sm_90a) ----------------------------
 typedef unsigned long long tl_u64;
 

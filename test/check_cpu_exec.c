@@ -327,6 +327,94 @@ START_TEST(cp_async_errors)
 }
 END_TEST
 
+/* mbarriers and TMA loads: boxes with zero fill past the tensor's edges, the swizzles, the
+ * parity of phases, loads deferred until the wait */
+static const struct {
+	int W, H, stride, box0, box1, swz, c0, c1;
+} tma_cases[] = {
+	{200, 40, 400, 64, 16, 128, 150, 30},  /* 128B swizzle, past the right and bottom edges */
+	{64, 64, 128, 64, 16, 128, 0, 8},      /* inside */
+	{100, 20, 208, 32, 24, 64, 80, -4},    /* 64B swizzle, a negative row coordinate */
+	{40, 9, 80, 16, 32, 32, -8, 0},        /* 32B swizzle, a negative column coordinate */
+	{72, 50, 160, 24, 40, 0, 60, 20},      /* no swizzle, a box of 48-byte rows */
+};
+
+/* the byte of the tensor, or 0 outside it */
+static unsigned char
+tma_src(const unsigned short *g, int k, int x, int y, int b)
+{
+	if (x < 0 || y < 0 || x >= tma_cases[k].W || y >= tma_cases[k].H)
+		return 0;
+	return (unsigned char)(g[y * (tma_cases[k].stride / 2) + x] >> (8 * b));
+}
+
+START_TEST(tma_load)
+{
+	static unsigned short g[64 * 1024];
+	static unsigned char out[4200];
+	int sel = 11, mode = 0, W = tma_cases[_i].W, H = tma_cases[_i].H, st = tma_cases[_i].stride,
+	    b0 = tma_cases[_i].box0, b1 = tma_cases[_i].box1, swz = tma_cases[_i].swz, c0 = tma_cases[_i].c0,
+	    c1 = tma_cases[_i].c1;
+	CpuArg a[] = {value("sel", &sel), tensor("g", g, (size_t)st * H), value("W", &W), value("H", &H),
+		      value("stride", &st), value("box0", &b0), value("box1", &b1), value("swz", &swz),
+		      tensor("out", out, sizeof out), value("mode", &mode), value("c0", &c0), value("c1", &c1)};
+	int row = b0 * 2;
+
+	UNIT();
+	for (int i = 0; i < 64 * 1024; i++)
+		g[i] = (unsigned short)(0x1357u * (unsigned)i + 11u);
+	memset(out, 0, sizeof out);
+	RUN_OK(a, 12, 1, 128, 8192);
+	for (int box = 0; box < 2; box++)
+		for (int r = 0; r < b1; r++)
+			for (int c = 0; c < b0; c++) {
+				/* the 16-byte chunk of the 128-byte line, xor the line (swizzle span / 16 chunks) */
+				int o = r * row + c * 2, line = o / 128, chunk = o % 128 / 16;
+				int x = (box ? 0 : c0) + c, y = (box ? 0 : c1) + r;
+
+				if (swz == 128)
+					chunk ^= line % 8;
+				else if (swz == 64)
+					chunk ^= line % 4;
+				else if (swz == 32)
+					chunk ^= line % 2;
+				o = line * 128 + chunk * 16 + o % 16;
+				for (int b = 0; b < 2; b++)
+					ck_assert_msg(out[2048 * box + o + b] == tma_src(g, _i, x, y, b),
+						      "box %d (%d, %d) byte %d: 0x%02x, expected 0x%02x", box + 1, r, c, b,
+						      out[2048 * box + o + b], tma_src(g, _i, x, y, b));
+			}
+	for (int i = 0; i < 16; i++)
+		ck_assert_msg(out[4096 + i] == 0xa5 || out[4096 + i] == 0x7f, "box 1 before the wait: 0x%02x", out[4096 + i]);
+	ck_assert_msg(out[4112] == 1, "barrier 1's phases");
+}
+END_TEST
+
+START_TEST(tma_errors)
+{
+	static unsigned short g[64 * 64];
+	static unsigned char out[4200];
+	static const char *const want[] = {
+		"no mbarrier at shared address 8 (mbarrier.init has not run on it in this block)",
+		"deadlock: threads 0-127 wait at mbarrier wait",
+		"the destination of a TMA load in flight, were written before the load completed",
+		"the tensor map was not encoded",
+		"more arrivals on the mbarrier at shared address 0 than its count (1)",
+		"the mbarrier at shared address 0 was overwritten by a store",
+		"tensor map: the box's inner dimension must not be wider than the swizzle span",
+		"tensor map: the row stride must be a multiple of 16 bytes",
+	};
+	int sel = 11, mode = _i < 6 ? _i + 1 : 0, W = 64, H = 64, st = _i == 7 ? 136 : 128, b0 = _i == 6 ? 64 : 32,
+	    b1 = 16, swz = _i == 6 ? 64 : 128, c0 = 0, c1 = 0;
+	CpuArg a[] = {value("sel", &sel), tensor("g", g, sizeof g), value("W", &W), value("H", &H),
+		      value("stride", &st), value("box0", &b0), value("box1", &b1), value("swz", &swz),
+		      tensor("out", out, sizeof out), value("mode", &mode), value("c0", &c0), value("c1", &c1)};
+
+	UNIT();
+	run_fails(a, 12, 1, 128, 8192, want[_i]);
+}
+END_TEST
+
 START_TEST(divergence)
 {
 	static unsigned out[128];
@@ -882,6 +970,8 @@ suite_cpu_exec(void)
 	tcase_add_test(u, conversions);
 	tcase_add_test(u, cp_async);
 	tcase_add_loop_test(u, cp_async_errors, 0, 5);
+	tcase_add_loop_test(u, tma_load, 0, (int)countof(tma_cases));
+	tcase_add_loop_test(u, tma_errors, 0, 8);
 	tcase_add_loop_test(u, divergence, 0, 7);
 	tcase_add_test(u, static_shared);
 	tcase_add_loop_test(u, memory_errors, 0, 7);

@@ -366,6 +366,63 @@ extern "C" __global__ void k_dims(unsigned *out, unsigned *order)
 		order[1 + order[0]++] = b; // blocks run one after another: no atomics needed
 }
 
+// ---- mbarriers and TMA: 128 threads; smem: two barriers at 0, box 1 at 1024, box 2 at 4096.
+// out[0..2048): box 1 (loaded at (c0, c1), waited with parity 0), out[2048..4096): box 2 (at
+// (0, 0) on the same barrier's next phase, parity 1), out[4096..4112): box 1's first bytes
+// before the wait, out[4112]: 1 when a wait on parity 1 of a fresh barrier passed and the
+// four warps' arrivals completed barrier 1's phase 0.
+// mode 1: wait on a barrier never initialized; 2: wait with nothing to complete the phase
+// (deadlock); 3: another thread writes box 1 before the wait; 4: an unencoded map; 5: a second arrival while the
+// phase waits for the load's bytes; 6: a store over the barrier
+extern "C" __global__ void k_tma(const __grid_constant__ tl_tmap_t map, unsigned char *out, int mode, int c0, int c1)
+{
+	extern __shared__ __align__(1024) unsigned char tl_smem[];
+	unsigned long long *bar = (unsigned long long *)tl_smem;
+	unsigned char *box1 = tl_smem + 1024, *box2 = tl_smem + 4096;
+	const int tid = threadIdx.x, n = (int)(map.box[0] * map.box[1] * map.esize);
+	tl_tmap_t zero;
+
+	memset(&zero, 0, sizeof zero);
+	if (tid == 0 && mode != 1) {
+		tl_mbar_init(&bar[0], 1);
+		tl_mbar_init(&bar[1], 4);
+		tl_fence_mbar_init();
+	}
+	__syncthreads();
+	tl_mbar_wait(&bar[1], 1); // a fresh barrier: the phase before phase 0 counts as complete
+	if (tid == 0 && mode != 2) {
+		tl_mbar_expect_tx(&bar[0], n);
+		tl_tma_load_2d(box1, mode == 4 ? &zero : &map, c0, c1, &bar[0]);
+		memcpy(out + 4096, box1, 16);
+		if (mode == 5) // the phase waits for the load's bytes: its one arrival is done
+			tl_mbar_arrive(&bar[0]);
+	}
+	if (mode == 3) {
+		__syncthreads();
+		if (tid == 1)
+			box1[0] = 1;
+		__syncthreads();
+	}
+	if (mode == 6 && tid == 2)
+		bar[0] = 0;
+	tl_mbar_wait(&bar[0], 0);
+	for (int i = tid; i < n; i += 128)
+		out[i] = box1[i];
+	__syncthreads(); // every thread has read box 1 (and finished the wait of phase 0)
+	if (tid == 0) {
+		tl_mbar_expect_tx(&bar[0], n);
+		tl_tma_load_2d(box2, &map, 0, 0, &bar[0]);
+	}
+	tl_mbar_wait(&bar[0], 1);
+	for (int i = tid; i < n; i += 128)
+		out[2048 + i] = box2[i];
+	if (tid % 32 == 0)
+		tl_mbar_arrive(&bar[1]);
+	tl_mbar_wait(&bar[1], 0);
+	if (tid == 0)
+		out[4112] = 1;
+}
+
 // ---- the trampoline: a[0] selects the kernel, a[1..] its arguments --------------------------
 extern "C" void tl_cpu_entry(void **a)
 {
@@ -384,6 +441,16 @@ extern "C" void tl_cpu_entry(void **a)
 	case 8: k_oob((float *)a[1], (float *)a[2], *(int *)a[3], *(int *)a[4]); break;
 	case 9: k_stack((int *)a[1], *(int *)a[2]); break;
 	case 10: k_dims((unsigned *)a[1], (unsigned *)a[2]); break;
+	case 11: { // g, W, H, stride (bytes), box0, box1, swizzle, out, mode, c0, c1
+		tl_tmap_t m;
+		const char *e = tl_tmap_encode_2d(&m, a[1], 2, (unsigned)*(int *)a[2], (unsigned)*(int *)a[3],
+						  (unsigned)*(int *)a[4], *(int *)a[5], *(int *)a[6], *(int *)a[7]);
+
+		if (e)
+			tl_cpu_fail("tensor map: %s", e);
+		k_tma(m, (unsigned char *)a[8], *(int *)a[9], *(int *)a[10], *(int *)a[11]);
+		break;
+	}
 	default: {
 		// 100 + i: wgmma kernel i (img, imgbytes, cin, out, p)
 		typedef void (*W)(const unsigned char *, int, const float *, float *, const int *);
