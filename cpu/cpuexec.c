@@ -16,14 +16,52 @@
 #include "cpuexec.h"
 #include "lower.h"
 #include "target.h"
+#include "tmap.h"
 
-void
-cpuexec_entry(Buf *out, const IrKernel *k, const char *kname)
+/* the C of map dimension d of the entry: an integer, or the size argument it names; NULL */
+static const char *
+mapdim(Arena *a, char *s, size_t n, const IrKernel *k, const char *d)
 {
-	int i, n = 0;
+	int i;
 
+	if (d[0] >= '0' && d[0] <= '9')
+		return snprintf(s, n, "%sll", d), s;
+	for (i = 0; i < k->nsize; i++)
+		if (!strcmp(emit_cname(a, k->sizes[i]->name), d))
+			return snprintf(s, n, "(long long)*(int *)tl_args_[%d]", k->nparam + i), s;
+	return NULL;
+}
+
+int
+cpuexec_entry(Buf *out, const IrKernel *k, const char *kname, const char *code)
+{
+	TmapDesc maps[16];
+	int i, n = 0, nm = code ? tmap_parse(code, k->name, maps, 16) : 0;
+	Arena a;
+
+	if (nm < 0)
+		return -1;
+	arena_init(&a);
 	buf_puts(out, "\n// the CPU run's entry: the kernel's arguments by position\n");
-	buf_printf(out, "extern \"C\" void tl_cpu_entry(void **tl_args_)\n{\n\t%s(", kname);
+	buf_printf(out, "extern \"C\" void tl_cpu_entry(void **tl_args_)\n{\n");
+	for (i = 0; i < nm; i++) {
+		const TmapDesc *m = &maps[i];
+		char d0[80], d1[80], r[80];
+		int t;
+
+		for (t = 0; t < k->nparam; t++)
+			if (k->params[t].is_tensor && !strcmp(emit_cname(&a, k->params[t].name), m->tensor))
+				break;
+		if (t == k->nparam || k->bufs[k->params[t].buf].strides || !mapdim(&a, d0, sizeof d0, k, m->dim[0]) ||
+		    !mapdim(&a, d1, sizeof d1, k, m->dim[1]) || !mapdim(&a, r, sizeof r, k, m->rows)) {
+			arena_free(&a);
+			return -1;
+		}
+		/* not encodable (the rows are not whole 16-byte chunks, an empty tensor): unencoded */
+		buf_printf(out, "\ttl_tmap_t %s;\n\t(void)tl_tmap_encode_2d(&%s, tl_args_[%d], %d, %s, %s, %s * %d, %lld, %lld, %d);\n",
+			   m->name, m->name, t, m->esize, d0, d1, r, m->esize, m->box[0], m->box[1], m->swizzle);
+	}
+	buf_printf(out, "\t%s(", kname);
 	int skew = k->nparam + k->nsize;
 
 	for (i = 0; i < k->nparam; i++, n++) {
@@ -40,7 +78,11 @@ cpuexec_entry(Buf *out, const IrKernel *k, const char *kname)
 	}
 	for (i = 0; i < k->nsize; i++, n++)
 		buf_printf(out, "%s*(int *)tl_args_[%d]", n ? ", " : "", n);
+	for (i = 0; i < nm; i++)
+		buf_printf(out, ", %s", maps[i].name);
 	buf_puts(out, ");\n}\n");
+	arena_free(&a);
+	return 0;
 }
 
 long long

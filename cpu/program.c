@@ -588,7 +588,11 @@ tilec_cpu_launch(tilec_program *p, int k, void *const *args, const int64_t *size
 		Buf entry;
 
 		buf_init(&entry);
-		cpuexec_entry(&entry, K, p->cnames[k]);
+		if (cpuexec_entry(&entry, K, p->cnames[k], p->code)) {
+			buf_free(&entry);
+			st = seterr(err, TILEC_ERR_COMPILE, "kernel %s: a malformed tensor-map line in the code", K->name);
+			goto out;
+		}
 		r = cpuexec_build_target(&p->exe[k], p->target == TILEC_TARGET_HIP, p->arch, p->code,
 					 buf_str(&entry), cxx, NULL, 0, &log, &e);
 		buf_free(&entry);

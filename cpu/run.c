@@ -1037,6 +1037,7 @@ tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_
 	co.ndefines = o->ndefines;
 	co.filename = o->filename;
 	co.dump = TILEC_DUMP_CUDA;
+	co.tma = o->tma;
 	{
 		static const char *const cuda_defaults[] = {"sm_80", "sm_90a"};
 		static const char *const hip_default[] = {"gfx942"};
@@ -1126,8 +1127,13 @@ tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_
 		}
 		buf_init(&entry);
 		buf_init(&log);
-		cpuexec_entry(&entry, k, kname);
-		if (cpuexec_build_target(&x, o->target == TILEC_TARGET_HIP, co.arch,
+		if (cpuexec_entry(&entry, k, kname, o->cuda_override ? o->cuda_override : cr.output)) {
+			buf_printf(&rep, "%s: error: a malformed tensor-map line in the emitted code\n", k->name);
+			R.errors++;
+			buf_free(&entry);
+			buf_free(&log);
+			continue;
+		} else if (cpuexec_build_target(&x, o->target == TILEC_TARGET_HIP, co.arch,
 					 o->cuda_override ? o->cuda_override : cr.output, buf_str(&entry), o->cxx,
 					 o->tmpdir, o->keep, &log, &e)) {
 			buf_printf(&rep, "%s: error: %s\n%.4000s", k->name, e.msg, buf_str(&log));

@@ -64,7 +64,7 @@ run_main(int argc, char **argv)
 		{"keep", no_argument, NULL, 'K'},         {"timeout", required_argument, NULL, 't'},
 		{"verbose", no_argument, NULL, 'v'},      {"help", no_argument, NULL, 'h'},
 		{"cuda", required_argument, NULL, 'u'},  {"target", required_argument, NULL, 'T'},
-		{"device", required_argument, NULL, 'G'},
+		{"device", required_argument, NULL, 'G'}, {"tma", no_argument, NULL, 'M'},
 		{NULL, 0, NULL, 0},
 	};
 	tilec_run_options o;
@@ -126,6 +126,7 @@ run_main(int argc, char **argv)
 			}
 			break;
 		case 'v': o.verbose = 1; break;
+		case 'M': o.tma = 1; break;
 		case 'u': cudafile = optarg; break;
 		case 'h':
 			fputs(usage_text, stdout);

@@ -64,6 +64,10 @@ typedef struct tilec_options {
 	int (*pass_hook)(struct tilec_pass_list *passes, void *user);
 	void *pass_hook_user;
 	int layout_dump_to_output;   /* dump_layout text goes into the output, not the log */
+	/* sm_90a: a pipeline of loads and wgmma gemms loads its tiles with TMA (tensor maps as
+	 * trailing __grid_constant__ parameters, which the launchers of --header and the CPU run
+	 * build; docs/cuda.md). 0 (default): cp.async */
+	int tma;
 } tilec_options;
 
 typedef struct tilec_result {

@@ -459,9 +459,13 @@ static void tl_cpu_switch_away(tl_cpu_fiber *me)
 {
 	tl_cpu_fiber *next = tl_cpu_pop_ready();
 
-	if (!next && tl_cpu_ntma) { // nothing can run: the TMA loads in flight complete
+	while (!next && tl_cpu_ntma) { // nothing can run: the TMA loads in flight complete
+		int before = tl_cpu_ntma;
+
 		tl_cpu_tma_perform(~0u);
 		next = tl_cpu_pop_ready();
+		if (tl_cpu_ntma == before)
+			break;
 	}
 	if (next) {
 		next->state = TL_RUN;
@@ -1810,9 +1814,10 @@ static void tl_mbar_init(unsigned long long *bar, int count)
 		tl_cpu_fail("mbarrier.init: count %d is not in [1, 2^20)", count);
 	for (i = 0; i < tl_cpu_nmbar && tl_cpu_mbars[i].addr != a; i++)
 		;
-	for (int j = 0; j < tl_cpu_ntma; j++)
-		if (tl_cpu_tmas[j].bar == a)
-			tl_cpu_fail("mbarrier.init: the mbarrier at shared address %u has a TMA load in flight", a);
+	if (i < tl_cpu_nmbar) // undefined on the GPU (9.7.13.15.9)
+		tl_cpu_fail("mbarrier.init on the valid mbarrier at shared address %u (mbarrier.inval first)", a);
+	for (i = 0; i < tl_cpu_nmbar && tl_cpu_mbars[i].addr != ~0u; i++) // a free entry
+		;
 	if (i == tl_cpu_nmbar) {
 		if (tl_cpu_nmbar == (int)(sizeof tl_cpu_mbars / sizeof tl_cpu_mbars[0]))
 			tl_cpu_fatal("more than 256 mbarriers in a block");
@@ -1824,6 +1829,21 @@ static void tl_mbar_init(unsigned long long *bar, int count)
 }
 
 static inline void tl_fence_mbar_init(void) {}
+
+// mbarrier.inval: the memory is no barrier any more (poisoned: a wait on it is an error)
+static void tl_mbar_inval(unsigned long long *bar)
+{
+	tl_cpu_mbar *b = tl_cpu_mbar_of(bar, "mbarrier.inval");
+
+	for (int j = 0; j < tl_cpu_ntma; j++)
+		if (tl_cpu_tmas[j].bar == b->addr)
+			tl_cpu_fail("mbarrier.inval: the mbarrier at shared address %u has a TMA load in flight", b->addr);
+	for (int i = 0; i < tl_cpu_nthreads; i++)
+		if (tl_cpu_fib[i].state == TL_BLOCKED && tl_cpu_fib[i].mbar == b->addr)
+			tl_cpu_fail("mbarrier.inval: thread %d waits on the mbarrier at shared address %u", i, b->addr);
+	b->addr = ~0u;
+	tl_cpu_poison(bar, 8);
+}
 
 static void tl_cpu_mbar_arrive(unsigned long long *bar, long long tx, const char *what)
 {
@@ -1896,15 +1916,21 @@ static inline void tl_tma_prefetch_map(const tl_tmap_t *map)
 		tl_cpu_fail("prefetch.tensormap: the tensor map was not encoded (tl_tmap_encode_2d)");
 }
 
-// perform the TMA loads in flight on the barrier at shared address bar (every one: ~0u), in order
+// perform the TMA loads in flight on the barrier at shared address bar (every one: ~0u), in
+// issue order; once a barrier's phase completes, its later loads count toward the next phase
+// and stay in flight (a phase that expected too few bytes completes before its last box lands)
 static void tl_cpu_tma_perform(unsigned bar)
 {
-	int k = 0;
+	unsigned done[64];
+	int k = 0, ndone = 0;
 
 	for (int i = 0; i < tl_cpu_ntma; i++) {
 		tl_cpu_tma *t = &tl_cpu_tmas[i];
+		int j;
 
-		if (bar != ~0u && t->bar != bar) {
+		for (j = 0; j < ndone && done[j] != t->bar; j++)
+			;
+		if ((bar != ~0u && t->bar != bar) || j < ndone) {
 			tl_cpu_tmas[k++] = *t;
 			continue;
 		}
@@ -1922,10 +1948,14 @@ static void tl_cpu_tma_perform(unsigned bar)
 		memcpy(t->dst, t->data, t->n);
 		free(now);
 		free(t->data);
-		for (int j = 0; j < tl_cpu_nmbar; j++)
+		for (j = 0; j < tl_cpu_nmbar; j++)
 			if (tl_cpu_mbars[j].addr == t->bar) {
+				unsigned phase = tl_cpu_mbars[j].phase;
+
 				tl_cpu_mbars[j].tx -= (long long)t->n;
 				tl_cpu_mbar_step(&tl_cpu_mbars[j]);
+				if (tl_cpu_mbars[j].phase != phase && ndone < 64)
+					done[ndone++] = t->bar;
 			}
 	}
 	tl_cpu_ntma = k;
@@ -1936,6 +1966,10 @@ static void tl_mbar_wait(unsigned long long *bar, int parity)
 	tl_cpu_mbar *b = tl_cpu_mbar_of(bar, "mbarrier.try_wait.parity");
 	tl_cpu_fiber *me = tl_cpu_cur;
 
+	// a phase already complete returns at once: loads still in flight on the barrier belong to
+	// a later phase and land as late as they may
+	if (tl_cpu_mbar_done(b, parity))
+		return;
 	tl_cpu_tma_perform(b->addr);
 	while (!tl_cpu_mbar_done(b, parity)) {
 		me->mbar = b->addr;

@@ -287,6 +287,11 @@ TL_DEVICE void tl_mbar_expect_tx(unsigned long long *bar, int bytes)
 	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(tl_smem_u32(bar)), "r"(bytes)
 		     : "memory");
 }
+// the barrier's memory may be initialized again (or used for anything else)
+TL_DEVICE void tl_mbar_inval(unsigned long long *bar)
+{
+	asm volatile("mbarrier.inval.shared::cta.b64 [%0];\n" ::"r"(tl_smem_u32(bar)) : "memory");
+}
 TL_DEVICE void tl_mbar_arrive(unsigned long long *bar)
 {
 	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(tl_smem_u32(bar)) : "memory");

@@ -16,6 +16,8 @@
 
 #include "tests.h"
 #include "tilec_run.h"
+#include "tl.h"
+#include "tilec.h"
 
 #define countof(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -289,6 +291,126 @@ START_TEST(default_tiers)
 }
 END_TEST
 
+/* ---- TMA (--tma, sm_90a): TMA loads onto mbarriers, checked against the interpreter at
+ * sizes whose rows are whole 16-byte chunks (TMA, ragged against the tiles: zero fill past the
+ * edges) and sizes whose rows are not (the element-by-element body) ---- */
+#define TMA_SIZES "M=1,N=8,K=8;M=200,N=264,K=136;M=256,N=384,K=512;M=200,N=203,K=205;M=136,N=8,K=520"
+static const struct {
+	const char *file, *sizes, *define;
+} tma_rows[] = {
+	{"samples/gemm_sm90.tile", TMA_SIZES, NULL},
+	{"samples/gemm.tile", TMA_SIZES, NULL},
+	{"samples/gemm_bf16.tile", "M=200,N=264,K=192;M=64,N=8,K=64", NULL},
+	{"samples/splitk_gemm.tile", "M=200,N=264,K=136", NULL},
+	{"test/cpu/tma_stages.tile", TMA_SIZES ";M=64,N=64,K=512;M=130,N=72,K=1000", "STAGES=2"},
+	{"test/cpu/tma_stages.tile", TMA_SIZES ";M=130,N=72,K=1000", "STAGES=3"},
+	{"test/cpu/tma_stages.tile", TMA_SIZES ";M=130,N=72,K=1000", "STAGES=5"},
+};
+
+/* the CUDA C of path for sm_90a with --tma, which must load with TMA */
+static char *
+tma_code(const char *path, const char *src, size_t len, const char *define)
+{
+	tilec_options co;
+	tilec_result cr;
+	char *code;
+
+	tilec_options_init(&co);
+	co.arch = "sm_90a";
+	co.tma = 1;
+	co.dump = TILEC_DUMP_CUDA;
+	co.defines = &define;
+	co.ndefines = define != NULL;
+	tilec_compile(src, len, &co, &cr);
+	ck_assert_msg(cr.status == TILEC_OK, "%s: %s", path, cr.diagnostics);
+	ck_assert_msg(strstr(cr.output, "tl_tma_load_2d") && strstr(cr.output, "tl_mbar_wait"),
+		      "%s: no TMA loads with --tma", path);
+	code = strdup(cr.output);
+	tilec_result_free(&cr);
+	return code;
+}
+
+static tilec_status
+tma_run(const char *path, const char *src, size_t len, const char *sizes, const char *define, const char *over,
+	tilec_run_result *r)
+{
+	tilec_run_options o;
+
+	tilec_run_options_init(&o);
+	o.filename = path;
+	o.arch = "sm_90a";
+	o.tma = 1;
+	o.sizes = sizes;
+	o.seed = 1;
+	o.timeout_s = 120;
+	o.defines = &define;
+	o.ndefines = define != NULL;
+	o.cuda_override = over;
+	return tilec_run(src, len, &o, r);
+}
+
+START_TEST(tma)
+{
+	size_t len;
+	char *src = test_readfile(tma_rows[_i].file, &len), *code;
+	tilec_run_result r;
+
+	ck_assert_ptr_nonnull(src);
+	code = tma_code(tma_rows[_i].file, src, len, tma_rows[_i].define);
+	tma_run(tma_rows[_i].file, src, len, tma_rows[_i].sizes, tma_rows[_i].define, NULL, &r);
+	ck_assert_msg(r.status == TILEC_OK && r.runs > 0, "%s (%s): status %d, %d of %d runs differ:\n%s%s",
+		      tma_rows[_i].file, tma_rows[_i].define ? tma_rows[_i].define : "", r.status, r.differ, r.runs,
+		      r.diagnostics, r.report);
+	tilec_run_result_free(&r);
+	free(code);
+	free(src);
+}
+END_TEST
+
+/* the CPU run finds a TMA pipeline that is wrong in one way: the emitted code of
+ * samples/gemm_sm90.tile with one statement changed */
+static const struct {
+	const char *from, *to, *want;
+} tma_wrong[] = {
+	/* a box one panel off */
+	{"((int)blockIdx.x * 256) + 64, (ko * 64)", "((int)blockIdx.x * 256) + 128, (ko * 64)", "DIFFER"},
+	/* the consumers do not wait for the stage to land */
+	{"tl_mbar_wait(&tl_full_ko[ko % 4], ko / 4 % 2);", ";", "mbarrier"},
+	/* a warp releases the stage its wgmma group still reads */
+	{"tl_mbar_arrive(&tl_empty_ko[(ko + 3) % 4])", "tl_mbar_arrive(&tl_empty_ko[(ko + 0) % 4])", "deadlock"},
+	/* too few bytes expected: the phase completes before the last box lands */
+	{"tl_mbar_expect_tx(&tl_full_ko[ko % 4], 49152)", "tl_mbar_expect_tx(&tl_full_ko[ko % 4], 40960)", "DIFFER"},
+};
+
+START_TEST(tma_detects)
+{
+	const char *path = "samples/gemm_sm90.tile";
+	size_t len, n;
+	char *src = test_readfile(path, &len), *code, *bad, *p;
+	tilec_run_result r;
+	Buf b;
+
+	ck_assert_ptr_nonnull(src);
+	code = tma_code(path, src, len, NULL);
+	buf_init(&b);
+	n = strlen(tma_wrong[_i].from);
+	ck_assert_msg((p = strstr(code, tma_wrong[_i].from)) != NULL, "no '%s' in the code", tma_wrong[_i].from);
+	for (bad = code; (p = strstr(bad, tma_wrong[_i].from)); bad = p + n) {
+		buf_putn(&b, bad, (size_t)(p - bad));
+		buf_puts(&b, tma_wrong[_i].to);
+	}
+	buf_puts(&b, bad);
+	tma_run(path, src, len, "M=256,N=512,K=512", NULL, buf_str(&b), &r);
+	ck_assert_msg(r.status == TILEC_ERR_DIFFER && strstr(r.report, tma_wrong[_i].want),
+		      "a wrong TMA pipeline (%s -> %s): status %d, expected '%s':\n%s%s", tma_wrong[_i].from,
+		      tma_wrong[_i].to, r.status, tma_wrong[_i].want, r.diagnostics, r.report);
+	tilec_run_result_free(&r);
+	buf_free(&b);
+	free(code);
+	free(src);
+}
+END_TEST
+
 START_TEST(extra_arch)
 {
 	run_one(extra[_i].file, extra[_i].arch, extra[_i].sizes, extra[_i].define, NULL);
@@ -446,6 +568,8 @@ suite_cpu_diff(void)
 	(void)extra_arch; /* the extra runs are the normal build's (their time under ASan) */
 #endif
 	tcase_add_test(tc, default_tiers);
+	tcase_add_loop_test(tc, tma, 0, countof(tma_rows));
+	tcase_add_loop_test(tc, tma_detects, 0, countof(tma_wrong));
 	tcase_add_loop_test(tc, detects, 0, countof(wrong));
 	tcase_add_loop_test(tc, strided_views, 0, countof(strided));
 	tcase_add_test(tc, usage);

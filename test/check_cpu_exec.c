@@ -715,7 +715,7 @@ sample_build(Sample *s, const char *name, const char *arch)
 	}
 	buf_init(&entry);
 	buf_init(&log);
-	cpuexec_entry(&entry, s->k, kn);
+	ck_assert_int_eq(cpuexec_entry(&entry, s->k, kn, cuda), 0);
 	rc = cpuexec_build(&s->x, cuda, buf_str(&entry), NULL, NULL, 0, &log, &e);
 	if (rc)
 		snprintf(s->err, sizeof s->err, "%s (%s): %s: %.1500s", path, arch, e.msg, buf_str(&log));

@@ -572,6 +572,80 @@ static const struct {
 	{"kernel g(A: f32[M], x: f32) grid(i32(x)) threads(32) {}\n", "host"},
 };
 
+/* ---- TMA: the launcher builds the kernel's tensor maps (tilec --tma) -------------- */
+
+/* a recording cuTensorMapEncodeTiled: the arguments of each call; fails as the driver does on
+ * a row stride that is not a multiple of 16 bytes or a base that is not 16-byte aligned; a map
+ * it encodes holds its call number in its first bytes */
+static const char fake_tmap[] =
+	"static int tm_calls;\n"
+	"CUresult CUDAAPI cuTensorMapEncodeTiled(CUtensorMap *m, CUtensorMapDataType t, cuuint32_t rank, void *base,\n"
+	"    const cuuint64_t *d, const cuuint64_t *st, const cuuint32_t *box, const cuuint32_t *es,\n"
+	"    CUtensorMapInterleave il, CUtensorMapSwizzle sw, CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill f)\n"
+	"{\n\tunsigned long long b = (unsigned long long)(size_t)base;\n\ttm_calls++;\n"
+	"\tprintf(\"encode t%d r%u b%llu d%llu,%llu st%llu box%u,%u es%u,%u il%d sw%d f%d\\n\", (int)t, rank, b,\n"
+	"\t       (unsigned long long)d[0], (unsigned long long)d[1], (unsigned long long)st[0], box[0], box[1], es[0],\n"
+	"\t       es[1], (int)il, (int)sw, (int)f);\n\t(void)l2;\n"
+	"\tif (st[0] % 16 || b % 16)\n\t\treturn CUDA_ERROR_INVALID_VALUE;\n"
+	"\tmemset(m, 0, sizeof *m);\n\tmemcpy(m, &tm_calls, sizeof tm_calls);\n\treturn CUDA_SUCCESS;\n}\n";
+
+START_TEST(tma_launcher)
+{
+	tilec_options o;
+	tilec_result r;
+	char *src, path[256], cmd[1024], *got;
+	size_t len;
+	Buf prog;
+	static const char *const want =
+		/* M=256, K=512, N=1024: both maps encoded, passed after the sizes */
+		"encode t1 r2 b4096 d512,256 st1024 box64,128 es1,1 il0 sw3 f0\n"
+		"encode t1 r2 b8192 d1024,512 st2048 box64,64 es1,1 il0 sw3 f0\n"
+		"launch 0 1 4,2,1 256 196672 maps 1 2\n"
+		/* K = 1001: A's rows are not whole 16-byte chunks: unencoded (the kernel's element path) */
+		"encode t1 r2 b4096 d1001,256 st2002 box64,128 es1,1 il0 sw3 f0\n"
+		"encode t1 r2 b8192 d1024,1001 st2048 box64,64 es1,1 il0 sw3 f0\n"
+		"launch 0 1 4,2,1 256 196672 maps 0 4\n"
+		/* A at a base that is not 16-byte aligned with whole rows: the driver's error, no launch */
+		"encode t1 r2 b4098 d512,256 st1024 box64,128 es1,1 il0 sw3 f0\n"
+		"launch 1 0\n";
+
+	needcuda();
+	src = test_readfile("samples/gemm_sm90.tile", &len);
+	ck_assert_ptr_nonnull(src);
+	tilec_options_init(&o);
+	o.arch = "sm_90a";
+	o.dump = TILEC_DUMP_HEADER;
+	o.tma = 1;
+	tilec_compile(src, len, &o, &r);
+	ck_assert_msg(r.status == TILEC_OK, "%s", r.diagnostics);
+	ck_assert_ptr_nonnull(strstr(r.output, "cuTensorMapEncodeTiled"));
+	ck_assert_ptr_nonnull(strstr(r.output, "no runtime-API launcher"));
+	snprintf(path, sizeof path, "%s/t.h", tmpdir);
+	writefile(path, r.output);
+	tilec_result_free(&r);
+	buf_init(&prog);
+	buf_printf(&prog, "#include \"t.h\"\n%s\n%s\n", fake_cuda, fake_tmap);
+	buf_puts(&prog, "static void run(unsigned long long a, int M, int K, int N)\n{\n"
+		 "\tint tm[2];\n\trec_reset();\n\trec_n = 8;\n"
+		 "\tfor (int i = 0; i < 6; i++) rec_sz[i] = i < 3 ? 8 : 4;\n\trec_sz[6] = rec_sz[7] = 4;\n"
+		 "\tCUresult rc = tilec_launch_gemm_sm90((CUfunction)&rec_calls, 0, a, 8192, 12288, M, K, N);\n"
+		 "\tprintf(\"launch %d %d\", (int)rc, rec_calls);\n"
+		 "\tif (rec_calls) {\n\t\tmemcpy(&tm[0], rec_buf[6], 4);\n\t\tmemcpy(&tm[1], rec_buf[7], 4);\n"
+		 "\t\tprintf(\" %u,%u,%u %u %u maps %d %d\", rec_g[0], rec_g[1], rec_g[2], rec_b[0], rec_smem, tm[0], tm[1]);\n\t}\n"
+		 "\tprintf(\"\\n\");\n}\n"
+		 "int main(void)\n{\n\trun(4096, 256, 512, 1024);\n\trun(4096, 256, 1001, 1024);\n"
+		 "\trun(4098, 256, 512, 1024);\n\t(void)rec_print;\n\treturn 0;\n}\n");
+	snprintf(path, sizeof path, "%s/tma.c", tmpdir);
+	writefile(path, buf_str(&prog));
+	buf_free(&prog);
+	snprintf(cmd, sizeof cmd, "cd %s && cc -std=c11 -Wall -Wextra -Werror -I" CUDA_INC " -o tma tma.c && ./tma", tmpdir);
+	ck_assert_msg(sh(cmd, &got) == 0, "the TMA launcher's driver failed:\n%.2000s", got);
+	ck_assert_msg(!strcmp(got, want), "the TMA launcher's calls:\n%s\nexpected:\n%s", got, want);
+	free(got);
+	free(src);
+}
+END_TEST
+
 START_TEST(header_errors)
 {
 	char *diag, *hdr;
@@ -617,6 +691,7 @@ suite_header(void)
 	tcase_add_test(t, random_grids);
 	tcase_add_loop_test(t, header_errors, 0, (int)countof(bad));
 	tcase_add_test(t, header_hip_refused);
+	tcase_add_test(t, tma_launcher);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "emit_header.h"
+#include "tmap.h"
 #include "lower.h"
 
 /* the helpers every header shares (guarded: several headers may meet in one file) */
@@ -150,6 +151,8 @@ typedef struct Contract {
 	int ndiv;
 	const char *divsym[16];
 	long long divby[16];
+	TmapDesc maps[16];   /* the tensor maps the kernel takes after its sizes */
+	int nmap;
 } Contract;
 
 typedef struct Hd {
@@ -205,6 +208,8 @@ contract(Hd *h, const char *cuda)
 	if (h->c.threads != h->k->threads || h->c.threads < 1 || h->c.threads > 1024 || h->c.smem < 0)
 		return err_set(h->err, "kernel '%s': bad launch contract (%lld threads, %lld bytes)",
 			       h->k->name, h->c.threads, h->c.smem);
+	if ((h->c.nmap = tmap_parse(cuda, h->k->name, h->c.maps, 16)) < 0)
+		return err_set(h->err, "kernel '%s': a malformed tensor-map line in the CUDA C", h->k->name);
 	/* the checks sit between the signature and the first declaration of the body */
 	end = strstr(p, "\tconst int tid");
 	q = strstr(p, "\n}\n");
@@ -433,8 +438,57 @@ dims(Hd *h)
 	return 0;
 }
 
+/* the launcher's C for map dimension d (an integer, or a size parameter), or NULL */
+static const char *
+mapdim(Hd *h, const char *d)
+{
+	int i;
+
+	if (d[0] >= '0' && d[0] <= '9')
+		return arena_printf(h->a, "%sULL", d);
+	for (i = 0; i < h->k->nsize; i++)
+		if (!strcmp(emit_cname(h->a, h->k->sizes[i]->name), d))
+			return arena_printf(h->a, "(cuuint64_t)%s", h->k->sizes[i]->name);
+	return NULL;
+}
+
+/* the tensor maps of the TMA loads (cuTensorMapEncodeTiled), into tilec_tm[i] */
+static int
+maps(Hd *h)
+{
+	Buf *o = h->o;
+	int i, t;
+
+	if (!h->c.nmap)
+		return 0;
+	for (i = 0; i < h->c.nmap; i++) {
+		const TmapDesc *m = &h->c.maps[i];
+		const char *d0 = mapdim(h, m->dim[0]), *d1 = mapdim(h, m->dim[1]), *r = mapdim(h, m->rows);
+
+		for (t = 0; t < h->k->nparam; t++)
+			if (h->k->params[t].is_tensor && !strcmp(emit_cname(h->a, h->k->params[t].name), m->tensor))
+				break;
+		if (t == h->k->nparam || !d0 || !d1 || !r)
+			return err_set(h->err, "kernel '%s': tensor map %s names no tensor or size", h->k->name, m->name);
+		buf_printf(o, "\t{ /* %s: the TMA boxes of %s */\n", m->name, m->tensor);
+		buf_printf(o, "\t\tcuuint64_t d[2] = {%s, %s}, st[1] = {%s * %d};\n", d0, d1, r, m->esize);
+		buf_printf(o, "\t\tcuuint32_t box[2] = {%lld, %lld}, es[2] = {1, 1};\n", m->box[0], m->box[1]);
+		buf_printf(o, "\t\tCUresult tilec_e = cuTensorMapEncodeTiled(&tilec_tm[%d], CU_TENSOR_MAP_DATA_TYPE_UINT%d, 2,\n"
+			   "\t\t\t(void *)%s, d, st, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_%s,\n"
+			   "\t\t\tCU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);\n",
+			   i, m->esize == 1 ? 8 : m->esize == 2 ? 16 : m->esize == 4 ? 32 : 64, h->k->params[t].name,
+			   m->swizzle == 128 ? "128B" : m->swizzle == 64 ? "64B" : m->swizzle == 32 ? "32B" : "NONE");
+		buf_puts(o, "\t\t/* rows that are not whole 16-byte chunks, or an empty tensor: the kernel takes its\n"
+			 "\t\t * element-by-element path there and does not read the map */\n");
+		buf_printf(o, "\t\tif (tilec_e != CUDA_SUCCESS && st[0] %% 16 == 0 && d[0] && d[1])\n"
+			   "\t\t\treturn tilec_e;\n\t\tif (tilec_e != CUDA_SUCCESS)\n"
+			   "\t\t\tmemset(&tilec_tm[%d], 0, sizeof tilec_tm[%d]);\n\t}\n", i, i);
+	}
+	return 0;
+}
+
 /* tilec_launch_K: the driver API */
-static void
+static int
 drvlaunch(Hd *h)
 {
 	const IrKernel *k = h->k;
@@ -448,13 +502,15 @@ drvlaunch(Hd *h)
 		   k->name);
 	arglist(h, o, A_DRV, 0);
 	buf_puts(o, ")\n{\n\tunsigned tilec_grid[3];\n");
-	buf_printf(o, "\tvoid *tilec_args[%d];\n", k->nparam + k->nsize + 1);
+	buf_printf(o, "\tvoid *tilec_args[%d];\n", k->nparam + k->nsize + h->c.nmap + 1);
 	for (i = 0; i < k->nparam; i++)
 		if (!k->params[i].is_tensor && k->params[i].dtype == DT_BOOL)
 			buf_printf(o, "\tunsigned char tilec_%s = %s != 0;\n", k->params[i].name,
 				   k->params[i].name);
 	if (h->c.smem > SMEM_STATIC_MAX)
 		buf_puts(o, "\tCUresult tilec_r;\n");
+	if (h->c.nmap)
+		buf_printf(o, "\tCUtensorMap tilec_tm[%d];\n", h->c.nmap);
 	buf_puts(o, "\n\tif (!tilec_fn)\n\t\treturn CUDA_ERROR_INVALID_HANDLE;\n");
 	buf_printf(o, "\tif (tilec_%s_dims(", k->name);
 	buf_puts(o, arglist(h, o, A_SCALNAMES, 1) ? ", " : "");
@@ -471,10 +527,15 @@ drvlaunch(Hd *h)
 			   k->params[i].name);
 	for (i = 0; i < k->nsize; i++)
 		buf_printf(o, "\ttilec_args[%d] = &%s;\n", n++, k->sizes[i]->name);
+	if (maps(h))
+		return -1;
+	for (i = 0; i < h->c.nmap; i++)
+		buf_printf(o, "\ttilec_args[%d] = &tilec_tm[%d];\n", n++, i);
 	buf_printf(o, "\ttilec_args[%d] = 0;\n", n);
 	buf_printf(o, "\treturn cuLaunchKernel(tilec_fn, tilec_grid[0], tilec_grid[1], tilec_grid[2], "
 		   "TILEC_%s_THREADS, 1, 1,\n\t\t\t      TILEC_%s_SMEM_BYTES, tilec_stream, tilec_args, 0);\n"
 		   "}\n\n", h->up, h->up);
+	return 0;
 }
 
 /* tilec_K: the runtime API under nvcc, launching the kernel of the .cu */
@@ -486,6 +547,12 @@ rtlaunch(Hd *h)
 	int i;
 
 	const char *cn = emit_cname(h->a, k->name); /* the kernel's name in the CUDA C */
+
+	if (h->c.nmap) {
+		buf_printf(o, "/* %s takes TMA tensor maps (tilec --tma): no runtime-API launcher; tilec_launch_%s\n"
+			   " * (the driver API, above) builds them */\n\n", k->name, k->name);
+		return;
+	}
 
 	buf_printf(o, "extern \"C\" __global__ void __launch_bounds__(%lld)\n%s(", h->c.threads, cn);
 	if (!arglist(h, o, A_DEV, 1))
@@ -588,8 +655,8 @@ emit_header(Arena *a, const IrProgram *p, const char *cuda, Buf *out, Err *err)
 		   " * same command wrote. Plain C (gcc, with -I$CUDA/include): tilec_<kernel>_dims and\n"
 		   " * tilec_launch_<kernel> (driver API); nvcc: also tilec_<kernel> (runtime API). */\n",
 		   TL_VERSION, p->arch ? p->arch : "sm_80");
-	buf_printf(out, "#ifndef %s\n#define %s\n\n#include <limits.h>\n#include <cuda.h>\n\n", buf_str(&guard),
-		   buf_str(&guard));
+	buf_printf(out, "#ifndef %s\n#define %s\n\n#include <limits.h>\n%s#include <cuda.h>\n\n", buf_str(&guard),
+		   buf_str(&guard), strstr(cuda, ": tensor map ") ? "#include <string.h>\n" : "");
 	buf_free(&guard);
 	buf_puts(out, helpers);
 	for (k = p->kernels; k; k = k->next) {
@@ -612,7 +679,8 @@ emit_header(Arena *a, const IrProgram *p, const char *cuda, Buf *out, Err *err)
 			snprintf(msg, sizeof msg, "%s", err->msg);
 			return err_set(err, "kernel '%s': grid: %s", k->name, msg);
 		}
-		drvlaunch(&h);
+		if (drvlaunch(&h))
+			return -1;
 	}
 	buf_puts(out, "#ifdef __CUDACC__\n#include <cuda_runtime.h>\n#include \"tilec_cuda.h\"\n\n");
 	for (k = p->kernels; k; k = k->next) {

@@ -336,6 +336,7 @@ typedef struct IrKernel {
 	IrExpr **assumes;   /* the conditions of every assume(...), in source order */
 	struct SmemPlan *smem; /* the pass plan-shared-memory's plan (lower.h), or NULL */
 	struct KernelPart *part; /* the pass plan-partitions' register tiles (plan.h), or NULL */
+	int tma;                 /* tilec_options.tma: pipelines may load with TMA (sm_90a) */
 	struct IrKernel *next;
 	/* names of vars and buffers, for making new names unique (open addressing);
 	 * next: the first suffix to try when the name is taken again */
@@ -348,6 +349,7 @@ typedef struct IrProgram {
 	int nkernel;
 	int target;        /* tilec_target of the compile options: 0 cuda, 1 hip */
 	const char *arch;  /* sm_80, sm_90, sm_90a, gfx90a, gfx942, gfx1100 (defaults filled in) */
+	int tma;           /* tilec_options.tma, copied to every kernel */
 } IrProgram;
 
 /* ---- constructors (all memory from the arena) -------------------------- */

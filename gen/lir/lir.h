@@ -39,7 +39,7 @@ typedef enum {
 } LKind;
 
 typedef enum { LB_BLOCK } LBarrier;            /* __syncthreads */
-typedef enum { LC_MMA, LC_LDMATRIX, LC_FENCE, LC_MMA_GROUP, LC_OTHER } LCall;
+typedef enum { LC_MMA, LC_LDMATRIX, LC_FENCE, LC_MMA_GROUP, LC_MBAR, LC_TMA, LC_OTHER } LCall;
 typedef enum { LM_GLOBAL, LM_SHARED, LM_LOCAL } LMem;
 
 typedef struct LNode LNode;
@@ -126,6 +126,15 @@ typedef struct LParam {
 	int is_ptr;          /* a tensor: type *__restrict__ name */
 } LParam;
 
+/* a TMA tensor map parameter (printed as a "// kernel K: tensor map" line the launchers read):
+ * over tensor parameter `tensor` of esize-byte elements, dims (dim0 innermost, dim1) and rows
+ * of `rows` elements (size names or integers), boxes of (box0, box1), the swizzle in bytes */
+typedef struct LTmap {
+	const char *name, *tensor, *dim0, *dim1, *rows;
+	int esize, swizzle;
+	int64_t box0, box1;
+} LTmap;
+
 typedef struct LKernel LKernel;
 struct LKernel {
 	LKernel *next;
@@ -137,6 +146,8 @@ struct LKernel {
 	int smem_optin;      /* needs cudaFuncAttributeMaxDynamicSharedMemorySize */
 	LParam *params;
 	int nparam;
+	LTmap *tmaps;        /* the last ntmap parameters are these tensor maps */
+	int ntmap;
 	int warp_size;
 	int has_smem;        /* declares the dynamic shared memory (smem_align) */
 	LList checks;        /* declarations before the body (vector-row flags) */

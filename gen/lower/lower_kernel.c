@@ -457,6 +457,109 @@ lw_setup(Em *e, Arena *a, const Target *t, const IrKernel *k, Err *err)
 	return 0;
 }
 
+/* ---- TMA: the pipelines that load with it, their mbarriers, the tensor maps ---- */
+
+static const char *
+dimtext(Em *e, const IrDim *d)
+{
+	return d->sym ? lw_vname(e, d->sym) : arena_printf(e->a, "%lld", (long long)d->c);
+}
+
+static int
+tma_visit(IrStmt *s, void *ctx)
+{
+	Em *e = ctx;
+	const PipePlan *pp;
+	struct TmaPipe *tp;
+	int64_t off, bytes;
+	int i, j;
+
+	if (s->kind != S_PIPELINE)
+		return 0;
+	if (!(pp = lw_pipeplan(e, s)))
+		return -1;
+	if (!pp->tma)
+		return 0;
+	/* the full and empty barriers after the buffers: without room, cp.async as before */
+	off = (e->sp.total + 7) / 8 * 8;
+	bytes = 16 * (int64_t)pp->stages;
+	if (off + bytes > e->t->smem_max)
+		return 0;
+	e->sp.total = off + bytes;
+	e->sp.needs_optin = e->sp.total > e->t->smem_static_max;
+	tp = &e->tpipe[e->ntpipe];
+	tp->st = s;
+	tp->full = arena_printf(e->a, "tl_full_%s%s", lw_vname(e, s->u.pipe.var),
+				e->ntpipe ? arena_printf(e->a, "_%d", e->ntpipe) : "");
+	tp->empty = arena_printf(e->a, "tl_empty_%s%s", lw_vname(e, s->u.pipe.var),
+				 e->ntpipe ? arena_printf(e->a, "_%d", e->ntpipe) : "");
+	e->ntpipe++;
+	lw_comment(e, "mbarriers of the pipeline at line %d: %d full (TMA bytes landed), %d empty (stage released)",
+		   s->loc.line, pp->stages, pp->stages);
+	for (i = 0; i < 2; i++) {
+		LNode *n = lw_add(e, L_SMEM_VIEW);
+
+		n->u.view.type = "unsigned long long", n->u.view.name = i ? tp->empty : tp->full, n->u.view.buf = -1;
+		n->u.view.offset = off + i * 8 * pp->stages, n->u.view.stages = 1;
+		n->u.view.stage_elems = pp->stages, n->u.view.swizzle = "none";
+	}
+	for (i = 0; i < pp->ntl; i++) {
+		const TmaLoad *t = &pp->tl[i];
+		int same = 0;
+
+		for (j = 0; j < e->ntmap; j++) {
+			const struct TmaMapE *m = &e->tmap[j];
+
+			if (m->buf == t->buf && m->box0 == t->box0 && m->box1 == t->box1 && m->swizzle == t->swizzle)
+				break;
+			same += m->buf == t->buf;
+		}
+		if (j < e->ntmap)
+			continue;
+		if (e->ntmap == 16)
+			return err_set(e->err, "more than 16 TMA tensor maps");
+		e->tmap[j].buf = t->buf, e->tmap[j].box0 = t->box0, e->tmap[j].box1 = t->box1;
+		e->tmap[j].swizzle = t->swizzle;
+		e->tmap[j].name = arena_printf(e->a, "tl_tm_%s%s", e->k->bufs[t->buf].name,
+					       same ? arena_printf(e->a, "_%d", same) : "");
+		e->ntmap++;
+	}
+	return 0;
+}
+
+/* the TMA pipelines of the kernel (their barriers' views into the body) and the map parameters */
+static int
+tma_setup(Em *e)
+{
+	LKernel *lk = e->lk;
+	int i, np = lk->nparam;
+
+	e->tpipe = anewn(e->a, struct TmaPipe, 64);
+	e->tmap = anewn(e->a, struct TmaMapE, 16);
+	if (!e->k->tma || !e->t->has_tma)
+		return 0;
+	if (ir_walk(e->k->body, tma_visit, e) < 0)
+		return -1;
+	if (!e->ntmap)
+		return 0;
+	lk->tmaps = anewn(e->a, LTmap, e->ntmap);
+	lk->ntmap = e->ntmap;
+	for (i = 0; i < e->ntmap; i++) {
+		const IrBuffer *G = &e->k->bufs[e->tmap[i].buf];
+		LTmap *m = &lk->tmaps[i];
+
+		lk->params[np + i].type = "const __grid_constant__ tl_tmap_t";
+		lk->params[np + i].name = e->tmap[i].name;
+		lk->params[np + i].is_ptr = 0;
+		m->name = e->tmap[i].name, m->tensor = G->name;
+		m->esize = dtype_bytes(G->dtype);
+		m->dim0 = dimtext(e, &G->dims[1]), m->dim1 = dimtext(e, &G->dims[0]), m->rows = m->dim0;
+		m->box0 = e->tmap[i].box0, m->box1 = e->tmap[i].box1, m->swizzle = e->tmap[i].swizzle;
+	}
+	lk->nparam = np + e->ntmap;
+	return 0;
+}
+
 static int
 kernel(Em *e)
 {
@@ -475,7 +578,7 @@ kernel(Em *e)
 	lk->has_smem = e->sp.n > 0;
 	lk->warp_size = e->t->warp_size;
 	lk->nparam = k->nparam + k->nsize;
-	lk->params = anewn(e->a, LParam, lk->nparam + 1);
+	lk->params = anewn(e->a, LParam, lk->nparam + 17); /* room for the tensor maps */
 	for (i = 0; i < k->nparam; i++) {
 		const IrParam *P = &k->params[i];
 
@@ -490,6 +593,13 @@ kernel(Em *e)
 
 	buf_init(&chk);
 	e->cur = &lk->body;
+	/* TMA barriers grow the dynamic shared memory: before the contract is read */
+	if (tma_setup(e)) {
+		buf_free(&chk);
+		return -1;
+	}
+	lk->smem_bytes = e->sp.total;
+	lk->smem_optin = e->sp.needs_optin;
 	for (i = 0; i < e->sp.n; i++) {
 		const SmemBuf *sb = &e->sp.bufs[i];
 		const IrBuffer *B = &k->bufs[sb->buf];

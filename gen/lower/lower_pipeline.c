@@ -34,6 +34,181 @@ loads(Em *e, Buf *chk, const IrStmt *body)
 	return 0;
 }
 
+/* ---- TMA pipelines ---------------------------------------------------------------------- */
+
+/* the tensor map of load t (tma_setup made one for it) */
+static const char *
+tma_map(Em *e, const TmaLoad *t)
+{
+	int i;
+
+	for (i = 0; i < e->ntmap; i++)
+		if (e->tmap[i].buf == t->buf && e->tmap[i].box0 == t->box0 && e->tmap[i].box1 == t->box1 &&
+		    e->tmap[i].swizzle == t->swizzle)
+			return e->tmap[i].name;
+	return NULL;
+}
+
+/* thread 0's loads of the stage of iteration v (declared around it): expect the stage's
+ * bytes on its full barrier, then every box; the lets issued with the loads before them */
+static int
+tma_loads(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, const struct TmaPipe *tp)
+{
+	const IrStmt *body = st->u.pipe.body, *last = NULL, *b;
+	const char *full = arena_printf(e->a, "&%s[%s]", tp->full, e->stage);
+	int i, p;
+
+	for (b = body; b; b = b->next)
+		if (lw_isload(e, b))
+			last = b;
+	lw_call(e, LC_MBAR, "tl_mbar_expect_tx", arena_printf(e->a, "%s, %lld", full, (long long)pp->tx),
+		"// the stage's bytes, then its loads");
+	for (b = body; b; b = b->next) {
+		if (b->kind == S_LET && last) {
+			const IrStmt *t;
+
+			for (t = b; t && t != last; t = t->next)
+				;
+			if (t)
+				lw_stmt1(e, chk, b);
+		}
+		if (lw_isload(e, b)) {
+			const Region *sr = &b->u.copy.src;
+			const TmaLoad *t = NULL;
+			const SmemBuf *sb = smem_find(&e->sp, b->u.copy.dst.buf);
+			const char *dst = e->k->bufs[b->u.copy.dst.buf].name, *map;
+
+			for (i = 0; i < pp->ntl; i++)
+				if (pp->tl[i].load == b)
+					t = &pp->tl[i];
+			if (!t || !sb || !(map = tma_map(e, t)))
+				return err_set(e->err, "internal: a TMA load without its plan");
+			for (p = 0; p < t->panels; p++) {
+				const char *c0 = lw_exprstr(e, sr->off[1]);
+
+				if (p)
+					c0 = arena_printf(e->a, "%s + %lld", c0, (long long)(p * t->box0));
+				lw_call(e, LC_TMA, "tl_tma_load_2d",
+					arena_printf(e->a, "%s + (%s) * %lld%s, &%s, %s, %s, %s", dst, e->stage,
+						     (long long)sb->stage_elems,
+						     p ? arena_printf(e->a, " + %lld", (long long)(p * t->box0 * t->box1)) : "",
+						     map, c0, lw_exprstr(e, sr->off[0]), full),
+					p || t->panels == 1 ? NULL
+					: arena_printf(e->a, "// %s: %d boxes of %lldx%lld", dst, t->panels,
+						       (long long)t->box1, (long long)t->box0));
+			}
+		}
+		if (b == last)
+			break;
+	}
+	return 0;
+}
+
+/*
+ * pipeline(n, stages = S) with TMA: thread 0 initializes S full barriers (one arrival, the
+ * stage's transaction bytes) and S empty barriers (one arrival per warp), then issues the
+ * first S - 1 stages. Each iteration v waits for stage v % S to land (parity v / S % 2), runs
+ * the gemms keeping their wgmma group in flight (wait_group 1), releases the stage of v - 1,
+ * whose group that wait retired, with one arrival per warp on its empty barrier; then thread
+ * 0 refills that stage for iteration v + S - 1 once every warp released it (parity
+ * (v + S - 1) / S + 1 mod 2) and issues its loads.
+ * No cp.async, no __syncthreads inside the loop; the async proxy writes what wgmma reads.
+ */
+static int
+tma_pipeline(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, const struct TmaPipe *tp)
+{
+	const char *v = lw_vname(e, st->u.pipe.var), *n = arena_printf(e->a, "%s_n_", v);
+	/* one wgmma group stays in flight at every stage count: the empty barriers, not a stage
+	 * of prefetch, keep the refill off the stage the group reads */
+	int S = pp->stages, D = S - 1, mode = 2, warps = (int)(e->k->threads / e->t->warp_size);
+	const IrStmt *b;
+	int r = -1;
+
+	e->in_pipe = 1;
+	e->stage = arena_printf(e->a, "%s %% %d", v, S);
+	lw_comment(e, "pipeline over %s: %d stages of TMA loads (thread 0 issues them), mbarriers full and empty, "
+		   "loads %d ahead%s", v, S, D, mode == 2 ? ", one wgmma group in flight" : "");
+	lw_open_if(e, "tid == 0", 0, 1);
+	lw_open_for(e, "s", "0", arena_printf(e->a, "%d", S), S, 1, 0);
+	lw_call(e, LC_MBAR, "tl_mbar_init", arena_printf(e->a, "&%s[s], 1", tp->full), NULL);
+	lw_call(e, LC_MBAR, "tl_mbar_init", arena_printf(e->a, "&%s[s], %d", tp->empty, warps), NULL);
+	lw_pop(e);
+	lw_call(e, LC_MBAR, "tl_fence_mbar_init", "", NULL);
+	lw_pop(e);
+	lw_barrier(e);
+	for (b = st->u.pipe.body; b; b = b->next)
+		if (b->kind == S_GEMM) {
+			int c = b->u.gemm.c.buf;
+
+			lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)e->slots[c]), e->slots[c], 1, 0)
+				->u.loop.nobrace = 1;
+			lw_call(e, LC_FENCE, "tl_fence_operand", arena_printf(e->a, "%s[s]", e->k->bufs[c].name),
+				"// accumulators defined here, once");
+			lw_pop(e);
+		}
+	lw_decl(e, 1, "int", n, 0, lw_exprstr(e, st->u.pipe.extent), NULL);
+	/* the prologue: stages 0 .. D - 1 */
+	lw_open_if(e, "tid == 0", 0, 1);
+	lw_open_for(e, "st", "0", arena_printf(e->a, "%d", D), D, 1, 0);
+	lw_open_if(e, arena_printf(e->a, "st < %s", n), 0, 1);
+	lw_decl(e, 1, "int", v, 0, "st", NULL);
+	if (tma_loads(e, chk, st, pp, tp))
+		goto out;
+	lw_pop(e);
+	lw_pop(e);
+	lw_pop(e);
+	lw_open_for(e, v, "0", n, -1, 0, 0);
+	lw_call(e, LC_MBAR, "tl_mbar_wait",
+		arena_printf(e->a, "&%s[%s], %s / %d %% 2", tp->full, e->stage, v, S), "// stage landed");
+	e->wg_inflight = mode;
+	if (e->shrd)
+		lw_sh_clear(e);
+	for (b = st->u.pipe.body; b; b = b->next)
+		if (!lw_isload(e, b) && lw_stmt_synced(e, chk, b))
+			goto out;
+	if (mode == 2)
+		lw_open_if(e, arena_printf(e->a, "%s > 0 && lane == 0", v), 1, 1);
+	else
+		lw_open_if(e, "lane == 0", 1, 1);
+	lw_call(e, LC_MBAR, "tl_mbar_arrive",
+		arena_printf(e->a, "&%s[(%s + %d) %% %d]", tp->empty, v, mode == 2 ? S - 1 : 0, S),
+		mode == 2 ? "// this warp is done with the stage of the previous iteration"
+			  : "// this warp is done with this stage");
+	lw_pop(e);
+	lw_open_if(e, arena_printf(e->a, "tid == 0 && %s + %d < %s", v, D, n), 0, 1);
+	lw_decl(e, 1, "int", arena_printf(e->a, "%s_next_", v), 0, arena_printf(e->a, "%s + %d", v, D), NULL);
+	lw_open_if(e, arena_printf(e->a, "%s_next_ >= %d", v, S), 1, 1);
+	lw_call(e, LC_MBAR, "tl_mbar_wait",
+		arena_printf(e->a, "&%s[%s_next_ %% %d], (%s_next_ / %d + 1) %% 2", tp->empty, v, S, v, S),
+		"// its previous use released by every warp");
+	lw_pop(e);
+	lw_open_block(e, NULL);
+	lw_decl(e, 1, "int", v, 0, arena_printf(e->a, "%s_next_", v), NULL);
+	if (tma_loads(e, chk, st, pp, tp))
+		goto out;
+	lw_pop(e);
+	lw_pop(e);
+	lw_pop(e);
+	if (mode == 2)
+		lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait0", "", NULL);
+	/* every phase was waited for: the barriers are free to be initialized again */
+	lw_barrier(e);
+	lw_open_if(e, "tid == 0", 0, 1);
+	lw_open_for(e, "s", "0", arena_printf(e->a, "%d", S), S, 1, 0);
+	lw_call(e, LC_MBAR, "tl_mbar_inval", arena_printf(e->a, "&%s[s]", tp->full), NULL);
+	lw_call(e, LC_MBAR, "tl_mbar_inval", arena_printf(e->a, "&%s[s]", tp->empty), NULL);
+	lw_pop(e);
+	lw_pop(e);
+	if (e->shrd)
+		lw_sh_clear(e);
+	r = 0;
+out:
+	e->in_pipe = 0;
+	e->stage = NULL;
+	e->wg_inflight = 0;
+	return r;
+}
+
 /*
  * pipeline(n, stages = S): a prologue of D load stages, then per iteration
  * wait for the oldest, refill the stage D ahead, run the rest of the body.
@@ -59,6 +234,22 @@ lw_pipeline(Em *e, Buf *chk, const IrStmt *st)
 	if (!pp)
 		return -1;
 	S = pp->stages, mode = pp->wgmma, D = pp->ahead, why = pp->serial;
+	/* TMA in the vector body (its rows are whole 16-byte chunks: the maps' strides) */
+	if (pp->tma && !e->scalar) {
+		int i, ok = 1;
+
+		/* the loads' rows-of-whole-vectors flags guard the vector body, as for cp.async:
+		 * under them every row is whole 16-byte chunks, so the maps' row strides are
+		 * multiples of 16 bytes */
+		for (b = st->u.pipe.body; b; b = b->next)
+			if (lw_isload(e, b) && lw_veccond(e, chk, &b->u.copy.src, lw_copyplan(e, b)->v) == lw_scalar_only)
+				ok = 0;
+		for (i = 0; ok && i < e->ntpipe; i++)
+			if (e->tpipe[i].st == st)
+				return tma_pipeline(e, chk, st, pp, &e->tpipe[i]);
+	}
+	if (pp->tma)
+		D = S - 1 - (mode == 2); /* the cp.async schedule of the plan without TMA */
 
 	if (why) {
 		/* not software-pipelined: a serial loop over the body, in order */

@@ -87,6 +87,12 @@ typedef struct Em {
 	struct Held **heldc;
 	OwnMemo *own;
 	int nown, capown;
+	/* TMA (lower_kernel.c's tma_setup): the pipelines that load with TMA, their mbarriers'
+	 * names; the tensor maps (kernel parameters after the sizes) */
+	struct TmaPipe { const IrStmt *st; const char *full, *empty; } *tpipe;
+	int ntpipe;
+	struct TmaMapE { int buf; int64_t box0, box1; int swizzle; const char *name; } *tmap;
+	int ntmap;
 } Em;
 
 /*

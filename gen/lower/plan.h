@@ -91,12 +91,31 @@ typedef struct CopyPlan {
 
 /* ---- plan-pipelines ------------------------------------------------------------------ */
 
+/* one load of a TMA pipeline: panels boxes side by side along the tile's last dimension, each
+ * box0 elements (the innermost) by box1 rows, box p at p * box0 * box1 elements of the stage */
+typedef struct TmaLoad {
+	const IrStmt *load;
+	int buf;             /* the global tensor */
+	int64_t box0, box1;
+	int panels;
+	int swizzle;         /* bytes: 0 (none), 32, 64, 128 */
+} TmaLoad;
+
 typedef struct PipePlan {
 	const char *serial;  /* why the loads cannot run ahead: a serial loop (NULL: pipelined) */
 	int stages;          /* shared-memory stages */
 	int ahead;           /* stages loaded ahead (the prologue's loads) */
 	int wgmma;           /* 0; 1: loads and wgmma gemms, each gemm retires its group;
 			      * 2: one wgmma group in flight */
+	/* TMA (sm_90a, tilec_options.tma): thread 0 loads each stage with cp.async.bulk.tensor onto
+	 * an mbarrier (full) that the consumers wait on; each warp releases the stage on a second
+	 * one (empty) that the loads of the stage's next use wait on. ntma loads, tx bytes per stage;
+	 * tma_why: why not (NULL when tma) */
+	int tma;
+	const char *tma_why;
+	TmaLoad *tl;
+	int ntl;
+	int64_t tx;
 } PipePlan;
 
 /* the passes (the pass manager's entries; 0 or -1 with err set, located) */

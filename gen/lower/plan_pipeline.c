@@ -154,6 +154,121 @@ wgmma_body(Em *e, const IrStmt *st)
 	return st->u.pipe.stages >= 4 ? 2 : 1;
 }
 
+/* ---- TMA ----------------------------------------------------------------------------- */
+
+typedef struct TmaCmp {
+	int64_t bad;        /* the first point where the two placements differ, or -1 */
+} TmaCmp;
+
+static int
+tma_visit(void *ctx, int64_t first, int npts, const int64_t *const *coord, const int64_t *const *vals)
+{
+	TmaCmp *c = ctx;
+	int p;
+
+	(void)coord;
+	for (p = 0; p < npts; p++)
+		if (vals[0][p] != vals[1][p]) {
+			c->bad = first + p;
+			return 1;
+		}
+	return 0;
+}
+
+/*
+ * Do TMA boxes put every element (r, c) of an [R, C] tile of eb-byte elements where the shared
+ * layout L does (element offsets within a stage)? Boxes of w = span / eb columns side by side:
+ * box p = c / w at p * R * span bytes, row r at r * span, then the box's swizzle on the byte
+ * address (the stage base is a multiple of the swizzle's period, checked by the caller):
+ * bits [4, 4 + s) ^= bits [7, 7 + s), s = 3, 2, 1 for 128, 64, 32B. Decided on every element.
+ */
+static int
+tma_places(Em *e, const Layout *L, int64_t R, int64_t C, int eb, int64_t span, int s)
+{
+	Arena *a = e->a;
+	IExpr *r = iexpr_var(a, 0), *c = iexpr_var(a, 1), *o, *es[2];
+	int64_t shape[2] = {R, C}, w = span / eb;
+	int ids[2] = {0, 1};
+	TmaCmp cmp = {-1};
+	Err scratch = {0};
+
+	if (L->nin != 2 || layout_size(L) != R * C || !(es[0] = layout_linear_index(a, L)))
+		return 0;
+	o = iexpr_add(a, iexpr_add(a, iexpr_mulc(a, iexpr_divc(a, c, w), R * span), iexpr_mulc(a, r, span)),
+		      iexpr_mulc(a, iexpr_modc(a, c, w), eb));
+	if (s)
+		o = iexpr_bin(a, IX_XOR, o, iexpr_mulc(a, iexpr_modc(a, iexpr_divc(a, o, 128), 1 << s), 16));
+	es[1] = iexpr_divc(a, o, eb);
+	if (layout_enumerate(shape, ids, 2, es, 2, tma_visit, &cmp, &scratch) < 0)
+		return 0;
+	return cmp.bad < 0;
+}
+
+/* TMA for the loads of pipeline st (NULL, with pp->tl filled), or why not */
+static const char *
+tma_plan(Em *e, const IrStmt *st, PipePlan *pp)
+{
+	const IrStmt *b;
+	int n = 0;
+
+	if (!e->k->tma)
+		return "TMA is off (tilec_options.tma, --tma)";
+	if (!e->t->has_tma || e->t->kind != TGT_CUDA)
+		return "the target has no TMA";
+	if (!pp->wgmma)
+		return "the body is not loads and wgmma gemms";
+	if (pp->serial)
+		return "the loads do not run ahead";
+	for (b = st->u.pipe.body; b; b = b->next)
+		n += lw_isload(e, b);
+	pp->tl = anewn(e->a, TmaLoad, n + 1);
+	for (b = st->u.pipe.body; b; b = b->next) {
+		const Region *sr = &b->u.copy.src, *dr = &b->u.copy.dst;
+		const IrBuffer *G, *S;
+		const SmemBuf *sb;
+		const CopyPlan *cp;
+		TmaLoad *t;
+		int64_t R, C, span, period, w;
+		int eb, s;
+
+		if (!lw_isload(e, b))
+			continue;
+		G = &e->k->bufs[sr->buf], S = &e->k->bufs[dr->buf];
+		if (G->ndim != 2 || S->ndim != 2 || G->strides)
+			return arena_printf(e->a, "load of '%s': TMA is lowered for dense 2D tensors and tiles", S->name);
+		if (G->dtype != S->dtype)
+			return arena_printf(e->a, "load of '%s': converts its elements", S->name);
+		if (!lw_wholeregion(e, dr) || !(sb = smem_find(&e->sp, dr->buf)) || sb->stages != pp->stages)
+			return arena_printf(e->a, "load of '%s': not a whole staged tile", S->name);
+		eb = dtype_bytes(S->dtype);
+		R = S->dims[0].c, C = S->dims[1].c;
+		if (sr->ext[0] != R || sr->ext[1] != C)
+			return arena_printf(e->a, "load of '%s': the region is not the tile's shape", S->name);
+		if (!(cp = lw_copyplan(e, b)) || cp->instr != CPI_CP_ASYNC || cp->v * eb != 16)
+			return arena_printf(e->a, "load of '%s': not 16-byte cp.async chunks", S->name);
+		s = sb->mode == SWZ_128B ? 3 : sb->mode == SWZ_64B ? 2 : sb->mode == SWZ_32B ? 1 : 0;
+		if (sb->kind != SMEM_SWIZZLE && sb->kind != SMEM_LINEAR)
+			return arena_printf(e->a, "load of '%s': its shared layout is %s", S->name,
+					    sb->kind == SMEM_PADDED ? "padded" : "not a TMA swizzle");
+		span = s ? swizzle_bytes(sb->mode) : C * eb;
+		period = s ? swizzle_alignment(sb->mode) : 128;
+		w = span / eb;
+		if (C % w || R > 256 || w > 256 || span % 16 || (R * span) % 128 || sb->offset % period ||
+		    (sb->stage_elems * eb) % period)
+			return arena_printf(e->a, "load of '%s': a %lldx%lld tile does not split into TMA boxes",
+					    S->name, (long long)R, (long long)C);
+		if (!tma_places(e, sb->layout, R, C, eb, span, s))
+			return arena_printf(e->a, "load of '%s': TMA boxes would not place it as its shared layout",
+					    S->name);
+		t = &pp->tl[pp->ntl++];
+		t->load = b, t->buf = sr->buf, t->box0 = w, t->box1 = R, t->panels = (int)(C / w);
+		t->swizzle = s ? (int)span : 0;
+		pp->tx += R * C * eb;
+	}
+	if (!pp->ntl || pp->tx >= (1 << 20))
+		return "no loads, or a stage of 1 MiB or more";
+	return NULL;
+}
 
 int
 lw_plan_pipe(Em *e, const IrStmt *st, PipePlan *pp)
@@ -163,6 +278,15 @@ lw_plan_pipe(Em *e, const IrStmt *st, PipePlan *pp)
 	pp->wgmma = wgmma_body(e, st);
 	pp->ahead = pp->wgmma == 2 ? pp->stages - 2 : pp->stages - 1;
 	pp->serial = pipe_hoistable(e, st);
+	if (!(pp->tma_why = tma_plan(e, st, pp))) {
+		/* with TMA one wgmma group is in flight at every stage count, loads S - 1 ahead
+		 * (lower_pipeline.c's tma_pipeline); the element-by-element body keeps the
+		 * cp.async schedule of pp->wgmma */
+		pp->tma = 1;
+		pp->ahead = pp->stages - 1;
+	} else {
+		pp->ntl = 0, pp->tx = 0;
+	}
 	return 0;
 }
 
@@ -212,11 +336,15 @@ pipes_dump(IrStmt *s, void *ctx)
 		return 0;
 	if (p->serial)
 		buf_printf(d->b, "//   pipeline at %d:%d: a serial loop (%s)\n", s->loc.line, s->loc.col, p->serial);
+	else if (p->tma)
+		buf_printf(d->b, "//   pipeline at %d:%d: %d stage%s of TMA loads (mbarriers full and empty), loads %d "
+			   "ahead, one wgmma group in flight\n", s->loc.line, s->loc.col, p->stages, p->stages == 1 ? "" : "s",
+			   p->ahead);
 	else
-		buf_printf(d->b, "//   pipeline at %d:%d: %d stage%s, loads %d ahead%s\n", s->loc.line, s->loc.col,
+		buf_printf(d->b, "//   pipeline at %d:%d: %d stage%s, loads %d ahead%s (cp.async: %s)\n", s->loc.line, s->loc.col,
 			   p->stages, p->stages == 1 ? "" : "s", p->ahead,
 			   p->wgmma == 2 ? ", one wgmma group in flight"
-			   : p->wgmma == 1 ? ", each wgmma group retired by its gemm" : "");
+			   : p->wgmma == 1 ? ", each wgmma group retired by its gemm" : "", p->tma_why);
 	return 0;
 }
 

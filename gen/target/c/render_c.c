@@ -301,6 +301,14 @@ kernel(Buf *o, const LKernel *k, const LDialect *d)
 	buf_printf(o, "// kernel %s: %lld threads, %lld bytes of dynamic shared memory%s\n", k->name,
 		   (long long)k->threads, (long long)k->smem_bytes,
 		   k->smem_optin ? " (set cudaFuncAttributeMaxDynamicSharedMemorySize)" : "");
+	for (i = 0; i < k->ntmap; i++) {
+		const LTmap *m = &k->tmaps[i];
+
+		buf_printf(o, "// kernel %s: tensor map %s of %s: %d-byte elements, dims (%s, %s), rows of %s elements, "
+			   "box (%lld, %lld), swizzle %s\n", k->name, m->name, m->tensor, m->esize, m->dim0, m->dim1,
+			   m->rows, (long long)m->box0, (long long)m->box1,
+			   m->swizzle == 128 ? "128B" : m->swizzle == 64 ? "64B" : m->swizzle == 32 ? "32B" : "none");
+	}
 	buf_printf(o, "%s __launch_bounds__(%lld)\n%s(", d->kernel_decl, (long long)k->threads, k->cname);
 	for (i = 0; i < k->nparam; i++)
 		buf_printf(o, "%s%s %s%s", i ? ", " : "", k->params[i].type,
