@@ -36,6 +36,9 @@ struct Cuda {
 	int (*memfree)(Dptr);
 	int (*htod)(Dptr, const void *, size_t);
 	int (*dtoh)(void *, Dptr, size_t);
+	/* optional (CUDA 12+ drivers): NULL when missing */
+	int (*tmap)(void *, int, unsigned, void *, const unsigned long long *, const unsigned long long *,
+	            const unsigned *, const unsigned *, int, int, int, int);
 };
 
 static pthread_mutex_t libmu = PTHREAD_MUTEX_INITIALIZER;
@@ -127,6 +130,7 @@ cuda_open(const char *path, Cuda **out, char **err)
 		}
 		memcpy((char *)cu + syms[i].off, &f, sizeof f);
 	}
+	*(void **)&cu->tmap = dlsym(cu->h, "cuTensorMapEncodeTiled");
 	cu->initst = cu->init(0);
 	libs[nlibs++] = cu;
 found:
@@ -219,18 +223,41 @@ cuda_function(Cuda *cu, void *ctx, void *mod, const char *name, void **fn, char 
 
 int
 cuda_launch(Cuda *cu, void *ctx, void *fn, const unsigned grid[3], const unsigned block[3],
-            unsigned shmem, void *stream, const tilec_arg *args, int nargs, char **err)
+            unsigned shmem, void *stream, const tilec_arg *args, int nargs, const TmaReq *maps, int nmaps,
+            char **err)
 {
-	void *params[64];
+	/* CUtensorMap: 128 bytes, 64-byte aligned */
+	static _Thread_local struct { _Alignas(64) unsigned char b[128]; } tm[16];
+	void *params[64 + 16];
 	int i, r;
 
-	if (nargs < 0 || nargs > 64 || (nargs && !args))
+	if (nargs < 0 || nargs > 64 || (nargs && !args) || nmaps < 0 || nmaps > 16)
 		return rt_err(err, TILEC_ERR_ARG, "bad argument list (%d arguments)", nargs);
 	for (i = 0; i < nargs; i++) {
 		if (args[i].kind < TILEC_ARG_PTR || args[i].kind > TILEC_ARG_F16)
 			return rt_err(err, TILEC_ERR_ARG, "argument %d has bad kind %d", i, args[i].kind);
 		params[i] = (void *)&args[i].v;
 	}
+	if (nmaps && !cu->tmap)
+		return rt_err(err, TILEC_ERR_DRIVER, "the kernel loads with TMA: the driver has no cuTensorMapEncodeTiled "
+		              "(CUDA 12 or later)");
+	for (i = 0; i < nmaps; i++) {
+		const TmaReq *m = &maps[i];
+		unsigned long long st[1] = {m->stride};
+		unsigned es[2] = {1, 1};
+		/* CU_TENSOR_MAP_DATA_TYPE_UINT8/16/32/64 = 0, 1, 2, 4; swizzle NONE, 32B, 64B, 128B = 0..3;
+		 * interleave none 0, L2 promotion 256B 3, zero fill 0 */
+		int dt = m->esize == 1 ? 0 : m->esize == 2 ? 1 : m->esize == 4 ? 2 : 4;
+		int sw = m->swizzle == 128 ? 3 : m->swizzle == 64 ? 2 : m->swizzle == 32 ? 1 : 0;
+
+		r = cu->tmap(tm[i].b, dt, 2, m->base, m->dim, st, m->box, es, 0, sw, 3, 0);
+		if (r && m->stride % 16 == 0 && m->dim[0] && m->dim[1])
+			return drverr(cu, err, "cuTensorMapEncodeTiled", r);
+		if (r)
+			memset(tm[i].b, 0, sizeof tm[i].b);
+		params[nargs + i] = tm[i].b;
+	}
+	nargs += nmaps;
 	if ((r = cu->ctxset(ctx)))
 		return drverr(cu, err, "cuCtxSetCurrent", r);
 	if (shmem > 48 * 1024 && (r = cu->funcattr(fn, FUNC_MAX_DYN_SHMEM, (int)shmem)))

@@ -576,9 +576,15 @@ tilec_launch(tilec_module *m, const char *name, const unsigned grid[3], const un
 		return rt_err(err, TILEC_ERR_ARG, "tilec_launch: zero grid or block dimension");
 	if (nargs < 0 || nargs > 64 || (nargs && !args))
 		return rt_err(err, TILEC_ERR_ARG, "tilec_launch: bad argument list (%d)", nargs);
+	TmaReq maps[16];
+	int nmaps;
+
 	if ((r = tilec_module_kernel(m, name, &fn, err)))
 		return r;
-	return cuda_launch(m->cu, m->ctx, fn, grid, block, shmem, stream, args, nargs, err);
+	/* a kernel tilec emitted with TMA loads: its tensor maps from the other arguments */
+	if ((nmaps = tma_args(m->source, name, args, nargs, maps, 16, err)) < 0)
+		return TILEC_ERR_ARG;
+	return cuda_launch(m->cu, m->ctx, fn, grid, block, shmem, stream, args, nargs, maps, nmaps, err);
 }
 
 static int

@@ -127,8 +127,27 @@ int cuda_arch(Cuda *cu, int device, char *buf, size_t n, char **err);
 int cuda_load(Cuda *cu, void *ctx, const Blobs *b, void **mod, char **err);
 void cuda_unload(Cuda *cu, void *ctx, void *mod);
 int cuda_function(Cuda *cu, void *ctx, void *mod, const char *name, void **fn, char **err);
+/* a TMA tensor map to encode (tma_args.c): base, dims (dim[0] innermost), the row stride in
+ * bytes, the box, element bytes, the swizzle in bytes (0: none) */
+typedef struct TmaReq {
+	void *base;
+	unsigned long long dim[2], stride;
+	unsigned box[2];
+	int esize, swizzle;
+} TmaReq;
+
+/* the tensor maps kernel `name` of the CUDA C src takes after args[0..nargs) (its "tensor map"
+ * lines), into out[0..max): their number (0: none), or -1 with err (a wrong argument count,
+ * a map whose tensor or size is not among the arguments) */
+int tma_args(const char *src, const char *name, const tilec_arg *args, int nargs, TmaReq *out, int max,
+             char **err);
+
+/* launch fn with args, then the nmaps tensor maps of maps (encoded here with
+ * cuTensorMapEncodeTiled; one whose rows are not whole 16-byte chunks or whose tensor is empty
+ * is passed zeroed: the kernel's element-by-element path does not read it) */
 int cuda_launch(Cuda *cu, void *ctx, void *fn, const unsigned grid[3], const unsigned block[3],
-                unsigned shmem, void *stream, const tilec_arg *args, int nargs, char **err);
+                unsigned shmem, void *stream, const tilec_arg *args, int nargs, const TmaReq *maps, int nmaps,
+                char **err);
 int cuda_mem(Cuda *cu, void *ctx, int op, void *a, const void *b, size_t n, char **err);
 enum { MEM_ALLOC, MEM_FREE, MEM_HTOD, MEM_DTOH, MEM_SYNC };
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "rt.h"
+#include "tilec.h"
 #include "tests.h"
 
 /* ---- helpers ---------------------------------------------------------------- */
@@ -1033,6 +1034,55 @@ START_TEST(header_with_cuda_h)
 }
 END_TEST
 
+/* ---- TMA: the tensor maps tilec_launch makes from a kernel's other arguments ---- */
+START_TEST(tma_launch_args)
+{
+	tilec_options o;
+	tilec_result r;
+	size_t len;
+	char *src = test_readfile("samples/gemm_sm90.tile", &len), *err = NULL;
+	tilec_arg a[6];
+	TmaReq q[16];
+	int n;
+
+	ck_assert_ptr_nonnull(src);
+	tilec_options_init(&o);
+	o.arch = "sm_90a";
+	o.tma = 1;
+	o.dump = TILEC_DUMP_CUDA;
+	tilec_compile(src, len, &o, &r);
+	ck_assert_msg(r.status == TILEC_OK, "%s", r.diagnostics);
+	a[0] = tilec_arg_ptr((void *)(uintptr_t)0x10000);
+	a[1] = tilec_arg_ptr((void *)(uintptr_t)0x20000);
+	a[2] = tilec_arg_ptr((void *)(uintptr_t)0x30000);
+	a[3] = tilec_arg_i32(1000), a[4] = tilec_arg_i32(520), a[5] = tilec_arg_i32(264); /* M, K, N */
+	n = tma_args(r.output, "gemm_sm90", a, 6, q, 16, &err);
+	ck_assert_msg(n == 2, "%d maps: %s", n, err ? err : "");
+	/* A[M, K]: dims (K, M), rows of K elements, boxes of 64 x 128 rows; B[K, N]: 64 x 64 */
+	ck_assert(q[0].base == (void *)(uintptr_t)0x10000 && q[0].dim[0] == 520 && q[0].dim[1] == 1000 &&
+		  q[0].stride == 1040 && q[0].box[0] == 64 && q[0].box[1] == 128 && q[0].esize == 2 && q[0].swizzle == 128);
+	ck_assert(q[1].base == (void *)(uintptr_t)0x20000 && q[1].dim[0] == 264 && q[1].dim[1] == 520 &&
+		  q[1].stride == 528 && q[1].box[0] == 64 && q[1].box[1] == 64 && q[1].swizzle == 128);
+	/* the caller passes the maps too: refused with the count */
+	ck_assert_int_eq(tma_args(r.output, "gemm_sm90", a, 5, q, 16, &err), -1);
+	ck_assert_msg(err && strstr(err, "takes 6 arguments (its 2 TMA tensor maps are made by the runtime), not 5"), "%s", err);
+	free(err), err = NULL;
+	/* a size where the tensor must be */
+	a[0] = tilec_arg_i32(7);
+	ck_assert_int_eq(tma_args(r.output, "gemm_sm90", a, 6, q, 16, &err), -1);
+	ck_assert_msg(err && strstr(err, "argument A is not a pointer"), "%s", err);
+	free(err), err = NULL;
+	/* a kernel without maps, and the same program without --tma: none */
+	ck_assert_int_eq(tma_args(r.output, "other", a, 6, q, 16, &err), 0);
+	tilec_result_free(&r);
+	o.tma = 0;
+	tilec_compile(src, len, &o, &r);
+	ck_assert_int_eq(tma_args(r.output, "gemm_sm90", a, 6, q, 16, &err), 0);
+	tilec_result_free(&r);
+	free(src);
+}
+END_TEST
+
 Suite *
 suite_rt(void)
 {
@@ -1042,6 +1092,7 @@ suite_rt(void)
 	tcase_set_timeout(t, 120);
 	tcase_add_loop_test(t, sha256_vectors, 0, (int)countof(sha_cases));
 	tcase_add_test(t, sha256_splits);
+	tcase_add_test(t, tma_launch_args);
 	tcase_add_loop_test(t, arch_strings, 0, (int)countof(arch_cases));
 	tcase_add_test(t, disk_roundtrip_and_modes);
 	tcase_add_loop_test(t, disk_corruption_detected, 0, (int)countof(damage));

@@ -452,9 +452,10 @@ mapdim(Hd *h, const char *d)
 	return NULL;
 }
 
-/* the tensor maps of the TMA loads (cuTensorMapEncodeTiled), into tilec_tm[i] */
+/* the tensor maps of the TMA loads into tilec_tm[i]: encoded by enc (cuTensorMapEncodeTiled or
+ * the runtime API's entry point for it), the launcher returning fail on an error */
 static int
-maps(Hd *h)
+maps(Hd *h, const char *enc, const char *cast, const char *fail)
 {
 	Buf *o = h->o;
 	int i, t;
@@ -473,16 +474,16 @@ maps(Hd *h)
 		buf_printf(o, "\t{ /* %s: the TMA boxes of %s */\n", m->name, m->tensor);
 		buf_printf(o, "\t\tcuuint64_t d[2] = {%s, %s}, st[1] = {%s * %d};\n", d0, d1, r, m->esize);
 		buf_printf(o, "\t\tcuuint32_t box[2] = {%lld, %lld}, es[2] = {1, 1};\n", m->box[0], m->box[1]);
-		buf_printf(o, "\t\tCUresult tilec_e = cuTensorMapEncodeTiled(&tilec_tm[%d], CU_TENSOR_MAP_DATA_TYPE_UINT%d, 2,\n"
+		buf_printf(o, "\t\tCUresult tilec_e = %s(%s&tilec_tm[%d], CU_TENSOR_MAP_DATA_TYPE_UINT%d, 2,\n"
 			   "\t\t\t(void *)%s, d, st, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_%s,\n"
 			   "\t\t\tCU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);\n",
-			   i, m->esize == 1 ? 8 : m->esize == 2 ? 16 : m->esize == 4 ? 32 : 64, h->k->params[t].name,
+			   enc, cast, i, m->esize == 1 ? 8 : m->esize == 2 ? 16 : m->esize == 4 ? 32 : 64, h->k->params[t].name,
 			   m->swizzle == 128 ? "128B" : m->swizzle == 64 ? "64B" : m->swizzle == 32 ? "32B" : "NONE");
 		buf_puts(o, "\t\t/* rows that are not whole 16-byte chunks, or an empty tensor: the kernel takes its\n"
 			 "\t\t * element-by-element path there and does not read the map */\n");
 		buf_printf(o, "\t\tif (tilec_e != CUDA_SUCCESS && st[0] %% 16 == 0 && d[0] && d[1])\n"
-			   "\t\t\treturn tilec_e;\n\t\tif (tilec_e != CUDA_SUCCESS)\n"
-			   "\t\t\tmemset(&tilec_tm[%d], 0, sizeof tilec_tm[%d]);\n\t}\n", i, i);
+			   "\t\t\treturn %s;\n\t\tif (tilec_e != CUDA_SUCCESS)\n"
+			   "\t\t\tmemset(&tilec_tm[%d], 0, sizeof tilec_tm[%d]);\n\t}\n", fail, i, i);
 	}
 	return 0;
 }
@@ -527,7 +528,7 @@ drvlaunch(Hd *h)
 			   k->params[i].name);
 	for (i = 0; i < k->nsize; i++)
 		buf_printf(o, "\ttilec_args[%d] = &%s;\n", n++, k->sizes[i]->name);
-	if (maps(h))
+	if (maps(h, "cuTensorMapEncodeTiled", "", "tilec_e"))
 		return -1;
 	for (i = 0; i < h->c.nmap; i++)
 		buf_printf(o, "\ttilec_args[%d] = &tilec_tm[%d];\n", n++, i);
@@ -548,15 +549,12 @@ rtlaunch(Hd *h)
 
 	const char *cn = emit_cname(h->a, k->name); /* the kernel's name in the CUDA C */
 
-	if (h->c.nmap) {
-		buf_printf(o, "/* %s takes TMA tensor maps (tilec --tma): no runtime-API launcher; tilec_launch_%s\n"
-			   " * (the driver API, above) builds them */\n\n", k->name, k->name);
-		return;
-	}
-
 	buf_printf(o, "extern \"C\" __global__ void __launch_bounds__(%lld)\n%s(", h->c.threads, cn);
-	if (!arglist(h, o, A_DEV, 1))
+	if (!arglist(h, o, A_DEV, 1) && !h->c.nmap)
 		buf_puts(o, "void");
+	for (i = 0; i < h->c.nmap; i++)
+		buf_printf(o, "%sconst __grid_constant__ tl_tmap_t %s", i || k->nparam || k->nsize ? ", " : "",
+			   h->c.maps[i].name);
 	buf_puts(o, ");\n\n");
 	buf_printf(o, "/* %s with the runtime API, on tilec_stream (0: the default stream) */\n"
 		   "static inline cudaError_t\ntilec_%s(", k->name, k->name);
@@ -566,6 +564,20 @@ rtlaunch(Hd *h)
 	buf_puts(o, arglist(h, o, A_SCALNAMES, 1) ? ", " : "");
 	buf_puts(o, "tilec_grid))\n\t\treturn cudaErrorInvalidValue;\n");
 	buf_puts(o, "\tif (!tilec_grid[0] || !tilec_grid[1] || !tilec_grid[2])\n\t\treturn cudaSuccess;\n");
+	if (h->c.nmap) {
+		/* the TMA tensor maps: cuTensorMapEncodeTiled through the runtime's driver entry point */
+		buf_printf(o, "\tstatic CUresult (*tilec_enc)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,\n"
+			   "\t\tconst cuuint64_t *, const cuuint64_t *, const cuuint32_t *, const cuuint32_t *,\n"
+			   "\t\tCUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);\n"
+			   "\ttl_tmap_t tilec_tm[%d];\n\n\tif (!tilec_enc) {\n"
+			   "\t\tenum cudaDriverEntryPointQueryResult tilec_q;\n\t\tvoid *tilec_f = 0;\n\n"
+			   "\t\tif (cudaGetDriverEntryPointByVersion(\"cuTensorMapEncodeTiled\", &tilec_f, 12000, "
+			   "cudaEnableDefault,\n\t\t\t\t\t\t      &tilec_q) != cudaSuccess || !tilec_f)\n"
+			   "\t\t\treturn cudaErrorNotSupported;\n"
+			   "\t\t*(void **)&tilec_enc = tilec_f;\n\t}\n", h->c.nmap);
+		if (maps(h, "tilec_enc", "(CUtensorMap *)", "cudaErrorInvalidValue"))
+			return;
+	}
 	if (h->c.smem > SMEM_STATIC_MAX)
 		buf_printf(o, "\tcudaError_t tilec_r = cudaFuncSetAttribute(%s, "
 			   "cudaFuncAttributeMaxDynamicSharedMemorySize,\n\t\t\t\t\t\t   "
@@ -577,6 +589,8 @@ rtlaunch(Hd *h)
 		buf_printf(o, "%s%s", i ? ", " : "", k->params[i].name);
 	for (i = 0; i < k->nsize; i++)
 		buf_printf(o, "%s%s", i || k->nparam ? ", " : "", k->sizes[i]->name);
+	for (i = 0; i < h->c.nmap; i++)
+		buf_printf(o, ", tilec_tm[%d]", i);
 	buf_puts(o, ");\n\treturn cudaGetLastError();\n}\n\n");
 }
 
