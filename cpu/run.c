@@ -33,8 +33,10 @@ typedef struct SizeSet {
 void
 tilec_run_options_init(tilec_run_options *o)
 {
-	if (o)
+	if (o) {
 		memset(o, 0, sizeof *o);
+		o->tma = 1;
+	}
 }
 
 void

@@ -250,11 +250,10 @@ cuda_launch(Cuda *cu, void *ctx, void *fn, const unsigned grid[3], const unsigne
 		int dt = m->esize == 1 ? 0 : m->esize == 2 ? 1 : m->esize == 4 ? 2 : 4;
 		int sw = m->swizzle == 128 ? 3 : m->swizzle == 64 ? 2 : m->swizzle == 32 ? 1 : 0;
 
-		r = cu->tmap(tm[i].b, dt, 2, m->base, m->dim, st, m->box, es, 0, sw, 3, 0);
-		if (r && m->stride % 16 == 0 && m->dim[0] && m->dim[1])
+		memset(tm[i].b, 0, sizeof tm[i].b);
+		if (m->stride % 16 == 0 && m->dim[0] && m->dim[1] &&
+		    (r = cu->tmap(tm[i].b, dt, 2, m->base, m->dim, st, m->box, es, 0, sw, 3, 0)))
 			return drverr(cu, err, "cuTensorMapEncodeTiled", r);
-		if (r)
-			memset(tm[i].b, 0, sizeof tm[i].b);
 		params[nargs + i] = tm[i].b;
 	}
 	nargs += nmaps;

@@ -64,9 +64,9 @@ typedef struct tilec_options {
 	int (*pass_hook)(struct tilec_pass_list *passes, void *user);
 	void *pass_hook_user;
 	int layout_dump_to_output;   /* dump_layout text goes into the output, not the log */
-	/* sm_90a: a pipeline of loads and wgmma gemms loads its tiles with TMA (tensor maps as
-	 * trailing __grid_constant__ parameters, which the launchers of --header and the CPU run
-	 * build; docs/cuda.md). 0 (default): cp.async */
+	/* sm_90a: 1 (tilec_options_init's default): a pipeline of loads and wgmma gemms loads its
+	 * tiles with TMA where it can (tensor maps as trailing __grid_constant__ parameters, made
+	 * by tilec_launch, the --header launchers and the CPU run; docs/cuda.md); 0: cp.async */
 	int tma;
 } tilec_options;
 
@@ -103,6 +103,8 @@ tilec_status tilec_define_check(const char *def, char *msg, size_t msgsz);
 
 /* the version of libtilec, "0.1.0"; never NULL */
 const char *tilec_version(void);
+/* sizeof(tilec_options) in this library: for bindings that mirror the struct (python/) */
+size_t tilec_options_size(void);
 
 #ifdef __cplusplus
 }

@@ -58,7 +58,7 @@ typedef struct tilec_run_options {
 	 * moved and multiply-adds); 0: 2e9. A run that leaves sizes to the defaults and
 	 * passes it is run again with smaller defaults (near 40, then below 30) */
 	long long max_work;
-	int tma;                     /* tilec_options.tma for the emitted code */
+	int tma;                     /* tilec_options.tma for the emitted code (init: 1) */
 } tilec_run_options;
 
 /*

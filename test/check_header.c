@@ -15,6 +15,7 @@
 #include "lower.h"
 #include "sema.h"
 #include "tests.h"
+#include "tmap.h"
 #include "tilec.h"
 
 #define CUDA_INC "/usr/local/cuda/include"
@@ -196,6 +197,17 @@ static const char fake_cuda[] =
 	"CUresult CUDAAPI cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v)\n"
 	"{\n\t(void)f; if (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) rec_attr = v;\n"
 	"\treturn CUDA_SUCCESS;\n}\n"
+	"static int tm_calls, tm_print;\n"
+	"CUresult CUDAAPI cuTensorMapEncodeTiled(CUtensorMap *m, CUtensorMapDataType t, cuuint32_t rank, void *base,\n"
+	"    const cuuint64_t *d, const cuuint64_t *st, const cuuint32_t *box, const cuuint32_t *es,\n"
+	"    CUtensorMapInterleave il, CUtensorMapSwizzle sw, CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill f)\n"
+	"{\n\tunsigned long long b = (unsigned long long)(size_t)base;\n\ttm_calls++;\n"
+	"\tif (tm_print)\n"
+	"\t\tprintf(\"encode t%d r%u b%llu d%llu,%llu st%llu box%u,%u es%u,%u il%d sw%d f%d\\n\", (int)t, rank, b,\n"
+	"\t\t       (unsigned long long)d[0], (unsigned long long)d[1], (unsigned long long)st[0], box[0], box[1], es[0],\n"
+	"\t\t       es[1], (int)il, (int)sw, (int)f);\n\t(void)l2;\n"
+	"\tif (st[0] % 16 || b % 16)\n\t\treturn CUDA_ERROR_INVALID_VALUE;\n"
+	"\tmemset(m, 0, sizeof *m);\n\tmemcpy(m, &tm_calls, sizeof tm_calls);\n\treturn CUDA_SUCCESS;\n}\n"
 	"static void rec_reset(void) { rec_calls = rec_attr = rec_term = 0; rec_smem = 0;\n"
 	"\tmemset(rec_g, 0, sizeof rec_g); memset(rec_b, 0, sizeof rec_b); }\n"
 	"static void rec_print(int rc) { printf(\"%d %d %u %u %u %u %u %u %u %d\", rc, rec_calls,\n"
@@ -204,7 +216,7 @@ static const char fake_cuda[] =
 /* a main that calls kernel k's launcher for each value set; prints the record and the
  * arguments as the kernel would read them */
 static void
-callk(Buf *b, const IrKernel *k, const long long *vals, int nsets, int nval)
+callk(Buf *b, const IrKernel *k, const long long *vals, int nsets, int nval, int nmap)
 {
 	int s, i, n;
 
@@ -217,7 +229,10 @@ callk(Buf *b, const IrKernel *k, const long long *vals, int nsets, int nval)
 				   : dtype_bytes(k->params[i].dtype));
 		for (i = 0; i < k->nsize; i++)
 			buf_printf(b, "\t\trec_sz[%d] = 4;\n", k->nparam + i);
-		buf_printf(b, "\t\trec_n = %d;\n", k->nparam + k->nsize);
+		/* the TMA tensor maps after the sizes: recorded, not printed */
+		for (i = 0; i < nmap; i++)
+			buf_printf(b, "\t\trec_sz[%d] = 4;\n", k->nparam + k->nsize + i);
+		buf_printf(b, "\t\trec_n = %d;\n", k->nparam + k->nsize + nmap);
 		buf_printf(b, "\t\trc = tilec_launch_%s((CUfunction)&rec_calls, (CUstream)0", k->name);
 		for (i = 0, n = 0; i < k->nparam; i++) {
 			if (k->params[i].is_tensor)
@@ -332,7 +347,11 @@ recorded(const char *src, const char *arch, long long *vals, int nsets, int nval
 	buf_init(&want);
 	buf_printf(&prog, "#include \"k.h\"\n%s\nint main(void)\n{\n", fake_cuda);
 	for (k = p->kernels; k; k = k->next, ki++) {
-		callk(&prog, k, vals + (size_t)ki * nsets * nval, nsets, nval);
+		TmapDesc maps[16];
+		int nmap = tmap_parse(cuda, k->name, maps, 16);
+
+		ck_assert_int_ge(nmap, 0);
+		callk(&prog, k, vals + (size_t)ki * nsets * nval, nsets, nval, nmap);
 		for (int s = 0; s < nsets; s++)
 			expline(&want, k, vals + ((size_t)ki * nsets + s) * nval, cuda);
 	}
@@ -574,20 +593,6 @@ static const struct {
 
 /* ---- TMA: the launcher builds the kernel's tensor maps (tilec --tma) -------------- */
 
-/* a recording cuTensorMapEncodeTiled: the arguments of each call; fails as the driver does on
- * a row stride that is not a multiple of 16 bytes or a base that is not 16-byte aligned; a map
- * it encodes holds its call number in its first bytes */
-static const char fake_tmap[] =
-	"static int tm_calls;\n"
-	"CUresult CUDAAPI cuTensorMapEncodeTiled(CUtensorMap *m, CUtensorMapDataType t, cuuint32_t rank, void *base,\n"
-	"    const cuuint64_t *d, const cuuint64_t *st, const cuuint32_t *box, const cuuint32_t *es,\n"
-	"    CUtensorMapInterleave il, CUtensorMapSwizzle sw, CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill f)\n"
-	"{\n\tunsigned long long b = (unsigned long long)(size_t)base;\n\ttm_calls++;\n"
-	"\tprintf(\"encode t%d r%u b%llu d%llu,%llu st%llu box%u,%u es%u,%u il%d sw%d f%d\\n\", (int)t, rank, b,\n"
-	"\t       (unsigned long long)d[0], (unsigned long long)d[1], (unsigned long long)st[0], box[0], box[1], es[0],\n"
-	"\t       es[1], (int)il, (int)sw, (int)f);\n\t(void)l2;\n"
-	"\tif (st[0] % 16 || b % 16)\n\t\treturn CUDA_ERROR_INVALID_VALUE;\n"
-	"\tmemset(m, 0, sizeof *m);\n\tmemcpy(m, &tm_calls, sizeof tm_calls);\n\treturn CUDA_SUCCESS;\n}\n";
 
 START_TEST(tma_launcher)
 {
@@ -601,10 +606,9 @@ START_TEST(tma_launcher)
 		"encode t1 r2 b4096 d512,256 st1024 box64,128 es1,1 il0 sw3 f0\n"
 		"encode t1 r2 b8192 d1024,512 st2048 box64,64 es1,1 il0 sw3 f0\n"
 		"launch 0 1 4,2,1 256 196672 maps 1 2\n"
-		/* K = 1001: A's rows are not whole 16-byte chunks: unencoded (the kernel's element path) */
-		"encode t1 r2 b4096 d1001,256 st2002 box64,128 es1,1 il0 sw3 f0\n"
+		/* K = 1001: A's rows are not whole 16-byte chunks: not encoded (the kernel's element path) */
 		"encode t1 r2 b8192 d1024,1001 st2048 box64,64 es1,1 il0 sw3 f0\n"
-		"launch 0 1 4,2,1 256 196672 maps 0 4\n"
+		"launch 0 1 4,2,1 256 196672 maps 0 3\n"
 		/* A at a base that is not 16-byte aligned with whole rows: the driver's error, no launch */
 		"encode t1 r2 b4098 d512,256 st1024 box64,128 es1,1 il0 sw3 f0\n"
 		"launch 1 0\n";
@@ -624,7 +628,7 @@ START_TEST(tma_launcher)
 	writefile(path, r.output);
 	tilec_result_free(&r);
 	buf_init(&prog);
-	buf_printf(&prog, "#include \"t.h\"\n%s\n%s\n", fake_cuda, fake_tmap);
+	buf_printf(&prog, "#include \"t.h\"\n%s\n", fake_cuda);
 	buf_puts(&prog, "static void run(unsigned long long a, int M, int K, int N)\n{\n"
 		 "\tint tm[2];\n\trec_reset();\n\trec_n = 8;\n"
 		 "\tfor (int i = 0; i < 6; i++) rec_sz[i] = i < 3 ? 8 : 4;\n\trec_sz[6] = rec_sz[7] = 4;\n"
@@ -633,7 +637,7 @@ START_TEST(tma_launcher)
 		 "\tif (rec_calls) {\n\t\tmemcpy(&tm[0], rec_buf[6], 4);\n\t\tmemcpy(&tm[1], rec_buf[7], 4);\n"
 		 "\t\tprintf(\" %u,%u,%u %u %u maps %d %d\", rec_g[0], rec_g[1], rec_g[2], rec_b[0], rec_smem, tm[0], tm[1]);\n\t}\n"
 		 "\tprintf(\"\\n\");\n}\n"
-		 "int main(void)\n{\n\trun(4096, 256, 512, 1024);\n\trun(4096, 256, 1001, 1024);\n"
+		 "int main(void)\n{\n\ttm_print = 1;\n\trun(4096, 256, 512, 1024);\n\trun(4096, 256, 1001, 1024);\n"
 		 "\trun(4098, 256, 512, 1024);\n\t(void)rec_print;\n\treturn 0;\n}\n");
 	snprintf(path, sizeof path, "%s/tma.c", tmpdir);
 	writefile(path, buf_str(&prog));

@@ -17,7 +17,7 @@
 #include "tilec_tile.h"
 
 /* memo_opts.c: tilec_options of a kind, without tilec.h here (its status names clash) */
-enum { MO_DEFAULT, MO_BN32, MO_BN16, MO_REGCOUNT, MO_HOOK };
+enum { MO_DEFAULT, MO_BN32, MO_BN16, MO_REGCOUNT, MO_HOOK, MO_TMA, MO_NOTMA };
 struct tilec_options *memo_opts(int kind, int *hook_calls);
 
 static tilec_jit *
@@ -108,6 +108,16 @@ START_TEST(memo_keys)
 	ck_assert_uint_eq(hits(j), 2);
 	ck_assert_int_eq(tile(j, copy_src, reg, "sm_80", &m), TILEC_ERR_NOLIB); /* cost model */
 	ck_assert_uint_eq(hits(j), 2);
+	{ /* TMA on and off */
+		struct tilec_options *t1 = memo_opts(MO_TMA, NULL), *t0 = memo_opts(MO_NOTMA, NULL);
+
+		ck_assert(t1 && t0);
+		ck_assert_int_eq(tile(j, copy_src, t1, "sm_80", &m), TILEC_ERR_NOLIB);
+		ck_assert_int_eq(tile(j, copy_src, t0, "sm_80", &m), TILEC_ERR_NOLIB);
+		ck_assert_uint_eq(hits(j), 3); /* one of them is the default's */
+		free(t1);
+		free(t0);
+	}
 	/* a pass hook runs every time */
 	ck_assert_int_eq(tile(j, copy_src, hk, "sm_80", &m), TILEC_ERR_NOLIB);
 	ck_assert_int_eq(tile(j, copy_src, hk, "sm_80", &m), TILEC_ERR_NOLIB);

@@ -6,7 +6,7 @@
 
 #include "tilec.h"
 
-enum { MO_DEFAULT, MO_BN32, MO_BN16, MO_REGCOUNT, MO_HOOK };
+enum { MO_DEFAULT, MO_BN32, MO_BN16, MO_REGCOUNT, MO_HOOK, MO_TMA, MO_NOTMA };
 
 struct tilec_options *memo_opts(int kind, int *hook_calls);
 
@@ -33,6 +33,8 @@ memo_opts(int kind, int *hook_calls)
 	case MO_BN16: o->defines = bn16; o->ndefines = 1; break;
 	case MO_REGCOUNT: o->cost_model = TILEC_COST_REGISTER_COUNT; break;
 	case MO_HOOK: o->pass_hook = hook; o->pass_hook_user = hook_calls; break;
+	case MO_TMA: o->tma = 1; break;
+	case MO_NOTMA: o->tma = 0; break;
 	default: break;
 	}
 	return o;

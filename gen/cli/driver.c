@@ -35,8 +35,9 @@ static const char usage_text[] =
 	"      --header=FILE      also write the C launcher header of the CUDA C to FILE\n"
 	"      --explain          print every layout inference attempt's cost by statement\n"
 	"      --cost-model=M     layout inference cost model: io-aware (default) or register-count\n"
-	"      --tma              sm_90a: pipelines of loads and wgmma gemms load with TMA and mbarriers\n"
-	"                         (tensor maps as trailing kernel parameters, built by the launchers)\n"
+	"      --no-tma           sm_90a: pipelines of loads and wgmma gemms load with cp.async, not with\n"
+	"                         TMA and mbarriers (the default where the tiles allow; tensor maps are\n"
+	"                         trailing kernel parameters that the launchers build); --tma: the default\n"
 	"      --enum-limit=N     largest domain (points) an exact layout check enumerates\n"
 	"                         (default 4194304; mixed-radix layouts are decided without one)\n"
 	"      --time[=N]         run the front end N times (default 5), print the median time\n"
@@ -129,7 +130,7 @@ writeheader(const char *src, size_t len, const tilec_options *opt, const char *p
 }
 
 enum {
-	OPT_TARGET = 256, OPT_ARCH, OPT_DUMP, OPT_TIME, OPT_EXPLAIN, OPT_TMA, OPT_COST, OPT_PRINT_PASSES,
+	OPT_TARGET = 256, OPT_ARCH, OPT_DUMP, OPT_TIME, OPT_EXPLAIN, OPT_TMA, OPT_NOTMA, OPT_COST, OPT_PRINT_PASSES,
 	OPT_PRINT_BEFORE, OPT_PRINT_AFTER, OPT_PLUGIN, OPT_LAYOUT_OUT, OPT_HEADER, OPT_ENUM_LIMIT
 };
 
@@ -144,6 +145,7 @@ driver_main(int argc, char **argv)
 		{"dump", required_argument, NULL, OPT_DUMP},
 		{"explain", no_argument, NULL, OPT_EXPLAIN},
 		{"tma", no_argument, NULL, OPT_TMA},
+		{"no-tma", no_argument, NULL, OPT_NOTMA},
 		{"cost-model", required_argument, NULL, OPT_COST},
 		{"enum-limit", required_argument, NULL, OPT_ENUM_LIMIT},
 		{"time", optional_argument, NULL, OPT_TIME},
@@ -234,6 +236,9 @@ driver_main(int argc, char **argv)
 			break;
 		case OPT_TMA:
 			o.tma = 1;
+			break;
+		case OPT_NOTMA:
+			o.tma = 0;
 			break;
 		case OPT_COST:
 			if (!strcmp(optarg, "io-aware"))

@@ -474,16 +474,16 @@ maps(Hd *h, const char *enc, const char *cast, const char *fail)
 		buf_printf(o, "\t{ /* %s: the TMA boxes of %s */\n", m->name, m->tensor);
 		buf_printf(o, "\t\tcuuint64_t d[2] = {%s, %s}, st[1] = {%s * %d};\n", d0, d1, r, m->esize);
 		buf_printf(o, "\t\tcuuint32_t box[2] = {%lld, %lld}, es[2] = {1, 1};\n", m->box[0], m->box[1]);
-		buf_printf(o, "\t\tCUresult tilec_e = %s(%s&tilec_tm[%d], CU_TENSOR_MAP_DATA_TYPE_UINT%d, 2,\n"
-			   "\t\t\t(void *)%s, d, st, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_%s,\n"
-			   "\t\t\tCU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);\n",
-			   enc, cast, i, m->esize == 1 ? 8 : m->esize == 2 ? 16 : m->esize == 4 ? 32 : 64, h->k->params[t].name,
-			   m->swizzle == 128 ? "128B" : m->swizzle == 64 ? "64B" : m->swizzle == 32 ? "32B" : "NONE");
 		buf_puts(o, "\t\t/* rows that are not whole 16-byte chunks, or an empty tensor: the kernel takes its\n"
 			 "\t\t * element-by-element path there and does not read the map */\n");
-		buf_printf(o, "\t\tif (tilec_e != CUDA_SUCCESS && st[0] %% 16 == 0 && d[0] && d[1])\n"
-			   "\t\t\treturn %s;\n\t\tif (tilec_e != CUDA_SUCCESS)\n"
-			   "\t\t\tmemset(&tilec_tm[%d], 0, sizeof tilec_tm[%d]);\n\t}\n", fail, i, i);
+		buf_printf(o, "\t\tmemset(&tilec_tm[%d], 0, sizeof tilec_tm[%d]);\n"
+			   "\t\tif (st[0] %% 16 == 0 && d[0] && d[1]) {\n", i, i);
+		buf_printf(o, "\t\t\tCUresult tilec_e = %s(%s&tilec_tm[%d], CU_TENSOR_MAP_DATA_TYPE_UINT%d, 2,\n"
+			   "\t\t\t\t(void *)%s, d, st, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_%s,\n"
+			   "\t\t\t\tCU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);\n\n",
+			   enc, cast, i, m->esize == 1 ? 8 : m->esize == 2 ? 16 : m->esize == 4 ? 32 : 64, h->k->params[t].name,
+			   m->swizzle == 128 ? "128B" : m->swizzle == 64 ? "64B" : m->swizzle == 32 ? "32B" : "NONE");
+		buf_printf(o, "\t\t\tif (tilec_e != CUDA_SUCCESS)\n\t\t\t\treturn %s;\n\t\t}\n\t}\n", fail);
 	}
 	return 0;
 }

@@ -212,7 +212,7 @@ tma_plan(Em *e, const IrStmt *st, PipePlan *pp)
 	int n = 0;
 
 	if (!e->k->tma)
-		return "TMA is off (tilec_options.tma, --tma)";
+		return "TMA is off (--no-tma, tilec_options.tma = 0)";
 	if (!e->t->has_tma || e->t->kind != TGT_CUDA)
 		return "the target has no TMA";
 	if (!pp->wgmma)

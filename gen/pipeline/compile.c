@@ -26,11 +26,19 @@ tilec_version(void)
 	return TL_VERSION;
 }
 
+size_t
+tilec_options_size(void)
+{
+	return sizeof(tilec_options);
+}
+
 void
 tilec_options_init(tilec_options *o)
 {
-	if (o)
+	if (o) {
 		memset(o, 0, sizeof *o);
+		o->tma = 1;
+	}
 }
 
 int

@@ -78,7 +78,7 @@ class _Options(ctypes.Structure):
                 ("caret", ctypes.c_int), ("cost_model", ctypes.c_int), ("print_passes", ctypes.c_int),
                 ("print_before", ctypes.c_char_p), ("print_after", ctypes.c_char_p),
                 ("plugins", c_char_pp), ("nplugins", ctypes.c_int), ("pass_hook", c_p),
-                ("pass_hook_user", c_p), ("layout_dump_to_output", ctypes.c_int)]
+                ("pass_hook_user", c_p), ("layout_dump_to_output", ctypes.c_int), ("tma", ctypes.c_int)]
 
 
 _MAXD = 8
@@ -124,6 +124,10 @@ _pp = ctypes.POINTER(c_p)
 _errp = ctypes.POINTER(c_p)
 _version = _fn("tilec_version", _s)
 _options_init = _fn("tilec_options_init", None, ctypes.POINTER(_Options))
+_options_size = _fn("tilec_options_size", _sz)
+if _options_size() != ctypes.sizeof(_Options):
+    raise ImportError("tilec: this module's tilec_options (%d bytes) is not the library's (%d bytes): "
+                      "rebuild the package against this libtilec" % (ctypes.sizeof(_Options), _options_size()))
 _prog_compile = _fn("tilec_program_compile", _i, _s, _sz, ctypes.POINTER(_Options), _pp, _errp)
 _prog_free = _fn("tilec_program_free", None, c_p)
 _prog_code = _fn("tilec_program_code", _s, c_p)

@@ -10,7 +10,7 @@ W=${W:-/tmp/tma_gemm}
 mkdir -p "$W"
 for s in gemm_sm90 gemm; do
 	for v in cpa tma; do
-		f=""; [ $v = tma ] && f=--tma
+		f=--no-tma; [ $v = tma ] && f=--tma
 		n=${s}_$v; N=$(echo "$n" | tr a-z A-Z); S=$(echo "$s" | tr a-z A-Z)
 		$T --arch=sm_90a $f samples/$s.tile -o "$W/$n.cu" --header "$W/$n.h"
 		sed -e "s/\b$s\b/$n/g" -e '/#include "tilec_cuda.h"/d' "$W/$n.cu" > "$W/$n.k.cu"
