@@ -129,6 +129,9 @@ static const struct {
 					  "cp.async"}},
 	{"gemm_sm90", "sm_90a", "sm_90a", {"wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16", "wgmma.fence",
 					  "wgmma.wait_group.sync.aligned 1"}},
+	/* TMA loads onto mbarriers (the default on sm_90a), the maps as __grid_constant__ parameters */
+	{"gemm_sm90", "sm_90a", "sm_90a", {"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes",
+					  "mbarrier.try_wait.parity.shared::cta.b64", "mbarrier.arrive.expect_tx"}},
 	/* both gemms on wgmma: Q K^T from shared memory, P V with P from registers (wgmma RS) */
 	{"flash_fwd", "sm_90a", "sm_90a", {"wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16",
 					  "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "wgmma.fence"}},
