@@ -503,10 +503,18 @@ bench_gemm(Sample *s, cublasHandle_t h, int M, int N, int K)
 	failures += !ok;
 	tt = ok ? timeit(gemm_tilec, &g) : -1;
 	tb = timeit(gemm_cublas, &g);
-	out("| %s | %dx%dx%d | %.3f ms, %.1f TFLOP/s | cuBLAS %.3f ms, %.1f TFLOP/s | **%.3f** | "
-	    ">= 0.6 | %s | %s: rel. err. %.1e vs cuBLAS, %zu non-finite |\n",
-	    s->name, M, N, K, tt, fl / tt / 1e9, tb, fl / tb / 1e9, tb / tt,
-	    tt > 0 && tb / tt >= 0.6 ? "met" : "**missed**", ok ? "ok" : "**FAIL**", rel, nonfinite);
+	{
+		/* issue 15's targets: 1.0x cuBLAS from 4096^3, 0.9x at 2048^3; none for the skinny shape */
+		double target = M >= 4096 && N >= 4096 ? 1.0 : M >= 2048 && N >= 2048 ? 0.9 : 0;
+		char tg[16];
+
+		snprintf(tg, sizeof tg, target ? ">= %.1f" : "-", target);
+		out("| %s | %dx%dx%d | %.3f ms, %.1f TFLOP/s | cuBLAS %.3f ms, %.1f TFLOP/s | **%.3f** | "
+		    "%s | %s | %s: rel. err. %.1e vs cuBLAS, %zu non-finite |\n",
+		    s->name, M, N, K, tt, fl / tt / 1e9, tb, fl / tb / 1e9, tb / tt, tg,
+		    !target ? "-" : tt > 0 && tb / tt >= target ? "met" : "**missed**", ok ? "ok" : "**FAIL**", rel,
+		    nonfinite);
+	}
 	fflush(stdout);
 	for (set = 0; set < SETS; set++) {
 		cudaFree(g.A[set]);
@@ -795,10 +803,12 @@ main(int argc, char **argv)
 		bench_mem(&samples[2], 2048, 2048, 0);
 		bench_mem(&samples[3], 2048, 2048, 1);
 	} else {
-		bench_gemm(&samples[0], h, 4096, 4096, 4096);
-		bench_gemm(&samples[0], h, 8192, 8192, 8192);
-		bench_gemm(&samples[1], h, 4096, 4096, 4096);
-		bench_gemm(&samples[1], h, 8192, 8192, 8192);
+		for (i = 0; i < 2; i++) { /* gemm, gemm_sm90 (TMA loads on sm_90a) */
+			bench_gemm(&samples[i], h, 2048, 2048, 2048);
+			bench_gemm(&samples[i], h, 4096, 4096, 4096);
+			bench_gemm(&samples[i], h, 8192, 8192, 8192);
+			bench_gemm(&samples[i], h, 128, 8192, 8192); /* skinny: M = 128 */
+		}
 		bench_mem(&samples[2], 16384, 16384, 0);
 		bench_mem(&samples[3], 16384, 16384, 1);
 	}
