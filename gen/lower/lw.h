@@ -93,6 +93,9 @@ typedef struct Em {
 	int ntpipe;
 	struct TmaMapE { int buf; int64_t box0, box1; int swizzle; const char *name; } *tmap;
 	int ntmap;
+	/* lw_fragcoords' inverses, by fragment (structurally equal fragments share one) */
+	struct FcMemo *fcm;
+	int nfcm, capfcm;
 } Em;
 
 /*

@@ -750,19 +750,71 @@ lw_defaultfrag(Em *e, const int64_t *shape, int n)
 	return frag_parse(e->a, shape, n, thr, 1, fwd, 1, e->err);
 }
 
+struct FcMemo {
+	const Fragment *F;
+	IExpr **co;     /* the inverse's outputs, nin + 1 of them */
+	int n;
+};
+
+/* the same fragment: every field the inverse reads, the expressions structurally */
+static int
+frag_same(const Fragment *a, const Fragment *b)
+{
+	int k;
+
+	if (a == b)
+		return 1;
+	if (a->is_frag != b->is_frag || a->nin != b->nin || a->nout != b->nout || a->rep != b->rep ||
+	    a->nthreads != b->nthreads || a->has_range != b->has_range ||
+	    a->range_min != b->range_min || a->range_ext != b->range_ext ||
+	    memcmp(a->in_shape, b->in_shape, sizeof a->in_shape[0] * (size_t)a->nin) ||
+	    memcmp(a->out_shape, b->out_shape, sizeof a->out_shape[0] * (size_t)a->nout) ||
+	    !iexpr_same(a->thread, b->thread))
+		return 0;
+	for (k = 0; k < a->nout; k++)
+		if (!iexpr_same(a->fwd[k], b->fwd[k]))
+			return 0;
+	return 1;
+}
+
 /* coordinates (x..., rep) of F in slot _i and thread _j; slots per thread in *S */
 IExpr **
 lw_fragcoords(Em *e, const Fragment *F, int64_t *S)
 {
 	Layout *inv;
+	IExpr **co;
+	int m;
 
 	if (F->nout != 1) {
 		err_set(e->err, "fragment with %d slot dims is not lowered", F->nout);
 		return NULL;
 	}
+	/* the inverse of a fragment seen before in this pass (tiles and nests share layouts):
+	 * layout_inverse is deterministic, so the same expressions; a copy of the array */
+	for (m = 0; m < e->nfcm; m++)
+		if (frag_same(e->fcm[m].F, F)) {
+			if (!(co = anewn(e->a, IExpr *, e->fcm[m].n)))
+				break;
+			memcpy(co, e->fcm[m].co, sizeof *co * (size_t)e->fcm[m].n);
+			*S = F->out_shape[0];
+			return co;
+		}
 	if (!(inv = layout_inverse(e->a, F, 0, e->err)))
 		return NULL;
 	*S = F->out_shape[0];
+	if (e->nfcm == e->capfcm) {
+		struct FcMemo *nw = anewn(e->a, struct FcMemo, (size_t)(2 * e->capfcm + 8));
+
+		if (!nw)
+			return inv->fwd;
+		if (e->nfcm)
+			memcpy(nw, e->fcm, sizeof *nw * (size_t)e->nfcm);
+		e->fcm = nw, e->capfcm = 2 * e->capfcm + 8;
+	}
+	e->fcm[e->nfcm].F = F;
+	e->fcm[e->nfcm].co = inv->fwd;
+	e->fcm[e->nfcm].n = inv->nout;
+	e->nfcm++;
 	return inv->fwd;
 }
 
