@@ -305,6 +305,9 @@ static const struct {
 	{"test/cpu/tma_stages.tile", TMA_SIZES ";M=64,N=64,K=512;M=130,N=72,K=1000", "STAGES=2"},
 	{"test/cpu/tma_stages.tile", TMA_SIZES ";M=130,N=72,K=1000", "STAGES=3"},
 	{"test/cpu/tma_stages.tile", TMA_SIZES ";M=130,N=72,K=1000", "STAGES=5"},
+	/* a pipeline run twice in a block (its barriers invalidated and initialized again), a second one */
+	{"test/cpu/tma_twice.tile", "M=200,N=264,K=136,KH=64;M=64,N=64,K=512,KH=256;M=65,N=67,K=69,KH=3;M=128,N=128,K=128,KH=0",
+	 NULL},
 };
 
 /* the CUDA C of path for sm_90a with --tma, which must load with TMA */
