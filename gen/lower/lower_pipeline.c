@@ -34,6 +34,25 @@ loads(Em *e, Buf *chk, const IrStmt *body)
 	return 0;
 }
 
+/* every gemm's accumulators pinned before the loop (tl_fence_operand): ptxas would otherwise
+ * serialise the wgmmas of a stage whose accumulators the zero-trip path defines (C7515) */
+static void
+pin_accumulators(Em *e, const IrStmt *st)
+{
+	const IrStmt *b;
+
+	for (b = st->u.pipe.body; b; b = b->next)
+		if (b->kind == S_GEMM) {
+			int c = b->u.gemm.c.buf;
+
+			lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)e->slots[c]), e->slots[c], 1, 0)
+				->u.loop.nobrace = 1;
+			lw_call(e, LC_FENCE, "tl_fence_operand", arena_printf(e->a, "%s[s]", e->k->bufs[c].name),
+				"// accumulators defined here, once");
+			lw_pop(e);
+		}
+}
+
 /* ---- TMA pipelines ---------------------------------------------------------------------- */
 
 /* the tensor map of load t (tma_setup made one for it) */
@@ -136,16 +155,7 @@ tma_pipeline(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, const struct
 	lw_call(e, LC_MBAR, "tl_fence_mbar_init", "", NULL);
 	lw_pop(e);
 	lw_barrier(e);
-	for (b = st->u.pipe.body; b; b = b->next)
-		if (b->kind == S_GEMM) {
-			int c = b->u.gemm.c.buf;
-
-			lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)e->slots[c]), e->slots[c], 1, 0)
-				->u.loop.nobrace = 1;
-			lw_call(e, LC_FENCE, "tl_fence_operand", arena_printf(e->a, "%s[s]", e->k->bufs[c].name),
-				"// accumulators defined here, once");
-			lw_pop(e);
-		}
+	pin_accumulators(e, st);
 	lw_decl(e, 1, "int", n, 0, lw_exprstr(e, st->u.pipe.extent), NULL);
 	/* the prologue: stages 0 .. D - 1 */
 	lw_open_if(e, "tid == 0", 0, 1);
@@ -267,16 +277,7 @@ lw_pipeline(Em *e, Buf *chk, const IrStmt *st)
 	if (mode) {
 		lw_comment(e, "pipeline over %s: %d stages of cp.async, loads %d ahead%s", v, S, D,
 			mode == 2 ? ", one wgmma group in flight" : "");
-		for (b = st->u.pipe.body; b; b = b->next)
-			if (b->kind == S_GEMM) {
-				int c = b->u.gemm.c.buf;
-
-				lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)e->slots[c]), e->slots[c], 1,
-					 0)->u.loop.nobrace = 1;
-				lw_call(e, LC_FENCE, "tl_fence_operand", arena_printf(e->a, "%s[s]", e->k->bufs[c].name),
-					"// accumulators defined here, once");
-				lw_pop(e);
-			}
+		pin_accumulators(e, st);
 	} else {
 		lw_comment(e, "pipeline over %s: %d stage%s of cp.async", v, S, S > 1 ? "s" : "");
 	}
