@@ -923,9 +923,12 @@ skipws(Parser *P)
 static int
 accept(Parser *P, const char *tok)
 {
-	size_t n = strlen(tok);
+	size_t n;
 
 	skipws(P);
+	if (tok[0] && P->p[0] != tok[0])
+		return 0;       /* most tries: the first character differs */
+	n = strlen(tok);
 	if (strncmp(P->p, tok, n))
 		return 0;
 	/* do not split "//" into "/", "<<" into "<", "<=" into "<" */
