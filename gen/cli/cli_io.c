@@ -57,7 +57,9 @@ cli_readall(const char *path, size_t *len)
 	if (!f)
 		return NULL;
 	for (;;) {
-		if (cap - n < 65536) {
+		/* grown when full (not before the read that finds the end: a small file's
+		 * first 64 KB then went into a fresh 128 KB mapping, copied) */
+		if (n == cap) {
 			size_t nc = cap ? cap * 2 : 65536;
 
 			if (nc > lim + 65536)
