@@ -1638,16 +1638,17 @@ template <int N, int TB> static inline void tl_wgmma_rs_bf16(float *d, const tl_
 // wgmma m64nNk32 with 8-bit A and B from shared memory, both K-major (no transpose immediates):
 // s8/u8 into s32 accumulators (N = 8, 16, 24, or a multiple of 16 from 32), e4m3/e5m2 into f32
 static inline void tl_fence_operand(int &r) { (void)r; }
-#define TL_CPU_WGMMA_I8_N(N) (N == 8 || N == 16 || N == 24 || (N % 16 == 0 && N >= 32 && N <= 256))
+// the N of an 8-bit integer wgmma (a function: the macro check of check_emit_hip wants each operand once)
+static constexpr bool tl_cpu_wgmma_i8_n(int n) { return n == 8 || n == 16 || n == 24 || (n % 16 == 0 && n >= 32 && n <= 256); }
 template <int N> static inline void tl_wgmma_s8(int *d, tl_u64 da, tl_u64 db)
 {
-	static_assert(TL_CPU_WGMMA_I8_N(N), "wgmma m64nNk32 s8/u8: N is 8, 16, 24, or a multiple of 16 from 32 to 256");
+	static_assert(tl_cpu_wgmma_i8_n(N), "wgmma m64nNk32 s8/u8: N is 8, 16, 24, or a multiple of 16 from 32 to 256");
 	tl_cpu_wgmma(N, 0, 0, 0, (float *)(void *)d, da, db, NULL, TL_CPU_S8);
 }
 
 template <int N> static inline void tl_wgmma_u8(int *d, tl_u64 da, tl_u64 db)
 {
-	static_assert(TL_CPU_WGMMA_I8_N(N), "wgmma m64nNk32 s8/u8: N is 8, 16, 24, or a multiple of 16 from 32 to 256");
+	static_assert(tl_cpu_wgmma_i8_n(N), "wgmma m64nNk32 s8/u8: N is 8, 16, 24, or a multiple of 16 from 32 to 256");
 	tl_cpu_wgmma(N, 0, 0, 0, (float *)(void *)d, da, db, NULL, TL_CPU_U8);
 }
 
@@ -1666,13 +1667,13 @@ template <int N> static inline void tl_wgmma_e5m2(float *d, tl_u64 da, tl_u64 db
 // wgmma RS, 8-bit: a[0..3] this thread's A registers (the m64 tile's fragment, four elements each)
 template <int N> static inline void tl_wgmma_rs_s8(int *d, const tl_u32 *a, tl_u64 db)
 {
-	static_assert(TL_CPU_WGMMA_I8_N(N), "wgmma m64nNk32 s8/u8: N is 8, 16, 24, or a multiple of 16 from 32 to 256");
+	static_assert(tl_cpu_wgmma_i8_n(N), "wgmma m64nNk32 s8/u8: N is 8, 16, 24, or a multiple of 16 from 32 to 256");
 	tl_cpu_wgmma(N, 0, 0, 0, (float *)(void *)d, 0, db, a, TL_CPU_S8);
 }
 
 template <int N> static inline void tl_wgmma_rs_u8(int *d, const tl_u32 *a, tl_u64 db)
 {
-	static_assert(TL_CPU_WGMMA_I8_N(N), "wgmma m64nNk32 s8/u8: N is 8, 16, 24, or a multiple of 16 from 32 to 256");
+	static_assert(tl_cpu_wgmma_i8_n(N), "wgmma m64nNk32 s8/u8: N is 8, 16, 24, or a multiple of 16 from 32 to 256");
 	tl_cpu_wgmma(N, 0, 0, 0, (float *)(void *)d, 0, db, a, TL_CPU_U8);
 }
 

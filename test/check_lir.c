@@ -300,7 +300,12 @@ static const struct {
 	  "hold no aligned runs of elements)\n"}},
 	{"samples/gemm.tile", "sm_80", "plan-pipelines", {"//   pipeline at 12:5: 3 stages, loads 2 ahead\n"}},
 	{"samples/gemm_sm90.tile", "sm_90a", "plan-pipelines",
-	 {"//   pipeline at 13:5: 4 stages, loads 2 ahead, one wgmma group in flight\n"}},
+	 {"//   pipeline at 13:5: 4 stages of TMA loads (mbarriers full and empty), loads 3 ahead, one wgmma group "
+	  "in flight\n"}},
+	/* why not TMA: a strided tensor (cp.async, one group in flight from 4 stages up) */
+	{"samples/gemm_strided.tile", "sm_90a", "plan-pipelines",
+	 {"//   pipeline at 18:5: 3 stages, loads 2 ahead, each wgmma group retired by its gemm (cp.async: load of "
+	  "'As': TMA is lowered for dense 2D tensors and tiles)\n"}},
 	{"test/cpu/global_hazard.tile", "sm_80", "plan-pipelines",
 	 {"a serial loop (the body writes tensor 'A', which its loads read ahead)\n"}},
 	{"test/cpu/nest_vector.tile", "sm_80", "plan-vectors",

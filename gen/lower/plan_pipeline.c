@@ -204,6 +204,9 @@ tma_places(Em *e, const Layout *L, int64_t R, int64_t C, int eb, int64_t span, i
 	return cmp.bad < 0;
 }
 
+/* the reason of a target without TMA: the plan dump does not repeat it */
+static const char tma_none[] = "the target has no TMA";
+
 /* TMA for the loads of pipeline st (NULL, with pp->tl filled), or why not */
 static const char *
 tma_plan(Em *e, const IrStmt *st, PipePlan *pp)
@@ -214,7 +217,7 @@ tma_plan(Em *e, const IrStmt *st, PipePlan *pp)
 	if (!e->k->tma)
 		return "TMA is off (--no-tma, tilec_options.tma = 0)";
 	if (!e->t->has_tma || e->t->kind != TGT_CUDA)
-		return "the target has no TMA";
+		return tma_none;
 	if (!pp->wgmma)
 		return "the body is not loads and wgmma gemms";
 	if (pp->serial)
@@ -341,10 +344,12 @@ pipes_dump(IrStmt *s, void *ctx)
 			   "ahead, one wgmma group in flight\n", s->loc.line, s->loc.col, p->stages, p->stages == 1 ? "" : "s",
 			   p->ahead);
 	else
-		buf_printf(d->b, "//   pipeline at %d:%d: %d stage%s, loads %d ahead%s (cp.async: %s)\n", s->loc.line, s->loc.col,
+		buf_printf(d->b, "//   pipeline at %d:%d: %d stage%s, loads %d ahead%s%s%s%s\n", s->loc.line, s->loc.col,
 			   p->stages, p->stages == 1 ? "" : "s", p->ahead,
 			   p->wgmma == 2 ? ", one wgmma group in flight"
-			   : p->wgmma == 1 ? ", each wgmma group retired by its gemm" : "", p->tma_why);
+			   : p->wgmma == 1 ? ", each wgmma group retired by its gemm" : "",
+			   p->tma_why == tma_none ? "" : " (cp.async: ", p->tma_why == tma_none ? "" : p->tma_why,
+			   p->tma_why == tma_none ? "" : ")");
 	return 0;
 }
 
