@@ -212,6 +212,10 @@ static const struct {
 	  "shared tl_half_t As at byte 0, 3 stages of 4096 elements, swizzle 64B\n"}},
 	{"samples/gemm_sm90.tile", "sm_90a", 0,
 	 {"mma tl_wgmma_f16<", "mma-group tl_wgmma_commit()\n", "fence tl_wgmma_fence()\n", "barrier block\n"}},
+	/* the TMA pipeline's calls: every call category has its name */
+	{"samples/gemm_sm90.tile", "sm_90a", 0,
+	 {"mbarrier tl_mbar_wait(&tl_full_ko[ko % 4], ko / 4 % 2)\n", "tma tl_tma_load_2d(As + (ko % 4) * 8192, &tl_tm_A, ",
+	  "mbarrier tl_mbar_init(&tl_empty_ko[s], 8)\n", "mma-group tl_wgmma_wait1()\n"}},
 	{"samples/softmax.tile", "sm_80", 0,
 	 {"decl const int c1 = index ((s % 4) + (tid * 4))\n", "set tl_r0[g] = fmaxf(tl_r0[g], __shfl_xor_sync(", "load global 16 bytes: r = &X[",
 	  "for s in [0, 32) step 4 trip 8 unrolled\n"}},

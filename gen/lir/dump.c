@@ -80,7 +80,8 @@ node(Buf *b, const LNode *n, int d)
 		break;
 	case L_COORDS: buf_printf(b, "thread coordinates again (warp %d)\n", n->u.wait.n); break;
 	case L_CALL: {
-		static const char *const cat[] = {"mma", "ldmatrix", "fence", "mma-group", "call"};
+		static const char *const cat[] = {"mma", "ldmatrix", "fence", "mma-group", "mbarrier", "tma", "call"};
+		_Static_assert(sizeof cat / sizeof cat[0] == LC_KINDS, "a name for every LCall");
 
 		buf_printf(b, "%s %s(%s)\n", cat[n->u.call.cat], n->u.call.fn, n->u.call.args);
 		break;

@@ -39,7 +39,7 @@ typedef enum {
 } LKind;
 
 typedef enum { LB_BLOCK } LBarrier;            /* __syncthreads */
-typedef enum { LC_MMA, LC_LDMATRIX, LC_FENCE, LC_MMA_GROUP, LC_MBAR, LC_TMA, LC_OTHER } LCall;
+typedef enum { LC_MMA, LC_LDMATRIX, LC_FENCE, LC_MMA_GROUP, LC_MBAR, LC_TMA, LC_OTHER, LC_KINDS } LCall;
 typedef enum { LM_GLOBAL, LM_SHARED, LM_LOCAL } LMem;
 
 typedef struct LNode LNode;

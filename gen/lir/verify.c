@@ -107,6 +107,8 @@ node(V *v, const LNode *n)
 	case L_CALL:
 		if (!n->u.call.fn || !n->u.call.args)
 			return bad(v, "a call without its function or arguments", n);
+		if ((int)n->u.call.cat < 0 || n->u.call.cat >= LC_KINDS)
+			return bad(v, "a call of no category", n);
 		break;
 	case L_ASYNC_COPY:
 		if (!n->u.acp.dst || !n->u.acp.src || n->u.acp.bytes != 16)
