@@ -8,9 +8,12 @@
 
 /* ---- pipelines ---------------------------------------------------------------------- */
 
-/* the loads of a pipeline body, with the lets before them (pipe_hoistable) */
+/* a load of a pipeline body issued (cp.async or TMA): 0, or -1 with e->err */
+typedef int (*IssueFn)(Em *e, Buf *chk, const IrStmt *load, void *ctx);
+
+/* the loads of a pipeline body, each by issue, with the lets before them (pipe_hoistable) */
 static int
-loads(Em *e, Buf *chk, const IrStmt *body)
+loads(Em *e, Buf *chk, const IrStmt *body, IssueFn issue, void *ctx)
 {
 	const IrStmt *last = NULL, *b;
 
@@ -18,7 +21,7 @@ loads(Em *e, Buf *chk, const IrStmt *body)
 		if (lw_isload(e, b))
 			last = b;
 	for (; body; body = body->next) {
-		if (lw_isload(e, body) && lw_tilecopy(e, chk, body) < 0)
+		if (lw_isload(e, body) && issue(e, chk, body, ctx) < 0)
 			return -1;
 		if (body->kind == S_LET && body != last && last) {
 			const IrStmt *t;
@@ -32,6 +35,13 @@ loads(Em *e, Buf *chk, const IrStmt *body)
 			break;
 	}
 	return 0;
+}
+
+static int
+cp_async_issue(Em *e, Buf *chk, const IrStmt *load, void *ctx)
+{
+	(void)ctx;
+	return lw_tilecopy(e, chk, load);
 }
 
 /* every gemm's accumulators pinned before the loop (tl_fence_operand): ptxas would otherwise
@@ -68,59 +78,55 @@ tma_map(Em *e, const TmaLoad *t)
 	return NULL;
 }
 
+typedef struct TmaIssue {
+	const PipePlan *pp;
+	const char *full;    /* the stage's full barrier */
+} TmaIssue;
+
+/* the boxes of one TMA load onto the stage's full barrier */
+static int
+tma_issue(Em *e, Buf *chk, const IrStmt *b, void *ctx)
+{
+	const TmaIssue *ti = ctx;
+	const PipePlan *pp = ti->pp;
+	const Region *sr = &b->u.copy.src;
+	const TmaLoad *t = NULL;
+	const SmemBuf *sb = smem_find(&e->sp, b->u.copy.dst.buf);
+	const char *dst = e->k->bufs[b->u.copy.dst.buf].name, *map;
+	int i, p;
+
+	(void)chk;
+	for (i = 0; i < pp->ntl; i++)
+		if (pp->tl[i].load == b)
+			t = &pp->tl[i];
+	if (!t || !sb || !(map = tma_map(e, t)))
+		return err_set(e->err, "internal: a TMA load without its plan");
+	for (p = 0; p < t->panels; p++) {
+		const char *c0 = lw_exprstr(e, sr->off[1]);
+
+		if (p)
+			c0 = arena_printf(e->a, "%s + %lld", c0, (long long)(p * t->box0));
+		lw_call(e, LC_TMA, "tl_tma_load_2d",
+			arena_printf(e->a, "%s + (%s) * %lld%s, &%s, %s, %s, %s", dst, e->stage, (long long)sb->stage_elems,
+				     p ? arena_printf(e->a, " + %lld", (long long)(p * t->box0 * t->box1)) : "", map, c0,
+				     lw_exprstr(e, sr->off[0]), ti->full),
+			p || t->panels == 1 ? NULL
+			: arena_printf(e->a, "// %s: %d boxes of %lldx%lld", dst, t->panels, (long long)t->box1,
+				       (long long)t->box0));
+	}
+	return 0;
+}
+
 /* thread 0's loads of the stage of iteration v (declared around it): expect the stage's
  * bytes on its full barrier, then every box; the lets issued with the loads before them */
 static int
 tma_loads(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, const struct TmaPipe *tp)
 {
-	const IrStmt *body = st->u.pipe.body, *last = NULL, *b;
-	const char *full = arena_printf(e->a, "&%s[%s]", tp->full, e->stage);
-	int i, p;
+	TmaIssue ti = {pp, arena_printf(e->a, "&%s[%s]", tp->full, e->stage)};
 
-	for (b = body; b; b = b->next)
-		if (lw_isload(e, b))
-			last = b;
-	lw_call(e, LC_MBAR, "tl_mbar_expect_tx", arena_printf(e->a, "%s, %lld", full, (long long)pp->tx),
+	lw_call(e, LC_MBAR, "tl_mbar_expect_tx", arena_printf(e->a, "%s, %lld", ti.full, (long long)pp->tx),
 		"// the stage's bytes, then its loads");
-	for (b = body; b; b = b->next) {
-		if (b->kind == S_LET && last) {
-			const IrStmt *t;
-
-			for (t = b; t && t != last; t = t->next)
-				;
-			if (t)
-				lw_stmt1(e, chk, b);
-		}
-		if (lw_isload(e, b)) {
-			const Region *sr = &b->u.copy.src;
-			const TmaLoad *t = NULL;
-			const SmemBuf *sb = smem_find(&e->sp, b->u.copy.dst.buf);
-			const char *dst = e->k->bufs[b->u.copy.dst.buf].name, *map;
-
-			for (i = 0; i < pp->ntl; i++)
-				if (pp->tl[i].load == b)
-					t = &pp->tl[i];
-			if (!t || !sb || !(map = tma_map(e, t)))
-				return err_set(e->err, "internal: a TMA load without its plan");
-			for (p = 0; p < t->panels; p++) {
-				const char *c0 = lw_exprstr(e, sr->off[1]);
-
-				if (p)
-					c0 = arena_printf(e->a, "%s + %lld", c0, (long long)(p * t->box0));
-				lw_call(e, LC_TMA, "tl_tma_load_2d",
-					arena_printf(e->a, "%s + (%s) * %lld%s, &%s, %s, %s, %s", dst, e->stage,
-						     (long long)sb->stage_elems,
-						     p ? arena_printf(e->a, " + %lld", (long long)(p * t->box0 * t->box1)) : "",
-						     map, c0, lw_exprstr(e, sr->off[0]), full),
-					p || t->panels == 1 ? NULL
-					: arena_printf(e->a, "// %s: %d boxes of %lldx%lld", dst, t->panels,
-						       (long long)t->box1, (long long)t->box0));
-			}
-		}
-		if (b == last)
-			break;
-	}
-	return 0;
+	return loads(e, chk, st->u.pipe.body, tma_issue, &ti);
 }
 
 /*
@@ -287,7 +293,7 @@ lw_pipeline(Em *e, Buf *chk, const IrStmt *st)
 		lw_open_for(e, "st", "0", arena_printf(e->a, "%d", D), D, 1, 0);
 		lw_open_if(e, arena_printf(e->a, "st < %s_n_", v), 0, 0);
 		lw_decl(e, 1, "int", v, 0, "st", NULL);
-		if (loads(e, chk, st->u.pipe.body))
+		if (loads(e, chk, st->u.pipe.body, cp_async_issue, NULL))
 			goto out;
 		lw_pop(e);
 		lw_async_commit(e);
@@ -303,7 +309,7 @@ lw_pipeline(Em *e, Buf *chk, const IrStmt *st)
 		lw_decl(e, 1, "int", arena_printf(e->a, "%s_next_", v), 0, arena_printf(e->a, "%s + %d", v, D), NULL);
 		lw_open_block(e, NULL);
 		lw_decl(e, 1, "int", v, 0, arena_printf(e->a, "%s_next_", v), NULL);
-		if (loads(e, chk, st->u.pipe.body))
+		if (loads(e, chk, st->u.pipe.body, cp_async_issue, NULL))
 			goto out;
 		lw_pop(e);
 		lw_pop(e);
@@ -311,7 +317,7 @@ lw_pipeline(Em *e, Buf *chk, const IrStmt *st)
 	} else {
 		/* a block, as above: the lets issued with the loads are declared again for the body */
 		lw_open_block(e, NULL);
-		if (loads(e, chk, st->u.pipe.body))
+		if (loads(e, chk, st->u.pipe.body, cp_async_issue, NULL))
 			goto out;
 		lw_pop(e);
 		lw_async_commit(e);
