@@ -792,8 +792,8 @@ struct tl_cpu_wgop {
 	float *d[128];              // the accumulators (int for s8/u8: accessed by memcpy)
 	unsigned char a[64 * 32];   // A[m][k] as read at issue: row m in bytes 32 m .. 32 m + 31
 	unsigned char b[256 * 32];  // B[n][k] as read at issue
-	float *saved;               // [128][n/2] the accumulators at issue; NULL when they are the
-	                            // result of an older wgmma still in flight (chained)
+	float *saved;               // [128][n/2] the accumulators at issue; for one chained on an
+	                            // older wgmma still in flight, that one's result when it completes
 };
 
 // ============================================================================================
@@ -1398,8 +1398,26 @@ __attribute__((optimize("O2"))) static void tl_cpu_wgmma_perform(tl_cpu_wgop *op
 			for (int j = 0; j < n; j++)
 				D[m][j] += a * B[k][j];
 		}
+	// a later wgmma still in flight on the same registers (the k-loop's chain, or the group the
+	// pipeline keeps in flight) takes the result as its saved accumulators, and the registers
+	// stay poisoned until it completes: a read in between sees garbage, as it may on hardware,
+	// and a write in between is found when that one completes
+	tl_cpu_wgop *next = NULL;
+
+	for (tl_cpu_wgop *o = op->next; o && !next; o = o->next) {
+		int same = o->n == n;
+
+		for (int t = 0; t < 128 && same; t++)
+			same = o->d[t] == op->d[t];
+		if (same)
+			next = o;
+	}
+	if (next && !next->saved)
+		next->saved = (float *)tl_cpu_alloc(sizeof(float) * 128 * (size_t)nr);
+	else
+		next = NULL;
 	for (int t = 0; t < 128; t++) {
-		float *d = op->d[t];
+		float *d = next ? next->saved + (size_t)t * nr : op->d[t];
 		int w = t / 32, l = t % 32;
 
 		for (int i = 0; i < nr; i++) {
@@ -1411,6 +1429,11 @@ __attribute__((optimize("O2"))) static void tl_cpu_wgmma_perform(tl_cpu_wgop *op
 				memcpy(&d[i], &iv, 4);
 			} else
 				d[i] = (float)v;
+			if (next) {
+				tl_u32 poison = TL_CPU_POISON32;
+
+				memcpy(&op->d[t][i], &poison, 4);
+			}
 		}
 	}
 }

@@ -102,6 +102,8 @@ static const struct {
 	/* fp8: mma.sync m16n8k32 .e4m3/.e5m2 from sm_89 (sm_80 refuses it: check_passes, which
 	 * test/gpu/run_all.py does not run at the device's arch) */
 	{"test/cpu/gemm_fp8.tile", GEMM_8BIT_SIZES, "sm_90", NULL, NULL},
+	/* fp8 wgmma promotion (sm_90a; the tma and promo rows run its other BK and stages) */
+	{"test/cpu/gemm_fp8_promo.tile", "*=1;*=37;M=200,N=264,K=520;M=65,N=67,K=69", "sm_90a", NULL, NULL},
 	/* a register A that is transposed: refused at the gemm */
 	{"test/cpu/register_a_trans.tile", NULL, NULL, NULL, "trans_a with A in registers (give A as M x K)"},
 	/* strided tensors: run-time strides of whole vectors (the vector body) and not (an odd
@@ -294,6 +296,7 @@ END_TEST
 /* ---- TMA (--tma, sm_90a): TMA loads onto mbarriers, checked against the interpreter at
  * sizes whose rows are whole 16-byte chunks (TMA, ragged against the tiles: zero fill past the
  * edges) and sizes whose rows are not (the element-by-element body) ---- */
+#define PROMO_SIZES "M=1,N=16,K=16;M=200,N=264,K=528;M=65,N=67,K=69;M=136,N=8,K=1040"
 #define TMA_SIZES "M=1,N=8,K=8;M=200,N=264,K=136;M=256,N=384,K=512;M=200,N=203,K=205;M=136,N=8,K=520"
 static const struct {
 	const char *file, *sizes, *define;
@@ -308,6 +311,17 @@ static const struct {
 	/* a pipeline run twice in a block (its barriers invalidated and initialized again), a second one */
 	{"test/cpu/tma_twice.tile", "M=200,N=264,K=136,KH=64;M=64,N=64,K=512,KH=256;M=65,N=67,K=69,KH=3;M=128,N=128,K=128,KH=0",
 	 NULL},
+	/* fp8 wgmma promotion (lower_mma.c): the pipeline's temporary and count at 2 to 5 stages
+	 * (BK = 64: promoted every other iteration), BK = 32 (every fourth), 96 (every one: 3 + 3
+	 * k-blocks would pass 4) and 256 (twice inside the gemm) */
+	{"test/cpu/gemm_fp8_promo.tile", PROMO_SIZES, "STAGES=2"},
+	{"test/cpu/gemm_fp8_promo.tile", PROMO_SIZES, "STAGES=3"},
+	{"test/cpu/gemm_fp8_promo.tile", PROMO_SIZES, "STAGES=4"},
+	{"test/cpu/gemm_fp8_promo.tile", PROMO_SIZES, "STAGES=5"},
+	{"test/cpu/gemm_fp8_promo.tile", PROMO_SIZES, "BK=32"},
+	{"test/cpu/gemm_fp8_promo.tile", PROMO_SIZES, "BK=96"},
+	{"test/cpu/gemm_fp8_promo.tile", PROMO_SIZES, "BK=256"},
+	{"test/cpu/gemm_fp8.tile", "M=200,N=264,K=136;M=256,N=384,K=512;M=192,N=144,K=2048", NULL},
 };
 
 /* the CUDA C of path for sm_90a with --tma, which must load with TMA */
@@ -407,6 +421,53 @@ START_TEST(tma_detects)
 	ck_assert_msg(r.status == TILEC_ERR_DIFFER && strstr(r.report, tma_wrong[_i].want),
 		      "a wrong TMA pipeline (%s -> %s): status %d, expected '%s':\n%s%s", tma_wrong[_i].from,
 		      tma_wrong[_i].to, r.status, tma_wrong[_i].want, r.diagnostics, r.report);
+	tilec_run_result_free(&r);
+	buf_free(&b);
+	free(code);
+	free(src);
+}
+END_TEST
+
+/* the CPU run finds an fp8 promotion that is wrong in one way: the emitted code of
+ * test/cpu/gemm_fp8_promo.tile (BK = 64: the pipeline's temporary, promoted every other
+ * iteration) with one statement changed */
+static const struct {
+	const char *from, *to, *want;
+} promo_wrong[] = {
+	/* the temporary not cleared after a promotion: its products added again */
+	{"acc[s] = acc[s] + acc_pa_[s];\n\t\t\t\t\t\t\tacc_pa_[s] = 0.0f;", "acc[s] = acc[s] + acc_pa_[s];", "DIFFER"},
+	/* the temporary added twice */
+	{"acc[s] = acc[s] + acc_pa_[s];", "acc[s] = acc[s] + acc_pa_[s] + acc_pa_[s];", "DIFFER"},
+	/* read before its group retired */
+	{"tl_wgmma_wait0(); // acc_pa_'s groups retired", ";", "DIFFER"},
+	/* the rest never promoted after the pipeline */
+	{"acc[s] = acc[s] + acc_pa_[s];\n\t\t\t}", "}", "DIFFER"},
+	/* clear = true keeps the temporary's earlier products */
+	{"// clear = true: the fp8 temporary too\n\t\t\t\t\tacc_pa_[s] = 0.0f;", ";", "DIFFER"},
+};
+
+START_TEST(promo_detects)
+{
+	const char *path = "test/cpu/gemm_fp8_promo.tile";
+	size_t len, n;
+	char *src = test_readfile(path, &len), *code, *bad, *p;
+	tilec_run_result r;
+	Buf b;
+
+	ck_assert_ptr_nonnull(src);
+	code = tma_code(path, src, len, NULL);
+	buf_init(&b);
+	n = strlen(promo_wrong[_i].from);
+	ck_assert_msg((p = strstr(code, promo_wrong[_i].from)) != NULL, "no '%s' in the code", promo_wrong[_i].from);
+	for (bad = code; (p = strstr(bad, promo_wrong[_i].from)); bad = p + n) {
+		buf_putn(&b, bad, (size_t)(p - bad));
+		buf_puts(&b, promo_wrong[_i].to);
+	}
+	buf_puts(&b, bad);
+	tma_run(path, src, len, "M=128,N=128,K=512", NULL, buf_str(&b), &r);
+	ck_assert_msg(r.status == TILEC_ERR_DIFFER && strstr(r.report, promo_wrong[_i].want),
+		      "a wrong fp8 promotion (%s -> %s): status %d, expected '%s':\n%s%s", promo_wrong[_i].from,
+		      promo_wrong[_i].to, r.status, promo_wrong[_i].want, r.diagnostics, r.report);
 	tilec_run_result_free(&r);
 	buf_free(&b);
 	free(code);
@@ -573,6 +634,7 @@ suite_cpu_diff(void)
 	tcase_add_test(tc, default_tiers);
 	tcase_add_loop_test(tc, tma, 0, countof(tma_rows));
 	tcase_add_loop_test(tc, tma_detects, 0, countof(tma_wrong));
+	tcase_add_loop_test(tc, promo_detects, 0, countof(promo_wrong));
 	tcase_add_loop_test(tc, detects, 0, countof(wrong));
 	tcase_add_loop_test(tc, strided_views, 0, countof(strided));
 	tcase_add_test(tc, usage);

@@ -71,6 +71,72 @@ END_TEST
 /* the wgmma path: samples emitted for sm_90a against NAME.sm90a.cu */
 static const char *const sm90a_goldens[] = {"gemm", "gemm_bf16"};
 
+/* fp8 wgmma at sm_90a accumulates into a temporary promoted into the f32 accumulator
+ * (lower_mma.c): every e4m3/e5m2 wgmma writes an X_pa_ temporary, every promotion follows a
+ * wait_group 0 (no group in flight writes what it reads), and the 16-bit and integer wgmmas
+ * are not promoted */
+static const struct {
+	const char *path, *define;
+	int promoted, min_promotions;
+} promo_progs[] = {
+	{"test/cpu/gemm_fp8.tile", NULL, 1, 5},
+	{"test/cpu/gemm_fp8_promo.tile", NULL, 1, 8},
+	{"test/cpu/gemm_fp8_promo.tile", "BK=256", 1, 8},
+	{"test/cpu/gemm_int8.tile", NULL, 0, 0},
+	{"samples/gemm_sm90.tile", NULL, 0, 0},
+};
+
+START_TEST(fp8_promotion)
+{
+	tilec_options co;
+	tilec_result cr;
+	size_t len;
+	char *src = test_readfile(promo_progs[_i].path, &len);
+	const char *p, *q, *def = promo_progs[_i].define;
+	int nprom = 0, nwg = 0;
+
+	ck_assert_ptr_nonnull(src);
+	tilec_options_init(&co);
+	co.arch = "sm_90a";
+	co.dump = TILEC_DUMP_CUDA;
+	co.defines = &def;
+	co.ndefines = def != NULL;
+	tilec_compile(src, len, &co, &cr);
+	ck_assert_msg(cr.status == TILEC_OK, "%s: %s", promo_progs[_i].path, cr.diagnostics);
+	for (p = cr.output; (p = strstr(p, "tl_wgmma_")); p++) {
+		const char *call = p + strlen("tl_wgmma_");
+
+		if (!strncmp(call, "rs_", 3))
+			call += 3;
+		if (strncmp(call, "e4m3<", 5) && strncmp(call, "e5m2<", 5))
+			continue;
+		nwg++;
+		q = strchr(call, '(');
+		ck_assert_msg(q && !strncmp(q, "(&acc_pa_[", 10), "%s: an fp8 wgmma not into the temporary: %.60s",
+			      promo_progs[_i].path, p);
+	}
+	for (p = cr.output; (p = strstr(p, "// promote: the fp8 wgmma temporary")); p++) {
+		const char *w = NULL;
+
+		nprom++;
+		/* the last wgmma group instruction before the promotion */
+		for (q = cr.output; (q = strstr(q, "tl_wgmma_")) && q < p; q++)
+			w = q;
+		ck_assert_msg(w && !strncmp(w, "tl_wgmma_wait0()", 16), "%s: a promotion after %.20s, not after wait_group 0",
+			      promo_progs[_i].path, w ? w : "nothing");
+	}
+	if (promo_progs[_i].promoted) {
+		ck_assert_msg(nwg > 0, "%s: no fp8 wgmma", promo_progs[_i].path);
+		ck_assert_msg(nprom >= promo_progs[_i].min_promotions, "%s: %d promotions", promo_progs[_i].path, nprom);
+		ck_assert_msg(strstr(cr.output, "acc[s] = acc[s] + acc_pa_[s];"), "%s: no f32 add", promo_progs[_i].path);
+	} else {
+		ck_assert_msg(nprom == 0 && !strstr(cr.output, "_pa_"), "%s: promoted", promo_progs[_i].path);
+	}
+	tilec_result_free(&cr);
+	free(src);
+}
+END_TEST
+
 START_TEST(sm90a_golden)
 {
 	char path[256], golden[512], msg[600], *src, *out;
@@ -159,6 +225,10 @@ static const struct {
 	{"test/cpu/gemm_fp8.tile", "sm_90a", "sm_90a", {"wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3",
 							 "wgmma.mma_async.sync.aligned.m64n64k32.f32.e5m2.e5m2",
 							 "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32"}},
+	/* fp8 wgmma promoted into the f32 accumulator: both waits (one group in flight between
+	 * promotions), the f32 adds */
+	{"test/cpu/gemm_fp8_promo.tile", "sm_90a", "sm_90a", {"wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3",
+							       "wgmma.wait_group.sync.aligned 1", "add.f32|add.rn.f32"}},
 };
 
 static tilec_jit *jit;
@@ -1148,6 +1218,7 @@ suite_emit_cuda(void)
 	tcase_add_loop_test(tc, sample_golden, 0, (int)samples.gl_pathc);
 	tcase_add_loop_test(tc, sample_nvrtc, 0, countof(compiles));
 	tcase_add_loop_test(tc, sm90a_golden, 0, countof(sm90a_goldens));
+	tcase_add_loop_test(tc, fp8_promotion, 0, countof(promo_progs));
 	tcase_add_loop_test(tc, guard_table, 0, countof(guards));
 	tcase_add_loop_test(tc, guard_table_cpu, 0, countof(guards));
 	tcase_add_test(tc, inferred_layouts);

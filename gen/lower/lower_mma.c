@@ -28,6 +28,64 @@ wgdesc(Em *e, const char *name, int buf, const char *r, const char *c, int64_t l
 	return 0;
 }
 
+/*
+ * fp8 promotion (two-level accumulation). wgmma's e4m3/e5m2 path adds its products into the
+ * accumulator with fewer bits than f32 (the H200 differed from the fp64 reference by up to
+ * 4.9e-4 of max at K = 2048, test/gpu/NOTES.md), so an fp8 wgmma gemm accumulates into a
+ * temporary fragment X_pa_ of the accumulator X's shape, and every LW_PROMO_KBLOCKS k32
+ * blocks (128 of K, CUTLASS's interval without fast accumulation) the temporary, once its
+ * wgmma group retired, is added into X in f32 registers and cleared. Cost: a second
+ * accumulator fragment of registers (X's slots again: 64 floats a thread for a 128x128 tile
+ * over one warpgroup) and a wait_group 0 at each promotion.
+ *
+ * Outside a pipeline that keeps a group in flight, and for a gemm of at least
+ * LW_PROMO_KBLOCKS k-blocks, X_pa_ is the gemm's own: cleared at its start, promoted every
+ * LW_PROMO_KBLOCKS k-blocks and at its end (X holds A B after the gemm). In a pipeline with
+ * one wgmma group in flight (lower_pipeline.c) a gemm of fewer k-blocks accumulates into
+ * X_pa_ declared before the loop with its count X_pk_: the gemm keeps its group in flight
+ * and promotes (wait_group 0 first) only when the next gemm would pass the interval; the
+ * pipeline promotes the rest after its final wait_group 0. The pipeline body reads X only
+ * in its gemms (plan_pipeline.c wgmma_body), so nothing sees X before that.
+ */
+int
+lw_promo_kblocks(Em *e, const IrStmt *st)
+{
+	GemmPlan p;
+	Err err = {0};
+
+	if (st->kind != S_GEMM || lw_plan_of(e, st, &p, &err) || p.instr != GEMM_WGMMA ||
+	    (p.ab_type != DT_FP8E4M3 && p.ab_type != DT_FP8E5M2) || p.inst_k <= 0)
+		return 0;
+	return (int)(p.K / p.inst_k);
+}
+
+/* the pipeline being lowered declared X_pa_ and X_pk_ for accumulator cbuf */
+int
+lw_promo_piped(const Em *e, int cbuf)
+{
+	int i;
+
+	for (i = 0; i < e->npromo; i++)
+		if (e->promo[i] == cbuf)
+			return 1;
+	return 0;
+}
+
+void
+lw_promote(Em *e, int cbuf, int clear)
+{
+	const char *x = e->k->bufs[cbuf].name;
+	int64_t S = e->slots[cbuf];
+	LNode *fl = lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)S), S, 1, 0);
+
+	fl->text = clear ? "promote: the fp8 wgmma temporary added in f32, then cleared"
+			 : "promote: the fp8 wgmma temporary added in f32";
+	lw_assign(e, LM_LOCAL, cbuf, 0, arena_printf(e->a, "%s[s]", x), arena_printf(e->a, "%s[s] + %s_pa_[s]", x, x));
+	if (clear)
+		lw_assign(e, LM_LOCAL, -1, 0, arena_printf(e->a, "%s_pa_[s]", x), "0.0f");
+	lw_pop(e);
+}
+
 static int
 gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 {
@@ -35,13 +93,14 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 	const IrBuffer *Cb = &e->k->bufs[st->u.gemm.c.buf];
 	const SmemBuf *sa = smem_find(&e->sp, st->u.gemm.a.buf), *sb = smem_find(&e->sp, st->u.gemm.b.buf);
 	int64_t atom_a, atom_b, lbo_a, lbo_b, kk;
-	int mi, ni, nreg = p->inst_n / 2;
+	int mi, ni, nreg = p->inst_n / 2, nk, piped;
 	char rs[64], cs[64];
+	const char *dacc;
 	Buf b;
 
 	int areg = p->a_reg && A->scope == MEM_LOCAL;
 	int integer = p->ab_type == DT_I8 || p->ab_type == DT_U8;
-	int b8 = integer || p->ab_type == DT_FP8E4M3 || p->ab_type == DT_FP8E5M2;
+	int fp8 = p->ab_type == DT_FP8E4M3 || p->ab_type == DT_FP8E5M2, b8 = integer || fp8;
 	const char *ty;
 
 	if (b8 ? p->elem_bits != 8 || p->inst_k != 32 || p->trans_a || !p->trans_b ||
@@ -109,9 +168,31 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 				  arena_printf(e->a, "(tl_u32)%s[2 * s] | (tl_u32)%s[2 * s + 1] << 16", A->name, A->name));
 		lw_pop(e);
 	}
+	/* fp8: the wgmma accumulates into a temporary, promoted into Cb (lw_promo_kblocks) */
+	nk = fp8 ? (int)(p->K / p->inst_k) : 0;
+	piped = fp8 && e->wg_inflight == 2 && nk < LW_PROMO_KBLOCKS && lw_promo_piped(e, st->u.gemm.c.buf);
+	dacc = fp8 ? arena_printf(e->a, "%s_pa_", Cb->name) : Cb->name;
+	if (fp8 && !piped) {
+		LNode *fl;
+
+		lw_decl(e, 0, "float", dacc, e->slots[st->u.gemm.c.buf], NULL,
+			"// the fp8 wgmma accumulator, promoted into f32 every 4 k32 blocks");
+		fl = lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)e->slots[st->u.gemm.c.buf]),
+				 e->slots[st->u.gemm.c.buf], 1, 0);
+		fl->u.loop.nobrace = 1;
+		lw_assign(e, LM_LOCAL, -1, 0, arena_printf(e->a, "%s[s]", dacc), "0.0f");
+		lw_pop(e);
+	}
 	lw_call(e, LC_FENCE, "tl_wgmma_fence", "", NULL);
 	buf_init(&b);
-	for (kk = 0; kk < p->K; kk += p->inst_k)
+	for (kk = 0; kk < p->K; kk += p->inst_k) {
+		if (fp8 && !piped && kk && kk / p->inst_k % LW_PROMO_KBLOCKS == 0) {
+			/* the interval's groups retire before their accumulators are read */
+			lw_call(e, LC_MMA_GROUP, "tl_wgmma_commit", "", NULL);
+			lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait0", "", NULL);
+			lw_promote(e, st->u.gemm.c.buf, 1);
+			lw_call(e, LC_FENCE, "tl_wgmma_fence", "", NULL);
+		}
 		for (mi = 0; mi < p->rep_m; mi++)
 			for (ni = 0; ni < p->rep_n; ni++) {
 				lw_open_block(e, NULL);
@@ -133,7 +214,7 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 				 * K-major: no transpose immediates) on this thread's N/2 accumulators */
 				if (b8)
 					lw_call(e, LC_MMA, arena_printf(e->a, "tl_wgmma_%s%s<%d>", areg ? "rs_" : "", ty, p->inst_n),
-						arena_printf(e->a, "&%s[%d], %s, db", Cb->name, (mi * p->rep_n + ni) * nreg,
+						arena_printf(e->a, "&%s[%d], %s, db", dacc, (mi * p->rep_n + ni) * nreg,
 							     areg ? arena_printf(e->a, "af[%lld]", (long long)(kk / 32)) : "da"),
 						arena_printf(e->a, "// m64n%dk32, %s", p->inst_n,
 							     areg ? "B K-major" : "A and B K-major"));
@@ -148,8 +229,23 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 				buf_reset(&b);
 				lw_pop(e);
 			}
+	}
 	lw_call(e, LC_MMA_GROUP, "tl_wgmma_commit", "", NULL);
-	if (e->wg_inflight == 2)
+	if (piped) {
+		/* the group stays in flight until the next gemm would pass the interval */
+		const char *pk = arena_printf(e->a, "%s_pk_", Cb->name);
+
+		lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait1", "", "  // this group stays in flight; the pipeline waits for it");
+		lw_assign(e, LM_LOCAL, -1, 0, pk, arena_printf(e->a, "%s + %d", pk, nk));
+		lw_open_if(e, arena_printf(e->a, "%s + %d > %d", pk, nk, LW_PROMO_KBLOCKS), 0, 0);
+		lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait0", "", arena_printf(e->a, "// %s's groups retired", dacc));
+		lw_promote(e, st->u.gemm.c.buf, 1);
+		lw_assign(e, LM_LOCAL, -1, 0, pk, "0");
+		lw_pop(e);
+	} else if (fp8) {
+		lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait0", "", NULL);
+		lw_promote(e, st->u.gemm.c.buf, 0);
+	} else if (e->wg_inflight == 2)
 		lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait1", "", "  // this group stays in flight; the pipeline waits for it");
 	else
 		lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait0", "", NULL);
@@ -256,6 +352,16 @@ lw_gemm(Em *e, const IrStmt *st)
 			fl->u.loop.nobrace = 1, fl->text = "clear = true";
 			lw_assign(e, LM_LOCAL, st->u.gemm.c.buf, 0, arena_printf(e->a, "%s[s]", Cb->name), "0");
 			lw_pop(e);
+		}
+		if (p.instr == GEMM_WGMMA && e->wg_inflight == 2 && lw_promo_piped(e, st->u.gemm.c.buf)) {
+			/* the pipeline's fp8 temporary holds products from before the clear: dropped */
+			int64_t S = e->slots[st->u.gemm.c.buf];
+			LNode *fl = lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)S), S, 1, 0);
+
+			fl->u.loop.nobrace = 1, fl->text = "clear = true: the fp8 temporary too";
+			lw_assign(e, LM_LOCAL, -1, 0, arena_printf(e->a, "%s_pa_[s]", Cb->name), "0.0f");
+			lw_pop(e);
+			lw_assign(e, LM_LOCAL, -1, 0, arena_printf(e->a, "%s_pk_", Cb->name), "0");
 		}
 	}
 	if (p.instr == GEMM_WGMMA)

@@ -61,6 +61,67 @@ pin_accumulators(Em *e, const IrStmt *st)
 				"// accumulators defined here, once");
 			lw_pop(e);
 		}
+	for (int i = 0; i < e->npromo; i++) {
+		int c = e->promo[i];
+
+		lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)e->slots[c]), e->slots[c], 1, 0)
+			->u.loop.nobrace = 1;
+		lw_call(e, LC_FENCE, "tl_fence_operand", arena_printf(e->a, "%s_pa_[s]", e->k->bufs[c].name),
+			"// the fp8 temporary too");
+		lw_pop(e);
+	}
+}
+
+/* fp8 wgmma gemms of fewer than LW_PROMO_KBLOCKS k-blocks in a pipeline that keeps a group in
+ * flight: their accumulators' temporaries X_pa_ and counts X_pk_ (lower_mma.c), declared in
+ * a block around the pipeline (a second pipeline into X declares its own). 1 if it opened
+ * the block */
+static int
+promo_open(Em *e, const IrStmt *st)
+{
+	const IrStmt *b;
+	int opened = 0, nk;
+
+	e->npromo = 0;
+	for (b = st->u.pipe.body; b; b = b->next) {
+		int c;
+
+		if (!(nk = lw_promo_kblocks(e, b)) || nk >= LW_PROMO_KBLOCKS)
+			continue;
+		c = b->u.gemm.c.buf;
+		if (lw_promo_piped(e, c) || e->npromo == (int)(sizeof e->promo / sizeof e->promo[0]))
+			continue;
+		if (!opened)
+			lw_open_block(e, "the pipeline's fp8 wgmma temporaries");
+		opened = 1;
+		e->promo[e->npromo++] = c;
+		{
+			const char *x = e->k->bufs[c].name, *pa = arena_printf(e->a, "%s_pa_", x);
+			LNode *fl;
+
+			lw_decl(e, 0, "float", pa, e->slots[c], NULL,
+				"// the fp8 wgmma accumulator, promoted into f32 every 4 k32 blocks");
+			lw_decl(e, 0, "int", arena_printf(e->a, "%s_pk_", x), 0, "0", "// its k32 blocks not yet promoted");
+			fl = lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)e->slots[c]), e->slots[c], 1, 0);
+			fl->u.loop.nobrace = 1;
+			lw_assign(e, LM_LOCAL, -1, 0, arena_printf(e->a, "%s[s]", pa), "0.0f");
+			lw_pop(e);
+		}
+	}
+	return opened;
+}
+
+/* after the pipeline's final wait_group 0: what its temporaries hold, into the accumulators */
+static void
+promo_close(Em *e, int opened)
+{
+	int i;
+
+	for (i = 0; i < e->npromo; i++)
+		lw_promote(e, e->promo[i], 0);
+	e->npromo = 0;
+	if (opened)
+		lw_pop(e);
 }
 
 /* ---- TMA pipelines ---------------------------------------------------------------------- */
@@ -147,7 +208,7 @@ tma_pipeline(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, const struct
 	 * of prefetch, keep the refill off the stage the group reads */
 	int S = pp->stages, D = S - 1, mode = 2, warps = (int)(e->k->threads / e->t->warp_size);
 	const IrStmt *b;
-	int r = -1;
+	int r = -1, opened = 0;
 
 	e->in_pipe = 1;
 	e->stage = arena_printf(e->a, "%s %% %d", v, S);
@@ -161,6 +222,7 @@ tma_pipeline(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, const struct
 	lw_call(e, LC_MBAR, "tl_fence_mbar_init", "", NULL);
 	lw_pop(e);
 	lw_barrier(e);
+	opened = promo_open(e, st);
 	pin_accumulators(e, st);
 	lw_decl(e, 1, "int", n, 0, lw_exprstr(e, st->u.pipe.extent), NULL);
 	/* the prologue: stages 0 .. D - 1 */
@@ -207,6 +269,7 @@ tma_pipeline(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, const struct
 	lw_pop(e);
 	if (mode == 2)
 		lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait0", "", NULL);
+	promo_close(e, opened);
 	/* every phase was waited for: the barriers are free to be initialized again */
 	lw_barrier(e);
 	lw_open_if(e, "tid == 0", 0, 1);
@@ -222,6 +285,7 @@ out:
 	e->in_pipe = 0;
 	e->stage = NULL;
 	e->wg_inflight = 0;
+	e->npromo = 0;
 	return r;
 }
 
@@ -241,7 +305,7 @@ int
 lw_pipeline(Em *e, Buf *chk, const IrStmt *st)
 {
 	const PipePlan *pp = lw_pipeplan(e, st);
-	int S, mode, D, r = -1;
+	int S, mode, D, r = -1, opened = 0;
 	const char *v = lw_vname(e, st->u.pipe.var);
 	const IrStmt *b;
 	const char *why;
@@ -283,6 +347,8 @@ lw_pipeline(Em *e, Buf *chk, const IrStmt *st)
 	if (mode) {
 		lw_comment(e, "pipeline over %s: %d stages of cp.async, loads %d ahead%s", v, S, D,
 			mode == 2 ? ", one wgmma group in flight" : "");
+		if (mode == 2)
+			opened = promo_open(e, st);
 		pin_accumulators(e, st);
 	} else {
 		lw_comment(e, "pipeline over %s: %d stage%s of cp.async", v, S, S > 1 ? "s" : "");
@@ -338,6 +404,7 @@ lw_pipeline(Em *e, Buf *chk, const IrStmt *st)
 	lw_pop(e);
 	if (mode == 2)
 		lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait0", "", NULL);
+	promo_close(e, opened);
 	lw_async_wait(e, 0);
 	lw_barrier(e);
 	if (e->shrd)
@@ -347,5 +414,6 @@ out:
 	e->in_pipe = 0;
 	e->stage = NULL;
 	e->wg_inflight = 0;
+	e->npromo = 0;
 	return r;
 }

@@ -54,6 +54,10 @@ typedef struct Em {
 	const char *stage;
 	int in_pipe;
 	int wg_inflight;     /* wgmma in a pipeline: 1 fenced by it, 2 also one group in flight */
+	/* fp8 wgmma promotion (lower_mma.c): the accumulators whose temporaries X_pa_ and
+	 * k-block counts X_pk_ the pipeline being lowered declared (one group in flight) */
+	int promo[8];
+	int npromo;
 	/* gemm plans already made in this kernel (the body may be emitted twice) */
 	int nplan;
 	const IrStmt *plan_st[16];
@@ -176,6 +180,13 @@ void lw_atomic_elem(Em *e, AtomicOp op, const IrBuffer *B, int buf, const char *
 void lw_atomic_vec(Em *e, AtomicOp op, const IrBuffer *B, int buf, const char *addr, char *const *vals, int count);
 int lw_plan_of(Em *e, const IrStmt *st, GemmPlan *p, Err *err);
 int lw_gemm(Em *e, const IrStmt *st);
+/* fp8 wgmma promotion (lower_mma.c): the k32 blocks after which the wgmma temporary is
+ * added into the f32 accumulator; the k-blocks of gemm st if it is an fp8 wgmma, else 0;
+ * X += X_pa_ (and X_pa_ = 0 with clear) */
+#define LW_PROMO_KBLOCKS 4
+int lw_promo_kblocks(Em *e, const IrStmt *st);
+void lw_promote(Em *e, int cbuf, int clear);
+int lw_promo_piped(const Em *e, int cbuf);
 int lw_pipeline(Em *e, Buf *chk, const IrStmt *st);
 int lw_copy(Em *e, Buf *chk, const IrStmt *st);
 int lw_serial_check(Em *e, const IrStmt *s);
