@@ -86,6 +86,17 @@ static const struct {
 	{"test/layout/tiny_frag.tile", NULL, NULL, NULL, NULL},
 	{"test/cpu/padded_tiles.tile", "*=1;*=300;*=5000", NULL, NULL, NULL},
 	{"test/cpu/padded_reduce.tile", "N=421;N=600", NULL, NULL, NULL},
+	/* padded tiles copied between registers; rows spread over threads that do not share a
+	 * slot reduced through shared memory; locals read in a nest at indices that are not its
+	 * variables, through shared memory (refused at 616dfcd: "which a copy between register
+	 * tiles does not lower yet", "thread 1 holds a source element but not its result", "index
+	 * 0 in the parallel nest is not one of the nest's variables") */
+	{"test/cpu/padded_copy.tile", "*=1;*=37;*=700", NULL, NULL, NULL},
+	{"test/cpu/padded_rows.tile", "*=1;*=37;*=5;*=421", NULL, NULL, NULL},
+	{"test/cpu/nest_broadcast.tile", "*=1;*=37;*=500", NULL, NULL, NULL},
+	/* the issue's examples: 514 elements over 128 threads, 1024 over 384, columns of 24 and 40
+	 * broadcast over rows */
+	{"test/cpu/padded_examples.tile", "*=1;*=37;*=1100", NULL, NULL, NULL},
 	{"test/cpu/rank3_copy.tile", "*=1;B=3,M=20,N=40;B=4,M=32,N=64", NULL, NULL, NULL},
 	/* FlashAttention: P from registers as the A operand of mma.sync; ragged L masks keys */
 	{"samples/flash_fwd.tile", "BH=1,L=1;BH=2,L=200;BH=1,L=256", NULL, NULL, NULL},
@@ -139,6 +150,10 @@ static const struct {
 	{"test/cpu/global_hazard.tile", "sm_90a", "M=64;M=100", NULL},
 	{"test/cpu/padded_tiles.tile", "sm_90a", "*=300", NULL},
 	{"test/cpu/padded_reduce.tile", "sm_90a", "N=421", NULL},
+	{"test/cpu/padded_copy.tile", "sm_90a", "*=37", NULL},
+	{"test/cpu/padded_rows.tile", "sm_90a", "*=37;*=421", NULL},
+	{"test/cpu/nest_broadcast.tile", "sm_90a", "*=37", NULL},
+	{"test/cpu/padded_examples.tile", "sm_90a", "*=37", NULL},
 	{"test/cpu/rank3_copy.tile", "sm_90a", "B=3,M=20,N=40", NULL},
 	{"test/cpu/nest_contiguity.tile", "sm_90a", "*=64;*=211", NULL},
 	{"test/cpu/nest_vector.tile", "sm_90a", "M=64;M=37", NULL},

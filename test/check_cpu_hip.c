@@ -540,6 +540,10 @@ static const struct {
 	{"test/cpu/global_hazard.tile", "M=64;M=100"},
 	{"test/cpu/padded_tiles.tile", "*=1;*=300"},
 	{"test/cpu/padded_reduce.tile", "N=421"},
+	{"test/cpu/padded_copy.tile", "*=1;*=37"},
+	{"test/cpu/padded_rows.tile", "*=1;*=37;*=421"},
+	{"test/cpu/nest_broadcast.tile", "*=1;*=37"},
+	{"test/cpu/padded_examples.tile", "*=1;*=37"},
 	{"test/cpu/rank3_copy.tile", "B=3,M=20,N=40"},
 	/* strided tensors: strides of whole vectors (the vector body) and not (element by element) */
 	{"test/cpu/strided_runtime.tile", "M=1,K=1;M=37,K=64,lda=72,ldc=136;M=37,K=64,lda=67,ldc=64;M=37,K=64,lda=64,ldc=69"},
@@ -572,6 +576,8 @@ static const char *const programs[] = {
 	/* an mma.sync placeholder layout resolved under a wave of 64 (its warps are of 32) */
 	"test/control/placeholder_mma.tile",
 	"test/cpu/global_hazard.tile", "test/cpu/padded_tiles.tile", "test/cpu/padded_reduce.tile",
+	"test/cpu/padded_copy.tile", "test/cpu/padded_rows.tile", "test/cpu/nest_broadcast.tile",
+	"test/cpu/padded_examples.tile",
 	"test/cpu/rank3_copy.tile", "test/cpu/nest_contiguity.tile", "test/layout/transposed_store.tile",
 	/* FlashAttention with P through LDS (with P in registers it is refused: register_a_refused) */
 	"test/cpu/flash_smem_p.tile", "test/cpu/exp2_log2_bf16.tile",

@@ -322,6 +322,17 @@ static const struct {
 	 {"//   nest at 8:5: its loop layout, 8 slots x 128 threads\n"}},
 	{"test/cpu/replicated_rmw.tile", "sm_80", "plan-partitions",
 	 {"(8 replicas); stored between barriers: 'Z', 'y'\n"}},
+	/* locals read at indices that are not the nest's variables: through shared memory, or from
+	 * registers when every thread holds the tile whole */
+	{"test/cpu/nest_broadcast.tile", "sm_80", "plan-partitions",
+	 {"//   nest at 12:5: its loop layout, 2 slots x 128 threads, 64 pairs padded; read at indices that "
+	  "are not its variables: 'x' through shared memory\n",
+	  "//   nest at 44:5: its loop layout, 2 slots x 128 threads; read at indices that are not its "
+	  "variables: 'x' through shared memory, 'c' from registers (every thread holds it whole)\n"}},
+	/* a reduce no shuffle plan combines: through shared memory, with the reason */
+	{"test/cpu/padded_rows.tile", "sm_80", "plan-reduces",
+	 {"//   reduce at 13:5 x -> s: through shared memory (thread 1 holds a source element but not its "
+	  "result)\n"}},
 };
 
 START_TEST(plan_dumps)

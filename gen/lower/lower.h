@@ -67,6 +67,8 @@ typedef struct RedPlan {
 	IExpr *gx;            /* gs in closed form over the slot (var 0), or NULL */
 	unsigned mask;        /* thread bits whose partials combine: & 31 by shuffles, the rest in smem */
 	IExpr **src, **dst;   /* fragment coordinates (x..., rep) in slot (var 0) and thread (var 1) */
+	const char *smem;     /* not NULL: no such plan (the reason); the source is copied to shared
+	                       * memory and each destination slot reduces its row there (plan_reduce.c) */
 } RedPlan;
 
 /*

@@ -468,8 +468,6 @@ localcopy(Em *e, const IrStmt *st)
 	if (!lw_wholeregion(e, &st->u.copy.src) || !lw_wholeregion(e, &st->u.copy.dst) || SB->ndim != DB->ndim)
 		return err_set(e->err, "copy %s -> %s: local buffers are copied whole, between equal shapes",
 			       SB->name, DB->name);
-	if (lw_nopad(e, sb, "a copy between register tiles") || lw_nopad(e, db, "a copy between register tiles"))
-		return -1;
 	for (d = 0; d < SB->ndim; d++)
 		if (SB->dims[d].c != DB->dims[d].c)
 			return err_set(e->err, "copy %s -> %s: local buffers are copied whole, between equal "
@@ -487,8 +485,12 @@ localcopy(Em *e, const IrStmt *st)
 			for (d = 0; d < FD->nin; d++) {
 				if (iexpr_eval(cd[d], vals, &x, e->err))
 					return -1;
+				if (d == 0 && e->pad[db] && x >= FD->in_shape[0])
+					break;   /* a padded pair: receives nothing (guarded below) */
 				y = y * FD->in_shape[d] + x;
 			}
+			if (d < FD->nin)
+				continue;
 			if (t >= FS->nthreads || lw_held_by(held, y, t) < 0)
 				return err_set(e->err, "copy %s -> %s: thread %lld receives an element of '%s' "
 					       "that it does not hold in '%s' (the layouts differ across threads: "
@@ -506,9 +508,19 @@ localcopy(Em *e, const IrStmt *st)
 					       DB->name);
 		}
 	lw_comment(e, "copy %s -> %s in registers", SB->name, DB->name);
-	lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)SD), SD, 1, 0)->u.loop.nobrace = 1;
+	if (e->pad[db]) {
+		/* a padded destination: its pairs past dim 0 receive nothing (plan_partition.c), and
+		 * the source slot of their coordinates would be past the source's registers */
+		lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)SD), SD, 1, 0);
+		lw_decl_ix(e, "c0", cd[0], lw_slotnames);
+		lw_open_if(e, arena_printf(e->a, "c0 < %lld", (long long)FD->in_shape[0]), 0, 1);
+	} else {
+		lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)SD), SD, 1, 0)->u.loop.nobrace = 1;
+	}
 	lw_assign(e, LM_LOCAL, db, 0, arena_printf(e->a, "%s[s]", DB->name),
 	       lw_conv(e, arena_printf(e->a, "%s[%s]", SB->name, lw_ixstr(e, slot, lw_slotnames)), SB->dtype, DB->dtype));
+	if (e->pad[db])
+		lw_pop(e);
 	lw_pop(e);
 	return 0;
 }

@@ -281,6 +281,11 @@ owned(Em *e, const IrStmt *par, const Fragment *LF, IExpr *const *pc, int64_t S,
 		for (i = 0; i < par->u.par.n; i++)
 			if (idx[d]->kind == IE_VAR && par->u.par.vars[i] == idx[d]->u.var)
 				break;
+		if (i == par->u.par.n && is_store)
+			return err_set(e->err, "local '%s': the parallel nest stores into it at index %d, which is not "
+				       "one of the nest's variables, so the element may be held by another thread "
+				       "(a store into another thread's registers is not lowered); store at the "
+				       "nest's variables, or into a shared buffer", e->k->bufs[buf].name, d);
 		if (i == par->u.par.n)
 			return err_set(e->err, "local '%s': index %d in the parallel nest is not one of the nest's "
 				       "variables (not lowered yet)", e->k->bufs[buf].name, d);
@@ -362,6 +367,8 @@ parexpr(Em *e, ParCtx *pcx, const IrExpr *x)
 		return 0;
 	switch (x->kind) {
 	case IE_LOAD:
+		if (e->staged && e->staged[x->u.load.buf] && lw_stage_vars(pcx->par, x->u.load.n, x->u.load.idx))
+			return 0;   /* through shared memory, or a tile every thread holds whole */
 		if (e->k->bufs[x->u.load.buf].scope == MEM_LOCAL &&
 		    owned(e, pcx->par, pcx->LF, pcx->pc, pcx->S, x->u.load.buf, x->u.load.n, x->u.load.idx, 0))
 			return -1;
@@ -630,6 +637,9 @@ lw_parallel(Em *e, Buf *chk, const IrStmt *st)
 		np = p2;
 	}
 	LF = np->frag, pc = np->coord, S = np->slots;
+	/* local tiles read at indices that are not the nest's variables (lower_stage.c) */
+	if (lw_nest_stage(e, st))
+		return -1;
 	e->parsync = np->sync;
 	e->parpad = np->pad ? ext[0] : 0;
 	pcx.par = st, pcx.LF = LF, pcx.pc = pc, pcx.S = S;
@@ -681,6 +691,8 @@ lw_parallel(Em *e, Buf *chk, const IrStmt *st)
 		par_vstores(e, vp);
 	}
 	e->par = NULL, e->parpc = NULL, e->parrep = NULL, e->parsync = NULL, e->parpad = 0;
+	if (e->staged)
+		memset(e->staged, 0, sizeof *e->staged * (size_t)e->k->nbuf);
 	if (i)
 		return -1;
 	if (np->pad)

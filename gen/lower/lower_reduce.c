@@ -51,9 +51,10 @@ redval(Em *e, ReduceOp op, DType t, const char *v)
 
 /* reduce from shared memory: a local destination is folded slot by slot by every
  * thread that holds the slot's element; a shared one by one thread per element,
- * reading the source's row (dim) from shared memory */
+ * reading the source's row (dim) from shared memory. A local source (why: the reason
+ * its reduce plan failed) is copied to shared memory first (lower_stage.c) */
 static int
-smemreduce(Em *e, const IrStmt *st)
+smemreduce(Em *e, const IrStmt *st, const char *why)
 {
 	static const char *const gnames[IEXPR_NVARS] = {"g", "tid"};
 	int sb = st->u.reduce.src, db = st->u.reduce.dst, dim = st->u.reduce.dim, d, dd;
@@ -63,12 +64,10 @@ smemreduce(Em *e, const IrStmt *st)
 	const char *ty = lw_ctype(ct), *ident = lw_redident(op, ct);
 	int64_t S = SB->dims[dim].c, NY = 1, T = e->k->threads, div;
 	int keep = DB->ndim == SB->ndim;
-	char *idx[IR_MAXDIM], *dc[IR_MAXDIM], *v, *old, *res;
+	char *idx[IR_MAXDIM], *dc[IR_MAXDIM], *v, *old, *res, *stg = NULL;
 	Buf b;
 
-	if (DB->scope == MEM_LOCAL && lw_nopad(e, db, "reduce"))
-		return -1;
-	if (SB->scope != MEM_SHARED)
+	if (SB->scope != MEM_SHARED && !why)
 		return err_set(e->err, "reduce %s -> %s: a local source needs a local destination (reduce "
 			       "into a local buffer, then copy)", SB->name, DB->name);
 	if (!ident || lw_calctype(SB->dtype) != ct)
@@ -76,7 +75,12 @@ smemreduce(Em *e, const IrStmt *st)
 			       dtype_name(SB->dtype), dtype_name(DB->dtype));
 	for (d = 0; d < DB->ndim; d++)
 		NY *= DB->dims[d].c;
-	lw_barrier(e);
+	if (why) {
+		if (!(stg = lw_stage(e, sb, arena_printf(e->a, "by a reduce that shuffles cannot combine (%s)", why))))
+			return -1;
+	} else {
+		lw_barrier(e);
+	}
 	lw_open_block(e, arena_printf(e->a, "reduce %s %s -> %s dim %d from shared memory", reduceop_name(op),
 				   SB->name, DB->name, dim));
 	if (DB->scope == MEM_LOCAL) {
@@ -87,6 +91,9 @@ smemreduce(Em *e, const IrStmt *st)
 		lw_open_for(e, "g", "0", arena_printf(e->a, "%lld", (long long)e->slots[db]), e->slots[db], 1, 0);
 		for (d = 0; d < DB->ndim; d++)
 			lw_decl_ix(e, arena_printf(e->a, "c%d", d), e->coord[db][d], gnames);
+		/* a padded destination: its pairs past dim 0 hold nothing (plan_partition.c) */
+		if (e->pad[db])
+			lw_open_if(e, arena_printf(e->a, "c0 < %lld", (long long)e->frag[db]->in_shape[0]), 0, 1);
 	} else {
 		lw_open_for(e, "it", "0", arena_printf(e->a, "%lld", (long long)((NY + T - 1) / T)), (NY + T - 1) / T, 0, 0);
 		lw_decl(e, 1, "int", "q", 0, arena_printf(e->a, "tid + it * %lld", (long long)T), NULL);
@@ -107,9 +114,13 @@ smemreduce(Em *e, const IrStmt *st)
 		idx[d] = dc[dd++];
 	}
 	buf_init(&b);
-	buf_printf(&b, "%s[", lw_bufptr(e, sb));
-	lw_smemoff(e, sb, idx, &b);
-	buf_putc(&b, ']');
+	if (stg) {
+		buf_printf(&b, "%s[%s]", stg, lw_stage_index(e, sb, idx));
+	} else {
+		buf_printf(&b, "%s[", lw_bufptr(e, sb));
+		lw_smemoff(e, sb, idx, &b);
+		buf_putc(&b, ']');
+	}
 	v = redval(e, op, ct, lw_conv(e, buf_str(&b), SB->dtype, ct));
 	lw_decl(e, 0, ty, "tl_a", 0, ident, NULL);
 	lw_open_for(e, "tl_k", "0", arena_printf(e->a, "%lld", (long long)S), S, 0, 0)->u.loop.nobrace = 1;
@@ -127,7 +138,7 @@ smemreduce(Em *e, const IrStmt *st)
 	res = st->u.reduce.clear ? "tl_a" : redop(e, op, ct, old, "tl_a");
 	lw_assign(e, lw_memof(DB), db, dtype_bytes(DB->dtype), buf_str(&b), lw_conv(e, res, ct, DB->dtype));
 	buf_free(&b);
-	if (DB->scope == MEM_SHARED && NY % T)
+	if ((DB->scope == MEM_SHARED && NY % T) || (DB->scope == MEM_LOCAL && e->pad[db]))
 		lw_pop(e);
 	lw_pop(e);
 	if (DB->scope == MEM_LOCAL && e->frag[db]->nthreads < T)
@@ -155,13 +166,15 @@ lw_reduce(Em *e, const IrStmt *st)
 	int W, lb;
 
 	if (SB->scope != MEM_LOCAL || DB->scope != MEM_LOCAL)
-		return smemreduce(e, st);
+		return smemreduce(e, st, NULL);
 	if (!ident || lw_calctype(SB->dtype) != ct)
 		return err_set(e->err, "reduce: element types %s -> %s are not lowered",
 			       dtype_name(SB->dtype), dtype_name(DB->dtype));
 	/* the plan of plan-reduces (plan_reduce.c) */
 	if (!(pp = lw_redplan(e, st)))
 		return -1;
+	if (pp->smem)
+		return smemreduce(e, st, pp->smem);
 	p = *pp;
 	/* lane bits below the target's warp size combine by shuffles, warp bits in smem */
 	W = e->t->warp_size, lb = W == 64 ? 6 : 5;

@@ -76,6 +76,9 @@ typedef struct Em {
 	const char *parrep;  /* its replica index when the loop layout is replicated, else NULL */
 	unsigned char *parsync; /* per buffer: replica 0's stores into it go between barriers */
 	const NestPlan *parvec; /* its vector stores (vec > 1): their values go to tl_v<k>[tl_r] */
+	const char **staged; /* per buffer: the shared array its reads at indices that are not the
+	                      * nest's variables go to (lower_stage.c), "" for registers (a tile
+	                      * every thread holds whole), NULL: none */
 	unsigned char *nnvar; /* per var id: loop and let variables proven >= 0 (signs()) */
 	/* per var id (signs()): a constant largest value (hasmax), or the count X of a
 	 * variable running over [0, X) (a block index over its grid extent, a pipeline or
@@ -201,6 +204,12 @@ const IrStmt *lw_accgemm(const IrStmt *s, int buf);
 int lw_part_tiles(Em *e, KernelPart *kp);
 IExpr **lw_tilecoords(Em *e, const Fragment *F, int64_t *S, int *pad);
 int lw_nopad(Em *e, int buf, const char *what);
+char *lw_stage(Em *e, int buf, const char *why);
+char *lw_stage_index(Em *e, int buf, char *const *cs);
+int lw_nest_stage(Em *e, const IrStmt *par);
+int lw_stage_vars(const IrStmt *par, int n, IrExpr *const *idx);
+void lw_nest_reads_off(const IrKernel *k, const IrStmt *par, unsigned char *want, const IrStmt **store);
+int lw_held_whole(const IrKernel *k, const Layout *F, int pad);
 int lw_plan_nest(Em *e, const IrStmt *st, NestPlan *np);
 const NestPlan *lw_nest(Em *e, const IrStmt *st);
 int lw_plan_parsync(Em *e, const IrStmt *st, const Fragment *LF, int64_t S, unsigned char *sync);

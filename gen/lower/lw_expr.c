@@ -306,6 +306,12 @@ lw_access(Em *e, Buf *b, int buf, int n, IrExpr *const *ix)
 	if (B->scope == MEM_LOCAL) {
 		char *ps = e->par ? lw_parslot(e, e->par, e->parpc, buf, n, ix) : NULL;
 
+		/* read at indices that are not the nest's variables: from its copy in shared
+		 * memory (lower_stage.c) */
+		if (!ps && e->par && e->staged && e->staged[buf] && *e->staged[buf]) {
+			buf_printf(b, "%s[%s]", e->staged[buf], lw_stage_index(e, buf, idx));
+			return;
+		}
 		buf_printf(b, "%s[", B->name);
 		if (ps)
 			buf_puts(b, ps);

@@ -215,6 +215,23 @@ nest_dump(IrStmt *s, void *ctx)
 	for (i = 0; np->sync && i < d->k->nbuf; i++)
 		if (np->sync[i])
 			buf_printf(d->b, "%s'%s'", any++ ? ", " : "; stored between barriers: ", d->k->bufs[i].name);
+	/* locals read at indices that are not the nest's variables (lower_stage.c) */
+	{
+		unsigned char *want = calloc((size_t)d->k->nbuf + 1, 1);
+		const IrStmt **store = calloc((size_t)d->k->nbuf + 1, sizeof *store);
+
+		if (want && store) {
+			lw_nest_reads_off(d->k, s, want, store);
+			for (i = 0, any = 0; i < d->k->nbuf; i++)
+				if (want[i] && d->k->part && d->k->part->tiles[i].frag)
+					buf_printf(d->b, "%s'%s' %s", any++ ? ", " : "; read at indices that are not its variables: ",
+						   d->k->bufs[i].name, lw_held_whole(d->k, d->k->part->tiles[i].frag,
+										 d->k->part->tiles[i].pad)
+						   ? "from registers (every thread holds it whole)" : "through shared memory");
+		}
+		free(want);
+		free((void *)store);
+	}
 	/* plan-vectors */
 	if (np->vec > 1) {
 		buf_printf(d->b, "; stores of ");

@@ -26,11 +26,12 @@ plan1(Em *e, const IrStmt *st)
 
 	if (reduce_plan_at(e->a, e->frag[sb], e->coord[sb], e->pad[sb], e->frag[db], e->coord[db], e->pad[db],
 			   st->u.reduce.dim, st->u.reduce.op == RED_SUM, e->k->threads, p, e->err)) {
-		char msg[sizeof e->err->msg];
-
-		snprintf(msg, sizeof msg, "%s", e->err->msg);
-		err_set(e->err, "reduce %s -> %s: %s", e->k->bufs[sb].name, e->k->bufs[db].name, msg);
-		return NULL;
+		/* the layouts do not combine by shuffles (a row spread over threads that do not share
+		 * a slot, a destination held by other threads, ...): through shared memory, where
+		 * every holder of a result reads its row (lower_reduce.c) */
+		memset(p, 0, sizeof *p);
+		p->smem = arena_strdup(e->a, e->err->msg);
+		err_clear(e->err);
 	}
 	return p;
 }
@@ -69,7 +70,10 @@ reduces_dump(IrStmt *s, void *ctx)
 	const PlanDump *d = ctx;
 	const RedPlan *p = s->red_plan;
 
-	if (s->kind == S_REDUCE && p)
+	if (s->kind == S_REDUCE && p && p->smem)
+		buf_printf(d->b, "//   reduce at %d:%d %s -> %s: through shared memory (%s)\n", s->loc.line,
+			   s->loc.col, d->k->bufs[s->u.reduce.src].name, d->k->bufs[s->u.reduce.dst].name, p->smem);
+	else if (s->kind == S_REDUCE && p)
 		buf_printf(d->b, "//   reduce at %d:%d %s -> %s: %lld slots into %lld over %lld threads, "
 			   "combining thread bits 0x%x\n", s->loc.line, s->loc.col,
 			   d->k->bufs[s->u.reduce.src].name, d->k->bufs[s->u.reduce.dst].name, (long long)p->S,
