@@ -78,6 +78,11 @@ static const struct {
 	/* stores from nests as vectors of a run of points (vector and element bodies) */
 	{"test/cpu/nest_vector.tile", "M=64;M=37;M=1", NULL, NULL, NULL},
 	{"test/cpu/nest_vector_strided.tile", "M=64;M=37,ldc=64,ldt=40;M=37,ldc=67,ldt=37;M=1", NULL, NULL, NULL},
+	/* nest loads as vectors: rows of whole vectors (the vector body, runs past M and past a
+	 * constant row read as zeros) and ragged rows (N = 37, 61: the element body) */
+	{"test/cpu/nest_vload.tile", "M=64,N=128;M=37,N=61;M=64,N=37;M=37,N=256;*=1", NULL, NULL, NULL},
+	{"test/cpu/nest_vload_strided.tile", "M=64,lda=64;M=37,lda=68;M=37,lda=67;M=1,lda=64", NULL, NULL, NULL},
+	{"test/cpu/nest_vload_mixed.tile", "M=64;M=37;M=1", NULL, NULL, NULL},
 	/* valid layouts that are not onto threads x slots, or have no closed-form inverse as a
 	 * digit recovery: inverted through the flat index, padded pairs guarded (refused at
 	 * db14544: "not onto the output shape", "no closed-form inverse") */
@@ -158,6 +163,9 @@ static const struct {
 	{"test/cpu/nest_contiguity.tile", "sm_90a", "*=64;*=211", NULL},
 	{"test/cpu/nest_vector.tile", "sm_90a", "M=64;M=37", NULL},
 	{"test/cpu/nest_vector_strided.tile", "sm_90a", "M=64;M=37,ldc=64,ldt=40;M=37,ldc=67,ldt=37;M=1", NULL},
+	{"test/cpu/nest_vload.tile", "sm_90a", "M=64,N=128;M=37,N=61;M=64,N=37;M=37,N=256;*=1", NULL},
+	{"test/cpu/nest_vload_strided.tile", "sm_90a", "M=64,lda=64;M=37,lda=68;M=37,lda=67;M=1,lda=64", NULL},
+	{"test/cpu/nest_vload_mixed.tile", "sm_90a", "M=64;M=37;M=1", NULL},
 	{"test/cpu/generated_names.tile", "sm_90a", NULL, NULL},
 	{"test/cpu/generated_names_decl.tile", "sm_90a", NULL, NULL},
 	{"samples/gemm_strided.tile", "sm_90a", GEMM_STRIDED_SIZES, NULL},

@@ -556,6 +556,9 @@ static const struct {
 	{"test/cpu/flash_smem_p.tile", "*=1;BH=3,L=300"},
 	{"test/cpu/nest_vector.tile", "M=64;M=37"},
 	{"test/cpu/nest_vector_strided.tile", "M=64;M=37,ldc=64,ldt=40;M=37,ldc=67,ldt=37;M=1"},
+	{"test/cpu/nest_vload.tile", "M=64,N=128;M=37,N=61;M=64,N=37;M=37,N=256"},
+	{"test/cpu/nest_vload_strided.tile", "M=64,lda=64;M=37,lda=68;M=37,lda=67"},
+	{"test/cpu/nest_vload_mixed.tile", "M=64;M=37"},
 	{"test/cpu/copy_layout.tile", "M=64;M=37"},
 	{"samples/splitk_gemm.tile", "M=1,N=1,K=1;M=200,N=203,K=205"},
 	{"test/cpu/atomic_hist.tile", "*=1;N=1000"},
@@ -582,6 +585,7 @@ static const char *const programs[] = {
 	/* FlashAttention with P through LDS (with P in registers it is refused: register_a_refused) */
 	"test/cpu/flash_smem_p.tile", "test/cpu/exp2_log2_bf16.tile",
 	"test/cpu/nest_vector.tile", "test/cpu/copy_layout.tile", "test/cpu/nest_vector_strided.tile",
+	"test/cpu/nest_vload.tile", "test/cpu/nest_vload_strided.tile", "test/cpu/nest_vload_mixed.tile",
 	/* atomics: f32/i32 atomics, f16/bf16 through the CAS loop, f32 max/min */
 	"samples/splitk_gemm.tile",   "test/cpu/atomic_nest.tile",     "test/cpu/atomic_hist.tile",
 	"test/cpu/atomic_tile.tile",   "test/cpu/atomic_fmax.tile",

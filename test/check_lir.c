@@ -313,11 +313,41 @@ static const struct {
 	{"test/cpu/global_hazard.tile", "sm_80", "plan-pipelines",
 	 {"a serial loop (the body writes tensor 'A', which its loads read ahead)\n"}},
 	{"test/cpu/nest_vector.tile", "sm_80", "plan-vectors",
-	 {"//   nest at 8:5: its loop layout, 8 slots x 128 threads; stores of 'C' in runs of 4 along j\n",
-	  "//   nest at 18:5: its loop layout, 16 slots x 64 threads; stores of 'F', 'H', 'U' in runs of 4 along j\n",
+	 {"//   nest at 8:5: its loop layout, 8 slots x 128 threads; stores of 'C' in runs of 4 along j; loads of 'A' "
+	  "in runs of 4 along j; element loads: 'B' is stored in the nest before it is read\n",
+	  "//   nest at 18:5: its loop layout, 16 slots x 64 threads; stores of 'F', 'H', 'U' in runs of 4 along j; "
+	  "loads of 'A' in runs of 4 along j\n",
 	  "//   nest at 29:5: its loop layout, 8 slots x 64 threads; element stores: the stores' runs do not "
-	  "start at a multiple of the run\n",
-	  "//   nest at 37:5: its loop layout, 16 slots x 128 threads; stores of 'B' in runs of 4 along i\n"}},
+	  "start at a multiple of the run; loads of 'A' in runs of 2 along j\n",
+	  "//   nest at 37:5: its loop layout, 16 slots x 128 threads; stores of 'B' in runs of 4 along i; loads of 'A' "
+	  "in runs of 4 along i\n"}},
+	/* nest loads as vectors: 4, 8 and 16 points per access by element size, or why not */
+	{"test/cpu/nest_vload.tile", "sm_80", "plan-vectors",
+	 {"//   nest at 9:5: its loop layout, 8 slots x 128 threads; stores of 'C' in runs of 4 along j; loads of 'A', "
+	  "'B' in runs of 4 along j\n",
+	  "stores of 'O' in runs of 8 along j; loads of 'H', 'G' in runs of 8 along j\n",
+	  "stores of 'U' in runs of 16 along j; loads of 'A', 'E' in runs of 16 along j\n",
+	  "//   nest at 43:5: its loop layout, 8 slots x 64 threads; element stores: the nest reads 'B', which it "
+	  "stores; loads of 'B', 'A' in runs of 4 along j\n"}},
+	{"test/cpu/nest_vload.tile", "sm_90a", "plan-vectors",
+	 {"//   nest at 52:5: its loop layout, 8 slots x 64 threads; element stores: the nest reads 'B', which it "
+	  "stores; loads of 'B' in runs of 4 along j\n",
+	  "//   nest at 60:5: its loop layout, 8 slots x 64 threads; stores of 'C' in runs of 4 along j; loads of 'A' "
+	  "in runs of 4 along j; element loads: 'B' is stored in the nest before it is read\n",
+	  "loads of 'A' in runs of 4 along j; element loads: the last index of 'T' does not walk 'j' alone with "
+	  "stride 1\n",
+	  "//   nest at 34:5: its loop layout, 8 slots x 128 threads; stores of 'C' in runs of 4 along j; loads of 'A' "
+	  "in runs of 4 along j\n"}},
+	{"test/cpu/nest_vload_strided.tile", "sm_80", "plan-vectors",
+	 {"//   nest at 9:5: its loop layout, 8 slots x 64 threads; stores of 'C' in runs of 4 along j; loads of 'A' "
+	  "in runs of 4 along j\n"}},
+	{"test/cpu/nest_vload_mixed.tile", "sm_80", "plan-vectors",
+	 {"element stores: the nest reads 'B', which it stores; loads of 'U' in runs of 8, 'B', 'A' in runs of 4, "
+	  "'S' in runs of 2 along j\n",
+	  "stores of 'H' in runs of 4 along j; loads of 'A' in runs of 4 along j\n",
+	  "stores of 'B' in runs of 4 along j; element loads: the runs of 'A' do not start at a multiple of 2\n"}},
+	{"test/cpu/nest_vload.tile", "gfx90a", "plan-vectors",
+	 {"stores of 'U' in runs of 16 along j; loads of 'A', 'E' in runs of 16 along j\n"}},
 	{"test/cpu/nest_vector.tile", "sm_80", "plan-partitions",
 	 {"//   nest at 8:5: its loop layout, 8 slots x 128 threads\n"}},
 	{"test/cpu/replicated_rmw.tile", "sm_80", "plan-partitions",
@@ -348,6 +378,8 @@ START_TEST(plan_dumps)
 	tilec_options_init(&o);
 	o.filename = plans[_i].file;
 	o.arch = plans[_i].arch;
+	if (!strncmp(o.arch, "gfx", 3))
+		o.target = TILEC_TARGET_HIP;
 	o.dump = TILEC_DUMP_CUDA;
 	o.print_after = plans[_i].pass;
 	tilec_compile(src, len, &o, &r);

@@ -584,8 +584,72 @@ par_vstores(Em *e, const NestPlan *vp)
 	buf_free(&b);
 }
 
-/* the vector stores of np that this body can do: rows of whole vectors proven, or assumed
- * by the vector body of a kernel emitted twice (lw_veccond); NULL when none */
+/*
+ * The vector loads of a run (plan-vectors): load q's vec points read as vec / w accesses of
+ * w elements at the run's points m * w and unpacked into tl_l<q>[] in point order, which the
+ * body's load reads at its point tl_r. A run starts at a multiple of w in a row of whole
+ * w-vectors (the plan, lw_veccond) and only the loop variable moves along it: its first
+ * point in range means every point is, and out of range every point reads zero
+ * (docs/semantics.md).
+ */
+static void
+par_vloads(Em *e, const IrStmt *st, IExpr **pc, int n, const NestPlan *vp)
+{
+	int q, m, r, eb, w, words;
+	LNode *gi, *ld;
+	char *g;
+	Buf a;
+
+	buf_init(&a);
+	for (q = 0; q < vp->nvld; q++) {
+		const IrExpr *x = vp->vld[q];
+		const IrBuffer *B = &e->k->bufs[x->u.load.buf];
+
+		eb = (int)dtype_bytes(B->dtype), w = vp->vldw[q], words = w * eb / 4;
+		lw_decl(e, 0, lw_ctype(B->dtype), arena_printf(e->a, "tl_l%d", q), vp->vec, NULL, NULL);
+		for (m = 0; m < vp->vec / w; m++) {
+			lw_open_block(e, arena_printf(e->a, "'%s' at the run's points %d..%d: one %d-byte load", B->name,
+						      m * w, m * w + w - 1, w * eb));
+			lw_decl(e, 1, "int", "s", 0, m ? arena_printf(e->a, "tl_g + %d", m * w) : "tl_g", NULL);
+			par_coords(e, st, pc, n);
+			g = lw_elemguard(e, B, x->u.load.n, x->u.load.idx);
+			gi = g ? lw_open_if(e, g, 0, 1) : NULL;
+			buf_reset(&a);
+			lw_access(e, &a, x->u.load.buf, x->u.load.n, x->u.load.idx);
+			ld = lw_add(e, L_LOAD);
+			ld->u.load.vtype = lw_vtype(w * eb), ld->u.load.name = "tl_w";
+			ld->u.load.addr = arena_printf(e->a, "&%s", buf_str(&a)), ld->u.load.mem = lw_memof(B);
+			ld->u.load.bytes = w * eb, ld->u.load.buf = x->u.load.buf;
+			for (r = 0; r < w; r++)
+				lw_assign(e, LM_LOCAL, -1, eb, arena_printf(e->a, "tl_l%d[%d]", q, m * w + r),
+					  lw_unpack(e, B->dtype, "tl_w", words, r));
+			if (gi) {
+				lw_open_else(e, gi, NULL);
+				for (r = 0; r < w; r++)
+					lw_assign(e, LM_LOCAL, -1, eb, arena_printf(e->a, "tl_l%d[%d]", q, m * w + r),
+						  arena_printf(e->a, "(%s)0", lw_ctype(B->dtype)));
+				lw_pop(e);
+			}
+			lw_pop(e);
+		}
+	}
+	buf_free(&a);
+}
+
+/* the vector load of the nest being lowered that x is (its q), or -1 */
+int
+lw_parvload(const Em *e, const IrExpr *x)
+{
+	int q;
+
+	for (q = 0; e->par && e->parvec && q < e->parvec->nvld; q++)
+		if (e->parvec->vld[q] == x)
+			return q;
+	return -1;
+}
+
+/* the vector stores and loads of np that this body can do: rows of whole vectors proven, or
+ * assumed by the vector body of a kernel emitted twice (lw_veccond); NULL when none */
 static const NestPlan *
 par_vplan(Em *e, Buf *chk, const IrStmt *st, const NestPlan *np)
 {
@@ -597,7 +661,9 @@ par_vplan(Em *e, Buf *chk, const IrStmt *st, const NestPlan *np)
 	vp = anew(e->a, NestPlan);
 	*vp = *np;
 	vp->vst = anewn(e->a, const IrStmt *, np->nvst + 1);
-	vp->nvst = 0;
+	vp->vld = anewn(e->a, const IrExpr *, np->nvld + 1);
+	vp->vldw = anewn(e->a, int, np->nvld + 1);
+	vp->nvst = vp->nvld = 0;
 	for (q = 0; q < np->nvst; q++) {
 		const IrStmt *s = np->vst[q];
 		IrExpr *off[IR_MAXDIM];
@@ -611,7 +677,20 @@ par_vplan(Em *e, Buf *chk, const IrStmt *st, const NestPlan *np)
 		if (lw_veccond(e, chk, &r, np->vec) == NULL)
 			vp->vst[vp->nvst++] = s;
 	}
-	return vp->nvst ? vp : NULL;
+	for (q = 0; q < np->nvld; q++) {
+		const IrExpr *x = np->vld[q];
+		IrExpr *off[IR_MAXDIM];
+		int64_t ext[IR_MAXDIM];
+		Region r;
+		int d;
+
+		for (d = 0; d < x->u.load.n; d++)
+			off[d] = ir_int(e->a, st->loc, 0), ext[d] = 1;
+		r.buf = x->u.load.buf, r.ndim = x->u.load.n, r.off = off, r.ext = ext;
+		if (lw_veccond(e, chk, &r, np->vldw[q]) == NULL)
+			vp->vld[vp->nvld] = x, vp->vldw[vp->nvld++] = np->vldw[q];
+	}
+	return vp->nvst || vp->nvld ? vp : NULL;
 }
 
 int
@@ -667,6 +746,7 @@ lw_parallel(Em *e, Buf *chk, const IrStmt *st)
 		for (q = 0; q < vp->nvst; q++)
 			lw_decl(e, 0, lw_ctype(e->k->bufs[vp->vst[q]->u.store.buf].dtype),
 				arena_printf(e->a, "tl_v%d", q), vp->vec, NULL, NULL);
+		par_vloads(e, st, pc, n, vp);
 		lw_open_for(e, "tl_r", "0", arena_printf(e->a, "%d", vp->vec), vp->vec, 1, 0);
 		lw_decl(e, 1, "int", "s", 0, "tl_g + tl_r", NULL);
 	} else {
@@ -682,7 +762,7 @@ lw_parallel(Em *e, Buf *chk, const IrStmt *st)
 	e->parrep = LF->rep > 1 ? lw_ixstr(e, pc[n], lw_slotnames) : NULL;
 	i = lw_stmts(e, chk, st->u.par.body);
 	e->parvec = NULL;
-	if (!i && vp) {
+	if (!i && vp && vp->nvst) {
 		lw_pop(e);
 		lw_open_block(e, arena_printf(e->a, "the run's %d points of '%s' stored as vectors", vp->vec,
 					      lw_vname(e, st->u.par.vars[vp->vdim])));

@@ -75,7 +75,8 @@ typedef struct Em {
 	int64_t parpad;      /* its points past this first extent are padding (NestPlan.pad), or 0 */
 	const char *parrep;  /* its replica index when the loop layout is replicated, else NULL */
 	unsigned char *parsync; /* per buffer: replica 0's stores into it go between barriers */
-	const NestPlan *parvec; /* its vector stores (vec > 1): their values go to tl_v<k>[tl_r] */
+	const NestPlan *parvec; /* its vector stores (vec > 1): their values go to tl_v<k>[tl_r];
+				 * its vector loads: read from tl_l<q>[tl_r] */
 	const char **staged; /* per buffer: the shared array its reads at indices that are not the
 	                      * nest's variables go to (lower_stage.c), "" for registers (a tile
 	                      * every thread holds whole), NULL: none */
@@ -153,6 +154,7 @@ int lw_fragrun_ref(const Fragment *F, IExpr *const *co, int64_t S, int dim, int 
 int lw_contig_access(const IrBuffer *B, int n, IrExpr *const *idx, const IrVar *v, int V);
 int lw_plan_nestvec(Em *e, const IrStmt *st, NestPlan *np);
 int lw_body_reads(const IrStmt *s, int buf);
+int lw_parvload(const Em *e, const IrExpr *x);
 extern const char *const lw_slotnames[IEXPR_NVARS];
 const char *lw_vtype(int bytes);
 void lw_packword(Buf *b, DType t, char *const *vals, int w);

@@ -372,9 +372,19 @@ exprc(Em *e, Buf *b, const IrExpr *x)
 	case IE_BOOL: buf_puts(b, x->u.i ? "true" : "false"); break;
 	case IE_VAR: varc(e, b, x->u.var); break;
 	case IE_LOAD: {
-		/* a global element outside the tensor reads zero (docs/semantics.md) */
-		char *g = lw_elemguard(e, &e->k->bufs[x->u.load.buf], x->u.load.n, x->u.load.idx);
+		char *g;
+		int q;
 
+		/* a vector load of a nest's run: the point's element, unpacked (lower_nest.c) */
+		if ((q = lw_parvload(e, x)) >= 0) {
+			if (lw_calctype(x->type) != x->type)
+				buf_printf(b, "%s(tl_l%d[tl_r])", tof32(x->type), q);
+			else
+				buf_printf(b, "tl_l%d[tl_r]", q);
+			break;
+		}
+		/* a global element outside the tensor reads zero (docs/semantics.md) */
+		g = lw_elemguard(e, &e->k->bufs[x->u.load.buf], x->u.load.n, x->u.load.idx);
 		if (g)
 			buf_printf(b, "((%s) ? ", g);
 		if (lw_calctype(x->type) != x->type) {

@@ -9,7 +9,8 @@
  *                                      stores of a replicated nest go between barriers
  *   plan-reduces     plan_reduce.c     each reduce's plan (reduce_plan.c)
  *   plan-vectors     plan_vector.c     vector widths: of every register tile's slots and
- *                                      of every copy's accesses
+ *                                      of every copy's accesses and of every parallel
+ *                                      nest's global stores and loads
  *   plan-copies      plan_copy.c       each copy's instruction (cp.async, 16-byte loads
  *                                      and stores, zero-filled, element by element)
  *   plan-pipelines   plan_pipeline.c   each pipeline's schedule: software-pipelined (how
@@ -59,6 +60,13 @@ typedef struct NestPlan {
 	const char *vwhy;
 	const IrStmt **vst;
 	int nvst;
+	/* plan-vectors: the global loads read as vectors of vldw[q] points along vdim (vldw[q]
+	 * divides vec: vec / vldw[q] accesses per run), each unpacked into the run's points;
+	 * lwhy: why the body's other global loads are read element by element (NULL: none) */
+	const IrExpr **vld;
+	int *vldw;
+	int nvld;
+	const char *lwhy;
 } NestPlan;
 
 /* ---- plan-vectors and plan-copies -------------------------------------------------- */

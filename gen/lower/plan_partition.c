@@ -198,6 +198,30 @@ fragline(Buf *b, const Layout *F, int64_t slots)
 		buf_printf(b, " (%lld replicas)", (long long)F->rep);
 }
 
+/* "; loads of 'A', 'B' in runs of 4 along j" (several widths: "'A' in runs of 4, 'H' in runs
+ * of 2 along j"), each tensor once per width */
+static void
+loads_dump(const PlanDump *d, const IrStmt *s, const NestPlan *np)
+{
+	int i, j, w, n, groups = 0;
+
+	buf_puts(d->b, "; loads of ");
+	for (w = np->vec; w > 1; w /= 2) {
+		for (n = 0, i = 0; i < np->nvld; i++) {
+			int buf = np->vld[i]->u.load.buf;
+
+			for (j = 0; j < i && !(np->vldw[j] == w && np->vld[j]->u.load.buf == buf); j++)
+				;
+			if (np->vldw[i] != w || j < i)
+				continue;
+			buf_printf(d->b, "%s'%s'", n++ || groups ? ", " : "", d->k->bufs[buf].name);
+		}
+		if (n)
+			buf_printf(d->b, " in runs of %d", w), groups++;
+	}
+	buf_printf(d->b, " along %s", s->u.par.vars[np->vdim]->name);
+}
+
 static int
 nest_dump(IrStmt *s, void *ctx)
 {
@@ -233,14 +257,18 @@ nest_dump(IrStmt *s, void *ctx)
 		free((void *)store);
 	}
 	/* plan-vectors */
-	if (np->vec > 1) {
+	if (np->vec > 1 && np->nvst) {
 		buf_printf(d->b, "; stores of ");
 		for (i = 0; i < np->nvst; i++)
 			buf_printf(d->b, "%s'%s'", i ? ", " : "", d->k->bufs[np->vst[i]->u.store.buf].name);
 		buf_printf(d->b, " in runs of %d along %s", np->vec, s->u.par.vars[np->vdim]->name);
-	} else if (np->vec == 1) {
+	} else if (np->vec && np->vwhy) {
 		buf_printf(d->b, "; element stores: %s", np->vwhy);
 	}
+	if (np->vec > 1 && np->nvld)
+		loads_dump(d, s, np);
+	if (np->vec && np->lwhy)
+		buf_printf(d->b, "; element loads: %s", np->lwhy);
 	buf_putc(d->b, '\n');
 	return 0;
 }

@@ -1,8 +1,10 @@
 /*
  * plan_vector.c: the pass plan-vectors. The vector width of every register
  * tile's slots (the widest run of consecutive, aligned elements of the last
- * dim that every thread holds in consecutive slots, up to 16 bytes; 1-byte
- * elements in words of at least 4) and of every copy's accesses: a copy
+ * dim that every thread holds in consecutive slots, up to the target's widest
+ * access, 16 bytes; 1-byte elements in words of at least 4), of every
+ * parallel nest's global stores and loads along a run of its points
+ * (lw_plan_nestvec) and of every copy's accesses: a copy
  * between registers and memory moves the tile's runs when the memory side
  * walks its contiguous dim in them; a copy between global and shared memory
  * moves 16-byte chunks when the rows are whole chunks and both sides keep
@@ -15,11 +17,20 @@
  */
 #include "lw.h"
 
+/* the widest access of the target, in bytes: the one description of the hardware that the
+ * cost model's vector widths read too (Target.max_vector_bits, target_vector_elems) */
+static int
+vecbytes(const Em *e)
+{
+	return e->t ? target_vector_elems(e->t, 1, 0) : 16;
+}
+
 /* the vector run of local buffer buf's slots for elements of eb bytes */
 static int
 fragrun(Em *e, int buf, int eb)
 {
-	int v = eb == 1 || eb == 2 || eb == 4 ? lw_fragvec(e->frag[buf], e->coord[buf], e->slots[buf], 16 / eb) : 1;
+	int v = eb == 1 || eb == 2 || eb == 4
+		? lw_fragvec(e->frag[buf], e->coord[buf], e->slots[buf], vecbytes(e) / eb) : 1;
 
 	/* a padded tile's guard is per vector: a vector must not run past the last element */
 	while (e->pad[buf] && v > 1 && e->frag[buf]->in_shape[e->frag[buf]->nin - 1] % v)
@@ -125,24 +136,247 @@ lw_copyplan(Em *e, const IrStmt *st)
 	return cp;
 }
 
+/* can x be evaluated at the run's first point before the run (no let of the body, no load)? */
+static int
+hoistable(const IrExpr *x)
+{
+	int i;
+
+	if (!x)
+		return 1;
+	switch (x->kind) {
+	case IE_VAR: return x->u.var->kind != VAR_LET;
+	case IE_LOAD: return 0;
+	case IE_UNARY: return hoistable(x->u.un.a);
+	case IE_BINARY: return hoistable(x->u.bin.a) && hoistable(x->u.bin.b);
+	case IE_SELECT: return hoistable(x->u.sel.c) && hoistable(x->u.sel.a) && hoistable(x->u.sel.b);
+	case IE_CAST: return hoistable(x->u.cast.a);
+	case IE_CALL:
+		for (i = 0; i < x->u.call.n; i++)
+			if (!hoistable(x->u.call.args[i]))
+				return 0;
+		return 1;
+	default: return 1;
+	}
+}
+
+/* the global loads of value x (not those inside an index: a gather's index load stays an
+ * element load), appended to ls (counted in *n; ls NULL: counted only) */
+static void
+globloads(const Em *e, const IrExpr *x, const IrExpr **ls, int *n)
+{
+	int i;
+
+	if (!x)
+		return;
+	switch (x->kind) {
+	case IE_LOAD:
+		if (e->k->bufs[x->u.load.buf].scope == MEM_GLOBAL) {
+			if (ls)
+				ls[*n] = x;
+			++*n;
+		}
+		return;
+	case IE_UNARY: globloads(e, x->u.un.a, ls, n); return;
+	case IE_BINARY: globloads(e, x->u.bin.a, ls, n), globloads(e, x->u.bin.b, ls, n); return;
+	case IE_SELECT:
+		globloads(e, x->u.sel.c, ls, n), globloads(e, x->u.sel.a, ls, n), globloads(e, x->u.sel.b, ls, n);
+		return;
+	case IE_CAST: globloads(e, x->u.cast.a, ls, n); return;
+	case IE_CALL:
+		for (i = 0; i < x->u.call.n; i++)
+			globloads(e, x->u.call.args[i], ls, n);
+		return;
+	default: return;
+	}
+}
+
+/* the global loads of a straight-line body (count in *n) */
+static const IrExpr **
+body_loads(Em *e, const IrStmt *body, int *n)
+{
+	const IrExpr **ls;
+	const IrStmt *b;
+	int pass, cnt = 0;
+
+	for (ls = NULL, pass = 0; pass < 2; pass++) {
+		for (cnt = 0, b = body; b; b = b->next)
+			globloads(e, b->kind == S_STORE ? b->u.store.value : b->kind == S_LET || b->kind == S_SET
+				  ? b->u.let.value : NULL, ls, &cnt);
+		if (!pass)
+			ls = anewn(e->a, const IrExpr *, cnt + 1);
+	}
+	*n = cnt;
+	return ls;
+}
+
+/* does expression y contain the node x? */
+static int
+holds(const IrExpr *y, const IrExpr *x)
+{
+	int i;
+
+	if (!y)
+		return 0;
+	if (y == x)
+		return 1;
+	switch (y->kind) {
+	case IE_LOAD:
+		for (i = 0; i < y->u.load.n; i++)
+			if (holds(y->u.load.idx[i], x))
+				return 1;
+		return 0;
+	case IE_UNARY: return holds(y->u.un.a, x);
+	case IE_BINARY: return holds(y->u.bin.a, x) || holds(y->u.bin.b, x);
+	case IE_SELECT: return holds(y->u.sel.c, x) || holds(y->u.sel.a, x) || holds(y->u.sel.b, x);
+	case IE_CAST: return holds(y->u.cast.a, x);
+	case IE_CALL:
+		for (i = 0; i < y->u.call.n; i++)
+			if (holds(y->u.call.args[i], x))
+				return 1;
+		return 0;
+	default: return 0;
+	}
+}
+
 /*
- * The vector stores of parallel nest st: a global store whose last index walks one loop
- * variable with stride 1 from a multiple of the run (lw_contig_access), into a buffer the
- * body neither reads nor stores elsewhere, in a body of top-level stores and lets, when
+ * Why load x of nest st's body cannot be read before the run for the stores into its tensor
+ * (NULL: it can). The run's points are all loaded before any is computed. A store after the
+ * load (in a later statement, or the load's own) is then still after it in its own point,
+ * and another point's store is never of an element this point reads (that would be a data
+ * race, which a nest may not have: docs/semantics.md); a store before the load may be of the
+ * point's own element, which the load must see. Atomics are not read around.
+ */
+static const char *
+stored_why(Em *e, const IrStmt *st, const IrExpr *x)
+{
+	const IrBuffer *B = &e->k->bufs[x->u.load.buf];
+	const IrStmt *b;
+	int seen = 0;
+
+	for (b = st->u.par.body; b; b = b->next) {
+		seen |= holds(b->kind == S_STORE ? b->u.store.value : b->kind == S_LET || b->kind == S_SET
+			      ? b->u.let.value : NULL, x);
+		if (b->kind != S_STORE || b->u.store.buf != x->u.load.buf)
+			continue;
+		if (b->u.store.atomic)
+			return arena_printf(e->a, "'%s' is updated atomically in the nest", B->name);
+		if (!seen)
+			return arena_printf(e->a, "'%s' is stored in the nest before it is read", B->name);
+	}
+	return NULL;
+}
+
+/*
+ * The points per access (at most cap) of global load x in runs along variable vars[k]: its
+ * last index walks the variable with stride 1 from a multiple of the width
+ * (lw_contig_access), its other indices stay put along the run, it moves 4 bytes or more,
+ * the strides allow it (lw_stridevec), and the nest's stores into the tensor cannot be seen
+ * by another point's read (stored_why). Its indices are evaluated at the run's first point
+ * before the run: no let of the body, no load. 1 with *why when element by element.
+ */
+static int
+loadvec(Em *e, const IrStmt *st, const IrExpr *x, int k, int cap, const char **why)
+{
+	const IrBuffer *B = &e->k->bufs[x->u.load.buf];
+	IrExpr *const *idx = x->u.load.idx;
+	int n = x->u.load.n, eb = (int)dtype_bytes(B->dtype), v, d;
+	const IrVar *var = st->u.par.vars[k];
+
+	if ((*why = stored_why(e, st, x)))
+		return 1;
+	if (B->dtype == DT_BOOL || !(eb == 1 || eb == 2 || eb == 4))
+		return *why = arena_printf(e->a, "'%s' has %d-byte elements", B->name, eb), 1;
+	for (d = 0; d < n; d++)
+		if (!hoistable(idx[d]))
+			return *why = arena_printf(e->a, "an index of '%s' reads a let or a load", B->name), 1;
+	if (!lw_contig_access(B, n, idx, var, 1))
+		return *why = arena_printf(e->a, "the last index of '%s' does not walk '%s' alone with "
+					   "stride 1", B->name, var->name), 1;
+	if (cap > vecbytes(e) / eb)
+		cap = vecbytes(e) / eb;
+	for (v = cap; v > 1 && (v * eb < 4 || !lw_contig_access(B, n, idx, var, v) ||
+				lw_stridevec(e, B, v, NULL) < v); v /= 2)
+		;
+	if (v > 1 && v * eb >= 4)
+		return v;
+	if (cap * eb < 4)
+		return *why = arena_printf(e->a, "a run of '%s' is under 4 bytes", B->name), 1;
+	if (B->strides && lw_stridevec(e, B, cap, why) < cap && *why)
+		return 1;
+	return *why = arena_printf(e->a, "the runs of '%s' do not start at a multiple of %d", B->name,
+				   4 / eb > 1 ? 4 / eb : 2), 1;
+}
+
+/*
+ * The vector loads of nest st along vars[*k] (chosen here when no store chose it: the
+ * first load whose last index walks a variable, *run set), cap points per access at most.
+ * Returns the widest width; np->vld, vldw, nvld, lwhy set.
+ */
+static int
+plan_nestloads(Em *e, const IrStmt *st, NestPlan *np, int *k, int *run, int cap)
+{
+	IrVar *const *vars = st->u.par.vars;
+	const IrExpr **ls;
+	const char *why;
+	int nl, i, d, w, best = 1;
+	Buf b;
+
+	ls = body_loads(e, st->u.par.body, &nl);
+	np->vld = anewn(e->a, const IrExpr *, nl + 1);
+	np->vldw = anewn(e->a, int, nl + 1);
+	np->nvld = 0, np->lwhy = NULL;
+	for (i = 0; *k < 0 && i < nl; i++)
+		for (d = st->u.par.n - 1; *k < 0 && d >= 0; d--)
+			if (lw_contig_access(&e->k->bufs[ls[i]->u.load.buf], ls[i]->u.load.n, ls[i]->u.load.idx,
+					     vars[d], 1)) {
+				*k = d;
+				*run = lw_fragrun(np->frag, np->coord, np->slots, d, vecbytes(e));
+			}
+	buf_init(&b);
+	for (i = 0; i < nl; i++) {
+		why = NULL;
+		if (*k < 0)
+			why = "no load walks a loop variable contiguously";
+		else if (*run < 2)
+			why = arena_printf(e->a, "the loop layout holds no runs of '%s' in consecutive slots",
+					   vars[*k]->name);
+		w = why ? 1 : loadvec(e, st, ls[i], *k, cap < *run ? cap : *run, &why);
+		if (w > 1) {
+			np->vld[np->nvld] = ls[i], np->vldw[np->nvld++] = w;
+			best = w > best ? w : best;
+		} else if (why && !strstr(buf_str(&b), why)) {
+			buf_printf(&b, "%s%s", b.len ? "; " : "", why);
+		}
+	}
+	if (b.len)
+		np->lwhy = arena_strdup(e->a, buf_str(&b));
+	buf_free(&b);
+	return best;
+}
+
+/*
+ * The vector stores and loads of parallel nest st: a global store whose last index walks one
+ * loop variable with stride 1 from a multiple of the run (lw_contig_access), into a buffer
+ * the body neither reads nor stores elsewhere, in a body of top-level stores and lets, when
  * the loop layout gives every thread runs of that variable in consecutive slots
  * (lw_fragrun) and the layout is neither padded nor replicated. The rows must be whole
- * vectors too: proven, or checked at run time by the lowering (lw_veccond).
+ * vectors too: proven, or checked at run time by the lowering (lw_veccond). The global loads
+ * of the body along the same variable are read once per run (plan_nestloads), at the
+ * stores' run or narrower (several accesses per run); with no vector store the widest load
+ * sets the run.
  */
 int
 lw_plan_nestvec(Em *e, const IrStmt *st, NestPlan *np)
 {
 	const IrStmt *b, *c;
 	IrVar *const *vars = st->u.par.vars;
-	int n = st->u.par.n, k = -1, d, run = 1, maxv = 16, nv = 0, cnt, misaligned = 0;
-	const char *swhy = NULL;
+	int n = st->u.par.n, k = -1, d, run = 1, maxv = 16, nv = 0, cnt, misaligned = 0, lv;
+	const char *swhy = NULL, *why = NULL, *rwhy = NULL;
 	const IrStmt **cand;
 
 	np->vec = 1, np->vdim = 0, np->vst = NULL, np->nvst = 0;
+	np->vld = NULL, np->vldw = NULL, np->nvld = 0, np->lwhy = NULL;
 	if (np->pad)
 		return np->vwhy = "the loop layout is padded", 0;
 	if (np->frag->rep > 1)
@@ -160,9 +394,12 @@ lw_plan_nestvec(Em *e, const IrStmt *st, NestPlan *np)
 		B = &e->k->bufs[b->u.store.buf];
 		eb = (int)dtype_bytes(B->dtype);
 		/* an atomic is one read-modify-write per point (lower_atomic.c), never a vector store */
-		if (B->scope != MEM_GLOBAL || !(eb == 1 || eb == 2 || eb == 4) || b->u.store.atomic ||
-		    lw_body_reads(st->u.par.body, b->u.store.buf))
+		if (B->scope != MEM_GLOBAL || !(eb == 1 || eb == 2 || eb == 4) || b->u.store.atomic)
 			continue;
+		if (lw_body_reads(st->u.par.body, b->u.store.buf)) {
+			rwhy = rwhy ? rwhy : arena_printf(e->a, "the nest reads '%s', which it stores", B->name);
+			continue;
+		}
 		for (ok = 1, c = st->u.par.body; c; c = c->next)
 			if (c != b && c->kind == S_STORE && c->u.store.buf == b->u.store.buf)
 				ok = 0;
@@ -175,11 +412,11 @@ lw_plan_nestvec(Em *e, const IrStmt *st, NestPlan *np)
 			continue;
 		if (k < 0) {
 			k = d;
-			run = lw_fragrun(np->frag, np->coord, np->slots, k, 16);
+			run = lw_fragrun(np->frag, np->coord, np->slots, k, vecbytes(e));
 		}
 		/* a strided tensor: its memory must be contiguous along the index too (a last
 		 * stride of 1, constant strides multiples of v: lw_stridevec) */
-		for (v = run < 16 / eb ? run : 16 / eb; v > 1 && (v * eb < 4 ||
+		for (v = run < vecbytes(e) / eb ? run : vecbytes(e) / eb; v > 1 && (v * eb < 4 ||
 		     !lw_contig_access(B, b->u.store.n, b->u.store.idx, vars[k], v) ||
 		     lw_stridevec(e, B, v, NULL) < v); v /= 2)
 			;
@@ -197,22 +434,24 @@ lw_plan_nestvec(Em *e, const IrStmt *st, NestPlan *np)
 		cand[nv++] = b;
 	}
 	if (k < 0)
-		return np->vwhy = "no global store walks a loop variable contiguously", 0;
-	if (run < 2)
-		return np->vwhy = arena_printf(e->a, "the loop layout holds no runs of '%s' in consecutive slots",
-					       vars[k]->name), 0;
-	if (!nv && swhy)
-		return np->vwhy = swhy, 0;
-	if (!nv)
-		return np->vwhy = misaligned ? "the stores' runs do not start at a multiple of the run"
-				  : "no store moves at least 4 bytes per run", 0;
+		why = rwhy ? rwhy : "no global store walks a loop variable contiguously";
+	else if (run < 2)
+		why = arena_printf(e->a, "the loop layout holds no runs of '%s' in consecutive slots", vars[k]->name);
+	else if (!nv && swhy)
+		why = swhy;
+	else if (!nv)
+		why = misaligned ? "the stores' runs do not start at a multiple of the run"
+		      : "no store moves at least 4 bytes per run";
 	/* one run for the nest, the narrowest store's: a store stays a vector at it when it
 	 * still moves 4 bytes or more (aligned at a wider run, it is at a narrower one) */
 	for (cnt = 0, d = 0; d < nv; d++)
 		if ((int)dtype_bytes(e->k->bufs[cand[d]->u.store.buf].dtype) * maxv >= 4)
 			cand[cnt++] = cand[d];
 	nv = cnt;
-	np->vec = maxv, np->vdim = k, np->vst = cand, np->nvst = nv, np->vwhy = NULL;
+	lv = plan_nestloads(e, st, np, &k, &run, nv ? maxv : vecbytes(e));
+	if (!nv && lv < 2)
+		return np->vwhy = why, 0;
+	np->vec = nv ? maxv : lv, np->vdim = k, np->vst = cand, np->nvst = nv, np->vwhy = nv ? NULL : why;
 	return 0;
 }
 
