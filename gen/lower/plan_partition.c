@@ -86,6 +86,44 @@ lw_nopad(Em *e, int buf, const char *what)
 		       (long long)(e->slots[buf] * F->nthreads), what);
 }
 
+/*
+ * A replicated layout that leaves (thread, slot) pairs without an element (the reducer
+ * layout of a row max of a [16, 24] tile spread by its flat index: thread (_i * 24 + _rep) %
+ * 128, 16 slots, 384 of 2048 pairs held) has no inverse lw_tilecoords finds. The tile is
+ * held fully replicated over the same threads instead: every thread holds every element at
+ * slot = its flat index, which contains the inferred layout (each holder still holds what
+ * it held), so every read that was owned stays owned, a reduce into it combines across all
+ * threads, and a copy out stores from replica 0. The slots per thread are the tile's
+ * elements, no more than the inferred layout's when its slot is the element. Else (or when
+ * the tile is larger than the inferred layout's slots) the first error stands.
+ */
+static int
+widen(Em *e, TilePlan *tp)
+{
+	const Fragment *F = tp->frag;
+	Fragment *W;
+	int64_t N = layout_size(F), held, pairs, shape[LAYOUT_MAXDIM];
+	Err first = *e->err, scratch = {0};
+	int d;
+
+	if (F->rep < 2 || F->nout != 1 || ck_mul(N, F->rep, &held) || ck_mul(F->nthreads, F->out_shape[0], &pairs) ||
+	    held >= pairs || N > F->out_shape[0] || F->nin > LAYOUT_MAXDIM)
+		return -1;
+	for (d = 0; d < F->nin; d++)
+		shape[d] = F->in_shape[d];
+	if (!(W = frag_fully_replicated(e->a, shape, F->nin, F->nthreads, &scratch)) ||
+	    !(tp->coord = lw_tilecoords(e, W, &tp->slots, &tp->pad)) || frag_contains(F, W, 0, &scratch) != 1) {
+		*e->err = first;
+		return -1;
+	}
+	err_clear(e->err);
+	tp->frag = W;
+	tp->source = arena_printf(e->a, "%s, held fully replicated: its layout (%lld replicas) reaches %lld of its "
+				  "%lld (thread, slot) pairs", tp->source, (long long)F->rep, (long long)held,
+				  (long long)pairs);
+	return 0;
+}
+
 /* the partition of every local buffer of e->k into kp */
 int
 lw_part_tiles(Em *e, KernelPart *kp)
@@ -123,7 +161,7 @@ lw_part_tiles(Em *e, KernelPart *kp)
 		if (tp->frag->nthreads > k->threads)
 			return err_loc(e->err, B->loc), err_set(e->err, "local '%s': its layout needs %lld threads, the kernel has %lld",
 				       B->name, (long long)tp->frag->nthreads, (long long)k->threads);
-		if (!(tp->coord = lw_tilecoords(e, tp->frag, &tp->slots, &tp->pad)))
+		if (!(tp->coord = lw_tilecoords(e, tp->frag, &tp->slots, &tp->pad)) && widen(e, tp))
 			return err_loc(e->err, B->loc);
 	}
 	return 0;
