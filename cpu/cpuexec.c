@@ -100,6 +100,21 @@ cpuexec_smem_of(const char *src, const char *name)
 	return -1;
 }
 
+long long
+cpuexec_threads_of(const char *src, const char *name)
+{
+	char tag[300];
+	const char *p;
+	long long threads, bytes;
+
+	snprintf(tag, sizeof tag, "// kernel %s: ", name);
+	for (p = strstr(src, tag); p; p = strstr(p + 1, tag))
+		if ((p == src || p[-1] == '\n') &&
+		    sscanf(p + strlen(tag), "%lld threads, %lld bytes", &threads, &bytes) == 2)
+			return threads > 0 && threads <= 1024 ? threads : -1;
+	return -1;
+}
+
 static int
 writefile(const char *path, const char *s, size_t n, Err *e)
 {

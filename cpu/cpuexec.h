@@ -97,5 +97,8 @@ void cpuexec_free(CpuExe *x);
 /* the dynamic shared memory bytes of kernel name (its tile name) from the launch
  * contract comment of the emitted text ("// kernel NAME: T threads, B bytes"), or -1 */
 long long cpuexec_smem_of(const char *src, const char *name);
+/* the threads of a block of kernel name from the same line, or -1: the block every launch
+ * uses (a warp-specialized kernel has more threads than the program's threads(...)) */
+long long cpuexec_threads_of(const char *src, const char *name);
 
 #endif

@@ -30,6 +30,8 @@ struct tilec_program {
 	IrKernel **kernels;
 	const char **cnames;
 	long long *smem;
+	long long *threads;  /* per kernel: the launch contract's block (more than threads(...) when
+			      * warp-specialized), -1 without a contract */
 	CpuExe *exe;      /* per kernel, once built */
 	int *built;       /* per kernel: 0 not yet, 1 built */
 };
@@ -81,6 +83,7 @@ tilec_program_free(tilec_program *p)
 	free(p->kernels);
 	free(p->cnames);
 	free(p->smem);
+	free(p->threads);
 	free(p->exe);
 	free(p->built);
 	free(p->code);
@@ -169,9 +172,10 @@ tilec_program_compile(const char *src, size_t len, const tilec_options *opts, ti
 	p->kernels = calloc((size_t)i + 1, sizeof *p->kernels);
 	p->cnames = calloc((size_t)i + 1, sizeof *p->cnames);
 	p->smem = calloc((size_t)i + 1, sizeof *p->smem);
+	p->threads = calloc((size_t)i + 1, sizeof *p->threads);
 	p->exe = calloc((size_t)i + 1, sizeof *p->exe);
 	p->built = calloc((size_t)i + 1, sizeof *p->built);
-	if (!p->kernels || !p->cnames || !p->smem || !p->exe || !p->built) {
+	if (!p->kernels || !p->cnames || !p->smem || !p->threads || !p->exe || !p->built) {
 		tilec_program_free(p);
 		return seterr(err, TILEC_ERR_NOMEM, "out of memory");
 	}
@@ -179,6 +183,7 @@ tilec_program_compile(const char *src, size_t len, const tilec_options *opts, ti
 		p->kernels[i] = k;
 		p->cnames[i] = emit_cname(&p->arena, k->name);
 		p->smem[i] = cpuexec_smem_of(p->code, k->name);
+		p->threads[i] = cpuexec_threads_of(p->code, k->name);
 	}
 	*out = p;
 	return TILEC_OK;
@@ -300,8 +305,8 @@ tilec_program_kernel_launch(const tilec_program *p, int k, unsigned *threads, si
 
 	if (!K)
 		return TILEC_ERR_ARG;
-	if (threads)
-		*threads = (unsigned)K->threads;
+	if (threads) /* the launch contract's block, as every launcher uses */
+		*threads = p->threads[k] > 0 ? (unsigned)p->threads[k] : (unsigned)K->threads;
 	if (smem_bytes)
 		*smem_bytes = p->smem[k] > 0 ? (size_t)p->smem[k] : 0;
 	return TILEC_OK;
@@ -461,7 +466,7 @@ tilec_cpu_launch(tilec_program *p, int k, void *const *args, const int64_t *size
 
 	if (!K || (K->nparam && !args) || (K->nsize && !sizes))
 		return seterr(err, TILEC_ERR_ARG, "tilec_cpu_launch: bad arguments");
-	if (p->smem[k] < 0)
+	if (p->smem[k] < 0 || p->threads[k] < 0)
 		return seterr(err, TILEC_ERR_ARG, "kernel %s: no launch contract in the emitted code", K->name);
 	ca = calloc((size_t)(2 * K->nparam + K->nsize) + 1, sizeof *ca);
 	scalars = calloc((size_t)K->nparam + 1, sizeof *scalars);
@@ -606,7 +611,7 @@ tilec_cpu_launch(tilec_program *p, int k, void *const *args, const int64_t *size
 	}
 	for (d = 0; d < 3; d++) {
 		l.grid[d] = grid[d];
-		l.block[d] = d ? 1 : (unsigned)K->threads;
+		l.block[d] = d ? 1 : (unsigned)p->threads[k];
 	}
 	l.smem = (size_t)p->smem[k];
 	buf_reset(&log);

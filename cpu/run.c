@@ -624,6 +624,7 @@ typedef struct Run {
 	tilec_jit *jit;
 	tilec_module *mod;
 	const char *kname;
+	long long threads;   /* the block: the launch contract's threads */
 } Run;
 
 /*
@@ -887,7 +888,7 @@ run_set(Run *R, const IrKernel *k, const CpuExe *x, long long smem, const SizeSe
 	/* the emitted code */
 	for (d = 0; d < 3; d++) {
 		l.grid[d] = (unsigned)grid[d];
-		l.block[d] = d ? 1 : (unsigned)k->threads;
+		l.block[d] = d ? 1 : (unsigned)R->threads;
 	}
 	l.smem = (size_t)smem;
 	/* an empty grid launches nothing, as the generated launchers do (CUDA_SUCCESS without
@@ -1040,6 +1041,7 @@ tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_
 	co.filename = o->filename;
 	co.dump = TILEC_DUMP_CUDA;
 	co.tma = o->tma;
+	co.warp_specialize = o->warp_specialize;
 	{
 		static const char *const cuda_defaults[] = {"sm_80", "sm_90a"};
 		static const char *const hip_default[] = {"gfx942"};
@@ -1117,7 +1119,8 @@ tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_
 		found = 1;
 		kname = emit_cname(&arena, k->name);
 		smem = cpuexec_smem_of(o->cuda_override ? o->cuda_override : cr.output, k->name);
-		if (smem < 0) {
+		R.threads = cpuexec_threads_of(o->cuda_override ? o->cuda_override : cr.output, k->name);
+		if (smem < 0 || R.threads < 0) {
 			buf_printf(&rep, "%s: error: no launch contract in the emitted code\n", k->name);
 			R.errors++;
 			continue;

@@ -41,6 +41,7 @@ static const char usage_text[] =
 	"                         must have the program's signatures): to check hand-edited code\n"
 	"  -v, --verbose          report every output, not only those that differ\n"
 	"      --no-tma           sm_90a: emit cp.async pipelines instead of TMA loads (--tma: the default)\n"
+	"      --warp-specialize  sm_90a: a producer warpgroup issues the TMA loads (tilec --warp-specialize)\n"
 	"  -h, --help             show this help and exit\n"
 	"\n"
 	"Exit status: 0 all agree, 1 an output differs or the emitted code failed at run time,\n"
@@ -66,7 +67,7 @@ run_main(int argc, char **argv)
 		{"verbose", no_argument, NULL, 'v'},      {"help", no_argument, NULL, 'h'},
 		{"cuda", required_argument, NULL, 'u'},  {"target", required_argument, NULL, 'T'},
 		{"device", required_argument, NULL, 'G'}, {"tma", no_argument, NULL, 'M'},
-		{"no-tma", no_argument, NULL, 'N'},
+		{"no-tma", no_argument, NULL, 'N'}, {"warp-specialize", no_argument, NULL, 'W'},
 		{NULL, 0, NULL, 0},
 	};
 	tilec_run_options o;
@@ -130,6 +131,7 @@ run_main(int argc, char **argv)
 		case 'v': o.verbose = 1; break;
 		case 'M': o.tma = 1; break;
 		case 'N': o.tma = 0; break;
+		case 'W': o.warp_specialize = 1; break;
 		case 'u': cudafile = optarg; break;
 		case 'h':
 			fputs(usage_text, stdout);

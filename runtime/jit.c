@@ -581,6 +581,17 @@ tilec_launch(tilec_module *m, const char *name, const unsigned grid[3], const un
 
 	if ((r = tilec_module_kernel(m, name, &fn, err)))
 		return r;
+	{
+		/* a kernel tilec emitted runs on the block of its launch contract (a warp-specialized
+		 * one has a producer warpgroup more than threads(...)): another block is refused */
+		unsigned t;
+
+		if (tilec_module_launch_info(m, name, &t, NULL) == TILEC_OK &&
+		    (unsigned long long)block[0] * block[1] * block[2] != t)
+			return rt_err(err, TILEC_ERR_ARG, "tilec_launch: kernel %s was emitted for blocks of %u threads "
+				      "(its launch contract: tilec_module_launch_info); block is %u x %u x %u", name, t,
+				      block[0], block[1], block[2]);
+	}
 	/* a kernel tilec emitted with TMA loads: its tensor maps from the other arguments */
 	if ((nmaps = tma_args(m->source, name, args, nargs, maps, 16, err)) < 0)
 		return TILEC_ERR_ARG;

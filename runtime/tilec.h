@@ -68,6 +68,11 @@ typedef struct tilec_options {
 	 * tiles with TMA where it can (tensor maps as trailing __grid_constant__ parameters, made
 	 * by tilec_launch, the --header launchers and the CPU run; docs/cuda.md); 0: cp.async */
 	int tma;
+	/* sm_90a, with TMA: 1 gives the pipeline a producer warpgroup that only issues the TMA
+	 * loads (setmaxnreg.dec) and makes the kernel's threads consumers (setmaxnreg.inc); the
+	 * block grows by 128 threads, which the launch contract line says (docs/cuda.md). Off by
+	 * default (tilec_options_init): to be measured on the GPU */
+	int warp_specialize;
 } tilec_options;
 
 typedef struct tilec_result {

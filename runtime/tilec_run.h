@@ -59,6 +59,7 @@ typedef struct tilec_run_options {
 	 * passes it is run again with smaller defaults (near 40, then below 30) */
 	long long max_work;
 	int tma;                     /* tilec_options.tma for the emitted code (init: 1) */
+	int warp_specialize;         /* tilec_options.warp_specialize (init: 0) */
 } tilec_run_options;
 
 /*

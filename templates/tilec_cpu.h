@@ -523,6 +523,38 @@ static void __syncthreads(void)
 	tl_cpu_release(tl_cpu_bar_wait, tl_cpu_nthreads, 1, me);
 }
 
+// bar.sync id, n (PTX 9.7.13.1) with n threads: here barrier 1 of a warp-specialized kernel's
+// consumer threads; every arrival must give the same n, a multiple of the warp size
+static int tl_cpu_nbar_arrived, tl_cpu_nbar_n;
+static tl_cpu_fiber **tl_cpu_nbar_wait;
+
+static void tl_bar_named(int id, int n)
+{
+	tl_cpu_fiber *me = tl_cpu_cur;
+
+	if (id != 1 || n <= 0 || n % 32 || n > tl_cpu_nthreads)
+		tl_cpu_fail("bar.sync %d, %d: the CPU run has named barrier 1 of whole warps of the block (%d threads)", id,
+			    n, tl_cpu_nthreads);
+	if (tl_cpu_nbar_arrived == 0)
+		tl_cpu_nbar_n = n;
+	else if (n != tl_cpu_nbar_n)
+		tl_cpu_fail("bar.sync 1, %d while other threads wait at bar.sync 1, %d", n, tl_cpu_nbar_n);
+	tl_cpu_nbar_wait[tl_cpu_nbar_arrived++] = me;
+	if (tl_cpu_nbar_arrived < n) {
+		tl_cpu_block_on("bar.sync 1 (named)");
+		return;
+	}
+	tl_cpu_nbar_arrived = 0;
+	// in thread order (arrival order is the schedule's)
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && tl_cpu_nbar_wait[j - 1]->lin > tl_cpu_nbar_wait[j]->lin; j--) {
+			tl_cpu_fiber *t = tl_cpu_nbar_wait[j];
+
+			tl_cpu_nbar_wait[j] = tl_cpu_nbar_wait[j - 1], tl_cpu_nbar_wait[j - 1] = t;
+		}
+	tl_cpu_release(tl_cpu_nbar_wait, n, 1, me);
+}
+
 static void __threadfence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 static void __threadfence_block(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
@@ -1469,6 +1501,27 @@ static int tl_cpu_wg_arrive(const char *kind)
 	return 1;
 }
 
+// setmaxnreg.{dec,inc}.sync.aligned.u32 N (PTX 9.7.19.6): registers are not emulated, so a no-op,
+// but .sync.aligned: every thread of the warpgroup executes the same one (else a divergence or a
+// deadlock is reported), in a warpgroup of 128 threads
+static void tl_cpu_setmaxnreg(const char *kind)
+{
+	tl_cpu_fiber *me = tl_cpu_cur;
+
+	if (tl_cpu_wg_arrive(kind))
+		tl_cpu_wg_collective_end(&tl_cpu_wgs[me->wg], me);
+}
+template <int N> static inline void tl_setmaxnreg_dec(void)
+{
+	static_assert(N % 8 == 0 && N >= 24 && N <= 256, "setmaxnreg: a multiple of 8 in [24, 256]");
+	tl_cpu_setmaxnreg("setmaxnreg.dec");
+}
+template <int N> static inline void tl_setmaxnreg_inc(void)
+{
+	static_assert(N % 8 == 0 && N >= 24 && N <= 256, "setmaxnreg: a multiple of 8 in [24, 256]");
+	tl_cpu_setmaxnreg("setmaxnreg.inc");
+}
+
 // wgmma.fence.sync.aligned (9.7.15.7.1): orders register accesses; here it only records that
 // the warpgroup fenced (required before its first wgmma.mma_async)
 static void tl_wgmma_fence(void)
@@ -2253,6 +2306,7 @@ static void tl_cpu_run_block(void)
 		wg->expected = T - 128 * g < 128 ? T - 128 * g : 128;
 	}
 	tl_cpu_bar_arrived = 0;
+	tl_cpu_nbar_arrived = 0;
 	tl_cpu_ndone = 0;
 	for (int i = 0; i < tl_cpu_ntma; i++) // loads of the previous block never waited for: dropped
 		free(tl_cpu_tmas[i].data);
@@ -2475,6 +2529,7 @@ int main(int argc, char **argv)
 		tl_cpu_fibp[i] = &tl_cpu_fib[i];
 	tl_cpu_readyq = (tl_cpu_fiber **)tl_cpu_alloc(sizeof(tl_cpu_fiber *) * T);
 	tl_cpu_bar_wait = (tl_cpu_fiber **)tl_cpu_alloc(sizeof(tl_cpu_fiber *) * T);
+	tl_cpu_nbar_wait = (tl_cpu_fiber **)tl_cpu_alloc(sizeof(tl_cpu_fiber *) * T);
 	tl_cpu_nwarps = (int)(T + TL_CPU_WAVE - 1) / TL_CPU_WAVE;
 	tl_cpu_nwgs = (int)(T + 127) / 128;
 	tl_cpu_warps = (tl_cpu_warp *)tl_cpu_alloc(sizeof(tl_cpu_warp) * (size_t)tl_cpu_nwarps);

@@ -266,6 +266,26 @@ TL_DEVICE float tl_warp_max(float v, int width)
 	return v;
 }
 
+// ---- warp specialization (kernels emitted for sm_90a with --warp-specialize) ------------------
+// setmaxnreg.{dec,inc}.sync.aligned.u32 N (PTX 9.7.19.6): every thread of the warpgroup executes
+// it; N a multiple of 8 in [24, 256]. The producer warpgroup gives registers up, the consumers
+// take them.
+template <int N> TL_DEVICE void tl_setmaxnreg_dec(void)
+{
+	static_assert(N % 8 == 0 && N >= 24 && N <= 256, "setmaxnreg: a multiple of 8 in [24, 256]");
+	asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N> TL_DEVICE void tl_setmaxnreg_inc(void)
+{
+	static_assert(N % 8 == 0 && N >= 24 && N <= 256, "setmaxnreg: a multiple of 8 in [24, 256]");
+	asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+// bar.sync id, n: named barrier id of the first n threads (the consumers; whole warps)
+TL_DEVICE void tl_bar_named(int id, int n)
+{
+	asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
+
 // ---- sm_90 mbarriers and TMA (cp.async.bulk.tensor; used by kernels emitted for sm_90a) ----
 // A tensor map (CUtensorMap: 128 bytes, 64-byte aligned) made on the host by
 // cuTensorMapEncodeTiled and passed as a __grid_constant__ kernel parameter.

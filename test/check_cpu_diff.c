@@ -323,33 +323,44 @@ END_TEST
 #define TMA_SIZES "M=1,N=8,K=8;M=200,N=264,K=136;M=256,N=384,K=512;M=200,N=203,K=205;M=136,N=8,K=520"
 static const struct {
 	const char *file, *sizes, *define;
+	int ws;   /* --warp-specialize: a producer warpgroup issues the loads */
 } tma_rows[] = {
-	{"samples/gemm_sm90.tile", TMA_SIZES, NULL},
-	{"samples/gemm.tile", TMA_SIZES, NULL},
-	{"samples/gemm_bf16.tile", "M=200,N=264,K=192;M=64,N=8,K=64", NULL},
-	{"samples/splitk_gemm.tile", "M=200,N=264,K=136", NULL},
-	{"test/cpu/tma_stages.tile", TMA_SIZES ";M=64,N=64,K=512;M=130,N=72,K=1000", "STAGES=2"},
-	{"test/cpu/tma_stages.tile", TMA_SIZES ";M=130,N=72,K=1000", "STAGES=3"},
-	{"test/cpu/tma_stages.tile", TMA_SIZES ";M=130,N=72,K=1000", "STAGES=5"},
+	{"samples/gemm_sm90.tile", TMA_SIZES, NULL, 0},
+	{"samples/gemm.tile", TMA_SIZES, NULL, 0},
+	{"samples/gemm_bf16.tile", "M=200,N=264,K=192;M=64,N=8,K=64", NULL, 0},
+	{"samples/splitk_gemm.tile", "M=200,N=264,K=136", NULL, 0},
+	{"test/cpu/tma_stages.tile", TMA_SIZES ";M=64,N=64,K=512;M=130,N=72,K=1000", "STAGES=2", 0},
+	{"test/cpu/tma_stages.tile", TMA_SIZES ";M=130,N=72,K=1000", "STAGES=3", 0},
+	{"test/cpu/tma_stages.tile", TMA_SIZES ";M=130,N=72,K=1000", "STAGES=5", 0},
 	/* a pipeline run twice in a block (its barriers invalidated and initialized again), a second one */
 	{"test/cpu/tma_twice.tile", "M=200,N=264,K=136,KH=64;M=64,N=64,K=512,KH=256;M=65,N=67,K=69,KH=3;M=128,N=128,K=128,KH=0",
-	 NULL},
+	 NULL, 0},
 	/* fp8 wgmma promotion (lower_mma.c): the pipeline's temporary and count at 2 to 5 stages
 	 * (BK = 64: promoted every other iteration), BK = 32 (every fourth), 96 (every one: 3 + 3
 	 * k-blocks would pass 4) and 256 (twice inside the gemm) */
-	{"test/cpu/gemm_fp8_promo.tile", PROMO_SIZES, "STAGES=2"},
-	{"test/cpu/gemm_fp8_promo.tile", PROMO_SIZES, "STAGES=3"},
-	{"test/cpu/gemm_fp8_promo.tile", PROMO_SIZES, "STAGES=4"},
-	{"test/cpu/gemm_fp8_promo.tile", PROMO_SIZES, "STAGES=5"},
-	{"test/cpu/gemm_fp8_promo.tile", PROMO_SIZES, "BK=32"},
-	{"test/cpu/gemm_fp8_promo.tile", PROMO_SIZES, "BK=96"},
-	{"test/cpu/gemm_fp8_promo.tile", PROMO_SIZES, "BK=256"},
-	{"test/cpu/gemm_fp8.tile", "M=200,N=264,K=136;M=256,N=384,K=512;M=192,N=144,K=2048", NULL},
+	{"test/cpu/gemm_fp8_promo.tile", PROMO_SIZES, "STAGES=2", 0},
+	{"test/cpu/gemm_fp8_promo.tile", PROMO_SIZES, "STAGES=3", 0},
+	{"test/cpu/gemm_fp8_promo.tile", PROMO_SIZES, "STAGES=4", 0},
+	{"test/cpu/gemm_fp8_promo.tile", PROMO_SIZES, "STAGES=5", 0},
+	{"test/cpu/gemm_fp8_promo.tile", PROMO_SIZES, "BK=32", 0},
+	{"test/cpu/gemm_fp8_promo.tile", PROMO_SIZES, "BK=96", 0},
+	{"test/cpu/gemm_fp8_promo.tile", PROMO_SIZES, "BK=256", 0},
+	{"test/cpu/gemm_fp8.tile", "M=200,N=264,K=136;M=256,N=384,K=512;M=192,N=144,K=2048", NULL, 0},
+	/* warp-specialized (--warp-specialize): the producer warpgroup, named barriers of the
+	 * consumers, the block of the launch contract; 2 to 5 stages, ragged sizes, the element
+	 * body (K = 205: the producer waits for nothing, the consumers run cp.async) */
+	{"samples/gemm_sm90.tile", TMA_SIZES, NULL, 1},
+	{"samples/gemm.tile", TMA_SIZES, NULL, 1},
+	{"test/cpu/tma_stages.tile", TMA_SIZES ";M=64,N=64,K=512;M=130,N=72,K=1000", "STAGES=2", 1},
+	{"test/cpu/tma_stages.tile", TMA_SIZES ";M=130,N=72,K=1000", "STAGES=3", 1},
+	{"test/cpu/tma_stages.tile", TMA_SIZES ";M=130,N=72,K=1000", "STAGES=4", 1},
+	{"test/cpu/tma_stages.tile", TMA_SIZES ";M=130,N=72,K=1000", "STAGES=5", 1},
+	{"test/cpu/gemm_fp8_promo.tile", PROMO_SIZES, "STAGES=3", 1},
 };
 
 /* the CUDA C of path for sm_90a with --tma, which must load with TMA */
 static char *
-tma_code(const char *path, const char *src, size_t len, const char *define)
+tma_code(const char *path, const char *src, size_t len, const char *define, int ws)
 {
 	tilec_options co;
 	tilec_result cr;
@@ -358,6 +369,7 @@ tma_code(const char *path, const char *src, size_t len, const char *define)
 	tilec_options_init(&co);
 	co.arch = "sm_90a";
 	co.tma = 1;
+	co.warp_specialize = ws;
 	co.dump = TILEC_DUMP_CUDA;
 	co.defines = &define;
 	co.ndefines = define != NULL;
@@ -365,6 +377,7 @@ tma_code(const char *path, const char *src, size_t len, const char *define)
 	ck_assert_msg(cr.status == TILEC_OK, "%s: %s", path, cr.diagnostics);
 	ck_assert_msg(strstr(cr.output, "tl_tma_load_2d") && strstr(cr.output, "tl_mbar_wait"),
 		      "%s: no TMA loads with --tma", path);
+	ck_assert_msg(!ws || strstr(cr.output, "tl_setmaxnreg_dec<24>"), "%s: not warp-specialized", path);
 	code = strdup(cr.output);
 	tilec_result_free(&cr);
 	return code;
@@ -372,7 +385,7 @@ tma_code(const char *path, const char *src, size_t len, const char *define)
 
 static tilec_status
 tma_run(const char *path, const char *src, size_t len, const char *sizes, const char *define, const char *over,
-	tilec_run_result *r)
+	int ws, tilec_run_result *r)
 {
 	tilec_run_options o;
 
@@ -380,6 +393,7 @@ tma_run(const char *path, const char *src, size_t len, const char *sizes, const 
 	o.filename = path;
 	o.arch = "sm_90a";
 	o.tma = 1;
+	o.warp_specialize = ws;
 	o.sizes = sizes;
 	o.seed = 1;
 	o.timeout_s = 120;
@@ -396,8 +410,8 @@ START_TEST(tma)
 	tilec_run_result r;
 
 	ck_assert_ptr_nonnull(src);
-	code = tma_code(tma_rows[_i].file, src, len, tma_rows[_i].define);
-	tma_run(tma_rows[_i].file, src, len, tma_rows[_i].sizes, tma_rows[_i].define, NULL, &r);
+	code = tma_code(tma_rows[_i].file, src, len, tma_rows[_i].define, tma_rows[_i].ws);
+	tma_run(tma_rows[_i].file, src, len, tma_rows[_i].sizes, tma_rows[_i].define, NULL, tma_rows[_i].ws, &r);
 	ck_assert_msg(r.status == TILEC_OK && r.runs > 0, "%s (%s): status %d, %d of %d runs differ:\n%s%s",
 		      tma_rows[_i].file, tma_rows[_i].define ? tma_rows[_i].define : "", r.status, r.differ, r.runs,
 		      r.diagnostics, r.report);
@@ -411,15 +425,29 @@ END_TEST
  * samples/gemm_sm90.tile with one statement changed */
 static const struct {
 	const char *from, *to, *want;
+	int ws;   /* of the warp-specialized code */
 } tma_wrong[] = {
 	/* a box one panel off */
-	{"((int)blockIdx.x * 256) + 64, (ko * 64)", "((int)blockIdx.x * 256) + 128, (ko * 64)", "DIFFER"},
+	{"((int)blockIdx.x * 256) + 64, (ko * 64)", "((int)blockIdx.x * 256) + 128, (ko * 64)", "DIFFER", 0},
 	/* the consumers do not wait for the stage to land */
-	{"tl_mbar_wait(&tl_full_ko[ko % 4], ko / 4 % 2);", ";", "mbarrier"},
+	{"tl_mbar_wait(&tl_full_ko[ko % 4], ko / 4 % 2);", ";", "mbarrier", 0},
 	/* a warp releases the stage its wgmma group still reads */
-	{"tl_mbar_arrive(&tl_empty_ko[(ko + 3) % 4])", "tl_mbar_arrive(&tl_empty_ko[(ko + 0) % 4])", "deadlock"},
+	{"tl_mbar_arrive(&tl_empty_ko[(ko + 3) % 4])", "tl_mbar_arrive(&tl_empty_ko[(ko + 0) % 4])", "deadlock", 0},
 	/* too few bytes expected: the phase completes before the last box lands */
-	{"tl_mbar_expect_tx(&tl_full_ko[ko % 4], 49152)", "tl_mbar_expect_tx(&tl_full_ko[ko % 4], 40960)", "DIFFER"},
+	{"tl_mbar_expect_tx(&tl_full_ko[ko % 4], 49152)", "tl_mbar_expect_tx(&tl_full_ko[ko % 4], 40960)", "DIFFER", 0},
+	/* warp-specialized: the producer does not wait for a stage's release before its refill */
+	{"tl_mbar_wait(&tl_empty_ko[ko % 4], (ko / 4 + 1) % 2);", ";", "mbarrier", 1},
+	/* the producer refills a stage one use early (parity of the phase before) */
+	{"tl_mbar_wait(&tl_empty_ko[ko % 4], (ko / 4 + 1) % 2);", "tl_mbar_wait(&tl_empty_ko[ko % 4], (ko / 4) % 2);",
+	 "mbarrier", 1},
+	/* the consumers' barriers as block barriers: the producer warpgroup returned */
+	{"tl_bar_named(1, 256);", "__syncthreads();", "barrier divergence", 1},
+	/* one warp too many in the producer branch: setmaxnreg by part of a warpgroup */
+	{"if (tid >= 256) {", "if (tid >= 224) {", "warpgroup divergence", 1},
+	/* setmaxnreg by one warp of the producer warpgroup only */
+	{"tl_setmaxnreg_dec<24>();", "if (tid >= 288) tl_setmaxnreg_dec<24>();", "setmaxnreg.dec", 1},
+	/* the producer misses the barrier after the mbarriers' initialization */
+	{"\t\t\t__syncthreads();\n\t\t\tif (tid == 256) {", "\t\t\tif (tid == 256) {", "barrier divergence", 1},
 };
 
 START_TEST(tma_detects)
@@ -431,7 +459,7 @@ START_TEST(tma_detects)
 	Buf b;
 
 	ck_assert_ptr_nonnull(src);
-	code = tma_code(path, src, len, NULL);
+	code = tma_code(path, src, len, NULL, tma_wrong[_i].ws);
 	buf_init(&b);
 	n = strlen(tma_wrong[_i].from);
 	ck_assert_msg((p = strstr(code, tma_wrong[_i].from)) != NULL, "no '%s' in the code", tma_wrong[_i].from);
@@ -440,7 +468,7 @@ START_TEST(tma_detects)
 		buf_puts(&b, tma_wrong[_i].to);
 	}
 	buf_puts(&b, bad);
-	tma_run(path, src, len, "M=256,N=512,K=512", NULL, buf_str(&b), &r);
+	tma_run(path, src, len, "M=256,N=512,K=512", NULL, buf_str(&b), tma_wrong[_i].ws, &r);
 	ck_assert_msg(r.status == TILEC_ERR_DIFFER && strstr(r.report, tma_wrong[_i].want),
 		      "a wrong TMA pipeline (%s -> %s): status %d, expected '%s':\n%s%s", tma_wrong[_i].from,
 		      tma_wrong[_i].to, r.status, tma_wrong[_i].want, r.diagnostics, r.report);
@@ -478,7 +506,7 @@ START_TEST(promo_detects)
 	Buf b;
 
 	ck_assert_ptr_nonnull(src);
-	code = tma_code(path, src, len, NULL);
+	code = tma_code(path, src, len, NULL, 0);
 	buf_init(&b);
 	n = strlen(promo_wrong[_i].from);
 	ck_assert_msg((p = strstr(code, promo_wrong[_i].from)) != NULL, "no '%s' in the code", promo_wrong[_i].from);
@@ -487,7 +515,7 @@ START_TEST(promo_detects)
 		buf_puts(&b, promo_wrong[_i].to);
 	}
 	buf_puts(&b, bad);
-	tma_run(path, src, len, "M=128,N=128,K=512", NULL, buf_str(&b), &r);
+	tma_run(path, src, len, "M=128,N=128,K=512", NULL, buf_str(&b), 0, &r);
 	ck_assert_msg(r.status == TILEC_ERR_DIFFER && strstr(r.report, promo_wrong[_i].want),
 		      "a wrong fp8 promotion (%s -> %s): status %d, expected '%s':\n%s%s", promo_wrong[_i].from,
 		      promo_wrong[_i].to, r.status, promo_wrong[_i].want, r.diagnostics, r.report);

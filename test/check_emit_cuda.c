@@ -274,6 +274,39 @@ START_TEST(sample_nvrtc)
 }
 END_TEST
 
+/* warp-specialized (tilec_options.warp_specialize) kernels through NVRTC for sm_90a: the
+ * producer's and the consumers' setmaxnreg and the consumers' named barrier in the PTX */
+static const char *const ws_samples[] = {"samples/gemm_sm90.tile", "samples/gemm.tile", "test/cpu/tma_stages.tile"};
+
+START_TEST(ws_nvrtc)
+{
+	tilec_options co;
+	tilec_result cr;
+	size_t len;
+	char *src = test_readfile(ws_samples[_i], &len), *ptx;
+	int rc;
+
+	ck_assert_ptr_nonnull(src);
+	tilec_options_init(&co);
+	co.arch = "sm_90a";
+	co.warp_specialize = 1;
+	co.dump = TILEC_DUMP_CUDA;
+	tilec_compile(src, len, &co, &cr);
+	ck_assert_msg(cr.status == TILEC_OK, "%s: %s", ws_samples[_i], cr.diagnostics);
+	ck_assert_msg(strstr(cr.output, "tl_setmaxnreg_dec<24>") && strstr(cr.output, "tl_bar_named(1, "),
+		      "%s: not warp-specialized", ws_samples[_i]);
+	rc = nvrtc(jit, cr.output, "sm_90a", &ptx);
+	ck_assert_msg(rc == TILEC_OK, "%s: %s", ws_samples[_i], tilec_status_str(rc));
+	ck_assert_msg(strstr(ptx, "setmaxnreg.dec.sync.aligned.u32 24") && strstr(ptx, "setmaxnreg.inc.sync.aligned.u32 240") &&
+		      strstr(ptx, "bar.sync") && strstr(ptx, "cp.async.bulk.tensor.2d"),
+		      "%s: the PTX lacks setmaxnreg, bar.sync or the TMA loads", ws_samples[_i]);
+	ck_assert_msg(!strstr(ptx, "ld.local") && !strstr(ptx, "st.local"), "%s: local memory in the PTX", ws_samples[_i]);
+	free(ptx);
+	tilec_result_free(&cr);
+	free(src);
+}
+END_TEST
+
 #define FILLS \
 	"kernel f(A: f32[M, N], B: f32[M, N]) grid(cdiv(M, 16)) threads(64) {\n  shared t: f32[16, 32];\n" \
 	"  local x: f32[16, 32];\n  local y: f16[16, 32];\n  fill(t, 2.0);\n  fill(t[0:4, 8:16], 3.0);\n" \
@@ -1219,6 +1252,7 @@ suite_emit_cuda(void)
 	tcase_add_loop_test(tc, sample_nvrtc, 0, countof(compiles));
 	tcase_add_loop_test(tc, sm90a_golden, 0, countof(sm90a_goldens));
 	tcase_add_loop_test(tc, fp8_promotion, 0, countof(promo_progs));
+	tcase_add_loop_test(tc, ws_nvrtc, 0, countof(ws_samples));
 	tcase_add_loop_test(tc, guard_table, 0, countof(guards));
 	tcase_add_loop_test(tc, guard_table_cpu, 0, countof(guards));
 	tcase_add_test(tc, inferred_layouts);

@@ -591,7 +591,9 @@ static const struct {
 	{"kernel g(A: f32[M], x: f32) grid(i32(x)) threads(32) {}\n", "host"},
 };
 
-/* ---- TMA: the launcher builds the kernel's tensor maps (tilec --tma) -------------- */
+/* ---- TMA: the launcher builds the kernel's tensor maps (tilec --tma); _i = 1: warp-
+ * specialized (--warp-specialize), the block of the launch contract (256 + a producer
+ * warpgroup of 128), and nvcc builds the kernel (setmaxnreg, named barriers) ---- */
 
 
 START_TEST(tma_launcher)
@@ -601,7 +603,7 @@ START_TEST(tma_launcher)
 	char *src, path[256], cmd[1024], *got;
 	size_t len;
 	Buf prog;
-	static const char *const want =
+	static const char *const wants[2] = {
 		/* M=256, K=512, N=1024: both maps encoded, passed after the sizes */
 		"encode t1 r2 b4096 d512,256 st1024 box64,128 es1,1 il0 sw3 f0\n"
 		"encode t1 r2 b8192 d1024,512 st2048 box64,64 es1,1 il0 sw3 f0\n"
@@ -611,7 +613,16 @@ START_TEST(tma_launcher)
 		"launch 0 1 4,2,1 256 196672 maps 0 3\n"
 		/* A at a base that is not 16-byte aligned with whole rows: the driver's error, no launch */
 		"encode t1 r2 b4098 d512,256 st1024 box64,128 es1,1 il0 sw3 f0\n"
-		"launch 1 0\n";
+		"launch 1 0\n",
+		/* warp-specialized: 384 threads */
+		"encode t1 r2 b4096 d512,256 st1024 box64,128 es1,1 il0 sw3 f0\n"
+		"encode t1 r2 b8192 d1024,512 st2048 box64,64 es1,1 il0 sw3 f0\n"
+		"launch 0 1 4,2,1 384 196672 maps 1 2\n"
+		"encode t1 r2 b8192 d1024,1001 st2048 box64,64 es1,1 il0 sw3 f0\n"
+		"launch 0 1 4,2,1 384 196672 maps 0 3\n"
+		"encode t1 r2 b4098 d512,256 st1024 box64,128 es1,1 il0 sw3 f0\n"
+		"launch 1 0\n"};
+	const char *want = wants[_i];
 
 	needcuda();
 	src = test_readfile("samples/gemm_sm90.tile", &len);
@@ -620,6 +631,7 @@ START_TEST(tma_launcher)
 	o.arch = "sm_90a";
 	o.dump = TILEC_DUMP_HEADER;
 	o.tma = 1;
+	o.warp_specialize = _i;
 	tilec_compile(src, len, &o, &r);
 	ck_assert_msg(r.status == TILEC_OK, "%s", r.diagnostics);
 	ck_assert_ptr_nonnull(strstr(r.output, "cuTensorMapEncodeTiled"));
@@ -650,6 +662,8 @@ START_TEST(tma_launcher)
 	o.dump = TILEC_DUMP_CUDA;
 	tilec_compile(src, len, &o, &r);
 	ck_assert_msg(r.status == TILEC_OK, "%s", r.diagnostics);
+	ck_assert_msg(!_i || (strstr(r.output, "tl_setmaxnreg_dec<24>") && strstr(r.output, "tl_bar_named(1, 256)")),
+		      "not warp-specialized");
 	snprintf(path, sizeof path, "%s/t.cu", tmpdir);
 	writefile(path, r.output);
 	tilec_result_free(&r);
@@ -708,7 +722,7 @@ suite_header(void)
 	tcase_add_test(t, random_grids);
 	tcase_add_loop_test(t, header_errors, 0, (int)countof(bad));
 	tcase_add_test(t, header_hip_refused);
-	tcase_add_test(t, tma_launcher);
+	tcase_add_loop_test(t, tma_launcher, 0, 2);
 	suite_add_tcase(s, t);
 	return s;
 }

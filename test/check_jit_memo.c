@@ -17,7 +17,7 @@
 #include "tilec_tile.h"
 
 /* memo_opts.c: tilec_options of a kind, without tilec.h here (its status names clash) */
-enum { MO_DEFAULT, MO_BN32, MO_BN16, MO_REGCOUNT, MO_HOOK, MO_TMA, MO_NOTMA };
+enum { MO_DEFAULT, MO_BN32, MO_BN16, MO_REGCOUNT, MO_HOOK, MO_TMA, MO_NOTMA, MO_WS };
 struct tilec_options *memo_opts(int kind, int *hook_calls);
 
 static tilec_jit *
@@ -118,11 +118,21 @@ START_TEST(memo_keys)
 		free(t1);
 		free(t0);
 	}
+	{ /* warp specialization: another key (the block grows) */
+		struct tilec_options *w = memo_opts(MO_WS, NULL);
+
+		ck_assert(w);
+		ck_assert_int_eq(tile(j, copy_src, w, "sm_80", &m), TILEC_ERR_NOLIB);
+		ck_assert_uint_eq(hits(j), 3);
+		ck_assert_int_eq(tile(j, copy_src, w, "sm_80", &m), TILEC_ERR_NOLIB);
+		ck_assert_uint_eq(hits(j), 4);
+		free(w);
+	}
 	/* a pass hook runs every time */
 	ck_assert_int_eq(tile(j, copy_src, hk, "sm_80", &m), TILEC_ERR_NOLIB);
 	ck_assert_int_eq(tile(j, copy_src, hk, "sm_80", &m), TILEC_ERR_NOLIB);
 	ck_assert_int_eq(called, 2);
-	ck_assert_uint_eq(hits(j), 3);
+	ck_assert_uint_eq(hits(j), 4);
 	free(bn32);
 	free(bn16);
 	free(reg);
@@ -133,7 +143,7 @@ START_TEST(memo_keys)
 
 		s[strlen(s) - 3] = ' ';
 		ck_assert_int_eq(tile(j, s, NULL, "sm_80", &m), TILEC_ERR_NOLIB);
-		ck_assert_uint_eq(hits(j), 3);
+		ck_assert_uint_eq(hits(j), 4);
 		free(s);
 	}
 	tilec_jit_destroy(j);

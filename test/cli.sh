@@ -207,6 +207,17 @@ has "run --target=hip: agrees" "$tmp/out" "tilec run: 1 run, all agree"
 check "run gemm_sm90 without --arch" 0 $?
 has "run gemm_sm90: the arch it took" "$tmp/out" "arch sm_90a (no --arch given; sm_80 refused the program"
 has "run gemm_sm90: agrees" "$tmp/out" "tilec run: 1 run, all agree"
+# --warp-specialize: the producer warpgroup; the launch contract and the CPU run's block grow by 128
+"$TILEC" --dump=cuda --arch=sm_90a --warp-specialize samples/gemm_sm90.tile >"$tmp/out" 2>&1
+check "--warp-specialize" 0 $?
+has "--warp-specialize: the contract" "$tmp/out" "// kernel gemm_sm90: 384 threads,"
+has "--warp-specialize: setmaxnreg" "$tmp/out" "tl_setmaxnreg_dec<24>();"
+"$TILEC" --dump=cuda --arch=sm_90a samples/gemm_sm90.tile >"$tmp/out" 2>&1
+has "without --warp-specialize: the contract" "$tmp/out" "// kernel gemm_sm90: 256 threads,"
+"$TILEC" run --arch=sm_90a --warp-specialize --sizes "M=200,N=264,K=136" samples/gemm_sm90.tile >"$tmp/out" 2>&1
+check "run --warp-specialize" 0 $?
+"$TILEC" --help >"$tmp/out" 2>&1; has "--help lists --warp-specialize" "$tmp/out" "--warp-specialize"
+"$TILEC" run --help >"$tmp/out" 2>&1; has "run --help lists --warp-specialize" "$tmp/out" "--warp-specialize"
 "$TILEC" run --arch=sm_80 --sizes "M=64,N=256,K=64" samples/gemm_sm90.tile >"$tmp/out" 2>&1
 check "run gemm_sm90 --arch=sm_80" 3 $?
 has "run gemm_sm90 --arch=sm_80: the limit" "$tmp/out" "sm_80 allows 166912"

@@ -6,7 +6,7 @@
 
 #include "tilec.h"
 
-enum { MO_DEFAULT, MO_BN32, MO_BN16, MO_REGCOUNT, MO_HOOK, MO_TMA, MO_NOTMA };
+enum { MO_DEFAULT, MO_BN32, MO_BN16, MO_REGCOUNT, MO_HOOK, MO_TMA, MO_NOTMA, MO_WS };
 
 struct tilec_options *memo_opts(int kind, int *hook_calls);
 
@@ -35,6 +35,7 @@ memo_opts(int kind, int *hook_calls)
 	case MO_HOOK: o->pass_hook = hook; o->pass_hook_user = hook_calls; break;
 	case MO_TMA: o->tma = 1; break;
 	case MO_NOTMA: o->tma = 0; break;
+	case MO_WS: o->warp_specialize = 1; break;
 	default: break;
 	}
 	return o;

@@ -38,6 +38,9 @@ static const char usage_text[] =
 	"      --no-tma           sm_90a: pipelines of loads and wgmma gemms load with cp.async, not with\n"
 	"                         TMA and mbarriers (the default where the tiles allow; tensor maps are\n"
 	"                         trailing kernel parameters that the launchers build); --tma: the default\n"
+	"      --warp-specialize  sm_90a: a TMA pipeline gets a producer warpgroup that only issues the\n"
+	"                         loads (setmaxnreg 24; the kernel's threads consume, setmaxnreg 240);\n"
+	"                         the block grows by 128 threads (off by default: to be measured)\n"
 	"      --enum-limit=N     largest domain (points) an exact layout check enumerates\n"
 	"                         (default 4194304; mixed-radix layouts are decided without one)\n"
 	"      --time[=N]         run the front end N times (default 5), print the median time\n"
@@ -130,7 +133,7 @@ writeheader(const char *src, size_t len, const tilec_options *opt, const char *p
 }
 
 enum {
-	OPT_TARGET = 256, OPT_ARCH, OPT_DUMP, OPT_TIME, OPT_EXPLAIN, OPT_TMA, OPT_NOTMA, OPT_COST, OPT_PRINT_PASSES,
+	OPT_TARGET = 256, OPT_ARCH, OPT_DUMP, OPT_TIME, OPT_EXPLAIN, OPT_TMA, OPT_NOTMA, OPT_WS, OPT_COST, OPT_PRINT_PASSES,
 	OPT_PRINT_BEFORE, OPT_PRINT_AFTER, OPT_PLUGIN, OPT_LAYOUT_OUT, OPT_HEADER, OPT_ENUM_LIMIT
 };
 
@@ -146,6 +149,7 @@ driver_main(int argc, char **argv)
 		{"explain", no_argument, NULL, OPT_EXPLAIN},
 		{"tma", no_argument, NULL, OPT_TMA},
 		{"no-tma", no_argument, NULL, OPT_NOTMA},
+		{"warp-specialize", no_argument, NULL, OPT_WS},
 		{"cost-model", required_argument, NULL, OPT_COST},
 		{"enum-limit", required_argument, NULL, OPT_ENUM_LIMIT},
 		{"time", optional_argument, NULL, OPT_TIME},
@@ -239,6 +243,9 @@ driver_main(int argc, char **argv)
 			break;
 		case OPT_NOTMA:
 			o.tma = 0;
+			break;
+		case OPT_WS:
+			o.warp_specialize = 1;
 			break;
 		case OPT_COST:
 			if (!strcmp(optarg, "io-aware"))

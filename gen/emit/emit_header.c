@@ -205,7 +205,8 @@ contract(Hd *h, const char *cuda)
 	if (sscanf(p, ": %lld threads, %lld bytes of dynamic shared memory", &h->c.threads,
 		   &h->c.smem) != 2)
 		return err_set(h->err, "kernel '%s': no launch contract in the CUDA C", h->k->name);
-	if (h->c.threads != h->k->threads || h->c.threads < 1 || h->c.threads > 1024 || h->c.smem < 0)
+	/* the contract is the block every launch uses: the program's threads, or more (a producer warpgroup) */
+	if (h->c.threads < h->k->threads || h->c.threads < 1 || h->c.threads > 1024 || h->c.smem < 0)
 		return err_set(h->err, "kernel '%s': bad launch contract (%lld threads, %lld bytes)",
 			       h->k->name, h->c.threads, h->c.smem);
 	if ((h->c.nmap = tmap_parse(cuda, h->k->name, h->c.maps, 16)) < 0)

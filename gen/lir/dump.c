@@ -67,7 +67,12 @@ node(Buf *b, const LNode *n, int d)
 		buf_printf(b, "store %s %d bytes: %s = %s\n", memname(n->u.set.mem), n->u.set.bytes, n->u.set.lhs,
 			   n->u.set.rhs);
 		break;
-	case L_BARRIER: buf_puts(b, "barrier block\n"); break;
+	case L_BARRIER:
+		if (n->u.bar.kind == LB_NAMED)
+			buf_printf(b, "barrier named 1, %lld threads\n", (long long)n->u.bar.count);
+		else
+			buf_puts(b, "barrier block\n");
+		break;
 	case L_USE: buf_printf(b, "use %s\n", n->text); break;
 	case L_SMEM_VIEW:
 		buf_printf(b, "shared %s %s at byte %lld, %d stage%s of %lld elements, swizzle %s\n", n->u.view.type,

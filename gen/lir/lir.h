@@ -38,7 +38,10 @@ typedef enum {
 	L_KINDS
 } LKind;
 
-typedef enum { LB_BLOCK } LBarrier;            /* __syncthreads */
+/* LB_BLOCK: __syncthreads; LB_NAMED: bar.sync 1 of the first count threads (the consumers of a
+ * warp-specialized kernel, whose producer warpgroup meets them only at the barrier after the
+ * mbarriers' initialization: a block barrier with all set) */
+typedef enum { LB_BLOCK, LB_NAMED } LBarrier;
 typedef enum { LC_MMA, LC_LDMATRIX, LC_FENCE, LC_MMA_GROUP, LC_MBAR, LC_TMA, LC_OTHER, LC_KINDS } LCall;
 typedef enum { LM_GLOBAL, LM_SHARED, LM_LOCAL } LMem;
 
@@ -94,6 +97,8 @@ struct LNode {
 		} set;
 		struct {
 			LBarrier kind;
+			int all;         /* LB_BLOCK that warp specialization keeps a block barrier */
+			int64_t count;   /* LB_NAMED: the threads that arrive */
 		} bar;
 		struct {
 			const char *fn, *args;

@@ -560,6 +560,100 @@ tma_setup(Em *e)
 	return 0;
 }
 
+/* ---- warp specialization (tilec_options.warp_specialize) ---- */
+
+/* the producer warpgroup's registers, and the most a consumer thread takes (TileLang's GEMM:
+ * 24 and 240); both multiples of 8 in [24, 256] (setmaxnreg) */
+#define WS_PRODUCER_REGS 24
+#define WS_CONSUMER_REGS 240
+
+/* why the kernel's TMA pipeline gets no producer warpgroup, or NULL (then e->ws is set). The
+ * producer starts at the kernel's entry and runs one pipeline, so the pipeline is the
+ * kernel's only TMA pipeline, a statement of the kernel's body (not in a loop or a branch)
+ * with no let before it (its loads see only the kernel's parameters, block indices and the
+ * body's own lets); the consumers are whole warpgroups */
+static const char *
+ws_plan(Em *e)
+{
+	const IrKernel *k = e->k;
+	const IrStmt *s;
+	const PipePlan *pp;
+
+	if (e->ntpipe > 1)
+		return "more than one pipeline loads with TMA";
+	for (s = k->body; s && s != e->tpipe[0].st; s = s->next)
+		if (s->kind == S_LET)
+			return "a let before the pipeline (the producer starts at the kernel's entry)";
+	if (!s)
+		return "the pipeline is inside a loop or a branch";
+	if (!(pp = lw_pipeplan(e, s)) || pp->stages < 2)
+		return "the pipeline has one stage";
+	if (k->threads % 128)
+		return "the threads are not whole warpgroups";
+	if (k->threads + 128 > e->t->max_threads)
+		return "the block would pass the target's threads";
+	if ((65536 - 128 * WS_PRODUCER_REGS) / k->threads < WS_CONSUMER_REGS)
+		return "the consumers' registers (setmaxnreg 240) would pass the register file";
+	e->ws = k->threads;
+	return NULL;
+}
+
+/* the barriers of l that only the consumers meet: named barrier 1 of their threads */
+static void
+ws_barriers(LList *l, int64_t consumers)
+{
+	LNode *n;
+
+	for (n = l->head; n; n = n->next) {
+		if (n->kind == L_BARRIER && n->u.bar.kind == LB_BLOCK && !n->u.bar.all)
+			n->u.bar.kind = LB_NAMED, n->u.bar.count = consumers;
+		ws_barriers(&n->body, consumers);
+		ws_barriers(&n->els, consumers);
+	}
+}
+
+/* the body after mark: `if (tid >= T) { producer } else { the kernel's statements }`, the
+ * block grown by the producer warpgroup (the launch contract says so) */
+static int
+ws_wrap(Em *e, Buf *chk, LNode *mark)
+{
+	LKernel *lk = e->lk;
+	LList rest = {mark ? mark->next : lk->body.head, mark ? (mark->next ? lk->body.tail : NULL) : lk->body.tail};
+	LNode *role, *x, *nx;
+	Buf c;
+	int i, r;
+
+	if (mark)
+		mark->next = NULL, lk->body.tail = mark;
+	else
+		lk->body.head = lk->body.tail = NULL;
+	ws_barriers(&rest, e->ws);
+	e->cur = &lk->body;
+	/* every thread of a warpgroup takes the same branch (T is whole warpgroups) */
+	role = lw_open_if(e, arena_printf(e->a, "tid >= %lld", (long long)e->ws), 0, 0);
+	role->text = NULL;
+	lw_comment(e, "the producer warpgroup: TMA loads only, its registers given to the consumers");
+	lw_call(e, LC_OTHER, arena_printf(e->a, "tl_setmaxnreg_dec<%d>", WS_PRODUCER_REGS), "", NULL);
+	buf_init(&c);
+	for (i = 0; i < e->nflags; i++)
+		buf_printf(&c, "%s%s", i ? " && " : "", e->flags[i]);
+	if (e->nflags)
+		lw_open_if(e, arena_strdup(e->a, buf_str(&c)), 0, 0);
+	buf_free(&c);
+	r = lw_ws_producer(e, chk);
+	if (e->nflags)
+		lw_pop(e);
+	lw_open_else(e, role, "the consumers: the kernel's threads");
+	lw_call(e, LC_OTHER, arena_printf(e->a, "tl_setmaxnreg_inc<%d>", WS_CONSUMER_REGS), "", NULL);
+	for (x = rest.head; x; x = nx) {
+		nx = x->next;
+		lir_append(e->cur, x);
+	}
+	lw_pop(e);
+	lk->threads = e->ws + 128;
+	return r;
+}
+
 static int
 kernel(Em *e)
 {
@@ -620,7 +714,19 @@ kernel(Em *e)
 		cutecomment(e, e->frag[b], 1, "none", lw_tilevec(e, b));
 		lw_decl(e, 0, lw_ctype(B->dtype), B->name, e->slots[b], NULL, NULL);
 	}
-	ret = bodies(e, &chk);
+	{
+		LNode *mark = lk->body.tail;
+		/* said only of a kernel with a TMA pipeline (the others have nothing to specialize) */
+		const char *why = e->k->ws && e->t->has_tma && e->k->tma && e->ntpipe ? ws_plan(e) : NULL;
+
+		if (why)
+			lw_comment(e, "not warp-specialized: %s", why);
+		ret = bodies(e, &chk);
+		if (ret == 0 && e->ws_done)
+			ret = ws_wrap(e, &chk, why ? lk->body.tail : mark);
+		else
+			e->ws = 0;
+	}
 	buf_free(&chk);
 	/* the block's shared memory is the plan's (checked by smem_plan) plus the static arrays of
 	 * the reduces, which only the body knows: over the target's limit it cannot launch */

@@ -199,6 +199,10 @@ tma_loads(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, const struct Tm
  * 0 refills that stage for iteration v + S - 1 once every warp released it (parity
  * (v + S - 1) / S + 1 mod 2) and issues its loads.
  * No cp.async, no __syncthreads inside the loop; the async proxy writes what wgmma reads.
+ *
+ * Warp-specialized (e->ws, lower_kernel.c): the producer warpgroup (lw_ws_producer) meets the
+ * barrier after the initialization and issues every stage, waiting for its release before a
+ * refill; the kernel's threads only wait, compute and release.
  */
 static int
 tma_pipeline(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, const struct TmaPipe *tp)
@@ -207,13 +211,18 @@ tma_pipeline(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, const struct
 	/* one wgmma group stays in flight at every stage count: the empty barriers, not a stage
 	 * of prefetch, keep the refill off the stage the group reads */
 	int S = pp->stages, D = S - 1, mode = 2, warps = (int)(e->k->threads / e->t->warp_size);
+	int ws = e->ws > 0;
 	const IrStmt *b;
 	int r = -1, opened = 0;
 
 	e->in_pipe = 1;
 	e->stage = arena_printf(e->a, "%s %% %d", v, S);
-	lw_comment(e, "pipeline over %s: %d stages of TMA loads (thread 0 issues them), mbarriers full and empty, "
-		   "loads %d ahead%s", v, S, D, mode == 2 ? ", one wgmma group in flight" : "");
+	if (ws)
+		lw_comment(e, "pipeline over %s: %d stages of TMA loads (the producer warpgroup issues them), mbarriers "
+			   "full and empty, one wgmma group in flight", v, S);
+	else
+		lw_comment(e, "pipeline over %s: %d stages of TMA loads (thread 0 issues them), mbarriers full and empty, "
+			   "loads %d ahead%s", v, S, D, mode == 2 ? ", one wgmma group in flight" : "");
 	lw_open_if(e, "tid == 0", 0, 1);
 	lw_open_for(e, "s", "0", arena_printf(e->a, "%d", S), S, 1, 0);
 	lw_call(e, LC_MBAR, "tl_mbar_init", arena_printf(e->a, "&%s[s], 1", tp->full), NULL);
@@ -221,10 +230,15 @@ tma_pipeline(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, const struct
 	lw_pop(e);
 	lw_call(e, LC_MBAR, "tl_fence_mbar_init", "", NULL);
 	lw_pop(e);
-	lw_barrier(e);
+	if (ws)
+		lw_barrier_all(e); /* the producer warpgroup waits for the initialization here too */
+	else
+		lw_barrier(e);
 	opened = promo_open(e, st);
 	pin_accumulators(e, st);
 	lw_decl(e, 1, "int", n, 0, lw_exprstr(e, st->u.pipe.extent), NULL);
+	if (ws)
+		goto loop;
 	/* the prologue: stages 0 .. D - 1 */
 	lw_open_if(e, "tid == 0", 0, 1);
 	lw_open_for(e, "st", "0", arena_printf(e->a, "%d", D), D, 1, 0);
@@ -235,6 +249,7 @@ tma_pipeline(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, const struct
 	lw_pop(e);
 	lw_pop(e);
 	lw_pop(e);
+loop:
 	lw_open_for(e, v, "0", n, -1, 0, 0);
 	lw_call(e, LC_MBAR, "tl_mbar_wait",
 		arena_printf(e->a, "&%s[%s], %s / %d %% 2", tp->full, e->stage, v, S), "// stage landed");
@@ -253,6 +268,10 @@ tma_pipeline(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, const struct
 		mode == 2 ? "// this warp is done with the stage of the previous iteration"
 			  : "// this warp is done with this stage");
 	lw_pop(e);
+	if (ws) {
+		lw_pop(e);
+		goto after;
+	}
 	lw_open_if(e, arena_printf(e->a, "tid == 0 && %s + %d < %s", v, D, n), 0, 1);
 	lw_decl(e, 1, "int", arena_printf(e->a, "%s_next_", v), 0, arena_printf(e->a, "%s + %d", v, D), NULL);
 	lw_open_if(e, arena_printf(e->a, "%s_next_ >= %d", v, S), 1, 1);
@@ -267,9 +286,11 @@ tma_pipeline(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, const struct
 	lw_pop(e);
 	lw_pop(e);
 	lw_pop(e);
+after:
 	if (mode == 2)
 		lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait0", "", NULL);
 	promo_close(e, opened);
+	e->ws_done |= ws;
 	/* every phase was waited for: the barriers are free to be initialized again */
 	lw_barrier(e);
 	lw_open_if(e, "tid == 0", 0, 1);
@@ -286,6 +307,40 @@ out:
 	e->stage = NULL;
 	e->wg_inflight = 0;
 	e->npromo = 0;
+	return r;
+}
+
+/*
+ * The producer warpgroup of a warp-specialized kernel (lower_kernel.c wraps it): it meets the
+ * consumers' barrier after the mbarriers' initialization; then one thread issues every stage v
+ * of the pipeline, first waiting (v >= S) until each consumer warp released the stage's
+ * previous use (parity (v / S + 1) % 2), then expecting its bytes and issuing its boxes.
+ */
+int
+lw_ws_producer(Em *e, Buf *chk)
+{
+	const struct TmaPipe *tp = &e->tpipe[0];
+	const IrStmt *st = tp->st;
+	const PipePlan *pp = lw_pipeplan(e, st);
+	const char *v = lw_vname(e, st->u.pipe.var), *n = arena_printf(e->a, "%s_n_", v);
+	int S, r;
+
+	if (!pp)
+		return -1;
+	S = pp->stages;
+	e->stage = arena_printf(e->a, "%s %% %d", v, S);
+	lw_barrier_all(e);
+	lw_open_if(e, arena_printf(e->a, "tid == %lld", (long long)e->ws), 0, 1);
+	lw_decl(e, 1, "int", n, 0, lw_exprstr(e, st->u.pipe.extent), NULL);
+	lw_open_for(e, v, "0", n, -1, 0, 0);
+	lw_open_if(e, arena_printf(e->a, "%s >= %d", v, S), 1, 1);
+	lw_call(e, LC_MBAR, "tl_mbar_wait", arena_printf(e->a, "&%s[%s %% %d], (%s / %d + 1) %% 2", tp->empty, v, S, v, S),
+		"// its previous use released by every consumer warp");
+	lw_pop(e);
+	r = tma_loads(e, chk, st, pp, tp);
+	lw_pop(e);
+	lw_pop(e);
+	e->stage = NULL;
 	return r;
 }
 

@@ -58,6 +58,11 @@ typedef struct Em {
 	 * k-block counts X_pk_ the pipeline being lowered declared (one group in flight) */
 	int promo[8];
 	int npromo;
+	/* warp specialization (tilec_options.warp_specialize, lower_kernel.c ws_plan): the
+	 * consumer threads (the kernel's) when the TMA pipeline gets a producer warpgroup, else 0;
+	 * ws_done once the consumer side was lowered (the vector body) */
+	int64_t ws;
+	int ws_done;
 	/* gemm plans already made in this kernel (the body may be emitted twice) */
 	int nplan;
 	const IrStmt *plan_st[16];
@@ -120,6 +125,7 @@ typedef struct Held {
 LNode *lw_add(Em *e, LKind k);
 void lw_pop(Em *e);
 void lw_barrier(Em *e);
+void lw_barrier_all(Em *e);
 void lw_async_commit(Em *e);
 void lw_async_wait(Em *e, int n);
 LNode *lw_comment(Em *e, const char *fmt, ...) TL_PRINTF(2, 3);
@@ -193,6 +199,7 @@ int lw_promo_kblocks(Em *e, const IrStmt *st);
 void lw_promote(Em *e, int cbuf, int clear);
 int lw_promo_piped(const Em *e, int cbuf);
 int lw_pipeline(Em *e, Buf *chk, const IrStmt *st);
+int lw_ws_producer(Em *e, Buf *chk);
 int lw_copy(Em *e, Buf *chk, const IrStmt *st);
 int lw_serial_check(Em *e, const IrStmt *s);
 int lw_stmt1(Em *e, Buf *chk, const IrStmt *s);

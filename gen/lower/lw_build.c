@@ -41,6 +41,15 @@ lw_barrier(Em *e)
 	lw_add(e, L_BARRIER)->u.bar.kind = LB_BLOCK;
 }
 
+/* a block barrier that stays one in a warp-specialized kernel (the producer meets it) */
+void
+lw_barrier_all(Em *e)
+{
+	LNode *n = lw_add(e, L_BARRIER);
+
+	n->u.bar.kind = LB_BLOCK, n->u.bar.all = 1;
+}
+
 void
 lw_async_commit(Em *e)
 {

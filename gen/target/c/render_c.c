@@ -225,7 +225,10 @@ node(Buf *o, const LNode *n, int in, const LDialect *d)
 		break;
 	case L_BARRIER:
 		indent(o, in);
-		buf_printf(o, "%s\n", d->barrier);
+		if (n->u.bar.kind == LB_NAMED)
+			buf_printf(o, "tl_bar_named(1, %lld); // the consumer threads\n", (long long)n->u.bar.count);
+		else
+			buf_printf(o, "%s\n", d->barrier);
 		break;
 	case L_SMEM_VIEW:
 		indent(o, in);
