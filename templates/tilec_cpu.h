@@ -2243,6 +2243,10 @@ static void tl_cpu_find_statics(void)
 				    strncmp(nm, "_ZZ", 3) || strstr(nm, "tl_cpu_") || sym[j].st_shndx == SHN_UNDEF ||
 				    sym[j].st_shndx >= eh->e_shnum)
 					continue;
+				// a static const table of the kernel (tl_tab<k>: coordinates with no closed
+				// form) is read-only data, not shared memory
+				if (!(sh[sym[j].st_shndx].sh_flags & SHF_WRITE))
+					continue;
 				if (tl_cpu_nstatics == cap) {
 					cap = cap ? 2 * cap : 16;
 					tl_cpu_statics = (tl_cpu_static *)realloc(tl_cpu_statics, (size_t)cap * sizeof *tl_cpu_statics);

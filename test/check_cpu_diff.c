@@ -102,6 +102,8 @@ static const struct {
 	/* the issue's examples: 514 elements over 128 threads, 1024 over 384, columns of 24 and 40
 	 * broadcast over rows */
 	{"test/cpu/padded_examples.tile", "*=1;*=37;*=1100", NULL, NULL, NULL},
+	/* replicated layouts with no closed-form inverse: an exact table of coordinates */
+	{"test/cpu/exact_table.tile", "*=192;*=37;*=100;*=1", NULL, NULL, NULL},
 	{"test/cpu/rank3_copy.tile", "*=1;B=3,M=20,N=40;B=4,M=32,N=64", NULL, NULL, NULL},
 	/* FlashAttention: P from registers as the A operand of mma.sync; ragged L masks keys */
 	{"samples/flash_fwd.tile", "BH=1,L=1;BH=2,L=200;BH=1,L=256", NULL, NULL, NULL},
@@ -159,6 +161,7 @@ static const struct {
 	{"test/cpu/padded_rows.tile", "sm_90a", "*=37;*=421", NULL},
 	{"test/cpu/nest_broadcast.tile", "sm_90a", "*=37", NULL},
 	{"test/cpu/padded_examples.tile", "sm_90a", "*=37", NULL},
+	{"test/cpu/exact_table.tile", "sm_90a", "*=192;*=37", NULL},
 	{"test/cpu/rank3_copy.tile", "sm_90a", "B=3,M=20,N=40", NULL},
 	{"test/cpu/nest_contiguity.tile", "sm_90a", "*=64;*=211", NULL},
 	{"test/cpu/nest_vector.tile", "sm_90a", "M=64;M=37", NULL},

@@ -544,6 +544,7 @@ static const struct {
 	{"test/cpu/padded_rows.tile", "*=1;*=37;*=421"},
 	{"test/cpu/nest_broadcast.tile", "*=1;*=37"},
 	{"test/cpu/padded_examples.tile", "*=1;*=37"},
+	{"test/cpu/exact_table.tile", "*=192;*=37"},
 	{"test/cpu/rank3_copy.tile", "B=3,M=20,N=40"},
 	/* strided tensors: strides of whole vectors (the vector body) and not (element by element) */
 	{"test/cpu/strided_runtime.tile", "M=1,K=1;M=37,K=64,lda=72,ldc=136;M=37,K=64,lda=67,ldc=64;M=37,K=64,lda=64,ldc=69"},
@@ -582,6 +583,7 @@ static const char *const programs[] = {
 	"test/cpu/padded_copy.tile", "test/cpu/padded_rows.tile", "test/cpu/nest_broadcast.tile",
 	"test/cpu/padded_examples.tile",
 	"test/cpu/rank3_copy.tile", "test/cpu/nest_contiguity.tile", "test/layout/transposed_store.tile",
+	"test/cpu/exact_table.tile",
 	/* FlashAttention with P through LDS (with P in registers it is refused: register_a_refused) */
 	"test/cpu/flash_smem_p.tile", "test/cpu/exp2_log2_bf16.tile",
 	"test/cpu/nest_vector.tile", "test/cpu/copy_layout.tile", "test/cpu/nest_vector_strided.tile",

@@ -222,6 +222,9 @@ static const struct {
 							  "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32"}},
 	{"test/cpu/gemm_fp8.tile", "sm_90", "sm_90", {"mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32",
 						       "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32", NULL}},
+	/* an exact table of coordinates: a static const array of the kernel, read from global memory */
+	{"test/cpu/exact_table.tile", "sm_80", "sm_80", {"tl_tab0[512] = {0, 0, 128, 0, 43, 0,", "ld.global.nc.u16|ld.global.u16",
+							  NULL}},
 	{"test/cpu/gemm_fp8.tile", "sm_90a", "sm_90a", {"wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3",
 							 "wgmma.mma_async.sync.aligned.m64n64k32.f32.e5m2.e5m2",
 							 "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32"}},

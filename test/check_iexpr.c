@@ -177,6 +177,79 @@ START_TEST(eval_and_divzero)
 }
 END_TEST
 
+/* IX_TAB: a constant table read at an index expression (the lowering's exact inverses) */
+START_TEST(table_entries)
+{
+	static const int32_t v[6] = {40, 7, -3, 12, 7, 0};
+	const ITab t = {"tl_tab0", 6, v, -3, 40}, one = {"tl_tab1", 2, v + 1, 7, 7};
+	Arena A;
+	Err err = {0};
+	IDom dom = {{0}};
+	IExpr *ix, *e, *s, *x;
+	IProg *p;
+	int64_t vals[IEXPR_NVARS] = {0}, lo, hi, pts[6], w;
+	const int64_t *vars[IEXPR_NVARS] = {0}, *out;
+	Buf b;
+	int k;
+
+	arena_init(&A);
+	dom.ext[0] = 3, dom.ext[1] = 2;
+	ix = iexpr_add(&A, iexpr_mulc(&A, iexpr_var(&A, 0), 2), iexpr_var(&A, 1));
+	e = iexpr_add(&A, iexpr_tab(&A, &t, ix), iexpr_const(&A, 1));
+	/* evaluation, directly and compiled, at every point of the domain */
+	for (k = 0; k < 6; k++) {
+		vals[0] = k / 2, vals[1] = k % 2;
+		ck_assert_int_eq(iexpr_eval(e, vals, &w, &err), 0);
+		ck_assert_int_eq(w, v[k] + 1);
+		pts[k] = k;
+	}
+	{
+		int64_t i0[6], i1[6];
+
+		for (k = 0; k < 6; k++)
+			i0[k] = k / 2, i1[k] = k % 2;
+		vars[0] = i0, vars[1] = i1;
+		ck_assert_ptr_nonnull(p = iprog_compile(&e, 1, &err));
+		ck_assert_int_eq(iprog_run(p, vars, 6, &out), 0);
+		for (k = 0; k < 6; k++)
+			ck_assert_int_eq(out[k], v[k] + 1);
+		i0[5] = 3;   /* index 7: past the table */
+		ck_assert_int_eq(iprog_run(p, vars, 6, &out), -1);
+		iprog_free(p);
+	}
+	(void)pts;
+	/* past the end: an error, not a read */
+	vals[0] = 3, vals[1] = 0;
+	ck_assert_int_eq(iexpr_eval(e, vals, &w, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "table index out of range"));
+	/* bounds are the table's; a constant index folds; a table of one value is a constant */
+	ck_assert_int_eq(iexpr_bounds(iexpr_tab(&A, &t, ix), &dom, &lo, &hi), 0);
+	ck_assert_int_eq(lo, -3);
+	ck_assert_int_eq(hi, 40);
+	ck_assert(iexpr_isconst(iexpr_tab(&A, &t, iexpr_const(&A, 3)), &w) && w == 12);
+	ck_assert(iexpr_isconst(iexpr_tab(&A, &one, ix), &w) && w == 7);
+	/* substitution reaches the index; equality needs the same table */
+	{
+		IExpr *sub[IEXPR_NVARS] = {0};
+
+		sub[1] = iexpr_const(&A, 1);
+		s = iexpr_subst(&A, e, sub, &dom);
+		vals[0] = 2, vals[1] = 0;
+		ck_assert_int_eq(iexpr_eval(s, vals, &w, &err), 0);
+		ck_assert_int_eq(w, v[5] + 1);
+	}
+	x = iexpr_tab(&A, &t, ix);
+	ck_assert(iexpr_same(x, iexpr_tab(&A, &t, ix)));
+	ck_assert(!iexpr_same(x, iexpr_tab(&A, &(ITab){"tl_tab2", 6, v, -3, 40}, ix)));
+	ck_assert_uint_eq(iexpr_vars(e), 3u);
+	buf_init(&b);
+	iexpr_print(&b, e);
+	ck_assert_str_eq(buf_str(&b), "tl_tab0[_i * 2 + _j] + 1");
+	buf_free(&b);
+	arena_free(&A);
+}
+END_TEST
+
 /* ---- random expressions ------------------------------------------------ */
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
@@ -380,6 +453,7 @@ suite_iexpr(void)
 	tcase_add_loop_test(tc, parse_errors, 0, countof(bad_cases));
 	tcase_add_loop_test(tc, bounds_table, 0, countof(bound_cases));
 	tcase_add_test(tc, eval_and_divzero);
+	tcase_add_test(tc, table_entries);
 	tcase_add_test(tc, random_simplify_parse_prog);
 	tcase_add_test(tc, printing_is_stable);
 	tcase_add_test(tc, parse_garbage);

@@ -220,6 +220,10 @@ static const struct {
 	 {"decl const int c1 = index ((s % 4) + (tid * 4))\n", "set tl_r0[g] = fmaxf(tl_r0[g], __shfl_xor_sync(", "load global 16 bytes: r = &X[",
 	  "for s in [0, 32) step 4 trip 8 unrolled\n"}},
 	{"samples/gemm.tile", "gfx90a", 1, {"lowered for gfx90a (hip)", "mma tl_mfma_f16_16x16x16(", "barrier block\n", NULL}},
+	/* a replicated layout with no closed-form inverse: its coordinates from the kernel's table */
+	{"test/cpu/exact_table.tile", "sm_80", 0,
+	 {"  table tl_tab0: 256 entries in [0, 255]\n", "decl const int j = index (tl_tab0[((s * 128) + tid)] / 64)\n",
+	  "coordinates: table tl_tab0", "if per-thread (((tl_tab0[((s * 128) + tid)] % 64)) == 0)\n"}},
 };
 
 START_TEST(dump_programs)

@@ -424,11 +424,6 @@ static const struct {
 	 "t:7:9: error: kernel 'rw': local 'x' is read at an index that is not one of the parallel nest's "
 	 "variables and written in the same nest: the reads need a copy in shared memory made before the "
 	 "nest, which would not see the nest's writes; write it in a separate nest"},
-	/* a replicated local whose layout has no closed-form inverse (not through the flat index
-	 * either): at its declaration */
-	{"kernel oe(A: f32[192, 4], B: f32[4]) grid(1) threads(128)\n{\n    local a: f32[192, 4];\n"
-	 "    local m: f32[4];\n    copy(A[0, 0], a);\n    reduce(a, m, op = sum, dim = 0);\n"
-	 "    copy(m, B[0]);\n}\n", "t:4:11: error: kernel 'oe': no closed-form inverse"},
 	/* a gemm the mma.sync lowering does not cover: at the gemm, saying what it misses */
 	{"kernel ta(A: f16[K, M], B: f16[K, N], C: f16[M, N]) grid(1) threads(128)\n{\n"
 	 "    shared As: f16[32, 64];\n    shared Bs: f16[32, 64];\n    local acc: f16[64, 64];\n"

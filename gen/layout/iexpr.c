@@ -81,6 +81,8 @@ iexpr_same(const IExpr *a, const IExpr *b)
 		return 0;
 	if (a->k == IX_CONST || a->k == IX_VAR)
 		return a->v == b->v;
+	if (a->k == IX_TAB && a->tab != b->tab)
+		return 0;
 	return iexpr_same(a->a, b->a) && iexpr_same(a->b, b->b) && iexpr_same(a->c, b->c);
 }
 
@@ -124,6 +126,10 @@ iexpr_bounds(const IExpr *e, const IDom *dom, int64_t *lo, int64_t *hi)
 			return -1;
 		*lo = 0;
 		*hi = dom->ext[e->v] - 1;
+		return 0;
+	case IX_TAB:
+		*lo = e->tab->lo;
+		*hi = e->tab->hi;
 		return 0;
 	default:
 		break;
@@ -319,7 +325,7 @@ fold(IExprKind k, int64_t a, int64_t b, int64_t *r)
  * operators are applied inline, SELECT and the right spine of a chain loop instead of
  * recursing. -1 on division by zero or a null node. Callers evaluate the same trees at
  * many points (the emitter's ownership tables), so this is kept tight.
- * -2 for a null node, -1 on division by zero.
+ * -2 for a null node, -1 on division by zero, -3 for a table index out of range.
  */
 static int
 ev(const IExpr *e, const int64_t *vals, int64_t *out)
@@ -341,6 +347,13 @@ ev(const IExpr *e, const int64_t *vals, int64_t *out)
 				return r;
 			e = a ? e->b : e->c;
 			continue;
+		case IX_TAB:
+			if ((r = ev(e->a, vals, &a)) != 0)
+				return r;
+			if (a < 0 || a >= e->tab->n)
+				return -3;
+			*out = e->tab->v[a];
+			return 0;
 		default:
 			break;
 		}
@@ -395,6 +408,8 @@ iexpr_eval(const IExpr *e, const int64_t *vals, int64_t *out, Err *err)
 
 	if (r == -2)
 		return err_set(err, "null expression");
+	if (r == -3)
+		return err_set(err, "table index out of range in an index expression");
 	if (r)
 		return err_set(err, "division by zero in %s", "index expression");
 	return 0;
@@ -705,6 +720,26 @@ iexpr_select(Arena *A, IExpr *cond, IExpr *t, IExpr *f)
 }
 
 IExpr *
+iexpr_tab(Arena *A, const ITab *tab, IExpr *index)
+{
+	IExpr *e;
+	int64_t c;
+
+	if (!tab || !index)
+		return NULL;
+	if (iexpr_isconst(index, &c) && c >= 0 && c < tab->n)
+		return iexpr_const(A, tab->v[c]);
+	if (tab->lo == tab->hi)
+		return iexpr_const(A, tab->lo);
+	if ((e = anew(A, IExpr))) {
+		e->k = IX_TAB;
+		e->a = index;
+		e->tab = tab;
+	}
+	return e;
+}
+
+IExpr *
 iexpr_addc(Arena *A, IExpr *x, int64_t c)
 {
 	return mk(A, IX_ADD, x, iexpr_const(A, c), NULL);
@@ -754,6 +789,8 @@ simp1(Arena *A, IExpr *e, IExpr *const *sub, const IDom *dom)
 		if (a && dom && !iexpr_bounds(a, dom, &lo, &hi) && lo == 0 && hi == 0)
 			return c;
 		return iexpr_select(A, a, b, c);
+	case IX_TAB:
+		return iexpr_tab(A, e->tab, simp1(A, e->a, sub, dom));
 	default:
 		a = simp1(A, e->a, sub, dom);
 		b = simp1(A, e->b, sub, dom);
@@ -801,7 +838,7 @@ prec(const IExpr *e)
 {
 	switch (e->k) {
 	case IX_CONST: return e->v < 0 ? 13 : 100;
-	case IX_VAR: case IX_SELECT: case IX_MIN: case IX_MAX: return 100;
+	case IX_VAR: case IX_SELECT: case IX_MIN: case IX_MAX: case IX_TAB: return 100;
 	case IX_MUL: case IX_DIV: case IX_MOD: return 12;
 	case IX_ADD: case IX_SUB: return 11;
 	case IX_SHL: case IX_SHR: return 10;
@@ -862,6 +899,11 @@ pr(Buf *b, const IExpr *e, int need)
 		buf_puts(b, ", ");
 		pr(b, e->c, 0);
 		buf_putc(b, ')');
+		break;
+	case IX_TAB:
+		buf_printf(b, "%s[", e->tab->name);
+		pr(b, e->a, 0);
+		buf_putc(b, ']');
 		break;
 	case IX_MIN:
 	case IX_MAX:
@@ -1146,6 +1188,7 @@ typedef struct {
 	int dst, a, b, c;
 	int bimm;       /* b is the immediate */
 	int64_t imm, imm2, imm3;
+	const ITab *tab;        /* IX_TAB */
 } Ins;
 
 struct IProg {
@@ -1215,6 +1258,11 @@ emit(IProg *p, const IExpr *e, int depth)
 	} else if (e->k == IX_VAR) {
 		in.op = OP_VAR;
 		in.imm = e->v;
+	} else if (e->k == IX_TAB) {
+		in.op = IX_TAB;
+		in.tab = e->tab;
+		if ((in.a = emit(p, e->a, depth + 1)) < 0)
+			return -1;
 	} else if (field(e, &fx, &fa, &fm, &fs) >= 2) {
 		in.op = OP_FIELD;
 		in.bimm = 1;
@@ -1370,6 +1418,13 @@ run(IProg *p, const int64_t *const *vars, const int N)
 		case IX_MIN: LOOP(a[k] < b[k] ? a[k] : b[k]);
 		case IX_MAX: LOOP(a[k] > b[k] ? a[k] : b[k]);
 		case IX_SELECT: LOOP(a[k] ? b[k] : c[k]);
+		case IX_TAB:
+			for (k = 0; k < N; k++) {
+				if (a[k] < 0 || a[k] >= in->tab->n)
+					return -1;
+				d[k] = in->tab->v[a[k]];
+			}
+			break;
 		default:
 			for (k = 0; k < N; k++)
 				bad |= fold((IExprKind)in->op, a[k], b[k], &d[k]);

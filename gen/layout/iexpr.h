@@ -20,14 +20,26 @@ typedef enum {
 	IX_XOR, IX_AND, IX_OR, IX_SHL, IX_SHR,
 	IX_MIN, IX_MAX,
 	IX_LT, IX_LE, IX_EQ, IX_NE,                 /* 1 or 0 */
-	IX_SELECT                                   /* a ? b : c (a != 0) */
+	IX_SELECT,                                  /* a ? b : c (a != 0) */
+	IX_TAB                                      /* tab->v[a]: an entry of a constant table */
 } IExprKind;
+
+/* A constant table of integers, read by IX_TAB nodes: the lowering's exact inverse of a
+ * layout that has no closed form (gen/lower/plan_partition.c). The emitted code declares
+ * it by name; an index outside [0, n) is an error of evaluation. */
+typedef struct ITab {
+	const char *name;
+	int64_t n;
+	const int32_t *v;
+	int64_t lo, hi;         /* the least and the largest entry */
+} ITab;
 
 typedef struct IExpr IExpr;
 struct IExpr {
 	IExprKind k;
 	int64_t v;              /* IX_CONST: value; IX_VAR: var id */
-	IExpr *a, *b, *c;
+	IExpr *a, *b, *c;       /* IX_TAB: a is the index, b and c are NULL */
+	const ITab *tab;        /* IX_TAB only */
 };
 
 /* Builders fold constants and apply local identities (x+0, x*1, x%1, ...).
@@ -36,6 +48,8 @@ IExpr *iexpr_const(Arena *A, int64_t v);
 IExpr *iexpr_var(Arena *A, int id);
 IExpr *iexpr_bin(Arena *A, IExprKind k, IExpr *a, IExpr *b);
 IExpr *iexpr_select(Arena *A, IExpr *cond, IExpr *t, IExpr *f);
+/* tab->v[index] (folded when index is a constant inside the table) */
+IExpr *iexpr_tab(Arena *A, const ITab *tab, IExpr *index);
 #define iexpr_add(A, x, y) iexpr_bin(A, IX_ADD, x, y)
 #define iexpr_sub(A, x, y) iexpr_bin(A, IX_SUB, x, y)
 #define iexpr_mul(A, x, y) iexpr_bin(A, IX_MUL, x, y)
@@ -61,7 +75,7 @@ IExpr *iexpr_subst(Arena *A, IExpr *e, IExpr *const sub[IEXPR_NVARS], const IDom
 /* Interval bounds under dom: 0 and [*lo, *hi], or -1 if unbounded/unknown. */
 int iexpr_bounds(const IExpr *e, const IDom *dom, int64_t *lo, int64_t *hi);
 /* Evaluate at a point (vals indexed by var id): 0, or -1 with a message
- * (division by zero). */
+ * (division by zero, a table index out of range). */
 int iexpr_eval(const IExpr *e, const int64_t *vals, int64_t *out, Err *err);
 /* Bit mask of var ids used. */
 unsigned iexpr_vars(const IExpr *e);
@@ -69,7 +83,8 @@ int iexpr_same(const IExpr *a, const IExpr *b);   /* structural equality */
 int iexpr_isconst(const IExpr *e, int64_t *v);
 
 /* Printed form, TVMScript precedence: `_i % 8 * 16 + _j // 8`, bitwise ops as
- * Python operators, `T.min(a, b)`, `T.max(a, b)`, `T.Select(c, a, b)`. */
+ * Python operators, `T.min(a, b)`, `T.max(a, b)`, `T.Select(c, a, b)`, a table entry as
+ * `name[index]` (not parsed back). */
 void iexpr_print(Buf *b, const IExpr *e);
 char *iexpr_str(Arena *A, const IExpr *e);
 const char *iexpr_varname(int id);      /* "_i", ..., "_rep" */

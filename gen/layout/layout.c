@@ -217,7 +217,7 @@ getdom(const Layout *L, Dom *D)
  * alone, which keeps broadcast fragments (FullyReplicated: thread = _rep)
  * cheap. repsplit recognises the form; the bound is checked by its users.
  */
-static IExpr zero = {IX_CONST, 0, NULL, NULL, NULL};
+static IExpr zero = {IX_CONST, 0, NULL, NULL, NULL, NULL};
 static int ranges(const int64_t *shape, const int *varid, int n, IExpr *const *es, int ne,
 		  int64_t *lo, int64_t *hi, Err *err);
 

@@ -145,6 +145,9 @@ lir_dump(Buf *b, const LProgram *p)
 		for (i = 0; i < k->nparam; i++)
 			buf_printf(b, "  param %s%s %s\n", k->params[i].type, k->params[i].is_ptr ? " *" : "",
 				   k->params[i].name);
+		for (i = 0; i < k->ntab; i++)
+			buf_printf(b, "  table %s: %lld entries in [%lld, %lld]\n", k->tabs[i]->name,
+				   (long long)k->tabs[i]->n, (long long)k->tabs[i]->lo, (long long)k->tabs[i]->hi);
 		if (k->checks.head) {
 			buf_puts(b, "  at entry\n");
 			list(b, &k->checks, 2);

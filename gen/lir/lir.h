@@ -155,6 +155,10 @@ struct LKernel {
 	int ntmap;
 	int warp_size;
 	int has_smem;        /* declares the dynamic shared memory (smem_align) */
+	/* constant tables the index expressions read (IX_TAB): the exact inverses of layouts
+	 * with no closed form, declared static const at the top of the body */
+	const ITab *const *tabs;
+	int ntab;
 	LList checks;        /* declarations before the body (vector-row flags) */
 	LList body;          /* shared buffer views, locals, statements */
 };

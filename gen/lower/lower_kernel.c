@@ -330,20 +330,38 @@ lw_loopbody(Em *e, Buf *chk, const IrStmt *body)
 	return lw_stmts(e, chk, body);
 }
 
+/* the table an index expression reads (IX_TAB), or NULL */
+static const ITab *
+readstab(const IExpr *x)
+{
+	const ITab *t;
+
+	if (!x || x->k == IX_CONST || x->k == IX_VAR)
+		return NULL;
+	if (x->k == IX_TAB)
+		return x->tab;
+	return (t = readstab(x->a)) || (t = readstab(x->b)) ? t : readstab(x->c);
+}
+
+/* a tile's or shared buffer's layout comment; a fragment with no CuTe form is printed as
+ * tilec prints fragments, with the table its coordinates come from (co: NULL for none) */
 static void
-cutecomment(Em *e, const Layout *L, int frag, const char *swz, int vec)
+cutecomment(Em *e, const Layout *L, IExpr *const *co, const char *swz, int vec)
 {
 	Buf b;
 	Err ce = {0};
 
 	buf_init(&b);
-	if (frag) {
+	if (L->is_frag) {
 		CuteLayout cl;
+		const ITab *t = co ? readstab(co[0]) : NULL;
 
 		if (frag_to_cute(e->a, L, &cl, &ce) == 1)
 			cute_print_layout(&b, cl);
 		else
-			buf_puts(&b, "(no CuTe form)");
+			buf_printf(&b, "(no CuTe form) %s", layout_str(e->a, L));
+		if (t)
+			buf_printf(&b, "  coordinates: table %s", t->name);
 	} else {
 		CuteComposed cc;
 
@@ -698,7 +716,7 @@ kernel(Em *e)
 		const SmemBuf *sb = &e->sp.bufs[i];
 		const IrBuffer *B = &k->bufs[sb->buf];
 
-		cutecomment(e, sb->layout, 0, swizzle_name(sb->mode), (int)sb->run);
+		cutecomment(e, sb->layout, NULL, swizzle_name(sb->mode), (int)sb->run);
 		{
 			LNode *n = lw_add(e, L_SMEM_VIEW);
 
@@ -711,7 +729,7 @@ kernel(Em *e)
 		const IrBuffer *B = &k->bufs[b];
 		if (B->scope != MEM_LOCAL)
 			continue;
-		cutecomment(e, e->frag[b], 1, "none", lw_tilevec(e, b));
+		cutecomment(e, e->frag[b], e->coord[b], "none", lw_tilevec(e, b));
 		lw_decl(e, 0, lw_ctype(B->dtype), B->name, e->slots[b], NULL, NULL);
 	}
 	{
@@ -728,6 +746,7 @@ kernel(Em *e)
 			e->ws = 0;
 	}
 	buf_free(&chk);
+	lk->tabs = e->part->tabs, lk->ntab = e->part->ntab;
 	/* the block's shared memory is the plan's (checked by smem_plan) plus the static arrays of
 	 * the reduces, which only the body knows: over the target's limit it cannot launch */
 	if (ret == 0 && e->static_smem && e->sp.total + e->static_smem > e->t->smem_max)

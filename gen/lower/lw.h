@@ -153,6 +153,8 @@ char *lw_guard(Em *e, const Region *r, int d, const char *cd, int64_t ext);
 char *lw_elemguard(Em *e, const IrBuffer *B, int n, IrExpr *const *idx);
 Fragment *lw_defaultfrag(Em *e, const int64_t *shape, int n);
 IExpr **lw_fragcoords(Em *e, const Fragment *F, int64_t *S);
+/* a and b are the same fragment (structurally) */
+int lw_fragsame(const Fragment *a, const Fragment *b);
 int lw_fragvec(const Fragment *F, IExpr *const *co, int64_t S, int maxv);
 int lw_fragvec_ref(const Fragment *F, IExpr *const *co, int64_t S, int maxv);
 int lw_fragrun(const Fragment *F, IExpr *const *co, int64_t S, int dim, int maxv);

@@ -773,8 +773,8 @@ struct FcMemo {
 };
 
 /* the same fragment: every field the inverse reads, the expressions structurally */
-static int
-frag_same(const Fragment *a, const Fragment *b)
+int
+lw_fragsame(const Fragment *a, const Fragment *b)
 {
 	int k;
 
@@ -808,7 +808,7 @@ lw_fragcoords(Em *e, const Fragment *F, int64_t *S)
 	/* the inverse of a fragment seen before in this pass (tiles and nests share layouts):
 	 * layout_inverse is deterministic, so the same expressions; a copy of the array */
 	for (m = 0; m < e->nfcm; m++)
-		if (frag_same(e->fcm[m].F, F)) {
+		if (lw_fragsame(e->fcm[m].F, F)) {
 			if (!(co = anewn(e->a, IExpr *, e->fcm[m].n)))
 				break;
 			memcpy(co, e->fcm[m].co, sizeof *co * (size_t)e->fcm[m].n);

@@ -44,6 +44,11 @@ typedef struct TilePlan {
 typedef struct KernelPart {
 	int nbuf;
 	TilePlan *tiles;     /* per buffer id */
+	/* the exact tables of coordinates of the fragments with no closed-form inverse (tiles
+	 * and nests), read by their coordinate expressions (IX_TAB) and declared by the kernel */
+	const ITab **tabs;
+	const Layout **tabfrag;  /* the fragment of each table */
+	int ntab, captab;
 } KernelPart;
 
 typedef struct NestPlan {

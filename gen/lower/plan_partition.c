@@ -9,6 +9,129 @@
  */
 #include "lw.h"
 
+/* the most entries (threads x slots) of a table of coordinates (docs/layouts.md) */
+#define TAB_MAX 65536
+
+typedef struct TabFill {
+	int32_t *v;
+	int64_t T, S, conflict;
+} TabFill;
+
+static int
+tab_visit(void *ctx, int64_t first, int npts, const int64_t *const *coord, const int64_t *const *vals)
+{
+	TabFill *t = ctx;
+	int p;
+
+	(void)coord;
+	for (p = 0; p < npts; p++) {
+		int64_t th = vals[0][p], sl = vals[1][p], at = sl * t->T + th;
+
+		if (th < 0 || th >= t->T || sl < 0 || sl >= t->S)
+			return t->conflict = -1, 1;
+		if (t->v[at] >= 0)
+			return t->conflict = at, 1;
+		t->v[at] = (int32_t)(first + p);
+	}
+	return 0;
+}
+
+/*
+ * The table of F's coordinates, for a fragment whose inverse has no closed form (the [4]
+ * result of reducing a [192, 4] tile: thread (_rep * 6 + _i // 2) % 128, whose replica is
+ * recovered only through a multiplicative inverse) or that is padded and replicated. Every
+ * (x..., rep) is enumerated, an exact inverse by construction: entry slot * threads + thread
+ * holds the row-major index f * R + rep of the element it holds, or N * R where it holds
+ * none (coordinate 0 = in_shape[0]: *pad = 1, the lowering guards those pairs). The
+ * coordinates read the table at (_i * threads + _j) and take f's digits. One table per
+ * distinct fragment of the kernel, declared by it (static const: read through the cache).
+ * NULL with e->err when two elements share a (thread, slot) or the table passes TAB_MAX.
+ */
+static IExpr **
+tabcoords(Em *e, const Fragment *F, int64_t *S, int *pad)
+{
+	KernelPart *kp = e->part;
+	int64_t N = layout_size(F), R = F->rep, T = F->nthreads, NS, shape[LAYOUT_MAXDIM + 1], st[LAYOUT_MAXDIM];
+	int varid[LAYOUT_MAXDIM + 1], d, n = F->nin, t;
+	const ITab *tab = NULL;
+	IExpr **co, *at, *f;
+
+	if (F->nout != 1 || !kp || ck_mul(T, F->out_shape[0], &NS) || ck_mul(N, R, &shape[0]) ||
+	    shape[0] >= INT32_MAX)
+		return NULL;
+	if (NS > TAB_MAX)
+		return err_set(e->err, "%s; its exact table of coordinates would have %lld entries (threads x slots), "
+			       "more than the %d tilec builds: give the tile or loop a layout with a closed-form "
+			       "inverse (require_layout, layout = ...) or a shape that is a multiple of the block's threads",
+			       e->err->msg, (long long)NS, TAB_MAX), NULL;
+	for (t = 0; t < kp->ntab && !tab; t++)
+		if (lw_fragsame(kp->tabfrag[t], F))
+			tab = kp->tabs[t];
+	if (!tab) {
+		Err scratch = {0};
+		IExpr *es[2] = {F->thread, F->fwd[0]};
+		TabFill fill = {NULL, T, F->out_shape[0], -2};
+		ITab *nt = anew(e->a, ITab);
+		int64_t i;
+
+		for (d = 0; d < n; d++)
+			shape[d] = F->in_shape[d], varid[d] = d;
+		shape[n] = R, varid[n] = IEXPR_REP;
+		if (!nt || !(fill.v = anewn(e->a, int32_t, NS)))
+			return NULL;
+		for (i = 0; i < NS; i++)
+			fill.v[i] = -1;
+		if (layout_enumerate(shape, varid, n + 1, es, 2, tab_visit, &fill, &scratch) != 0) {
+			if (fill.conflict >= 0)
+				err_set(e->err, "%s; and its layout is not one register per element: thread %lld slot %lld "
+					"holds two of them", e->err->msg, (long long)(fill.conflict % T),
+					(long long)(fill.conflict / T));
+			else if (scratch.msg[0])
+				err_set(e->err, "%s; its exact table: %s", e->err->msg, scratch.msg);
+			return NULL;
+		}
+		nt->lo = INT64_MAX, nt->hi = INT64_MIN;
+		for (i = 0; i < NS; i++) {
+			if (fill.v[i] < 0)
+				fill.v[i] = (int32_t)(N * R);
+			nt->lo = fill.v[i] < nt->lo ? fill.v[i] : nt->lo;
+			nt->hi = fill.v[i] > nt->hi ? fill.v[i] : nt->hi;
+		}
+		nt->n = NS, nt->v = fill.v;
+		nt->name = arena_printf(e->a, "tl_tab%d", kp->ntab);
+		if (kp->ntab == kp->captab) {
+			int nc = 2 * kp->captab + 4;
+			const ITab **nts = anewn(e->a, const ITab *, nc);
+			const Layout **nfs = anewn(e->a, const Layout *, nc);
+
+			if (!nts || !nfs)
+				return NULL;
+			if (kp->ntab)
+				memcpy(nts, kp->tabs, sizeof *nts * (size_t)kp->ntab),
+				memcpy(nfs, kp->tabfrag, sizeof *nfs * (size_t)kp->ntab);
+			kp->tabs = nts, kp->tabfrag = nfs, kp->captab = nc;
+		}
+		kp->tabs[kp->ntab] = nt, kp->tabfrag[kp->ntab++] = F;
+		tab = nt;
+	}
+	at = iexpr_add(e->a, iexpr_mulc(e->a, iexpr_var(e->a, 0), T), iexpr_var(e->a, 1));
+	f = iexpr_divc(e->a, iexpr_tab(e->a, tab, at), R);
+	co = anewn(e->a, IExpr *, n + 2);
+	if (!co || !f)
+		return NULL;
+	for (d = n - 1; d >= 0; d--)
+		st[d] = d == n - 1 ? 1 : st[d + 1] * F->in_shape[d + 1];
+	for (d = 0; d < n; d++) {
+		IExpr *x = iexpr_divc(e->a, f, st[d]);
+
+		co[d] = d ? iexpr_modc(e->a, x, F->in_shape[d]) : x;
+	}
+	co[n] = iexpr_modc(e->a, iexpr_tab(e->a, tab, at), R);
+	*S = F->out_shape[0];
+	*pad = NS > N * R;
+	return co;
+}
+
 /*
  * The coordinates of every (slot, thread) of fragment F (over slot var 0 and thread var 1:
  * x..., rep). When F's inverse has no closed form, or F does not reach every pair (a tile
@@ -35,7 +158,7 @@ lw_tilecoords(Em *e, const Fragment *F, int64_t *S, int *pad)
 	first = *e->err;
 	if (F->rep != 1 || F->nout != 1 || n < 1 || ck_mul(F->nthreads, F->out_shape[0], &P) ||
 	    P < N || P > layout_enum_limit())
-		return NULL;
+		return tabcoords(e, F, S, pad);
 	for (d = n - 1; d >= 0; d--)
 		st[d] = d == n - 1 ? 1 : st[d + 1] * F->in_shape[d + 1];
 	for (d = 0; d < n; d++) {
@@ -55,7 +178,7 @@ lw_tilecoords(Em *e, const Fragment *F, int64_t *S, int *pad)
 	    H->nthreads != F->nthreads || H->out_shape[0] != F->out_shape[0] ||
 	    !(I = layout_inverse(e->a, H, 0, &scratch))) {
 		*e->err = first;   /* the first method's reason */
-		return NULL;
+		return tabcoords(e, F, S, pad);
 	}
 	inv = I->fwd;   /* (slot, thread) -> (f, rep) */
 	co = anewn(e->a, IExpr *, n + 2);

@@ -73,6 +73,11 @@ lir_c_index(Buf *b, const IExpr *x, const char *const *names)
 		lir_c_index(b, x->b, names);
 		buf_putc(b, ')');
 		return;
+	case IX_TAB:
+		buf_printf(b, "%s[", x->tab->name);
+		lir_c_index(b, x->a, names);
+		buf_putc(b, ']');
+		return;
 	case IX_SELECT:
 		buf_putc(b, '(');
 		lir_c_index(b, x->a, names);
@@ -296,6 +301,19 @@ list(Buf *o, const LList *l, int depth, const LDialect *d)
 		node(o, n, depth, d);
 }
 
+/* a table of IX_TAB entries: static const, 16 entries a line, the narrowest type that holds them */
+static void
+table(Buf *o, const ITab *t)
+{
+	int64_t i;
+	int narrow = t->lo >= -32768 && t->hi <= 32767;
+
+	buf_printf(o, "\tstatic const %s %s[%lld] = {", narrow ? "short" : "int", t->name, (long long)t->n);
+	for (i = 0; i < t->n; i++)
+		buf_printf(o, "%s%d", i % 16 ? ", " : i ? ",\n\t\t" : "\n\t\t", (int)t->v[i]);
+	buf_puts(o, "\n\t};\n");
+}
+
 static void
 kernel(Buf *o, const LKernel *k, const LDialect *d)
 {
@@ -317,6 +335,8 @@ kernel(Buf *o, const LKernel *k, const LDialect *d)
 		buf_printf(o, "%s%s %s%s", i ? ", " : "", k->params[i].type,
 			   k->params[i].is_ptr ? "*__restrict__ " : "", k->params[i].name);
 	buf_puts(o, ")\n{\n");
+	for (i = 0; i < k->ntab; i++)
+		table(o, k->tabs[i]);
 	list(o, &k->checks, 1, d);
 	if (k->has_smem)
 		buf_printf(o, "\textern __shared__ __align__(%lld) unsigned char tl_smem[];\n",
