@@ -70,6 +70,7 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: fuzz_diff [-t SECONDS] [-s FIRST_SEED] [-n COUNT] [-f FEATURES] [-a ARCH] [-o DIR] [-v] [-q]\n"
+			"  -v: every seed's class, and the refused programs kept in DIR as ref-SEED.tile\n"
 			"  ARCH: sm_80, sm_90, sm_90a, gfx90a, gfx942, gfx1100 (HIP C), hip (the three gfx in turn);\n"
 			"  default sm_80, sm_90a for seeds = 3 mod 4\n"
 			"  FEATURES: all or a list of half,fp8,int,math,shared,global,slice,loop,if,pipe,\n"
@@ -152,11 +153,14 @@ main(int argc, char **argv)
 		runs += r.runs;
 		if (r.cls == C_REFUSED || r.cls == C_ERROR)
 			count_reason(rs, &nrs, (int)countof(rs), r.why, seed);
-		if (r.cls == C_DIFFER || r.cls == C_CRASH || r.cls == C_SEMA || r.cls == C_NOMEANING || r.cls == C_ERROR) {
-			const char *pre = r.cls == C_SEMA || r.cls == C_NOMEANING ? "gen-" : r.cls == C_ERROR ? "err-" : "";
+		if (r.cls == C_DIFFER || r.cls == C_CRASH || r.cls == C_SEMA || r.cls == C_NOMEANING || r.cls == C_ERROR ||
+		    (verbose && r.cls == C_REFUSED)) {
+			const char *pre = r.cls == C_SEMA || r.cls == C_NOMEANING ? "gen-" : r.cls == C_ERROR ? "err-" :
+					  r.cls == C_REFUSED ? "ref-" : "";
 
 			if (r.cls == C_DIFFER || r.cls == C_CRASH)
 				count_reason(gr, &ngr, (int)countof(gr), r.why, seed);
+			/* -v: refused programs are kept too (ref-SEED.tile), to look at what is refused */
 			snprintf(path, sizeof path, "%s/%s%llu.tile", dir, pre, seed);
 			writefile(path, buf_str(&src));
 			snprintf(path, sizeof path, "%s/%s%llu.txt", dir, pre, seed);
