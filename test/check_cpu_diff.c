@@ -162,6 +162,8 @@ static const struct {
 	{"test/cpu/nest_broadcast.tile", "sm_90a", "*=37", NULL},
 	{"test/cpu/padded_examples.tile", "sm_90a", "*=37", NULL},
 	{"test/cpu/exact_table.tile", "sm_90a", "*=192;*=37", NULL},
+	{"test/cpu/int_reduce.tile", "sm_90a", "*=37", NULL},
+	{"test/cpu/reduce_to_shared.tile", "sm_90a", "*=37", NULL},
 	{"test/cpu/rank3_copy.tile", "sm_90a", "B=3,M=20,N=40", NULL},
 	{"test/cpu/nest_contiguity.tile", "sm_90a", "*=64;*=211", NULL},
 	{"test/cpu/nest_vector.tile", "sm_90a", "M=64;M=37", NULL},

@@ -615,18 +615,28 @@ START_TEST(replicated_store)
 }
 END_TEST
 
-/* a reduce the emitter refuses, with the reason */
+/* a reduce the emitter refuses, with the reason (an integer source into a float destination);
+ * a local source into a shared destination, refused before, reads a copy in shared memory */
 START_TEST(reduce_refused)
 {
 	static const char *const src =
 		"kernel f(X: f32[M, 128], Y: f32[M]) grid(cdiv(M, 32)) threads(128) {\n"
 		"  local x: f32[32, 128];\n  shared t: f32[32];\n  copy(X[bx * 32, 0], x);\n"
 		"  reduce(x, t, op = sum, dim = 1);\n  copy(t, Y[bx * 32]);\n}\n";
+	static const char *const mixed =
+		"kernel f(X: i32[M, 128], Y: f32[M]) grid(cdiv(M, 32)) threads(128) {\n"
+		"  local x: i32[32, 128];\n  local t: f32[32];\n  copy(X[bx * 32, 0], x);\n"
+		"  reduce(x, t, op = sum, dim = 1);\n  copy(t, Y[bx * 32]);\n}\n";
 	char *cu;
 	int ok;
 
 	cu = emit("t.tile", src, strlen(src), "sm_80", &ok);
-	ck_assert_msg(!ok && strstr(cu, "a local source needs a local destination"), "%s", cu);
+	ck_assert_msg(ok && strstr(cu, "reduce sum x -> t dim 1 from shared memory") &&
+		      strstr(cu, "'x' through shared memory: it is read by a reduce into shared 't'"), "%s", cu);
+	free(cu);
+	cu = emit("t.tile", mixed, strlen(mixed), "sm_80", &ok);
+	ck_assert_msg(!ok && strstr(cu, "t.tile:5:3: error: kernel 'f': reduce: element types i32 -> f32 are not lowered"),
+		      "%s", cu);
 	free(cu);
 }
 END_TEST

@@ -28,6 +28,28 @@ lw_redident(ReduceOp op, DType t)
 	return NULL;
 }
 
+/*
+ * The type a reduce of src elements into dst elements is calculated in (*ct), or -1 when it is
+ * not lowered (no identity, an integer source into a float destination or the reverse).
+ * Floats: f32 for f16/bf16/fp8/f32 operands, f64 when either is f64 (one rounding into an f32
+ * destination, as the semantics' sum in double). Integers (i8, u8, i32): i32, i64 when either
+ * is i64: sums wrap modulo 2^32, which is the exact sum wherever it fits the destination (the
+ * semantics leave the rest undefined); max, min and absmax are exact.
+ */
+int
+lw_redtype(ReduceOp op, DType src, DType dst, DType *ct)
+{
+	int fs = dtype_is_float(src), fd = dtype_is_float(dst);
+
+	if (fs != fd || src == DT_BOOL || dst == DT_BOOL)
+		return -1;
+	if (fs)
+		*ct = src == DT_F64 || dst == DT_F64 ? DT_F64 : DT_F32;
+	else
+		*ct = src == DT_INT || dst == DT_INT ? DT_INT : DT_I32;
+	return lw_redident(op, *ct) ? 0 : -1;
+}
+
 /* op(a, b) of two partials in calculation type t */
 static char *
 redop(Em *e, ReduceOp op, DType t, const char *a, const char *b)
@@ -52,7 +74,8 @@ redval(Em *e, ReduceOp op, DType t, const char *v)
 /* reduce from shared memory: a local destination is folded slot by slot by every
  * thread that holds the slot's element; a shared one by one thread per element,
  * reading the source's row (dim) from shared memory. A local source (why: the reason
- * its reduce plan failed) is copied to shared memory first (lower_stage.c) */
+ * its reduce plan failed; NULL for a shared destination) is copied to shared memory
+ * first (lower_stage.c) */
 static int
 smemreduce(Em *e, const IrStmt *st, const char *why)
 {
@@ -60,23 +83,24 @@ smemreduce(Em *e, const IrStmt *st, const char *why)
 	int sb = st->u.reduce.src, db = st->u.reduce.dst, dim = st->u.reduce.dim, d, dd;
 	const IrBuffer *SB = &e->k->bufs[sb], *DB = &e->k->bufs[db];
 	ReduceOp op = st->u.reduce.op;
-	DType ct = lw_calctype(DB->dtype);
+	DType ct = DT_F32;
+	int noty = lw_redtype(op, SB->dtype, DB->dtype, &ct);
 	const char *ty = lw_ctype(ct), *ident = lw_redident(op, ct);
 	int64_t S = SB->dims[dim].c, NY = 1, T = e->k->threads, div;
 	int keep = DB->ndim == SB->ndim;
 	char *idx[IR_MAXDIM], *dc[IR_MAXDIM], *v, *old, *res, *stg = NULL;
 	Buf b;
 
-	if (SB->scope != MEM_SHARED && !why)
-		return err_set(e->err, "reduce %s -> %s: a local source needs a local destination (reduce "
-			       "into a local buffer, then copy)", SB->name, DB->name);
-	if (!ident || lw_calctype(SB->dtype) != ct)
+	if (noty)
 		return err_set(e->err, "reduce: element types %s -> %s are not lowered",
 			       dtype_name(SB->dtype), dtype_name(DB->dtype));
 	for (d = 0; d < DB->ndim; d++)
 		NY *= DB->dims[d].c;
-	if (why) {
-		if (!(stg = lw_stage(e, sb, arena_printf(e->a, "by a reduce that shuffles cannot combine (%s)", why))))
+	/* a local source into a shared destination: one thread per result reads its row from a
+	 * copy of the source in shared memory */
+	if (why || SB->scope != MEM_SHARED) {
+		if (!(stg = lw_stage(e, sb, why ? arena_printf(e->a, "by a reduce that shuffles cannot combine (%s)", why)
+					   : arena_printf(e->a, "by a reduce into shared '%s'", DB->name))))
 			return -1;
 	} else {
 		lw_barrier(e);
@@ -156,7 +180,8 @@ lw_reduce(Em *e, const IrStmt *st)
 	int sb = st->u.reduce.src, db = st->u.reduce.dst, id = e->tmp++, kb, nw = 0, i;
 	const IrBuffer *SB = &k->bufs[sb], *DB = &k->bufs[db];
 	ReduceOp op = st->u.reduce.op;
-	DType ct = lw_calctype(DB->dtype);
+	DType ct = DT_F32;
+	int noty = lw_redtype(op, SB->dtype, DB->dtype, &ct);
 	const char *ty = lw_ctype(ct), *ident = lw_redident(op, ct);
 	char r[32], red[32], *v, *rep = NULL;
 	unsigned lanes, warps, full;
@@ -167,7 +192,7 @@ lw_reduce(Em *e, const IrStmt *st)
 
 	if (SB->scope != MEM_LOCAL || DB->scope != MEM_LOCAL)
 		return smemreduce(e, st, NULL);
-	if (!ident || lw_calctype(SB->dtype) != ct)
+	if (noty)
 		return err_set(e->err, "reduce: element types %s -> %s are not lowered",
 			       dtype_name(SB->dtype), dtype_name(DB->dtype));
 	/* the plan of plan-reduces (plan_reduce.c) */

@@ -232,6 +232,7 @@ CopyInstr lw_tile_instr(const Em *e, const IrStmt *st, int v, int gs, int gd);
 void lw_chunknames(Em *e, int nn, char **cs);
 const RedPlan *lw_redplan(Em *e, const IrStmt *st);
 const char *lw_redident(ReduceOp op, DType t);
+int lw_redtype(ReduceOp op, DType src, DType dst, DType *ct);
 int lw_plan_pipe(Em *e, const IrStmt *st, PipePlan *pp);
 const PipePlan *lw_pipeplan(Em *e, const IrStmt *st);
 int lw_isload(const Em *e, const IrStmt *s);
