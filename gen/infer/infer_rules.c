@@ -290,8 +290,24 @@ loop_from_buf(Inf *in, const Op *op, const Acc *ac, const Fragment *F, Err *e)
 	if (!th)
 		return NULL;
 	L = frag_new(in->a, op->ext, op->nloop, th, F->rep, NULL, 0, e);
-	if (L && layout_check_injective(L, e) < 0)
-		return NULL;
+	if (L && layout_check_injective(L, e) < 0) {
+		/* the complement of the thread map is no slot map when the nest covers part of the
+		 * tile at an offset (a fill of acc[6 : 50, 2 : 32] of an MMA accumulator): the
+		 * tile's own slots then number the points (not onto: the lowering guards the pairs
+		 * the nest does not reach) */
+		IExpr *sub[IEXPR_NVARS] = {0}, *sl[LAYOUT_MAXDIM];
+		Err e2 = {0};
+		int k;
+
+		for (d = 0; d < ac->n; d++)
+			sub[d] = ac->idx[d];
+		for (k = 0; k < F->nout; k++)
+			if (!(sl[k] = iexpr_subst(in->a, F->fwd[k], sub, NULL)))
+				return NULL;
+		L = frag_new(in->a, op->ext, op->nloop, th, F->rep, sl, F->nout, &e2);
+		if (!L || layout_check_injective(L, &e2) < 0)
+			return NULL;
+	}
 	return L;
 }
 
