@@ -140,7 +140,8 @@ tabcoords(Em *e, const Fragment *F, int64_t *S, int *pad)
  * onto the pairs (an exact check: layout_inverse verifies its round trip), its inverse gives
  * f, the coordinates are f's row-major digits, and the pairs holding an element are those
  * with f < size, that is coordinate 0 < in_shape[0] (*pad = 1: the lowering guards the
- * others). Only for unreplicated fragments with one slot dim.
+ * others). Only for unreplicated fragments with one slot dim. Closed forms only: NULL with
+ * e->err otherwise (the callers then try widen and tabcoords).
  */
 IExpr **
 lw_tilecoords(Em *e, const Fragment *F, int64_t *S, int *pad)
@@ -158,7 +159,7 @@ lw_tilecoords(Em *e, const Fragment *F, int64_t *S, int *pad)
 	first = *e->err;
 	if (F->rep != 1 || F->nout != 1 || n < 1 || ck_mul(F->nthreads, F->out_shape[0], &P) ||
 	    P < N || P > layout_enum_limit())
-		return tabcoords(e, F, S, pad);
+		return NULL;
 	for (d = n - 1; d >= 0; d--)
 		st[d] = d == n - 1 ? 1 : st[d + 1] * F->in_shape[d + 1];
 	for (d = 0; d < n; d++) {
@@ -178,7 +179,7 @@ lw_tilecoords(Em *e, const Fragment *F, int64_t *S, int *pad)
 	    H->nthreads != F->nthreads || H->out_shape[0] != F->out_shape[0] ||
 	    !(I = layout_inverse(e->a, H, 0, &scratch))) {
 		*e->err = first;   /* the first method's reason */
-		return tabcoords(e, F, S, pad);
+		return NULL;
 	}
 	inv = I->fwd;   /* (slot, thread) -> (f, rep) */
 	co = anewn(e->a, IExpr *, n + 2);
@@ -205,7 +206,7 @@ lw_nopad(Em *e, int buf, const char *what)
 	return err_set(e->err, "local '%s': its layout leaves %lld of its %lld (thread, slot) pairs without an "
 		       "element (a layout not onto its slots, padded), which %s does not lower yet; give the "
 		       "tile a shape that is a multiple of the block's threads", e->k->bufs[buf].name,
-		       (long long)(e->slots[buf] * F->nthreads - layout_size(F)),
+		       (long long)(e->slots[buf] * F->nthreads - layout_size(F) * F->rep),
 		       (long long)(e->slots[buf] * F->nthreads), what);
 }
 
@@ -284,7 +285,11 @@ lw_part_tiles(Em *e, KernelPart *kp)
 		if (tp->frag->nthreads > k->threads)
 			return err_loc(e->err, B->loc), err_set(e->err, "local '%s': its layout needs %lld threads, the kernel has %lld",
 				       B->name, (long long)tp->frag->nthreads, (long long)k->threads);
-		if (!(tp->coord = lw_tilecoords(e, tp->frag, &tp->slots, &tp->pad)) && widen(e, tp))
+		/* closed forms first, then an exact table (the layout as inferred: a nest that
+		 * writes the tile in it still covers every replica), then the tile held fully
+		 * replicated (past the table's limits) */
+		if (!(tp->coord = lw_tilecoords(e, tp->frag, &tp->slots, &tp->pad)) &&
+		    !(tp->coord = tabcoords(e, tp->frag, &tp->slots, &tp->pad)) && widen(e, tp))
 			return err_loc(e->err, B->loc);
 	}
 	return 0;
@@ -301,7 +306,8 @@ lw_plan_nest(Em *e, const IrStmt *st, NestPlan *np)
 	memset(np, 0, sizeof *np);
 	if (!(np->frag = st->loop_layout) && !(np->frag = lw_defaultfrag(e, ext, n)))
 		return -1;
-	if (!(np->coord = lw_tilecoords(e, np->frag, &np->slots, &np->pad)))
+	if (!(np->coord = lw_tilecoords(e, np->frag, &np->slots, &np->pad)) &&
+	    !(np->coord = tabcoords(e, np->frag, &np->slots, &np->pad)))
 		return -1;
 	if (np->frag->rep > 1) {
 		np->sync = anewn(e->a, unsigned char, e->k->nbuf + 1);
@@ -396,7 +402,8 @@ nest_dump(IrStmt *s, void *ctx)
 		   s->loop_layout ? "its loop layout" : "the default partition");
 	fragline(d->b, np->frag, np->slots);
 	if (np->pad)
-		buf_printf(d->b, ", %lld pairs padded", (long long)(np->slots * np->frag->nthreads - layout_size(np->frag)));
+		buf_printf(d->b, ", %lld pairs padded", (long long)(np->slots * np->frag->nthreads -
+								     layout_size(np->frag) * np->frag->rep));
 	for (i = 0; np->sync && i < d->k->nbuf; i++)
 		if (np->sync[i])
 			buf_printf(d->b, "%s'%s'", any++ ? ", " : "; stored between barriers: ", d->k->bufs[i].name);
@@ -448,7 +455,8 @@ plan_partitions_dump(Buf *b, const IrKernel *k)
 		buf_printf(b, "//   local %s (%s): ", k->bufs[i].name, tp->source);
 		fragline(b, tp->frag, tp->slots);
 		if (tp->pad)
-			buf_printf(b, ", %lld pairs padded", (long long)(tp->slots * tp->frag->nthreads - layout_size(tp->frag)));
+			buf_printf(b, ", %lld pairs padded", (long long)(tp->slots * tp->frag->nthreads -
+									  layout_size(tp->frag) * tp->frag->rep));
 		if (tp->vec)
 			buf_printf(b, ", vector run %d", tp->vec);
 		buf_putc(b, '\n');
