@@ -350,6 +350,10 @@ static const struct {
 	  "'S' in runs of 2 along j\n",
 	  "stores of 'H' in runs of 4 along j; loads of 'A' in runs of 4 along j\n",
 	  "stores of 'B' in runs of 4 along j; element loads: the runs of 'A' do not start at a multiple of 2\n"}},
+	/* a let of the body in the indices: declared per point, not where a run is accessed */
+	{"test/cpu/nest_vload.tile", "sm_80", "plan-vectors",
+	 {"//   nest at 78:5: its loop layout, 8 slots x 128 threads; element stores: an index of 'C' reads a let "
+	  "of the body; element loads: an index of 'A' reads a let or a load\n"}},
 	{"test/cpu/nest_vload.tile", "gfx90a", "plan-vectors",
 	 {"stores of 'U' in runs of 16 along j; loads of 'A', 'E' in runs of 16 along j\n"}},
 	{"test/cpu/nest_vector.tile", "sm_80", "plan-partitions",

@@ -136,9 +136,10 @@ lw_copyplan(Em *e, const IrStmt *st)
 	return cp;
 }
 
-/* can x be evaluated at the run's first point before the run (no let of the body, no load)? */
+/* can x be evaluated at the run's first point outside the body (no let of the body: those
+ * are declared per point; no load unless loads)? */
 static int
-hoistable(const IrExpr *x)
+hoistable(const IrExpr *x, int loads)
 {
 	int i;
 
@@ -146,14 +147,21 @@ hoistable(const IrExpr *x)
 		return 1;
 	switch (x->kind) {
 	case IE_VAR: return x->u.var->kind != VAR_LET;
-	case IE_LOAD: return 0;
-	case IE_UNARY: return hoistable(x->u.un.a);
-	case IE_BINARY: return hoistable(x->u.bin.a) && hoistable(x->u.bin.b);
-	case IE_SELECT: return hoistable(x->u.sel.c) && hoistable(x->u.sel.a) && hoistable(x->u.sel.b);
-	case IE_CAST: return hoistable(x->u.cast.a);
+	case IE_LOAD:
+		if (!loads)
+			return 0;
+		for (i = 0; i < x->u.load.n; i++)
+			if (!hoistable(x->u.load.idx[i], loads))
+				return 0;
+		return 1;
+	case IE_UNARY: return hoistable(x->u.un.a, loads);
+	case IE_BINARY: return hoistable(x->u.bin.a, loads) && hoistable(x->u.bin.b, loads);
+	case IE_SELECT:
+		return hoistable(x->u.sel.c, loads) && hoistable(x->u.sel.a, loads) && hoistable(x->u.sel.b, loads);
+	case IE_CAST: return hoistable(x->u.cast.a, loads);
 	case IE_CALL:
 		for (i = 0; i < x->u.call.n; i++)
-			if (!hoistable(x->u.call.args[i]))
+			if (!hoistable(x->u.call.args[i], loads))
 				return 0;
 		return 1;
 	default: return 1;
@@ -288,7 +296,7 @@ loadvec(Em *e, const IrStmt *st, const IrExpr *x, int k, int cap, const char **w
 	if (B->dtype == DT_BOOL || !(eb == 1 || eb == 2 || eb == 4))
 		return *why = arena_printf(e->a, "'%s' has %d-byte elements", B->name, eb), 1;
 	for (d = 0; d < n; d++)
-		if (!hoistable(idx[d]))
+		if (!hoistable(idx[d], 0))
 			return *why = arena_printf(e->a, "an index of '%s' reads a let or a load", B->name), 1;
 	if (!lw_contig_access(B, n, idx, var, 1))
 		return *why = arena_printf(e->a, "the last index of '%s' does not walk '%s' alone with "
@@ -372,7 +380,7 @@ lw_plan_nestvec(Em *e, const IrStmt *st, NestPlan *np)
 	const IrStmt *b, *c;
 	IrVar *const *vars = st->u.par.vars;
 	int n = st->u.par.n, k = -1, d, run = 1, maxv = 16, nv = 0, cnt, misaligned = 0, lv;
-	const char *swhy = NULL, *why = NULL, *rwhy = NULL;
+	const char *swhy = NULL, *why = NULL, *rwhy = NULL, *lwhy = NULL;
 	const IrStmt **cand;
 
 	np->vec = 1, np->vdim = 0, np->vst = NULL, np->nvst = 0;
@@ -403,6 +411,12 @@ lw_plan_nestvec(Em *e, const IrStmt *st, NestPlan *np)
 		for (ok = 1, c = st->u.par.body; c; c = c->next)
 			if (c != b && c->kind == S_STORE && c->u.store.buf == b->u.store.buf)
 				ok = 0;
+		/* the run is stored after its points, where the body's lets are not declared */
+		for (d = 0; ok && d < b->u.store.n; d++)
+			if (!hoistable(b->u.store.idx[d], 1)) {
+				ok = 0;
+				lwhy = lwhy ? lwhy : arena_printf(e->a, "an index of '%s' reads a let of the body", B->name);
+			}
 		if (!ok)
 			continue;
 		for (d = n - 1; d >= 0; d--)
@@ -434,7 +448,7 @@ lw_plan_nestvec(Em *e, const IrStmt *st, NestPlan *np)
 		cand[nv++] = b;
 	}
 	if (k < 0)
-		why = rwhy ? rwhy : "no global store walks a loop variable contiguously";
+		why = rwhy ? rwhy : lwhy ? lwhy : "no global store walks a loop variable contiguously";
 	else if (run < 2)
 		why = arena_printf(e->a, "the loop layout holds no runs of '%s' in consecutive slots", vars[k]->name);
 	else if (!nv && swhy)
