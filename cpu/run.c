@@ -1041,6 +1041,7 @@ tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_
 	co.dump = TILEC_DUMP_CUDA;
 	co.tma = o->tma;
 	co.warp_specialize = o->warp_specialize;
+	co.raster_group = o->raster_group;
 	{
 		static const char *const cuda_defaults[] = {"sm_80", "sm_90a"};
 		static const char *const hip_default[] = {"gfx942"};

@@ -42,6 +42,7 @@ static const char usage_text[] =
 	"  -v, --verbose          report every output, not only those that differ\n"
 	"      --no-tma           sm_90a: emit cp.async pipelines instead of TMA loads (--tma: the default)\n"
 	"      --warp-specialize  sm_90a: a producer warpgroup issues the TMA loads (tilec --warp-specialize)\n"
+	"      --raster-group=G   blocks of a 2-D grid in groups of G rows of tiles (tilec --raster-group)\n"
 	"  -h, --help             show this help and exit\n"
 	"\n"
 	"Exit status: 0 all agree, 1 an output differs or the emitted code failed at run time,\n"
@@ -68,6 +69,7 @@ run_main(int argc, char **argv)
 		{"cuda", required_argument, NULL, 'u'},  {"target", required_argument, NULL, 'T'},
 		{"device", required_argument, NULL, 'G'}, {"tma", no_argument, NULL, 'M'},
 		{"no-tma", no_argument, NULL, 'N'}, {"warp-specialize", no_argument, NULL, 'W'},
+		{"raster-group", required_argument, NULL, 'R'},
 		{NULL, 0, NULL, 0},
 	};
 	tilec_run_options o;
@@ -132,6 +134,17 @@ run_main(int argc, char **argv)
 		case 'M': o.tma = 1; break;
 		case 'N': o.tma = 0; break;
 		case 'W': o.warp_specialize = 1; break;
+		case 'R': {
+			char *rend;
+			long g = strtol(optarg, &rend, 10);
+
+			if (!*optarg || *rend || g < 0 || g > 65535) {
+				free(defs);
+				return bad_usage("--raster-group: '%s' is not a number of rows from 0 to 65535", optarg);
+			}
+			o.raster_group = (int)g;
+			break;
+		}
 		case 'u': cudafile = optarg; break;
 		case 'h':
 			fputs(usage_text, stdout);

@@ -532,6 +532,101 @@ START_TEST(promo_detects)
 }
 END_TEST
 
+/* ---- grouped block order (--raster-group=G, lower_kernel.c): each block's tile is a
+ * bijection of the grid, ragged grids included (raster_grid.tile counts every block in its
+ * tile), and programs agree with it ---- */
+static const struct {
+	const char *file, *arch, *sizes;
+	int G, ws;
+} raster_rows[] = {
+	{"test/cpu/raster_grid.tile", NULL, "X=7,Y=11;X=1,Y=9;X=13,Y=1;X=5,Y=2;X=37,Y=37;X=64,Y=24", 1, 0},
+	{"test/cpu/raster_grid.tile", NULL, "X=7,Y=11;X=1,Y=9;X=13,Y=1;X=5,Y=2;X=37,Y=37;X=64,Y=24", 3, 0},
+	{"test/cpu/raster_grid.tile", NULL, "X=7,Y=11;X=1,Y=9;X=13,Y=1;X=5,Y=2;X=37,Y=37;X=64,Y=24", 8, 0},
+	{"test/cpu/raster_grid.tile", "gfx90a", "X=7,Y=11;X=5,Y=2", 3, 0},
+	{"samples/gemm.tile", NULL, "M=1000,N=264,K=64;M=200,N=1000,K=40;M=1,N=1,K=1", 3, 0},
+	{"samples/gemm_sm90.tile", "sm_90a", "M=700,N=600,K=128;M=129,N=1030,K=64", 2, 1},
+	{"samples/flash_fwd.tile", NULL, "BH=3,L=200", 2, 0},
+	{"samples/splitk_gemm.tile", NULL, "M=200,N=264,K=136", 2, 0},
+};
+
+START_TEST(raster)
+{
+	tilec_run_options o;
+	tilec_run_result r;
+	size_t len;
+	char *src = test_readfile(raster_rows[_i].file, &len);
+
+	ck_assert_ptr_nonnull(src);
+	tilec_run_options_init(&o);
+	o.filename = raster_rows[_i].file;
+	o.arch = raster_rows[_i].arch;
+	if (o.arch && !strncmp(o.arch, "gfx", 3))
+		o.target = TILEC_TARGET_HIP;
+	o.sizes = raster_rows[_i].sizes;
+	o.raster_group = raster_rows[_i].G;
+	o.warp_specialize = raster_rows[_i].ws;
+	o.seed = 1;
+	o.timeout_s = 120;
+	tilec_run(src, len, &o, &r);
+	ck_assert_msg(r.status == TILEC_RUN_AGREE && r.runs > 0, "%s (G = %d): status %d, %d of %d runs differ:\n%s%s",
+		      raster_rows[_i].file, raster_rows[_i].G, r.status, r.differ, r.runs, r.diagnostics, r.report);
+	tilec_run_result_free(&r);
+	free(src);
+}
+END_TEST
+
+/* a wrong grouped order is found: raster_grid.tile's code at G = 3, X = 7, Y = 11 (a last
+ * group of 2 rows) with one declaration changed */
+static const struct {
+	const char *from, *to;
+} raster_wrong[] = {
+	/* the last group taken as a whole one */
+	{"(int)gridDim.y - tl_fy_ < 3 ? (int)gridDim.y - tl_fy_ : 3;", "3;"},
+	/* row and column swapped inside a group */
+	{"tl_fy_ + (int)(tl_lin_ % tl_gsz_ % tl_gh_)", "tl_fy_ + (int)(tl_lin_ % tl_gsz_ / tl_gh_)"},
+	/* groups one row apart */
+	{"(int)(tl_lin_ / tl_gsz_) * 3", "(int)(tl_lin_ / tl_gsz_)"},
+};
+
+START_TEST(raster_detects)
+{
+	const char *path = "test/cpu/raster_grid.tile";
+	tilec_options co;
+	tilec_result cr;
+	tilec_run_options o;
+	tilec_run_result r;
+	size_t len;
+	char *src = test_readfile(path, &len), *p;
+	Buf b;
+
+	ck_assert_ptr_nonnull(src);
+	tilec_options_init(&co);
+	co.raster_group = 3;
+	co.dump = TILEC_DUMP_CUDA;
+	tilec_compile(src, len, &co, &cr);
+	ck_assert_msg(cr.status == TILEC_OK, "%s", cr.diagnostics);
+	ck_assert_msg((p = strstr(cr.output, raster_wrong[_i].from)) != NULL, "no '%s' in the code", raster_wrong[_i].from);
+	buf_init(&b);
+	buf_putn(&b, cr.output, (size_t)(p - cr.output));
+	buf_puts(&b, raster_wrong[_i].to);
+	buf_puts(&b, p + strlen(raster_wrong[_i].from));
+	tilec_run_options_init(&o);
+	o.filename = path;
+	o.sizes = "X=7,Y=11";
+	o.raster_group = 3;
+	o.seed = 1;
+	o.timeout_s = 60;
+	o.cuda_override = buf_str(&b);
+	tilec_run(src, len, &o, &r);
+	ck_assert_msg(r.status == TILEC_ERR_DIFFER, "a wrong grouped order (%s -> %s): status %d:\n%s%s",
+		      raster_wrong[_i].from, raster_wrong[_i].to, r.status, r.diagnostics, r.report);
+	tilec_run_result_free(&r);
+	tilec_result_free(&cr);
+	buf_free(&b);
+	free(src);
+}
+END_TEST
+
 START_TEST(extra_arch)
 {
 	run_one(extra[_i].file, extra[_i].arch, extra[_i].sizes, extra[_i].define, NULL);
@@ -692,6 +787,8 @@ suite_cpu_diff(void)
 	tcase_add_loop_test(tc, tma, 0, countof(tma_rows));
 	tcase_add_loop_test(tc, tma_detects, 0, countof(tma_wrong));
 	tcase_add_loop_test(tc, promo_detects, 0, countof(promo_wrong));
+	tcase_add_loop_test(tc, raster, 0, countof(raster_rows));
+	tcase_add_loop_test(tc, raster_detects, 0, countof(raster_wrong));
 	tcase_add_loop_test(tc, detects, 0, countof(wrong));
 	tcase_add_loop_test(tc, strided_views, 0, countof(strided));
 	tcase_add_test(tc, usage);

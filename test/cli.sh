@@ -221,6 +221,14 @@ has "without --warp-specialize: the contract" "$tmp/out" "// kernel gemm_sm90: 2
 check "run --warp-specialize" 0 $?
 "$TILEC" --help >"$tmp/out" 2>&1; has "--help lists --warp-specialize" "$tmp/out" "--warp-specialize"
 "$TILEC" run --help >"$tmp/out" 2>&1; has "run --help lists --warp-specialize" "$tmp/out" "--warp-specialize"
+# --raster-group=G: the grouped block order; a bad count is a usage error
+"$TILEC" --dump=cuda --raster-group=4 samples/gemm.tile >"$tmp/out" 2>&1; check "--raster-group=4" 0 $?
+has "--raster-group: the remapped tile" "$tmp/out" "const int tl_bx = (int)(tl_lin_ % tl_gsz_ / tl_gh_);"
+for v in -1 x 70000 ""; do
+	"$TILEC" --dump=cuda --raster-group="$v" samples/gemm.tile >/dev/null 2>&1; check "--raster-group=$v" 2 $?
+	"$TILEC" run --raster-group="$v" samples/gemm.tile >/dev/null 2>&1; check "run --raster-group=$v" 2 $?
+done
+"$TILEC" run --raster-group=3 --sizes "X=7,Y=11" test/cpu/raster_grid.tile >"$tmp/out" 2>&1; check "run --raster-group=3" 0 $?
 "$TILEC" run --arch=sm_80 --sizes "M=64,N=256,K=64" samples/gemm_sm90.tile >"$tmp/out" 2>&1
 check "run gemm_sm90 --arch=sm_80" 3 $?
 has "run gemm_sm90 --arch=sm_80: the limit" "$tmp/out" "sm_80 allows 166912"

@@ -6,7 +6,7 @@
 
 #include "tilec.h"
 
-enum { MO_DEFAULT, MO_BN32, MO_BN16, MO_REGCOUNT, MO_HOOK, MO_TMA, MO_NOTMA, MO_WS };
+enum { MO_DEFAULT, MO_BN32, MO_BN16, MO_REGCOUNT, MO_HOOK, MO_TMA, MO_NOTMA, MO_WS, MO_RASTER };
 
 struct tilec_options *memo_opts(int kind, int *hook_calls);
 
@@ -36,6 +36,7 @@ memo_opts(int kind, int *hook_calls)
 	case MO_TMA: o->tma = 1; break;
 	case MO_NOTMA: o->tma = 0; break;
 	case MO_WS: o->warp_specialize = 1; break;
+	case MO_RASTER: o->raster_group = 8; break;
 	default: break;
 	}
 	return o;

@@ -41,6 +41,9 @@ static const char usage_text[] =
 	"      --warp-specialize  sm_90a: a TMA pipeline gets a producer warpgroup that only issues the\n"
 	"                         loads (setmaxnreg 24; the kernel's threads consume, setmaxnreg 240);\n"
 	"                         the block grows by 128 threads (off by default: to be measured)\n"
+	"      --raster-group=G   a kernel with a 2-D grid takes its tiles in groups of G rows of\n"
+	"                         tiles, column by column in a group (L2 reuse; 0: launch order, the\n"
+	"                         default; to be measured)\n"
 	"      --enum-limit=N     largest domain (points) an exact layout check enumerates\n"
 	"                         (default 4194304; mixed-radix layouts are decided without one)\n"
 	"      --time[=N]         run the front end N times (default 5), print the median time\n"
@@ -133,7 +136,7 @@ writeheader(const char *src, size_t len, const tilec_options *opt, const char *p
 }
 
 enum {
-	OPT_TARGET = 256, OPT_ARCH, OPT_DUMP, OPT_TIME, OPT_EXPLAIN, OPT_TMA, OPT_NOTMA, OPT_WS, OPT_COST, OPT_PRINT_PASSES,
+	OPT_TARGET = 256, OPT_ARCH, OPT_DUMP, OPT_TIME, OPT_EXPLAIN, OPT_TMA, OPT_NOTMA, OPT_WS, OPT_RASTER, OPT_COST, OPT_PRINT_PASSES,
 	OPT_PRINT_BEFORE, OPT_PRINT_AFTER, OPT_PLUGIN, OPT_LAYOUT_OUT, OPT_HEADER, OPT_ENUM_LIMIT
 };
 
@@ -150,6 +153,7 @@ driver_main(int argc, char **argv)
 		{"tma", no_argument, NULL, OPT_TMA},
 		{"no-tma", no_argument, NULL, OPT_NOTMA},
 		{"warp-specialize", no_argument, NULL, OPT_WS},
+		{"raster-group", required_argument, NULL, OPT_RASTER},
 		{"cost-model", required_argument, NULL, OPT_COST},
 		{"enum-limit", required_argument, NULL, OPT_ENUM_LIMIT},
 		{"time", optional_argument, NULL, OPT_TIME},
@@ -247,6 +251,15 @@ driver_main(int argc, char **argv)
 		case OPT_WS:
 			o.warp_specialize = 1;
 			break;
+		case OPT_RASTER: {
+			char *end;
+			long g = strtol(optarg, &end, 10);
+
+			if (!*optarg || *end || g < 0 || g > 65535)
+				return usage_error("--raster-group: '%s' is not a number of rows from 0 to 65535", optarg);
+			o.raster_group = (int)g;
+			break;
+		}
 		case OPT_COST:
 			if (!strcmp(optarg, "io-aware"))
 				o.cost_model = TILEC_COST_IO_AWARE;

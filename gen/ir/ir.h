@@ -338,6 +338,7 @@ typedef struct IrKernel {
 	struct KernelPart *part; /* the pass plan-partitions' register tiles (plan.h), or NULL */
 	int tma;                 /* tilec_options.tma: pipelines may load with TMA (sm_90a) */
 	int ws;                  /* tilec_options.warp_specialize: a TMA pipeline's producer warpgroup */
+	int raster;              /* tilec_options.raster_group: blocks in groups of this many rows */
 	struct IrKernel *next;
 	/* names of vars and buffers, for making new names unique (open addressing);
 	 * next: the first suffix to try when the name is taken again */
@@ -352,6 +353,7 @@ typedef struct IrProgram {
 	const char *arch;  /* sm_80, sm_90, sm_90a, gfx90a, gfx942, gfx1100 (defaults filled in) */
 	int tma;           /* tilec_options.tma, copied to every kernel */
 	int ws;            /* tilec_options.warp_specialize, copied to every kernel */
+	int raster;        /* tilec_options.raster_group, copied to every kernel */
 } IrProgram;
 
 /* ---- constructors (all memory from the arena) -------------------------- */

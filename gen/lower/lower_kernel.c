@@ -705,6 +705,24 @@ kernel(Em *e)
 
 	buf_init(&chk);
 	e->cur = &lk->body;
+	if (k->raster > 0 && k->ngrid >= 2) {
+		/* grouped block order: launch index lin = by * X + bx runs through groups of G rows
+		 * of tiles (the last one gh = min(Y - first row, G) rows), column by column inside a
+		 * group: tile (fy + r % gh, r / gh) for r = lin % (G X). A bijection of the grid: r <
+		 * gh X in every group, ragged grids included. 64-bit products (G X may pass 2^31) */
+		int G = k->raster;
+
+		e->raster = G;
+		lw_comment(e, "grouped block order (--raster-group=%d): groups of %d rows of tiles, column by column "
+			   "inside a group (the last group of a ragged grid has the rows left)", G, G);
+		lw_decl(e, 1, "long long", "tl_lin_", 0, "(long long)blockIdx.y * gridDim.x + blockIdx.x", NULL);
+		lw_decl(e, 1, "long long", "tl_gsz_", 0, arena_printf(e->a, "%dLL * gridDim.x", G), NULL);
+		lw_decl(e, 1, "int", "tl_fy_", 0, arena_printf(e->a, "(int)(tl_lin_ / tl_gsz_) * %d", G), NULL);
+		lw_decl(e, 1, "int", "tl_gh_", 0, arena_printf(e->a, "(int)gridDim.y - tl_fy_ < %d ? (int)gridDim.y - tl_fy_ : %d", G, G),
+			NULL);
+		lw_decl(e, 1, "int", "tl_by", 0, "tl_fy_ + (int)(tl_lin_ % tl_gsz_ % tl_gh_)", NULL);
+		lw_decl(e, 1, "int", "tl_bx", 0, "(int)(tl_lin_ % tl_gsz_ / tl_gh_)", NULL);
+	}
 	/* TMA barriers grow the dynamic shared memory: before the contract is read */
 	if (tma_setup(e)) {
 		buf_free(&chk);

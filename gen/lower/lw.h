@@ -63,6 +63,9 @@ typedef struct Em {
 	 * ws_done once the consumer side was lowered (the vector body) */
 	int64_t ws;
 	int ws_done;
+	/* grouped block order (tilec_options.raster_group, lower_kernel.c): the rows of a group
+	 * when bx, by are the remapped tl_bx, tl_by, else 0 */
+	int raster;
 	/* gemm plans already made in this kernel (the body may be emitted twice) */
 	int nplan;
 	const IrStmt *plan_st[16];

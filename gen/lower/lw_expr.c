@@ -208,9 +208,11 @@ lw_signs(Em *e)
 static void
 varc(Em *e, Buf *b, const IrVar *v)
 {
-	(void)e;
 	if (v->kind == VAR_BLOCK) {
-		buf_printf(b, "(int)blockIdx.%c", v->name[1]);
+		if (e->raster && (v->name[1] == 'x' || v->name[1] == 'y'))
+			buf_printf(b, "tl_b%c", v->name[1]); /* the grouped order's tile (lower_kernel.c) */
+		else
+			buf_printf(b, "(int)blockIdx.%c", v->name[1]);
 		return;
 	}
 	buf_puts(b, lw_vname(e, v));

@@ -282,8 +282,9 @@ pipeline(Arena *arena, Diags *d, Buf *out, Buf *log, const char *src, size_t len
 	prog->arch = o->arch ? o->arch : o->target == TILEC_TARGET_HIP ? "gfx942" : "sm_80";
 	prog->tma = o->tma != 0;
 	prog->ws = o->warp_specialize != 0;
+	prog->raster = o->raster_group > 0 ? o->raster_group : 0;
 	for (IrKernel *tk = prog->kernels; tk; tk = tk->next)
-		tk->tma = prog->tma, tk->ws = prog->ws;
+		tk->tma = prog->tma, tk->ws = prog->ws, tk->raster = prog->raster;
 
 	/* --dump=ir: the checked tile IR, before layout inference and the passes */
 	if (o->dump == TILEC_DUMP_IR) {
@@ -347,8 +348,9 @@ compile_front(Arena *arena, Diags *d, const char *src, size_t len, const tilec_o
 	prog->arch = o->arch ? o->arch : o->target == TILEC_TARGET_HIP ? "gfx942" : "sm_80";
 	prog->tma = o->tma != 0;
 	prog->ws = o->warp_specialize != 0;
+	prog->raster = o->raster_group > 0 ? o->raster_group : 0;
 	for (IrKernel *tk = prog->kernels; tk; tk = tk->next)
-		tk->tma = prog->tma, tk->ws = prog->ws;
+		tk->tma = prog->tma, tk->ws = prog->ws, tk->raster = prog->raster;
 	return prog;
 }
 
