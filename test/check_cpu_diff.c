@@ -99,6 +99,7 @@ static const struct {
 	{"test/cpu/padded_copy.tile", "*=1;*=37;*=700", NULL, NULL, NULL},
 	{"test/cpu/padded_rows.tile", "*=1;*=37;*=5;*=421", NULL, NULL, NULL},
 	{"test/cpu/nest_broadcast.tile", "*=1;*=37;*=500", NULL, NULL, NULL},
+	{"test/cpu/nest_scatter.tile", "*=1;*=37;*=500", NULL, NULL, NULL},
 	/* the issue's examples: 514 elements over 128 threads, 1024 over 384, columns of 24 and 40
 	 * broadcast over rows */
 	{"test/cpu/padded_examples.tile", "*=1;*=37;*=1100", NULL, NULL, NULL},
@@ -160,6 +161,7 @@ static const struct {
 	{"test/cpu/padded_copy.tile", "sm_90a", "*=37", NULL},
 	{"test/cpu/padded_rows.tile", "sm_90a", "*=37;*=421", NULL},
 	{"test/cpu/nest_broadcast.tile", "sm_90a", "*=37", NULL},
+	{"test/cpu/nest_scatter.tile", "sm_90a", "*=37", NULL},
 	{"test/cpu/padded_examples.tile", "sm_90a", "*=37", NULL},
 	{"test/cpu/exact_table.tile", "sm_90a", "*=192;*=37", NULL},
 	{"test/cpu/int_reduce.tile", "sm_90a", "*=37", NULL},

@@ -367,6 +367,11 @@ static const struct {
 	  "are not its variables: 'x' through shared memory\n",
 	  "//   nest at 44:5: its loop layout, 2 slots x 128 threads; read at indices that are not its "
 	  "variables: 'x' through shared memory, 'c' from registers (every thread holds it whole)\n"}},
+	/* a tile the nest writes and reads at an index that is not its variable: in shared memory
+	 * for the nest */
+	{"test/cpu/nest_scatter.tile", "sm_80", "plan-partitions",
+	 {"//   nest at 26:5: its loop layout, 2 slots x 128 threads, 64 pairs padded; read at indices that "
+	  "are not its variables: 'x' in shared memory for the nest (it writes it)\n"}},
 	/* a replicated layout that is not onto threads x slots: its exact table, the pairs no
 	 * replica reaches padded (384 of 2048 held) */
 	{"test/cpu/padded_examples.tile", "sm_80", "plan-partitions",

@@ -408,22 +408,16 @@ END_TEST
 static const struct {
 	const char *src, *diag;
 } located[] = {
-	/* a nest storing into a local at an index that is not a nest variable: at the loop */
-	{"kernel tf(S: f32[64], Out: f32[64]) grid(1) threads(64)\n{\n    local s: f32[64];\n"
-	 "    copy(S[0], s);\n    for i in parallel(64) {\n        s[63 - i] = s[i] * 2.0;\n    }\n"
-	 "    copy(s, Out[0]);\n}\n", "t:5:5: error: kernel 'tf': local 's_': the parallel nest stores into it "
-	 "at index 0, which is not one of the nest's variables, so the element may be held by another "
-	 "thread (a store into another thread's registers is not lowered); store at the nest's "
-	 "variables, or into a shared buffer"},
-	/* a nest reading a local at an index that is not a nest variable (through a copy in shared
-	 * memory made before the nest: test/cpu/nest_broadcast.tile) and writing it: each iteration
-	 * reads what it wrote, which the copy would not hold. At the store */
-	{"kernel rw(X: f32[192], Y: f32[192]) grid(1) threads(128)\n{\n    local x: f32[192];\n"
-	 "    local y: f32[192];\n    copy(X[0], x);\n    for i in parallel(192) {\n"
-	 "        x[i] = x[i] * 2.0;\n        y[i] = x[(i + 192) % 192];\n    }\n    copy(y, Y[0]);\n}\n",
-	 "t:7:9: error: kernel 'rw': local 'x' is read at an index that is not one of the parallel nest's "
-	 "variables and written in the same nest: the reads need a copy in shared memory made before the "
-	 "nest, which would not see the nest's writes; write it in a separate nest"},
+	/* a nest whose loop layout is replicated writing a local at an index that is not a nest
+	 * variable (the tile goes through shared memory for the nest; each replica would apply
+	 * the write): at the store */
+	{"kernel rp(S: f32[N], Out: f32[N]) grid(1) threads(128)\n{\n    local c: f32[4];\n"
+	 "    local t: f32[4];\n    copy(S[0], c);\n    copy(S[0], t);\n    for i in parallel(4) {\n"
+	 "        t[3 - i] = c[i] + t[3 - i];\n    }\n    copy(t, Out[0]);\n}\n",
+	 "t:8:9: error: kernel 'rp': local 't' is written by the parallel nest and read or written at an "
+	 "index that is not one of its variables, so it goes through shared memory for the nest, but the "
+	 "nest's loop layout runs each point in 32 threads, which would each apply the point's write; give "
+	 "the nest a loop layout without replicas (parallel(..., layout = ...)) or write a shared buffer"},
 	/* a gemm the mma.sync lowering does not cover: at the gemm, saying what it misses */
 	{"kernel ta(A: f16[K, M], B: f16[K, N], C: f16[M, N]) grid(1) threads(128)\n{\n"
 	 "    shared As: f16[32, 64];\n    shared Bs: f16[32, 64];\n    local acc: f16[64, 64];\n"

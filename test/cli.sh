@@ -113,9 +113,9 @@ has "--dump=lowered hip" "$tmp/out" "lowered for gfx90a (hip)"
 printf 'kernel oe(A: f32[192, 4], B: f32[4]) grid(1) threads(128)\n{\n    local a: f32[192, 4];\n    local m: f32[4];\n    copy(A[0, 0], a);\n    reduce(a, m, op = sum, dim = 0);\n    copy(m, B[0]);\n}\n' >"$tmp/norm.tile"
 "$TILEC" --dump=lowered "$tmp/norm.tile" >"$tmp/out"; check "--dump=lowered table" 0 $?
 has "--dump=lowered table" "$tmp/out" "table tl_tab0: 256 entries"
-printf 'kernel tf(S: f32[64], Out: f32[64]) grid(1) threads(64)\n{\n    local s: f32[64];\n    copy(S[0], s);\n    for i in parallel(64) {\n        s[63 - i] = s[i] * 2.0;\n    }\n    copy(s, Out[0]);\n}\n' >"$tmp/rev.tile"
+printf 'kernel rp(S: f32[N], Out: f32[N]) grid(1) threads(128)\n{\n    local c: f32[4];\n    local t: f32[4];\n    copy(S[0], c);\n    copy(S[0], t);\n    for i in parallel(4) {\n        t[3 - i] = c[i] + t[3 - i];\n    }\n    copy(t, Out[0]);\n}\n' >"$tmp/rev.tile"
 "$TILEC" --dump=lowered "$tmp/rev.tile" 2>"$tmp/err"; check "--dump=lowered refused" 1 $?
-has "--dump=lowered refused" "$tmp/err" "rev.tile:5:5: error: kernel 'tf': local 's_': the parallel nest stores into it at index 0"
+has "--dump=lowered refused" "$tmp/err" "rev.tile:8:9: error: kernel 'rp': local 't' is written by the parallel nest"
 "$TILEC" --print-passes samples/gemm.tile >"$tmp/out"; check "--print-passes" 0 $?
 has "--print-passes lower-kernels" "$tmp/out" "lower-kernels"
 has "--print-passes verify-lowered" "$tmp/out" "verify-lowered"

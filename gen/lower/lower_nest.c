@@ -367,7 +367,8 @@ parexpr(Em *e, ParCtx *pcx, const IrExpr *x)
 		return 0;
 	switch (x->kind) {
 	case IE_LOAD:
-		if (e->staged && e->staged[x->u.load.buf] && lw_stage_vars(pcx->par, x->u.load.n, x->u.load.idx))
+		if (e->staged && e->staged[x->u.load.buf] &&
+		    (e->stagedrw[x->u.load.buf] || lw_stage_vars(pcx->par, x->u.load.n, x->u.load.idx)))
 			return 0;   /* through shared memory, or a tile every thread holds whole */
 		if (e->k->bufs[x->u.load.buf].scope == MEM_LOCAL &&
 		    owned(e, pcx->par, pcx->LF, pcx->pc, pcx->S, x->u.load.buf, x->u.load.n, x->u.load.idx, 0))
@@ -717,7 +718,7 @@ lw_parallel(Em *e, Buf *chk, const IrStmt *st)
 	}
 	LF = np->frag, pc = np->coord, S = np->slots;
 	/* local tiles read at indices that are not the nest's variables (lower_stage.c) */
-	if (lw_nest_stage(e, st))
+	if (lw_nest_stage(e, st, LF))
 		return -1;
 	e->parsync = np->sync;
 	e->parpad = np->pad ? ext[0] : 0;
@@ -728,7 +729,7 @@ lw_parallel(Em *e, Buf *chk, const IrStmt *st)
 		if (b->kind == S_STORE) {
 			if (parexpr(e, &pcx, b->u.store.value))
 				return -1;
-			if (e->k->bufs[b->u.store.buf].scope == MEM_LOCAL &&
+			if (e->k->bufs[b->u.store.buf].scope == MEM_LOCAL && !e->stagedrw[b->u.store.buf] &&
 			    owned(e, st, LF, pc, S, b->u.store.buf, b->u.store.n, b->u.store.idx, 1))
 				return -1;
 		}
@@ -771,10 +772,10 @@ lw_parallel(Em *e, Buf *chk, const IrStmt *st)
 		par_vstores(e, vp);
 	}
 	e->par = NULL, e->parpc = NULL, e->parrep = NULL, e->parsync = NULL, e->parpad = 0;
-	if (e->staged)
+	if (i) {
 		memset(e->staged, 0, sizeof *e->staged * (size_t)e->k->nbuf);
-	if (i)
 		return -1;
+	}
 	if (np->pad)
 		lw_pop(e);
 	lw_pop(e);
@@ -782,6 +783,8 @@ lw_parallel(Em *e, Buf *chk, const IrStmt *st)
 		lw_pop(e);
 	if (LF->nthreads < e->k->threads)
 		lw_pop(e);
+	/* the tiles the nest wrote in shared memory back into registers (lower_stage.c) */
+	lw_nest_unstage(e);
 	return 0;
 }
 
@@ -854,8 +857,13 @@ lw_store(Em *e, const IrStmt *st)
 	 * statement every thread runs alike (a local's elements) does not */
 	if (g)
 		lw_open_if(e, g, 1, e->par || B->scope != MEM_LOCAL);
-	lw_assign(e, lw_memof(B), st->u.store.buf, dtype_bytes(B->dtype), buf_str(&b),
-	       lw_conv(e, lw_exprstr(e, st->u.store.value), lw_calctype(st->u.store.value->type), B->dtype));
+	if (e->par && e->staged && e->stagedrw[st->u.store.buf])
+		/* a tile the nest writes in shared memory (lower_stage.c) */
+		lw_assign(e, LM_SHARED, -1, dtype_bytes(B->dtype), buf_str(&b),
+			  lw_conv(e, lw_exprstr(e, st->u.store.value), lw_calctype(st->u.store.value->type), B->dtype));
+	else
+		lw_assign(e, lw_memof(B), st->u.store.buf, dtype_bytes(B->dtype), buf_str(&b),
+		       lw_conv(e, lw_exprstr(e, st->u.store.value), lw_calctype(st->u.store.value->type), B->dtype));
 	if (g)
 		lw_pop(e);
 	buf_free(&b);

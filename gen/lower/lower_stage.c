@@ -105,6 +105,7 @@ typedef struct StageWalk {
 	const IrStmt *par;
 	unsigned char *want;     /* per buffer: read at indices not the nest's variables */
 	const IrStmt **store;    /* per buffer: a store into it in the nest */
+	unsigned char *scat;     /* per buffer: stored at indices not the nest's variables */
 } StageWalk;
 
 static void
@@ -147,6 +148,9 @@ stage_stmts(StageWalk *w, const IrStmt *s)
 			stage_expr(w, s->u.store.value);
 			if (!w->store[s->u.store.buf])
 				w->store[s->u.store.buf] = s;
+			if (w->k->bufs[s->u.store.buf].scope == MEM_LOCAL &&
+			    lw_stage_vars(w->par, s->u.store.n, s->u.store.idx))
+				w->scat[s->u.store.buf] = 1;
 			break;
 		case S_LET: case S_SET: stage_expr(w, s->u.let.value); break;
 		case S_IF:
@@ -163,15 +167,22 @@ stage_stmts(StageWalk *w, const IrStmt *s)
 		}
 }
 
-/* the local tiles nest par reads at indices that are not its variables (want[b]), and a store
- * into each in the nest (store[b], or NULL); arrays of k->nbuf + 1 */
+/* the local tiles nest par reads at indices that are not its variables (want[b]), a store into
+ * each in the nest (store[b], or NULL), and those it stores into at such indices (scat[b]);
+ * arrays of k->nbuf + 1. want[b] is 2 where the nest's accesses of b all go to shared memory
+ * (it is written there and read or written at such indices) */
 void
-lw_nest_reads_off(const IrKernel *k, const IrStmt *par, unsigned char *want, const IrStmt **store)
+lw_nest_reads_off(const IrKernel *k, const IrStmt *par, unsigned char *want, const IrStmt **store,
+		  unsigned char *scat)
 {
 	StageWalk w;
+	int b;
 
-	w.k = k, w.par = par, w.want = want, w.store = store;
+	w.k = k, w.par = par, w.want = want, w.store = store, w.scat = scat;
 	stage_stmts(&w, par->u.par.body);
+	for (b = 0; b < k->nbuf; b++)
+		if (store[b] && (want[b] || scat[b]))
+			want[b] = 2;
 }
 
 /* is local buffer b's layout F one that every thread holds whole (the nest reads it from
@@ -183,46 +194,97 @@ lw_held_whole(const IrKernel *k, const Layout *F, int pad)
 }
 
 /*
- * Before parallel nest par: every local tile it reads at an index that is not one of its
- * variables (x[3], x[k], x[i + 1]) is needed by threads that do not hold that element. A tile
- * every thread holds whole (fully replicated) is read from registers; any other is copied to
- * shared memory first and those reads come from there. Refused when the nest also writes the
- * tile (its iterations would read the copy, not what an iteration wrote before).
+ * Before parallel nest par (loop layout LF): every local tile it reads at an index that is not
+ * one of its variables (x[3], x[k], x[i + 1]) is needed by threads that do not hold that
+ * element. A tile every thread holds whole (fully replicated) and that the nest does not write
+ * is read from registers; any other is copied to shared memory first and those reads come from
+ * there. A tile the nest writes and also reads or writes at such an index lives in shared
+ * memory for the whole nest (every access of it goes there: an iteration reads what it wrote)
+ * and is copied back into every holder's registers after it (lw_nest_unstage). That needs an
+ * unreplicated loop layout: replicas of a point would each apply its read-modify-write.
  */
 int
-lw_nest_stage(Em *e, const IrStmt *par)
+lw_nest_stage(Em *e, const IrStmt *par, const Fragment *LF)
 {
 	const IrKernel *k = e->k;
-	unsigned char *want;
+	unsigned char *want, *scat;
 	const IrStmt **store;
 	int b;
 
-	if (!e->staged)
+	if (!e->staged) {
 		e->staged = anewn(e->a, const char *, k->nbuf + 1);
+		e->stagedrw = anewn(e->a, unsigned char, k->nbuf + 1);
+	}
 	memset(e->staged, 0, sizeof *e->staged * (size_t)k->nbuf);
+	memset(e->stagedrw, 0, (size_t)k->nbuf);
 	want = anewn(e->a, unsigned char, k->nbuf + 1);
+	scat = anewn(e->a, unsigned char, k->nbuf + 1);
 	store = anewn(e->a, const IrStmt *, k->nbuf + 1);
-	lw_nest_reads_off(k, par, want, store);
+	lw_nest_reads_off(k, par, want, store, scat);
 	for (b = 0; b < k->nbuf; b++) {
 		const Fragment *F = e->frag[b];
 		char *name;
 
 		if (!want[b] || !F)
 			continue;
-		if (store[b]) {
+		if (want[b] == 2 && LF->rep > 1) {
 			err_loc(e->err, store[b]->loc);
-			return err_set(e->err, "local '%s' is read at an index that is not one of the parallel "
-				       "nest's variables and written in the same nest: the reads need a copy in "
-				       "shared memory made before the nest, which would not see the nest's "
-				       "writes; write it in a separate nest", k->bufs[b].name);
+			return err_set(e->err, "local '%s' is written by the parallel nest and read or written at an "
+				       "index that is not one of its variables, so it goes through shared memory "
+				       "for the nest, but the nest's loop layout runs each point in %lld threads, "
+				       "which would each apply the point's write; give the nest a loop layout without "
+				       "replicas (parallel(..., layout = ...)) or write a shared buffer",
+				       k->bufs[b].name, (long long)LF->rep);
 		}
-		if (lw_held_whole(k, F, e->pad[b])) {
+		if (want[b] == 1 && lw_held_whole(k, F, e->pad[b])) {
 			e->staged[b] = "";
 			continue;
 		}
-		if (!(name = lw_stage(e, b, "in a parallel nest at indices that are not its variables")))
+		if (!(name = lw_stage(e, b, want[b] == 2 ? "and written in a parallel nest at indices that are "
+				      "not its variables" : "in a parallel nest at indices that are not its variables")))
 			return -1;
 		e->staged[b] = name;
+		e->stagedrw[b] = want[b] == 2;
 	}
 	return 0;
+}
+
+/* after the nest: the tiles it wrote in shared memory copied back into every holder's
+ * registers (a barrier first: the nest's writes are other threads'), the staging cleared */
+void
+lw_nest_unstage(Em *e)
+{
+	const IrKernel *k = e->k;
+	int b, d, any = 0;
+
+	for (b = 0; e->staged && b < k->nbuf; b++) {
+		const Fragment *F = e->frag[b];
+		char *cs[LAYOUT_MAXDIM];
+
+		if (!e->stagedrw[b])
+			continue;
+		if (!any++)
+			lw_barrier(e);
+		lw_comment(e, "'%s' back from shared memory into its holders' registers", k->bufs[b].name);
+		if (F->nthreads < k->threads)
+			lw_open_if(e, arena_printf(e->a, "tid < %lld", (long long)F->nthreads), 0, 1);
+		lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)e->slots[b]), e->slots[b], 1, 0);
+		for (d = 0; d < F->nin; d++) {
+			cs[d] = arena_printf(e->a, "c%d", d);
+			lw_decl_ix(e, cs[d], e->coord[b][d], lw_slotnames);
+		}
+		if (e->pad[b])
+			lw_open_if(e, arena_printf(e->a, "c0 < %lld", (long long)F->in_shape[0]), 0, 1);
+		lw_assign(e, LM_LOCAL, b, 0, arena_printf(e->a, "%s[s]", k->bufs[b].name),
+			  arena_printf(e->a, "%s[%s]", e->staged[b], lw_stage_index(e, b, cs)));
+		if (e->pad[b])
+			lw_pop(e);
+		lw_pop(e);
+		if (F->nthreads < k->threads)
+			lw_pop(e);
+	}
+	if (e->staged) {
+		memset(e->staged, 0, sizeof *e->staged * (size_t)k->nbuf);
+		memset(e->stagedrw, 0, (size_t)k->nbuf);
+	}
 }

@@ -88,6 +88,8 @@ typedef struct Em {
 	const char **staged; /* per buffer: the shared array its reads at indices that are not the
 	                      * nest's variables go to (lower_stage.c), "" for registers (a tile
 	                      * every thread holds whole), NULL: none */
+	unsigned char *stagedrw; /* per buffer: every access of it in the nest goes to staged[] (the
+	                      * nest writes it), copied back after the nest */
 	unsigned char *nnvar; /* per var id: loop and let variables proven >= 0 (signs()) */
 	/* per var id (signs()): a constant largest value (hasmax), or the count X of a
 	 * variable running over [0, X) (a block index over its grid extent, a pipeline or
@@ -220,9 +222,11 @@ IExpr **lw_tilecoords(Em *e, const Fragment *F, int64_t *S, int *pad);
 int lw_nopad(Em *e, int buf, const char *what);
 char *lw_stage(Em *e, int buf, const char *why);
 char *lw_stage_index(Em *e, int buf, char *const *cs);
-int lw_nest_stage(Em *e, const IrStmt *par);
+int lw_nest_stage(Em *e, const IrStmt *par, const Fragment *LF);
+void lw_nest_unstage(Em *e);
 int lw_stage_vars(const IrStmt *par, int n, IrExpr *const *idx);
-void lw_nest_reads_off(const IrKernel *k, const IrStmt *par, unsigned char *want, const IrStmt **store);
+void lw_nest_reads_off(const IrKernel *k, const IrStmt *par, unsigned char *want, const IrStmt **store,
+		       unsigned char *scat);
 int lw_held_whole(const IrKernel *k, const Layout *F, int pad);
 int lw_plan_nest(Em *e, const IrStmt *st, NestPlan *np);
 const NestPlan *lw_nest(Em *e, const IrStmt *st);

@@ -310,7 +310,7 @@ lw_access(Em *e, Buf *b, int buf, int n, IrExpr *const *ix)
 
 		/* read at indices that are not the nest's variables: from its copy in shared
 		 * memory (lower_stage.c) */
-		if (!ps && e->par && e->staged && e->staged[buf] && *e->staged[buf]) {
+		if (e->par && e->staged && e->staged[buf] && *e->staged[buf] && (!ps || e->stagedrw[buf])) {
 			buf_printf(b, "%s[%s]", e->staged[buf], lw_stage_index(e, buf, idx));
 			return;
 		}

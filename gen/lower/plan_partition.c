@@ -409,19 +409,20 @@ nest_dump(IrStmt *s, void *ctx)
 			buf_printf(d->b, "%s'%s'", any++ ? ", " : "; stored between barriers: ", d->k->bufs[i].name);
 	/* locals read at indices that are not the nest's variables (lower_stage.c) */
 	{
-		unsigned char *want = calloc((size_t)d->k->nbuf + 1, 1);
+		unsigned char *want = calloc((size_t)d->k->nbuf + 1, 1), *scat = calloc((size_t)d->k->nbuf + 1, 1);
 		const IrStmt **store = calloc((size_t)d->k->nbuf + 1, sizeof *store);
 
-		if (want && store) {
-			lw_nest_reads_off(d->k, s, want, store);
+		if (want && store && scat) {
+			lw_nest_reads_off(d->k, s, want, store, scat);
 			for (i = 0, any = 0; i < d->k->nbuf; i++)
 				if (want[i] && d->k->part && d->k->part->tiles[i].frag)
 					buf_printf(d->b, "%s'%s' %s", any++ ? ", " : "; read at indices that are not its variables: ",
-						   d->k->bufs[i].name, lw_held_whole(d->k, d->k->part->tiles[i].frag,
-										 d->k->part->tiles[i].pad)
+						   d->k->bufs[i].name, want[i] == 2 ? "in shared memory for the nest (it writes it)"
+						   : lw_held_whole(d->k, d->k->part->tiles[i].frag, d->k->part->tiles[i].pad)
 						   ? "from registers (every thread holds it whole)" : "through shared memory");
 		}
 		free(want);
+		free(scat);
 		free((void *)store);
 	}
 	/* plan-vectors */

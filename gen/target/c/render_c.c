@@ -53,10 +53,40 @@ putatom(Buf *b, const char *s)
 		buf_printf(b, "(%s)", s);
 }
 
-/* fully parenthesized; names[id] is the C text of var id */
+/* x is >= 0 by its form (variables are thread, slot and loop indices, >= 0) */
+static int
+nonneg(const IExpr *x)
+{
+	switch (x->k) {
+	case IX_CONST: return x->v >= 0;
+	case IX_VAR: return 1;
+	case IX_SUB: return 0;
+	case IX_LT: case IX_LE: case IX_EQ: case IX_NE: return 1;
+	case IX_SELECT: return nonneg(x->b) && nonneg(x->c);
+	default: return x->a && x->b && nonneg(x->a) && nonneg(x->b);
+	}
+}
+
+/* fully parenthesized; names[id] is the C text of var id. Division and modulo are floored
+ * (iexpr semantics): a dividend that may be negative (a difference) is printed so that C's
+ * truncating / and % give the floored result */
 void
 lir_c_index(Buf *b, const IExpr *x, const char *const *names)
 {
+	if ((x->k == IX_MOD || x->k == IX_DIV) && x->b->k == IX_CONST && x->b->v > 0 && !nonneg(x->a)) {
+		Buf a;
+
+		buf_init(&a);
+		lir_c_index(&a, x->a, names);
+		if (x->k == IX_MOD)
+			buf_printf(b, "((%s %% %lld + %lld) %% %lld)", buf_str(&a), (long long)x->b->v,
+				   (long long)x->b->v, (long long)x->b->v);
+		else
+			buf_printf(b, "((%s - (%s %% %lld + %lld) %% %lld) / %lld)", buf_str(&a), buf_str(&a),
+				   (long long)x->b->v, (long long)x->b->v, (long long)x->b->v, (long long)x->b->v);
+		buf_free(&a);
+		return;
+	}
 	static const char *ops[] = {
 		[IX_ADD] = "+", [IX_SUB] = "-", [IX_MUL] = "*", [IX_DIV] = "/", [IX_MOD] = "%",
 		[IX_XOR] = "^", [IX_AND] = "&", [IX_OR] = "|", [IX_SHL] = "<<", [IX_SHR] = ">>",
