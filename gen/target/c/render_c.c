@@ -63,6 +63,7 @@ nonneg(const IExpr *x)
 	case IX_SUB: return 0;
 	case IX_LT: case IX_LE: case IX_EQ: case IX_NE: return 1;
 	case IX_SELECT: return nonneg(x->b) && nonneg(x->c);
+	case IX_TAB: return x->tab->lo >= 0;
 	default: return x->a && x->b && nonneg(x->a) && nonneg(x->b);
 	}
 }
