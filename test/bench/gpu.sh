@@ -2,7 +2,8 @@
 # gpu.sh: build and run the GPU benchmark (gpu_bench.c) on a machine with an NVIDIA GPU.
 # Needs a fresh copy of the repository plus build/tilec and build/libtilec.a (make, or carried),
 # nvcc's toolkit (cuda.h, cuBLAS, cudart) and the driver. Run from anywhere:
-#   test/bench/gpu.sh [build|run] [gpu_bench options: --quick --runs=N --no-triton]
+#   test/bench/gpu.sh [build|run|flash] [gpu_bench options: --quick --runs=N --no-triton]
+# flash: the FlashAttention section alone (below).
 # build: tilec writes the launcher headers of the samples into build/bench/ and cc builds
 # build/bench/gpu_bench (no GPU needed); run (default): build, then run it from the repository
 # root; it writes test/bench/RESULTS.md (also copied to $OUT when that is set).
@@ -15,7 +16,7 @@ B=build/bench
 case "$TILEC" in /*) ;; *) TILEC="$PWD/$TILEC" ;; esac
 mode=run
 case "${1:-}" in
-build|run) mode=$1; shift ;;
+build|run|flash) mode=$1; shift ;;
 esac
 for f in "$TILEC" build/libtilec.a; do
 	[ -e "$f" ] || { echo "gpu.sh: $f is missing (run make, or carry build/)" >&2; exit 1; }
@@ -39,6 +40,7 @@ fi
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem \
 	--format=csv,noheader || true
 rc=0
+if [ "$mode" != flash ]; then
 "$B/gpu_bench" "$@" || rc=$?
 # the nvcc route (samples/buildtime: gemm.h's runtime- and driver-API launchers) and the
 # JIT host sample, appended to RESULTS.md
@@ -63,6 +65,7 @@ if [ -f test/bench/RESULTS.md ]; then
 		fi
 		echo '```'
 	} | tee -a test/bench/RESULTS.md
+fi
 fi
 # FlashAttention (samples/flash_fwd.tile: P in registers; test/cpu/flash_smem_p.tile: P through
 # shared memory; D = 128, causal and not, B*H = 32, L = 4096 and 8192)
