@@ -452,6 +452,45 @@ lw_held_by(const Held *h, int64_t y, int64_t t)
 	return lo < h->cnt[y] && thr[lo] == t ? y * h->R + lo : -1;
 }
 
+/* copy between local buffers of one shape whose layouts differ across threads: the source
+ * goes to a shared-memory array (lower_stage.c: each element once, between barriers) and every
+ * holder of a destination element reads it there; padded pairs receive nothing */
+static int
+stagedcopy(Em *e, const IrStmt *st, const char *why)
+{
+	int sb = st->u.copy.src.buf, db = st->u.copy.dst.buf, d;
+	const IrBuffer *SB = &e->k->bufs[sb], *DB = &e->k->bufs[db];
+	const Fragment *FD = e->frag[db];
+	IExpr **cd = e->coord[db];
+	int64_t SD = e->slots[db];
+	char *name, *cs[LAYOUT_MAXDIM];
+
+	if (FD->nin != DB->ndim || FD->nin > LAYOUT_MAXDIM)
+		return err_set(e->err, "copy %s -> %s: the layout of '%s' does not match its shape", SB->name,
+			       DB->name, DB->name);
+	if (!(name = lw_stage(e, sb, arena_printf(e->a, "by a copy into '%s' (%s)", DB->name, why))))
+		return -1;
+	lw_comment(e, "copy %s -> %s: each holder of an element of '%s' reads it from %s", SB->name, DB->name,
+		   DB->name, name);
+	if (FD->nthreads < e->k->threads)
+		lw_open_if(e, arena_printf(e->a, "tid < %lld", (long long)FD->nthreads), 0, 1);
+	lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)SD), SD, 1, 0);
+	for (d = 0; d < FD->nin; d++) {
+		cs[d] = arena_printf(e->a, "c%d", d);
+		lw_decl_ix(e, cs[d], cd[d], lw_slotnames);
+	}
+	if (e->pad[db])
+		lw_open_if(e, arena_printf(e->a, "c0 < %lld", (long long)FD->in_shape[0]), 0, 1);
+	lw_assign(e, LM_LOCAL, db, 0, arena_printf(e->a, "%s[s]", DB->name),
+		  lw_conv(e, arena_printf(e->a, "%s[%s]", name, lw_stage_index(e, sb, cs)), SB->dtype, DB->dtype));
+	if (e->pad[db])
+		lw_pop(e);
+	lw_pop(e);
+	if (FD->nthreads < e->k->threads)
+		lw_pop(e);
+	return 0;
+}
+
 /* copy between local buffers of one shape, through registers: every thread must
  * hold each element it receives, at a slot that does not depend on the thread */
 static int
@@ -492,10 +531,8 @@ localcopy(Em *e, const IrStmt *st)
 			if (d < FD->nin)
 				continue;
 			if (t >= FS->nthreads || lw_held_by(held, y, t) < 0)
-				return err_set(e->err, "copy %s -> %s: thread %lld receives an element of '%s' "
-					       "that it does not hold in '%s' (the layouts differ across threads: "
-					       "convert through shared memory)", SB->name, DB->name,
-					       (long long)t, DB->name, SB->name);
+				return stagedcopy(e, st, "the layouts differ across threads: a thread receives "
+						  "elements it does not hold");
 			vals[1] = 0;
 			if (iexpr_eval(slot, vals, &r0, e->err))
 				return -1;
@@ -503,9 +540,8 @@ localcopy(Em *e, const IrStmt *st)
 			if (iexpr_eval(slot, vals, &r, e->err))
 				return -1;
 			if (r != r0)
-				return err_set(e->err, "copy %s -> %s: the source slot of an element depends on "
-					       "the thread (registers cannot be indexed by thread)", SB->name,
-					       DB->name);
+				return stagedcopy(e, st, "the source slot of an element depends on the thread "
+						  "(registers cannot be indexed by thread)");
 		}
 	lw_comment(e, "copy %s -> %s in registers", SB->name, DB->name);
 	if (e->pad[db]) {
