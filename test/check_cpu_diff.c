@@ -169,6 +169,8 @@ static const struct {
 	{"test/cpu/region_loop.tile", "sm_90a", "*=37;M=100,N=64,K=96", NULL},
 	{"test/cpu/local_convert.tile", "sm_90a", "*=37;*=300;*=16", NULL},
 	{"test/cpu/local_convert.tile", "sm_80", "*=1;*=256", NULL},
+	{"test/cpu/single_point.tile", "sm_90a", "*=1;*=37", NULL},
+	{"test/cpu/single_point.tile", "sm_80", "*=3", NULL},
 	{"test/cpu/rank3_copy.tile", "sm_90a", "B=3,M=20,N=40", NULL},
 	{"test/cpu/nest_contiguity.tile", "sm_90a", "*=64;*=211", NULL},
 	{"test/cpu/nest_vector.tile", "sm_90a", "M=64;M=37", NULL},

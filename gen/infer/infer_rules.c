@@ -548,6 +548,7 @@ nest_step(Inf *in, State *st, Op *op, int level)
 	const Acc *src = NULL, *rsrc = NULL;
 	Err e = {0};
 	int i, d, allconst, touches = op->nacc > 0;
+	int64_t npts;
 
 	if (st->map.loop[op->s->id]) {
 		inf_done(st, op->idx);
@@ -581,9 +582,14 @@ nest_step(Inf *in, State *st, Op *op, int level)
 		const Fragment *G = st->map.buf[ac->buf];
 		if (!ac->ok || !G)
 			continue;
+		/* constant indices pick elements of a tile, not a layout over the loop's points,
+		 * unless the loop has one point (fill(t[0 : 1], ...)) or the tile one element: then
+		 * the element's holders are the loop's */
 		for (allconst = 1, d = 0; d < ac->n; d++)
 			allconst &= ac->idx[d]->k == IX_CONST;
-		if (allconst)
+		for (npts = 1, d = 0; d < op->nloop; d++)
+			npts *= op->ext[d];
+		if (allconst && layout_size(G) > 1 && npts > 1)
 			continue;
 		if (ac->write)
 			src = ac;
