@@ -8,6 +8,8 @@ refused (exit 3). Prints one line per run and a summary; exit 1 when a run diffe
 refusal is not the listed one. Needs a CUDA driver: run it on the GPU machine, from the
 repository root, with build/tilec built. Rows without an arch take GPU_ARCH when set (e.g.
 GPU_ARCH=sm_90 for the mma.sync emission on an H100/H200), else the device's (sm_90a).
+GPU_JOBS (default 8) runs that many at once; GPU_FLAGS adds tilec flags to every run
+(e.g. "--warp-specialize --raster-group=3").
 """
 import glob
 import os
@@ -73,8 +75,10 @@ if check_only:
     # make test (test/cli.sh): the tables parse as check_cpu_diff reads them
     print("run_all.py: %d jobs from %d special and %d extra rows" % (len(jobs), len(special), len(extra)))
     sys.exit(0)
-agree = differ = refused = bad = runs = 0
-for f, sizes, arch, define, want_refusal in jobs:
+# the runs in parallel (GPU_JOBS processes, default 8): each is NVRTC, the interpreter and a
+# launch; the report keeps the tables' order
+def run_job(job):
+    f, sizes, arch, define, want_refusal = job
     cmd = [TILEC, "run", "--device=gpu", "--sizes", sizes]
     if arch == "sm_80" and not os.environ.get("GPU_RUN_SM80"):
         # an H100/H200 loads no sm_80 cubin; the rows name sm_80 for the CPU check's default
@@ -84,12 +88,24 @@ for f, sizes, arch, define, want_refusal in jobs:
         cmd.append("--arch=" + arch)
     if define:
         cmd += ["-D", define]
+    cmd += EXTRA_FLAGS
     cmd.append(f)
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    out = p.stdout + p.stderr
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        return cmd, p.returncode, p.stdout + p.stderr
+    except subprocess.TimeoutExpired:
+        return cmd, 124, "timed out after 600 s"
+
+
+import concurrent.futures
+EXTRA_FLAGS = os.environ.get("GPU_FLAGS", "").split()
+agree = differ = refused = bad = runs = 0
+with concurrent.futures.ThreadPoolExecutor(int(os.environ.get("GPU_JOBS", "8"))) as ex:
+    results = list(ex.map(run_job, jobs))
+for (f, sizes, arch, define, want_refusal), (cmd, rc, out) in zip(jobs, results):
     tag = " ".join(cmd[2:])
     if want_refusal:
-        ok = p.returncode == 3 and want_refusal in out
+        ok = rc == 3 and want_refusal in out
         refused += ok
         bad += not ok
         print(("refused as listed: " if ok else "NOT REFUSED AS LISTED: ") + tag)
@@ -98,13 +114,13 @@ for f, sizes, arch, define, want_refusal in jobs:
         continue
     n = len(re.findall(r"seed \d+: ", out))
     runs += n
-    if p.returncode == 0:
+    if rc == 0:
         agree += 1
         print("agree (%d runs): %s" % (n, tag))
     else:
-        differ += p.returncode == 1
-        bad += p.returncode != 1
-        print("%s (exit %d): %s" % ("DIFFER" if p.returncode == 1 else "ERROR", p.returncode, tag))
+        differ += rc == 1
+        bad += rc != 1
+        print("%s (exit %d): %s" % ("DIFFER" if rc == 1 else "ERROR", rc, tag))
         print(out[-3000:])
 print("run_all: %d programs and runs of the tables, %d agree, %d differ, %d refused as listed, "
       "%d other failures; %d size sets run on the GPU" % (len(jobs), agree, differ, refused, bad, runs))
