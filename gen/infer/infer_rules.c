@@ -403,6 +403,34 @@ contains_memo(Inf *in, const Fragment *a, const Fragment *b, Err *e)
 	return r;
 }
 
+/* 1 when every index of access ac is a constant (x[3]: such reads make a tile fully
+ * replicated where nothing else lays it out, LV_STRICT) */
+static int
+acc_const(const Acc *ac)
+{
+	int d;
+
+	for (d = 0; d < ac->n; d++)
+		if (ac->idx[d]->k != IX_CONST)
+			return 0;
+	return 1;
+}
+
+/* 1 when every index of access ac is a loop variable, each a different one */
+static int
+acc_at_vars(const Acc *ac)
+{
+	unsigned used = 0;
+	int d;
+
+	for (d = 0; d < ac->n; d++) {
+		if (ac->idx[d]->k != IX_VAR || ac->idx[d]->v >= 32 || (used >> ac->idx[d]->v & 1))
+			return 0;
+		used |= 1u << ac->idx[d]->v;
+	}
+	return ac->n > 0;
+}
+
 static int
 check_acc(Inf *in, State *st, const Op *op, const Acc *ac, const Fragment *L)
 {
@@ -424,6 +452,12 @@ check_acc(Inf *in, State *st, const Op *op, const Acc *ac, const Fragment *L)
 	if (r == 1 && ac->write)
 		r = contains_memo(in, Fc, L, &e);
 	if (r == 1)
+		return 0;
+	/* a parallel nest reading a local tile at indices that are not its variables nor constants
+	 * (x[i, 31 - j]) reads it from a copy in shared memory (lower_stage.c): no thread need
+	 * hold what it reads there */
+	if (r == 0 && !ac->write && op->s->kind == S_PARALLEL && in->k->bufs[ac->buf].scope == MEM_LOCAL &&
+	    !acc_at_vars(ac) && !acc_const(ac))
 		return 0;
 bad:
 	st->why = arena_printf(in->a,
@@ -547,7 +581,7 @@ nest_step(Inf *in, State *st, Op *op, int level)
 	Fragment *L = NULL, *F;
 	const Acc *src = NULL, *rsrc = NULL;
 	Err e = {0};
-	int i, d, allconst, touches = op->nacc > 0;
+	int i, d, allconst, touches = op->nacc > 0, wsrc = 0, srcvars = 0;
 	int64_t npts;
 
 	if (st->map.loop[op->s->id]) {
@@ -592,11 +626,13 @@ nest_step(Inf *in, State *st, Op *op, int level)
 		if (allconst && layout_size(G) > 1 && npts > 1)
 			continue;
 		if (ac->write)
-			src = ac;
+			src = ac, wsrc = 1;
 		else if (!rsrc)
 			rsrc = ac;
-		if (!ac->write && !src && G->rep == 1)
-			src = ac;
+		/* a read at the nest's own variables (x[i, j]) before one at other indices
+		 * (x[i, 31 - j], which the lowering reads through shared memory) */
+		if (!ac->write && !wsrc && G->rep == 1 && (!src || (!srcvars && acc_at_vars(ac))))
+			src = ac, srcvars = acc_at_vars(ac);
 	}
 	if (src) {
 		L = loop_from_buf(in, op, src, st->map.buf[src->buf], &e);
