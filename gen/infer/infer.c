@@ -887,6 +887,9 @@ free_component(Inf *in, State *base, int comp, State *A, State *B)
 		buf_printf(in->explain, "component %d (%d statements, first %s #%d at %d:%d)\n", comp, n,
 			   inf_stmt_name(in->ops[mem[0]].s), in->ops[mem[0]].s->id,
 			   in->ops[mem[0]].s->loc.line, in->ops[mem[0]].s->loc.col);
+	/* a second pass, only when every root failed, accepts what the lowering can still do
+	 * through shared memory (in->lenient: infer_rules.c) */
+	for (in->lenient = 0; in->lenient < 2 && !best; in->lenient++)
 	for (i = 0; i < nc; i++) {
 		attempt(in, cur, base, comp, cand[i], mem, n);
 		if (!cur->why && best && same_map(cur, best)) {
@@ -927,6 +930,7 @@ free_component(Inf *in, State *base, int comp, State *A, State *B)
 		explain_attempt(in, comp, cand[i], cur, NULL, why[i], 0);
 		state_reset(in, cur, base);
 	}
+	in->lenient = 0;
 	if (!best) {
 		const Op *f = &in->ops[mem[0]];
 		diag(in->d, f->s->loc, "layout inference: no layout for the %d statement%s sharing local "
@@ -1115,17 +1119,37 @@ infer_kernel(Arena *a, Diags *d, IrKernel *k, const Target *t, CostModelKind m, 
 					   inf_stmt_name(in->ops[i].s), in->ops[i].s->id, in->ops[i].s->loc.line,
 					   in->ops[i].s->loc.col);
 	shared_prefs(in, st);
-	/* common: every op queued; propagation breadth-first */
-	st->qhead = st->qlen = 0;
-	memset(st->queued, 0, (size_t)in->nop);
-	for (i = 0; i < in->nop; i++)
-		if (!st->done[i]) {
-			st->queued[i] = 1;
-			st->queue[st->qlen++] = i;
+	/* common: every op queued; propagation breadth-first. Where it fails, once more from the
+	 * same state with in->lenient (what the lowering can still do through shared memory);
+	 * the first failure is the one reported */
+	{
+		State *s0 = inf_state_new(in);
+		const char *why0 = NULL;
+		const IrStmt *where0 = NULL;
+
+		inf_state_copy(in, s0, st);
+		for (in->lenient = 0; in->lenient < 2; in->lenient++) {
+			if (in->lenient)
+				inf_state_copy(in, st, s0);
+			st->qhead = st->qlen = 0;
+			memset(st->queued, 0, (size_t)in->nop);
+			for (i = 0; i < in->nop; i++)
+				if (!st->done[i]) {
+					st->queued[i] = 1;
+					st->queue[st->qlen++] = i;
+				}
+			in->where = NULL;
+			if (run_queue(in, st, LV_COMMON) == 0)
+				break;
+			if (!in->lenient)
+				why0 = st->why, where0 = in->where;
 		}
-	if (run_queue(in, st, LV_COMMON) < 0) {
-		diag(d, in->where ? in->where->loc : k->loc, "layout inference: %s", st->why);
-		return -1;
+		if (in->lenient == 2) {
+			in->lenient = 0;
+			diag(d, where0 ? where0->loc : k->loc, "layout inference: %s", why0);
+			return -1;
+		}
+		in->lenient = 0;
 	}
 	/* free: per component, each attempt in one of two states kept equal to st */
 	comp_lists(in);

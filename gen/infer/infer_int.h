@@ -90,6 +90,10 @@ typedef struct Inf {
 	int force_op;
 	Fragment *force_F;
 	const char *force_why;
+	/* the second pass over a component's roots, after every root failed: reduces into wider
+	 * destinations and nests reading local tiles at affine indices are accepted (both are
+	 * lowered through shared memory) */
+	int lenient;
 	/* per statement id: why a nest took the loop layout it did, when a rule chose
 	 * (shown by --explain next to the statement while its loop has that layout) */
 	const Layout **rule_loop;

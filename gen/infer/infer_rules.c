@@ -455,9 +455,10 @@ check_acc(Inf *in, State *st, const Op *op, const Acc *ac, const Fragment *L)
 		return 0;
 	/* a parallel nest reading a local tile at indices that are not its variables nor constants
 	 * (x[i, 31 - j]) reads it from a copy in shared memory (lower_stage.c): no thread need
-	 * hold what it reads there */
-	if (r == 0 && !ac->write && op->s->kind == S_PARALLEL && in->k->bufs[ac->buf].scope == MEM_LOCAL &&
-	    !acc_at_vars(ac) && !acc_const(ac))
+	 * hold what it reads there. A last resort (in->lenient): the copy costs a shared array
+	 * and two barriers */
+	if (in->lenient && r == 0 && !ac->write && op->s->kind == S_PARALLEL &&
+	    in->k->bufs[ac->buf].scope == MEM_LOCAL && !acc_at_vars(ac) && !acc_const(ac))
 		return 0;
 bad:
 	st->why = arena_printf(in->a,
@@ -1073,8 +1074,14 @@ searched:
 	}
 	inf_done(st, op->idx);
 	if (st->map.buf[db]) {
-		/* keep the destination's layout; it must not be wider (#1719) */
+		/* keep the destination's layout; it must not be wider (#1719) for the shuffle
+		 * reduce. A wider one (more holders of a result than the reducer layout: a row sum
+		 * read by every thread in a serial loop) is lowered through shared memory
+		 * (lower_reduce.c smemreduce: each holder folds its row from a copy of the source);
+		 * a last resort (in->lenient), a shuffle reduce is cheaper */
 		if (frag_contains(st->map.buf[db], G, 0, &e) == 1)
+			return 0;
+		if (in->lenient && st->map.buf[db]->is_frag && layout_size(st->map.buf[db]) == layout_size(G))
 			return 0;
 		st->why = inf_conflict(in, db, st->map.buf[db], st->setter[db], G, s,
 				       "the reduce result is held by fewer threads than the destination's "
