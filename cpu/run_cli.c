@@ -42,7 +42,8 @@ static const char usage_text[] =
 	"  -v, --verbose          report every output, not only those that differ\n"
 	"      --no-tma           sm_90a: emit cp.async pipelines instead of TMA loads (--tma: the default)\n"
 	"      --warp-specialize  sm_90a: a producer warpgroup issues the TMA loads (tilec --warp-specialize)\n"
-	"      --raster-group=G   blocks of a 2-D grid in groups of G rows of tiles (tilec --raster-group)\n"
+	"      --raster-group=G   blocks of a 2-D grid in groups of G rows of tiles, 0 or auto (tilec\n"
+	"                         --raster-group; auto, the default: 8 for a pipelined gemm on sm_90a)\n"
 	"  -h, --help             show this help and exit\n"
 	"\n"
 	"Exit status: 0 all agree, 1 an output differs or the emitted code failed at run time,\n"
@@ -138,9 +139,12 @@ run_main(int argc, char **argv)
 			char *rend;
 			long g = strtol(optarg, &rend, 10);
 
-			if (!*optarg || *rend || g < 0 || g > 65535) {
+			if (!strcmp(optarg, "auto")) {
+				g = -1;
+			} else if (!*optarg || *rend || g < 0 || g > 65535) {
 				free(defs);
-				return bad_usage("--raster-group: '%s' is not a number of rows from 0 to 65535", optarg);
+				return bad_usage("--raster-group: '%s' is not auto or a number of rows from 0 to 65535",
+						 optarg);
 			}
 			o.raster_group = (int)g;
 			break;

@@ -42,8 +42,8 @@ static const char usage_text[] =
 	"                         loads (setmaxnreg 24; the kernel's threads consume, setmaxnreg 240);\n"
 	"                         the block grows by 128 threads (off by default: to be measured)\n"
 	"      --raster-group=G   a kernel with a 2-D grid takes its tiles in groups of G rows of\n"
-	"                         tiles, column by column in a group (L2 reuse; 0: launch order, the\n"
-	"                         default; to be measured)\n"
+	"                         tiles, column by column in a group (L2 reuse); 0: launch order;\n"
+	"                         auto (the default): 8 for a pipelined gemm on sm_90a, else 0\n"
 	"      --enum-limit=N     largest domain (points) an exact layout check enumerates\n"
 	"                         (default 4194304; mixed-radix layouts are decided without one)\n"
 	"      --time[=N]         run the front end N times (default 5), print the median time\n"
@@ -255,8 +255,11 @@ driver_main(int argc, char **argv)
 			char *end;
 			long g = strtol(optarg, &end, 10);
 
-			if (!*optarg || *end || g < 0 || g > 65535)
-				return usage_error("--raster-group: '%s' is not a number of rows from 0 to 65535", optarg);
+			if (!strcmp(optarg, "auto"))
+				g = -1, end = optarg + 4;
+			else if (!*optarg || *end || g < 0 || g > 65535)
+				return usage_error("--raster-group: '%s' is not auto or a number of rows from 0 to 65535",
+						   optarg);
 			o.raster_group = (int)g;
 			break;
 		}

@@ -713,7 +713,7 @@ kernel(Em *e)
 		int G = k->raster;
 
 		e->raster = G;
-		lw_comment(e, "grouped block order (--raster-group=%d): groups of %d rows of tiles, column by column "
+		lw_comment(e, "grouped block order (raster group %d; --raster-group=0: launch order): groups of %d rows of tiles, column by column "
 			   "inside a group (the last group of a ragged grid has the rows left)", G, G);
 		lw_decl(e, 1, "long long", "tl_lin_", 0, "(long long)blockIdx.y * gridDim.x + blockIdx.x", NULL);
 		lw_decl(e, 1, "long long", "tl_gsz_", 0, arena_printf(e->a, "%dLL * gridDim.x", G), NULL);

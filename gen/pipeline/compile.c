@@ -32,12 +32,47 @@ tilec_options_size(void)
 	return sizeof(tilec_options);
 }
 
+/* a pipeline loop with a gemm in its body */
+static int
+pipe_gemm(IrStmt *s, void *ctx)
+{
+	(void)ctx;
+	return s->kind == S_GEMM;
+}
+
+static int
+gemm_pipeline(IrStmt *s, void *ctx)
+{
+	(void)ctx;
+	return s->kind == S_PIPELINE && ir_walk(s->u.pipe.body, pipe_gemm, NULL);
+}
+
+/* The grouped block order of kernel k (tilec_options.raster_group: G > 0 rows, 0 off, < 0
+ * auto). Auto: 8 rows for a kernel with a 2-D grid and a pipelined gemm on a target with TMA
+ * (sm_90a), where the H100 measured it (test/gpu/gemm_bench.sh, 2026-12-07: samples/gemm_sm90
+ * at 8192^3 0.695 -> 0.934 of cuBLAS, 4096^3 0.863 -> 0.916, 2048^3 unchanged); else off */
+#define RASTER_AUTO 8
+static int
+raster_of(const IrProgram *prog, IrKernel *k, int opt)
+{
+	const Target *t;
+	Err e = {0};
+
+	if (opt >= 0)
+		return opt;
+	t = target_lookup(prog->target == TILEC_TARGET_HIP ? TGT_HIP : TGT_CUDA, prog->arch, &e);
+	if (!t || !t->has_tma || k->ngrid < 2 || !ir_walk(k->body, gemm_pipeline, NULL))
+		return 0;
+	return RASTER_AUTO;
+}
+
 void
 tilec_options_init(tilec_options *o)
 {
 	if (o) {
 		memset(o, 0, sizeof *o);
 		o->tma = 1;
+		o->raster_group = -1;   /* auto: raster_of() */
 	}
 }
 
@@ -282,9 +317,9 @@ pipeline(Arena *arena, Diags *d, Buf *out, Buf *log, const char *src, size_t len
 	prog->arch = o->arch ? o->arch : o->target == TILEC_TARGET_HIP ? "gfx942" : "sm_80";
 	prog->tma = o->tma != 0;
 	prog->ws = o->warp_specialize != 0;
-	prog->raster = o->raster_group > 0 ? o->raster_group : 0;
+	prog->raster = o->raster_group;
 	for (IrKernel *tk = prog->kernels; tk; tk = tk->next)
-		tk->tma = prog->tma, tk->ws = prog->ws, tk->raster = prog->raster;
+		tk->tma = prog->tma, tk->ws = prog->ws, tk->raster = raster_of(prog, tk, o->raster_group);
 
 	/* --dump=ir: the checked tile IR, before layout inference and the passes */
 	if (o->dump == TILEC_DUMP_IR) {
@@ -348,9 +383,9 @@ compile_front(Arena *arena, Diags *d, const char *src, size_t len, const tilec_o
 	prog->arch = o->arch ? o->arch : o->target == TILEC_TARGET_HIP ? "gfx942" : "sm_80";
 	prog->tma = o->tma != 0;
 	prog->ws = o->warp_specialize != 0;
-	prog->raster = o->raster_group > 0 ? o->raster_group : 0;
+	prog->raster = o->raster_group;
 	for (IrKernel *tk = prog->kernels; tk; tk = tk->next)
-		tk->tma = prog->tma, tk->ws = prog->ws, tk->raster = prog->raster;
+		tk->tma = prog->tma, tk->ws = prog->ws, tk->raster = raster_of(prog, tk, o->raster_group);
 	return prog;
 }
 

@@ -13,6 +13,13 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 	extern __shared__ __align__(1024) unsigned char tl_smem[];
 	const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
 	(void)lane, (void)warp;
+	// grouped block order (raster group 8; --raster-group=0: launch order): groups of 8 rows of tiles, column by column inside a group (the last group of a ragged grid has the rows left)
+	const long long tl_lin_ = (long long)blockIdx.y * gridDim.x + blockIdx.x;
+	const long long tl_gsz_ = 8LL * gridDim.x;
+	const int tl_fy_ = (int)(tl_lin_ / tl_gsz_) * 8;
+	const int tl_gh_ = (int)gridDim.y - tl_fy_ < 8 ? (int)gridDim.y - tl_fy_ : 8;
+	const int tl_by = tl_fy_ + (int)(tl_lin_ % tl_gsz_ % tl_gh_);
+	const int tl_bx = (int)(tl_lin_ % tl_gsz_ / tl_gh_);
 	// mbarriers of the pipeline at line 12: 3 full (TMA bytes landed), 3 empty (stage released)
 	unsigned long long *tl_full_ko = (unsigned long long *)(tl_smem + 49152); // 1 stage of 3 elements
 	unsigned long long *tl_empty_ko = (unsigned long long *)(tl_smem + 49176); // 1 stage of 3 elements
@@ -46,9 +53,9 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 				if (st < ko_n_) {
 					const int ko = st;
 					tl_mbar_expect_tx(&tl_full_ko[ko % 3], 16384); // the stage's bytes, then its loads
-					tl_tma_load_2d(As + (ko % 3) * 4096, &tl_tm_A, (ko * 32), ((int)blockIdx.y * 128), &tl_full_ko[ko % 3]);
-					tl_tma_load_2d(Bs + (ko % 3) * 4096, &tl_tm_B, ((int)blockIdx.x * 128), (ko * 32), &tl_full_ko[ko % 3]); // Bs: 2 boxes of 32x64
-					tl_tma_load_2d(Bs + (ko % 3) * 4096 + 2048, &tl_tm_B, ((int)blockIdx.x * 128) + 64, (ko * 32), &tl_full_ko[ko % 3]);
+					tl_tma_load_2d(As + (ko % 3) * 4096, &tl_tm_A, (ko * 32), (tl_by * 128), &tl_full_ko[ko % 3]);
+					tl_tma_load_2d(Bs + (ko % 3) * 4096, &tl_tm_B, (tl_bx * 128), (ko * 32), &tl_full_ko[ko % 3]); // Bs: 2 boxes of 32x64
+					tl_tma_load_2d(Bs + (ko % 3) * 4096 + 2048, &tl_tm_B, (tl_bx * 128) + 64, (ko * 32), &tl_full_ko[ko % 3]);
 				}
 			}
 		}
@@ -90,9 +97,9 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 				{
 					const int ko = ko_next_;
 					tl_mbar_expect_tx(&tl_full_ko[ko % 3], 16384); // the stage's bytes, then its loads
-					tl_tma_load_2d(As + (ko % 3) * 4096, &tl_tm_A, (ko * 32), ((int)blockIdx.y * 128), &tl_full_ko[ko % 3]);
-					tl_tma_load_2d(Bs + (ko % 3) * 4096, &tl_tm_B, ((int)blockIdx.x * 128), (ko * 32), &tl_full_ko[ko % 3]); // Bs: 2 boxes of 32x64
-					tl_tma_load_2d(Bs + (ko % 3) * 4096 + 2048, &tl_tm_B, ((int)blockIdx.x * 128) + 64, (ko * 32), &tl_full_ko[ko % 3]);
+					tl_tma_load_2d(As + (ko % 3) * 4096, &tl_tm_A, (ko * 32), (tl_by * 128), &tl_full_ko[ko % 3]);
+					tl_tma_load_2d(Bs + (ko % 3) * 4096, &tl_tm_B, (tl_bx * 128), (ko * 32), &tl_full_ko[ko % 3]); // Bs: 2 boxes of 32x64
+					tl_tma_load_2d(Bs + (ko % 3) * 4096 + 2048, &tl_tm_B, (tl_bx * 128) + 64, (ko * 32), &tl_full_ko[ko % 3]);
 				}
 			}
 		}
@@ -109,8 +116,8 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 		for (int s = 0; s < 128; s += 2) {
 			const int c0 = (((((tid / 4) % 8) + (((s / 2) % 2) * 8)) + ((tid / 32) * 16)) + ((s / 64) * 64));
 			const int c1 = (((s % 2) + ((tid % 4) * 2)) + (((s / 4) % 16) * 8));
-			if ((((int)blockIdx.y * 128) + c0) < M && (((int)blockIdx.x * 128) + c1) < N) {
-				*(tl_u32 *)(&C[((long long)(((int)blockIdx.y * 128) + c0) * N + (long long)(((int)blockIdx.x * 128) + c1))]) = ((tl_u32)tl_f2h(acc[s + 0]) | ((tl_u32)tl_f2h(acc[s + 1]) << 16));
+			if (((tl_by * 128) + c0) < M && ((tl_bx * 128) + c1) < N) {
+				*(tl_u32 *)(&C[((long long)((tl_by * 128) + c0) * N + (long long)((tl_bx * 128) + c1))]) = ((tl_u32)tl_f2h(acc[s + 0]) | ((tl_u32)tl_f2h(acc[s + 1]) << 16));
 			}
 		}
 	} else { // rows that are not whole vectors: element by element
@@ -130,13 +137,13 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 				for (int it = 0; it < 32; it++) {
 					const int q = tid + it * 128;
 					const int r = q / 32, c = q % 32 * 1;
-					*(&(As + (ko % 3) * 4096)[(((r * 32) + (c % 8)) + (((c / 8) ^ ((r % 8) / 2)) * 8))]) = (((int)blockIdx.y * 128) + r) < M && ((ko * 32) + c) < K ? *(&A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 32) + c))]) : tl_f2h(0.0f);
+					*(&(As + (ko % 3) * 4096)[(((r * 32) + (c % 8)) + (((c / 8) ^ ((r % 8) / 2)) * 8))]) = ((tl_by * 128) + r) < M && ((ko * 32) + c) < K ? *(&A[((long long)((tl_by * 128) + r) * K + (long long)((ko * 32) + c))]) : tl_f2h(0.0f);
 				}
 				#pragma unroll 1
 				for (int it = 0; it < 32; it++) {
 					const int q = tid + it * 128;
 					const int r = q / 128, c = q % 128 * 1;
-					*(&(Bs + (ko % 3) * 4096)[(((((c / 64) * 2048) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))]) = ((ko * 32) + r) < K && (((int)blockIdx.x * 128) + c) < N ? *(&B[((long long)((ko * 32) + r) * N + (long long)(((int)blockIdx.x * 128) + c))]) : tl_f2h(0.0f);
+					*(&(Bs + (ko % 3) * 4096)[(((((c / 64) * 2048) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))]) = ((ko * 32) + r) < K && ((tl_bx * 128) + c) < N ? *(&B[((long long)((ko * 32) + r) * N + (long long)((tl_bx * 128) + c))]) : tl_f2h(0.0f);
 				}
 			}
 			tl_cp_async_commit();
@@ -153,13 +160,13 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 					for (int it = 0; it < 32; it++) {
 						const int q = tid + it * 128;
 						const int r = q / 32, c = q % 32 * 1;
-						*(&(As + (ko % 3) * 4096)[(((r * 32) + (c % 8)) + (((c / 8) ^ ((r % 8) / 2)) * 8))]) = (((int)blockIdx.y * 128) + r) < M && ((ko * 32) + c) < K ? *(&A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 32) + c))]) : tl_f2h(0.0f);
+						*(&(As + (ko % 3) * 4096)[(((r * 32) + (c % 8)) + (((c / 8) ^ ((r % 8) / 2)) * 8))]) = ((tl_by * 128) + r) < M && ((ko * 32) + c) < K ? *(&A[((long long)((tl_by * 128) + r) * K + (long long)((ko * 32) + c))]) : tl_f2h(0.0f);
 					}
 					#pragma unroll 1
 					for (int it = 0; it < 32; it++) {
 						const int q = tid + it * 128;
 						const int r = q / 128, c = q % 128 * 1;
-						*(&(Bs + (ko % 3) * 4096)[(((((c / 64) * 2048) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))]) = ((ko * 32) + r) < K && (((int)blockIdx.x * 128) + c) < N ? *(&B[((long long)((ko * 32) + r) * N + (long long)(((int)blockIdx.x * 128) + c))]) : tl_f2h(0.0f);
+						*(&(Bs + (ko % 3) * 4096)[(((((c / 64) * 2048) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))]) = ((ko * 32) + r) < K && ((tl_bx * 128) + c) < N ? *(&B[((long long)((ko * 32) + r) * N + (long long)((tl_bx * 128) + c))]) : tl_f2h(0.0f);
 					}
 				}
 			}
@@ -198,8 +205,8 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 		for (int s = 0; s < 128; s += 1) {
 			const int c0 = (((((tid / 4) % 8) + (((s / 2) % 2) * 8)) + ((tid / 32) * 16)) + ((s / 64) * 64));
 			const int c1 = (((s % 2) + ((tid % 4) * 2)) + (((s / 4) % 16) * 8));
-			if ((((int)blockIdx.y * 128) + c0) < M && (((int)blockIdx.x * 128) + c1) < N) {
-				*(&C[((long long)(((int)blockIdx.y * 128) + c0) * N + (long long)(((int)blockIdx.x * 128) + c1))]) = tl_f2h(acc[s]);
+			if (((tl_by * 128) + c0) < M && ((tl_bx * 128) + c1) < N) {
+				*(&C[((long long)((tl_by * 128) + c0) * N + (long long)((tl_bx * 128) + c1))]) = tl_f2h(acc[s]);
 			}
 		}
 	}

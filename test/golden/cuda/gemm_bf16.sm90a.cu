@@ -11,6 +11,13 @@ gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restric
 	extern __shared__ __align__(1024) unsigned char tl_smem[];
 	const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
 	(void)lane, (void)warp;
+	// grouped block order (raster group 8; --raster-group=0: launch order): groups of 8 rows of tiles, column by column inside a group (the last group of a ragged grid has the rows left)
+	const long long tl_lin_ = (long long)blockIdx.y * gridDim.x + blockIdx.x;
+	const long long tl_gsz_ = 8LL * gridDim.x;
+	const int tl_fy_ = (int)(tl_lin_ / tl_gsz_) * 8;
+	const int tl_gh_ = (int)gridDim.y - tl_fy_ < 8 ? (int)gridDim.y - tl_fy_ : 8;
+	const int tl_by = tl_fy_ + (int)(tl_lin_ % tl_gsz_ % tl_gh_);
+	const int tl_bx = (int)(tl_lin_ % tl_gsz_ / tl_gh_);
 	// mbarriers of the pipeline at line 15: 2 full (TMA bytes landed), 2 empty (stage released)
 	unsigned long long *tl_full_ko = (unsigned long long *)(tl_smem + 65536); // 1 stage of 2 elements
 	unsigned long long *tl_empty_ko = (unsigned long long *)(tl_smem + 65552); // 1 stage of 2 elements
@@ -44,8 +51,8 @@ gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restric
 				if (st < ko_n_) {
 					const int ko = st;
 					tl_mbar_expect_tx(&tl_full_ko[ko % 2], 32768); // the stage's bytes, then its loads
-					tl_tma_load_2d(As + (ko % 2) * 8192, &tl_tm_A, (ko * 64), ((int)blockIdx.y * 128), &tl_full_ko[ko % 2]);
-					tl_tma_load_2d(Bs + (ko % 2) * 8192, &tl_tm_B, (ko * 64), ((int)blockIdx.x * 128), &tl_full_ko[ko % 2]);
+					tl_tma_load_2d(As + (ko % 2) * 8192, &tl_tm_A, (ko * 64), (tl_by * 128), &tl_full_ko[ko % 2]);
+					tl_tma_load_2d(Bs + (ko % 2) * 8192, &tl_tm_B, (ko * 64), (tl_bx * 128), &tl_full_ko[ko % 2]);
 				}
 			}
 		}
@@ -87,8 +94,8 @@ gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restric
 				{
 					const int ko = ko_next_;
 					tl_mbar_expect_tx(&tl_full_ko[ko % 2], 32768); // the stage's bytes, then its loads
-					tl_tma_load_2d(As + (ko % 2) * 8192, &tl_tm_A, (ko * 64), ((int)blockIdx.y * 128), &tl_full_ko[ko % 2]);
-					tl_tma_load_2d(Bs + (ko % 2) * 8192, &tl_tm_B, (ko * 64), ((int)blockIdx.x * 128), &tl_full_ko[ko % 2]);
+					tl_tma_load_2d(As + (ko % 2) * 8192, &tl_tm_A, (ko * 64), (tl_by * 128), &tl_full_ko[ko % 2]);
+					tl_tma_load_2d(Bs + (ko % 2) * 8192, &tl_tm_B, (ko * 64), (tl_bx * 128), &tl_full_ko[ko % 2]);
 				}
 			}
 		}
@@ -105,8 +112,8 @@ gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restric
 		for (int s = 0; s < 64; s += 2) {
 			const int c0 = ((((tid / 4) % 8) + (((s / 2) % 2) * 8)) + ((tid / 32) * 16));
 			const int c1 = (((s % 2) + ((tid % 4) * 2)) + ((s / 4) * 8));
-			if ((((int)blockIdx.y * 128) + c0) < M && (((int)blockIdx.x * 128) + c1) < N) {
-				*(uint2 *)(&C[((long long)(((int)blockIdx.y * 128) + c0) * N + (long long)(((int)blockIdx.x * 128) + c1))]) = make_uint2(__float_as_uint(acc[s + 0]), __float_as_uint(acc[s + 1]));
+			if (((tl_by * 128) + c0) < M && ((tl_bx * 128) + c1) < N) {
+				*(uint2 *)(&C[((long long)((tl_by * 128) + c0) * N + (long long)((tl_bx * 128) + c1))]) = make_uint2(__float_as_uint(acc[s + 0]), __float_as_uint(acc[s + 1]));
 			}
 		}
 	} else { // rows that are not whole vectors: element by element
@@ -126,13 +133,13 @@ gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restric
 				for (int it = 0; it < 4; it++) {
 					const int q = tid + it * 256;
 					const int r = q / 8, c = q % 8 * 8;
-					tl_cp_async16_zfill(&(As + (ko % 2) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))], &A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 64) + c))], (((int)blockIdx.y * 128) + r) < M);
+					tl_cp_async16_zfill(&(As + (ko % 2) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))], &A[((long long)((tl_by * 128) + r) * K + (long long)((ko * 64) + c))], ((tl_by * 128) + r) < M);
 				}
 				#pragma unroll
 				for (int it = 0; it < 4; it++) {
 					const int q = tid + it * 256;
 					const int r = q / 8, c = q % 8 * 8;
-					tl_cp_async16_zfill(&(Bs + (ko % 2) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))], &B[((long long)(((int)blockIdx.x * 128) + r) * K + (long long)((ko * 64) + c))], (((int)blockIdx.x * 128) + r) < N);
+					tl_cp_async16_zfill(&(Bs + (ko % 2) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))], &B[((long long)((tl_bx * 128) + r) * K + (long long)((ko * 64) + c))], ((tl_bx * 128) + r) < N);
 				}
 			}
 			tl_cp_async_commit();
@@ -149,13 +156,13 @@ gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restric
 					for (int it = 0; it < 4; it++) {
 						const int q = tid + it * 256;
 						const int r = q / 8, c = q % 8 * 8;
-						tl_cp_async16_zfill(&(As + (ko % 2) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))], &A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 64) + c))], (((int)blockIdx.y * 128) + r) < M);
+						tl_cp_async16_zfill(&(As + (ko % 2) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))], &A[((long long)((tl_by * 128) + r) * K + (long long)((ko * 64) + c))], ((tl_by * 128) + r) < M);
 					}
 					#pragma unroll
 					for (int it = 0; it < 4; it++) {
 						const int q = tid + it * 256;
 						const int r = q / 8, c = q % 8 * 8;
-						tl_cp_async16_zfill(&(Bs + (ko % 2) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))], &B[((long long)(((int)blockIdx.x * 128) + r) * K + (long long)((ko * 64) + c))], (((int)blockIdx.x * 128) + r) < N);
+						tl_cp_async16_zfill(&(Bs + (ko % 2) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))], &B[((long long)((tl_bx * 128) + r) * K + (long long)((ko * 64) + c))], ((tl_bx * 128) + r) < N);
 					}
 				}
 			}
@@ -194,8 +201,8 @@ gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restric
 		for (int s = 0; s < 64; s += 1) {
 			const int c0 = ((((tid / 4) % 8) + (((s / 2) % 2) * 8)) + ((tid / 32) * 16));
 			const int c1 = (((s % 2) + ((tid % 4) * 2)) + ((s / 4) * 8));
-			if ((((int)blockIdx.y * 128) + c0) < M && (((int)blockIdx.x * 128) + c1) < N) {
-				*(&C[((long long)(((int)blockIdx.y * 128) + c0) * N + (long long)(((int)blockIdx.x * 128) + c1))]) = acc[s];
+			if (((tl_by * 128) + c0) < M && ((tl_bx * 128) + c1) < N) {
+				*(&C[((long long)((tl_by * 128) + c0) * N + (long long)((tl_bx * 128) + c1))]) = acc[s];
 			}
 		}
 	}

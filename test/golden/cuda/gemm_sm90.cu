@@ -13,6 +13,13 @@ gemm_sm90(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__res
 	extern __shared__ __align__(1024) unsigned char tl_smem[];
 	const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
 	(void)lane, (void)warp;
+	// grouped block order (raster group 8; --raster-group=0: launch order): groups of 8 rows of tiles, column by column inside a group (the last group of a ragged grid has the rows left)
+	const long long tl_lin_ = (long long)blockIdx.y * gridDim.x + blockIdx.x;
+	const long long tl_gsz_ = 8LL * gridDim.x;
+	const int tl_fy_ = (int)(tl_lin_ / tl_gsz_) * 8;
+	const int tl_gh_ = (int)gridDim.y - tl_fy_ < 8 ? (int)gridDim.y - tl_fy_ : 8;
+	const int tl_by = tl_fy_ + (int)(tl_lin_ % tl_gsz_ % tl_gh_);
+	const int tl_bx = (int)(tl_lin_ % tl_gsz_ / tl_gh_);
 	// mbarriers of the pipeline at line 13: 4 full (TMA bytes landed), 4 empty (stage released)
 	unsigned long long *tl_full_ko = (unsigned long long *)(tl_smem + 196608); // 1 stage of 4 elements
 	unsigned long long *tl_empty_ko = (unsigned long long *)(tl_smem + 196640); // 1 stage of 4 elements
@@ -46,11 +53,11 @@ gemm_sm90(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__res
 				if (st < ko_n_) {
 					const int ko = st;
 					tl_mbar_expect_tx(&tl_full_ko[ko % 4], 49152); // the stage's bytes, then its loads
-					tl_tma_load_2d(As + (ko % 4) * 8192, &tl_tm_A, (ko * 64), ((int)blockIdx.y * 128), &tl_full_ko[ko % 4]);
-					tl_tma_load_2d(Bs + (ko % 4) * 16384, &tl_tm_B, ((int)blockIdx.x * 256), (ko * 64), &tl_full_ko[ko % 4]); // Bs: 4 boxes of 64x64
-					tl_tma_load_2d(Bs + (ko % 4) * 16384 + 4096, &tl_tm_B, ((int)blockIdx.x * 256) + 64, (ko * 64), &tl_full_ko[ko % 4]);
-					tl_tma_load_2d(Bs + (ko % 4) * 16384 + 8192, &tl_tm_B, ((int)blockIdx.x * 256) + 128, (ko * 64), &tl_full_ko[ko % 4]);
-					tl_tma_load_2d(Bs + (ko % 4) * 16384 + 12288, &tl_tm_B, ((int)blockIdx.x * 256) + 192, (ko * 64), &tl_full_ko[ko % 4]);
+					tl_tma_load_2d(As + (ko % 4) * 8192, &tl_tm_A, (ko * 64), (tl_by * 128), &tl_full_ko[ko % 4]);
+					tl_tma_load_2d(Bs + (ko % 4) * 16384, &tl_tm_B, (tl_bx * 256), (ko * 64), &tl_full_ko[ko % 4]); // Bs: 4 boxes of 64x64
+					tl_tma_load_2d(Bs + (ko % 4) * 16384 + 4096, &tl_tm_B, (tl_bx * 256) + 64, (ko * 64), &tl_full_ko[ko % 4]);
+					tl_tma_load_2d(Bs + (ko % 4) * 16384 + 8192, &tl_tm_B, (tl_bx * 256) + 128, (ko * 64), &tl_full_ko[ko % 4]);
+					tl_tma_load_2d(Bs + (ko % 4) * 16384 + 12288, &tl_tm_B, (tl_bx * 256) + 192, (ko * 64), &tl_full_ko[ko % 4]);
 				}
 			}
 		}
@@ -92,11 +99,11 @@ gemm_sm90(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__res
 				{
 					const int ko = ko_next_;
 					tl_mbar_expect_tx(&tl_full_ko[ko % 4], 49152); // the stage's bytes, then its loads
-					tl_tma_load_2d(As + (ko % 4) * 8192, &tl_tm_A, (ko * 64), ((int)blockIdx.y * 128), &tl_full_ko[ko % 4]);
-					tl_tma_load_2d(Bs + (ko % 4) * 16384, &tl_tm_B, ((int)blockIdx.x * 256), (ko * 64), &tl_full_ko[ko % 4]); // Bs: 4 boxes of 64x64
-					tl_tma_load_2d(Bs + (ko % 4) * 16384 + 4096, &tl_tm_B, ((int)blockIdx.x * 256) + 64, (ko * 64), &tl_full_ko[ko % 4]);
-					tl_tma_load_2d(Bs + (ko % 4) * 16384 + 8192, &tl_tm_B, ((int)blockIdx.x * 256) + 128, (ko * 64), &tl_full_ko[ko % 4]);
-					tl_tma_load_2d(Bs + (ko % 4) * 16384 + 12288, &tl_tm_B, ((int)blockIdx.x * 256) + 192, (ko * 64), &tl_full_ko[ko % 4]);
+					tl_tma_load_2d(As + (ko % 4) * 8192, &tl_tm_A, (ko * 64), (tl_by * 128), &tl_full_ko[ko % 4]);
+					tl_tma_load_2d(Bs + (ko % 4) * 16384, &tl_tm_B, (tl_bx * 256), (ko * 64), &tl_full_ko[ko % 4]); // Bs: 4 boxes of 64x64
+					tl_tma_load_2d(Bs + (ko % 4) * 16384 + 4096, &tl_tm_B, (tl_bx * 256) + 64, (ko * 64), &tl_full_ko[ko % 4]);
+					tl_tma_load_2d(Bs + (ko % 4) * 16384 + 8192, &tl_tm_B, (tl_bx * 256) + 128, (ko * 64), &tl_full_ko[ko % 4]);
+					tl_tma_load_2d(Bs + (ko % 4) * 16384 + 12288, &tl_tm_B, (tl_bx * 256) + 192, (ko * 64), &tl_full_ko[ko % 4]);
 				}
 			}
 		}
@@ -113,8 +120,8 @@ gemm_sm90(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__res
 		for (int s = 0; s < 128; s += 2) {
 			const int c0 = ((((tid / 4) % 8) + (((s / 2) % 2) * 8)) + ((tid / 32) * 16));
 			const int c1 = (((s % 2) + ((tid % 4) * 2)) + ((s / 4) * 8));
-			if ((((int)blockIdx.y * 128) + c0) < M && (((int)blockIdx.x * 256) + c1) < N) {
-				*(tl_u32 *)(&C[((long long)(((int)blockIdx.y * 128) + c0) * N + (long long)(((int)blockIdx.x * 256) + c1))]) = ((tl_u32)tl_f2h(acc[s + 0]) | ((tl_u32)tl_f2h(acc[s + 1]) << 16));
+			if (((tl_by * 128) + c0) < M && ((tl_bx * 256) + c1) < N) {
+				*(tl_u32 *)(&C[((long long)((tl_by * 128) + c0) * N + (long long)((tl_bx * 256) + c1))]) = ((tl_u32)tl_f2h(acc[s + 0]) | ((tl_u32)tl_f2h(acc[s + 1]) << 16));
 			}
 		}
 	} else { // rows that are not whole vectors: element by element
@@ -134,13 +141,13 @@ gemm_sm90(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__res
 				for (int it = 0; it < 32; it++) {
 					const int q = tid + it * 256;
 					const int r = q / 64, c = q % 64 * 1;
-					*(&(As + (ko % 4) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))]) = (((int)blockIdx.y * 128) + r) < M && ((ko * 64) + c) < K ? *(&A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 64) + c))]) : tl_f2h(0.0f);
+					*(&(As + (ko % 4) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))]) = ((tl_by * 128) + r) < M && ((ko * 64) + c) < K ? *(&A[((long long)((tl_by * 128) + r) * K + (long long)((ko * 64) + c))]) : tl_f2h(0.0f);
 				}
 				#pragma unroll 1
 				for (int it = 0; it < 64; it++) {
 					const int q = tid + it * 256;
 					const int r = q / 256, c = q % 256 * 1;
-					*(&(Bs + (ko % 4) * 16384)[(((((c / 64) * 4096) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))]) = ((ko * 64) + r) < K && (((int)blockIdx.x * 256) + c) < N ? *(&B[((long long)((ko * 64) + r) * N + (long long)(((int)blockIdx.x * 256) + c))]) : tl_f2h(0.0f);
+					*(&(Bs + (ko % 4) * 16384)[(((((c / 64) * 4096) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))]) = ((ko * 64) + r) < K && ((tl_bx * 256) + c) < N ? *(&B[((long long)((ko * 64) + r) * N + (long long)((tl_bx * 256) + c))]) : tl_f2h(0.0f);
 				}
 			}
 			tl_cp_async_commit();
@@ -157,13 +164,13 @@ gemm_sm90(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__res
 					for (int it = 0; it < 32; it++) {
 						const int q = tid + it * 256;
 						const int r = q / 64, c = q % 64 * 1;
-						*(&(As + (ko % 4) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))]) = (((int)blockIdx.y * 128) + r) < M && ((ko * 64) + c) < K ? *(&A[((long long)(((int)blockIdx.y * 128) + r) * K + (long long)((ko * 64) + c))]) : tl_f2h(0.0f);
+						*(&(As + (ko % 4) * 8192)[(((r * 64) + (c % 8)) + (((c / 8) ^ (r % 8)) * 8))]) = ((tl_by * 128) + r) < M && ((ko * 64) + c) < K ? *(&A[((long long)((tl_by * 128) + r) * K + (long long)((ko * 64) + c))]) : tl_f2h(0.0f);
 					}
 					#pragma unroll 1
 					for (int it = 0; it < 64; it++) {
 						const int q = tid + it * 256;
 						const int r = q / 256, c = q % 256 * 1;
-						*(&(Bs + (ko % 4) * 16384)[(((((c / 64) * 4096) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))]) = ((ko * 64) + r) < K && (((int)blockIdx.x * 256) + c) < N ? *(&B[((long long)((ko * 64) + r) * N + (long long)(((int)blockIdx.x * 256) + c))]) : tl_f2h(0.0f);
+						*(&(Bs + (ko % 4) * 16384)[(((((c / 64) * 4096) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))]) = ((ko * 64) + r) < K && ((tl_bx * 256) + c) < N ? *(&B[((long long)((ko * 64) + r) * N + (long long)((tl_bx * 256) + c))]) : tl_f2h(0.0f);
 					}
 				}
 			}
@@ -203,8 +210,8 @@ gemm_sm90(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__res
 		for (int s = 0; s < 128; s += 1) {
 			const int c0 = ((((tid / 4) % 8) + (((s / 2) % 2) * 8)) + ((tid / 32) * 16));
 			const int c1 = (((s % 2) + ((tid % 4) * 2)) + ((s / 4) * 8));
-			if ((((int)blockIdx.y * 128) + c0) < M && (((int)blockIdx.x * 256) + c1) < N) {
-				*(&C[((long long)(((int)blockIdx.y * 128) + c0) * N + (long long)(((int)blockIdx.x * 256) + c1))]) = tl_f2h(acc[s]);
+			if (((tl_by * 128) + c0) < M && ((tl_bx * 256) + c1) < N) {
+				*(&C[((long long)((tl_by * 128) + c0) * N + (long long)((tl_bx * 256) + c1))]) = tl_f2h(acc[s]);
 			}
 		}
 	}
