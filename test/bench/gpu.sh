@@ -2,8 +2,9 @@
 # gpu.sh: build and run the GPU benchmark (gpu_bench.c) on a machine with an NVIDIA GPU.
 # Needs a fresh copy of the repository plus build/tilec and build/libtilec.a (make, or carried),
 # nvcc's toolkit (cuda.h, cuBLAS, cudart) and the driver. Run from anywhere:
-#   test/bench/gpu.sh [build|run|flash] [gpu_bench options: --quick --runs=N --no-triton]
-# flash: the FlashAttention section alone (below).
+#   test/bench/gpu.sh [build|run|flash|gemm] [gpu_bench options: --quick --runs=N --no-triton]
+# flash: the FlashAttention section alone (below); gemm: the GEMM variants section alone
+# (test/gpu/gemm_bench.sh: f16, bf16, fp8 e4m3 against cuBLAS / cuBLASLt).
 # build: tilec writes the launcher headers of the samples into build/bench/ and cc builds
 # build/bench/gpu_bench (no GPU needed); run (default): build, then run it from the repository
 # root; it writes test/bench/RESULTS.md (also copied to $OUT when that is set).
@@ -16,7 +17,7 @@ B=build/bench
 case "$TILEC" in /*) ;; *) TILEC="$PWD/$TILEC" ;; esac
 mode=run
 case "${1:-}" in
-build|run|flash) mode=$1; shift ;;
+build|run|flash|gemm) mode=$1; shift ;;
 esac
 for f in "$TILEC" build/libtilec.a; do
 	[ -e "$f" ] || { echo "gpu.sh: $f is missing (run make, or carry build/)" >&2; exit 1; }
@@ -66,6 +67,23 @@ if [ -f test/bench/RESULTS.md ]; then
 		echo '```'
 	} | tee -a test/bench/RESULTS.md
 fi
+fi
+# the GEMM variants (test/gpu/gemm_bench.sh): f16 and bf16 samples and fp8 e4m3 with the tilec
+# options that matter (TMA default, --warp-specialize, --raster-group) against cuBLAS/cuBLASLt
+if [ "$mode" = run ] || [ "$mode" = gemm ]; then
+	rm -f "$B/gemm.failed"
+	{
+		echo; echo "## GEMM variants (test/gpu/gemm_bench.sh): TFLOP/s (ratio to cuBLAS / cuBLASLt), same session"
+		echo; nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null || true; echo
+		if TILEC="$TILEC" W="$B/gemm" test/gpu/gemm_bench.sh >"$B/gemm.txt" 2>&1; then
+			grep -v '^v_' "$B/gemm.txt" | sed -n '/^| variant/,$p'
+		else
+			tail -30 "$B/gemm.txt"; echo "gemm_bench failed"; touch "$B/gemm.failed"
+		fi
+	} | tee -a test/bench/RESULTS.md
+	[ -e "$B/gemm.failed" ] && rc=1
+	rm -f "$B/gemm.failed"
+	[ "$mode" = gemm ] && { [ -n "${OUT:-}" ] && cp test/bench/RESULTS.md "$B/gemm.txt" "$OUT/"; exit $rc; }
 fi
 # FlashAttention (samples/flash_fwd.tile: P in registers; test/cpu/flash_smem_p.tile: P through
 # shared memory; D = 128, causal and not, B*H = 32, L = 4096 and 8192)

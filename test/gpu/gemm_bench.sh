@@ -6,7 +6,9 @@
 # checked against an fp64 reference at ragged sizes (every element) and sampled at the timed sizes,
 # and timed against cuBLAS (cublasGemmEx f16/bf16, f32 compute) or cuBLASLt (fp8 e4m3, f32
 # compute, f16 out) in the same run (gemm_bench.cu). Needs build/tilec (make, or carried) and nvcc.
-#   test/gpu/gemm_bench.sh [--quick]    (W=dir for the build, default /tmp/gemm_bench)
+#   test/gpu/gemm_bench.sh [--quick|--ragged]    (W=dir for the build, default /tmp/gemm_bench)
+# --ragged: the checks at the small ragged sizes only (for compute-sanitizer: the binary is
+# $W/gemm_bench)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 T=${TILEC:-build/tilec}
@@ -15,18 +17,18 @@ NVCC=${NVCC:-nvcc}
 rm -rf "$W"; mkdir -p "$W"
 # name | tile source (after sed) | tilec flags | dtype (0 f16, 1 bf16, 2 e4m3) | B is [N, K]
 variants="
+sm90_f16_r0|samples/gemm_sm90.tile|s/x/x/|--raster-group=0|0|0
 sm90_f16|samples/gemm_sm90.tile|s/x/x/||0|0
 sm90_f16_ws|samples/gemm_sm90.tile|s/x/x/|--warp-specialize|0|0
-sm90_f16_ws_r8|samples/gemm_sm90.tile|s/x/x/|--warp-specialize --raster-group=8|0|0
-sm90_f16_r8|samples/gemm_sm90.tile|s/x/x/|--raster-group=8|0|0
+gemm_f16_r0|samples/gemm.tile|s/x/x/|--raster-group=0|0|0
 gemm_f16|samples/gemm.tile|s/x/x/||0|0
-gemm_f16_ws|samples/gemm.tile|s/x/x/|--warp-specialize|0|0
+sm90_bf16_r0|samples/gemm_sm90.tile|s/f16/bf16/g|--raster-group=0|1|0
 sm90_bf16|samples/gemm_sm90.tile|s/f16/bf16/g||1|0
-sm90_bf16_ws_r8|samples/gemm_sm90.tile|s/f16/bf16/g|--warp-specialize --raster-group=8|1|0
+sm90_bf16_ws|samples/gemm_sm90.tile|s/f16/bf16/g|--warp-specialize|1|0
 gemm_bf16|samples/gemm.tile|s/f16/bf16/g||1|0
 fp8|test/gpu/gemm_fp8_bench.tile|s/x/x/||2|1
+fp8_ws_r0|test/gpu/gemm_fp8_bench.tile|s/x/x/|--warp-specialize --raster-group=0|2|1
 fp8_ws|test/gpu/gemm_fp8_bench.tile|s/x/x/|--warp-specialize|2|1
-fp8_ws_r8|test/gpu/gemm_fp8_bench.tile|s/x/x/|--warp-specialize --raster-group=8|2|1
 "
 : >"$W/variants.inc"
 echo "$variants" | while IFS='|' read -r n src sedx flags dt nt; do
