@@ -36,6 +36,7 @@ tilec_run_options_init(tilec_run_options *o)
 	if (o) {
 		memset(o, 0, sizeof *o);
 		o->tma = 1;
+		o->raster_group = -1;   /* auto, as tilec_options_init */
 	}
 }
 

@@ -60,7 +60,7 @@ typedef struct tilec_run_options {
 	long long max_work;
 	int tma;                     /* tilec_options.tma for the emitted code (init: 1) */
 	int warp_specialize;         /* tilec_options.warp_specialize (init: 0) */
-	int raster_group;            /* tilec_options.raster_group (init: 0) */
+	int raster_group;            /* tilec_options.raster_group (init: -1, auto) */
 } tilec_run_options;
 
 /*

@@ -386,6 +386,7 @@ tma_code(const char *path, const char *src, size_t len, const char *define, int 
 	co.arch = "sm_90a";
 	co.tma = 1;
 	co.warp_specialize = ws;
+	co.raster_group = 0;   /* the detects edit the code's launch-order indices */
 	co.dump = TILEC_DUMP_CUDA;
 	co.defines = &define;
 	co.ndefines = define != NULL;
@@ -410,6 +411,7 @@ tma_run(const char *path, const char *src, size_t len, const char *sizes, const 
 	o.arch = "sm_90a";
 	o.tma = 1;
 	o.warp_specialize = ws;
+	o.raster_group = 0;   /* as tma_code: the code it overrides is in launch order */
 	o.sizes = sizes;
 	o.seed = 1;
 	o.timeout_s = 120;
