@@ -43,7 +43,7 @@ static const char usage_text[] =
 	"      --no-tma           sm_90a: emit cp.async pipelines instead of TMA loads (--tma: the default)\n"
 	"      --warp-specialize  sm_90a: a producer warpgroup issues the TMA loads (tilec --warp-specialize)\n"
 	"      --raster-group=G   blocks of a 2-D grid in groups of G rows of tiles, 0 or auto (tilec\n"
-	"                         --raster-group; auto, the default: 8 for a pipelined gemm on sm_90a)\n"
+	"                         --raster-group; auto, the default: 8 for a GEMM main loop on sm_90a)\n"
 	"  -h, --help             show this help and exit\n"
 	"\n"
 	"Exit status: 0 all agree, 1 an output differs or the emitted code failed at run time,\n"

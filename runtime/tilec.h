@@ -74,7 +74,7 @@ typedef struct tilec_options {
 	 * default (tilec_options_init): to be measured on the GPU */
 	int warp_specialize;
 	/* -1 (auto, the default of tilec_options_init): 8 for a kernel with a 2-D grid and a
-	 * pipelined gemm on sm_90a, else 0. 0: blocks take their tiles in launch order. G > 0: a
+	 * GEMM main loop (a pipeline loading both shared operands of a gemm) on sm_90a, else 0. 0: blocks take their tiles in launch order. G > 0: a
 	 * kernel with a 2-D grid takes them in groups of G rows of tiles (blockIdx.y), column by
 	 * column inside a group (an L2-friendly order: a group's blocks share A rows and B
 	 * columns); the last group of a ragged grid is shorter (docs/cuda.md) */

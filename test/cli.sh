@@ -229,11 +229,13 @@ for v in -1 x 70000 ""; do
 	"$TILEC" run --raster-group="$v" samples/gemm.tile >/dev/null 2>&1; check "run --raster-group=$v" 2 $?
 done
 "$TILEC" run --raster-group=3 --sizes "X=7,Y=11" test/cpu/raster_grid.tile >"$tmp/out" 2>&1; check "run --raster-group=3" 0 $?
-# auto (the default): 8 rows for a pipelined gemm with a 2-D grid on sm_90a, else launch order
+# auto (the default): 8 rows for a GEMM main loop (a pipeline loading both shared operands of a
+# gemm) with a 2-D grid on sm_90a, else launch order (FlashAttention's loop is not one)
 "$TILEC" --dump=cuda --arch=sm_90a samples/gemm_sm90.tile >"$tmp/out" 2>&1; check "raster auto sm_90a" 0 $?
 has "raster auto sm_90a" "$tmp/out" "const long long tl_gsz_ = 8LL * gridDim.x;"
 for a in "--arch=sm_90a --raster-group=0 samples/gemm_sm90.tile" "--arch=sm_80 samples/gemm.tile" \
-	"--arch=sm_90a samples/copy.tile" "--arch=sm_90a samples/softmax.tile"; do
+	"--arch=sm_90a samples/copy.tile" "--arch=sm_90a samples/softmax.tile" \
+	"--arch=sm_90a samples/flash_fwd.tile"; do
 	# shellcheck disable=SC2086
 	"$TILEC" --dump=cuda $a >"$tmp/out" 2>&1; check "raster off: $a" 0 $?
 	grep -q tl_lin_ "$tmp/out"; check "raster off: $a: no remap" 1 $?

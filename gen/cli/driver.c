@@ -43,7 +43,7 @@ static const char usage_text[] =
 	"                         the block grows by 128 threads (off by default: to be measured)\n"
 	"      --raster-group=G   a kernel with a 2-D grid takes its tiles in groups of G rows of\n"
 	"                         tiles, column by column in a group (L2 reuse); 0: launch order;\n"
-	"                         auto (the default): 8 for a pipelined gemm on sm_90a, else 0\n"
+	"                         auto (the default): 8 for a GEMM main loop on sm_90a, else 0\n"
 	"      --enum-limit=N     largest domain (points) an exact layout check enumerates\n"
 	"                         (default 4194304; mixed-radix layouts are decided without one)\n"
 	"      --time[=N]         run the front end N times (default 5), print the median time\n"

@@ -32,36 +32,66 @@ tilec_options_size(void)
 	return sizeof(tilec_options);
 }
 
-/* a pipeline loop with a gemm in its body */
+/* a pipeline whose body loads both shared operands of a gemm from global memory (the GEMM's
+ * main loop; FlashAttention's, whose first operand was loaded before it or lives in
+ * registers, is not one) */
+typedef struct PipeGemm {
+	const IrKernel *k;
+	IrStmt *body;
+	int found;
+} PipeGemm;
+
+static int
+loaded_in(const PipeGemm *pg, int buf)
+{
+	const IrStmt *s;
+
+	if (pg->k->bufs[buf].scope != MEM_SHARED)
+		return 0;
+	for (s = pg->body; s; s = s->next)
+		if (s->kind == S_COPY && s->u.copy.dst.buf == buf && pg->k->bufs[s->u.copy.src.buf].scope == MEM_GLOBAL)
+			return 1;
+	return 0;
+}
+
 static int
 pipe_gemm(IrStmt *s, void *ctx)
 {
-	(void)ctx;
-	return s->kind == S_GEMM;
+	PipeGemm *pg = ctx;
+
+	if (s->kind == S_GEMM && loaded_in(pg, s->u.gemm.a.buf) && loaded_in(pg, s->u.gemm.b.buf))
+		pg->found = 1;
+	return pg->found;
 }
 
 static int
 gemm_pipeline(IrStmt *s, void *ctx)
 {
-	(void)ctx;
-	return s->kind == S_PIPELINE && ir_walk(s->u.pipe.body, pipe_gemm, NULL);
+	PipeGemm *pg = ctx;
+
+	if (s->kind != S_PIPELINE)
+		return 0;
+	pg->body = s->u.pipe.body;
+	return ir_walk(s->u.pipe.body, pipe_gemm, pg);
 }
 
 /* The grouped block order of kernel k (tilec_options.raster_group: G > 0 rows, 0 off, < 0
- * auto). Auto: 8 rows for a kernel with a 2-D grid and a pipelined gemm on a target with TMA
- * (sm_90a), where the H100 measured it (test/gpu/gemm_bench.sh, 2026-12-07: samples/gemm_sm90
+ * auto). Auto: 8 rows for a kernel with a 2-D grid and a GEMM main loop (gemm_pipeline) on a
+ * target with TMA (sm_90a), where the H100 measured it (test/gpu/gemm_bench.sh, 2026-12-07: samples/gemm_sm90
  * at 8192^3 0.695 -> 0.934 of cuBLAS, 4096^3 0.863 -> 0.916, 2048^3 unchanged); else off */
 #define RASTER_AUTO 8
 static int
 raster_of(const IrProgram *prog, IrKernel *k, int opt)
 {
 	const Target *t;
+	PipeGemm pg;
 	Err e = {0};
 
 	if (opt >= 0)
 		return opt;
 	t = target_lookup(prog->target == TILEC_TARGET_HIP ? TGT_HIP : TGT_CUDA, prog->arch, &e);
-	if (!t || !t->has_tma || k->ngrid < 2 || !ir_walk(k->body, gemm_pipeline, NULL))
+	pg.k = k, pg.body = NULL, pg.found = 0;
+	if (!t || !t->has_tma || k->ngrid < 2 || !ir_walk(k->body, gemm_pipeline, &pg))
 		return 0;
 	return RASTER_AUTO;
 }
