@@ -115,6 +115,30 @@ cpuexec_threads_of(const char *src, const char *name)
 	return -1;
 }
 
+int
+cpuexec_persistent_of(const char *src, const char *name)
+{
+	char tag[300];
+	const char *p;
+
+	snprintf(tag, sizeof tag, "// kernel %s: persistent: ", name);
+	for (p = strstr(src, tag); p; p = strstr(p + 1, tag))
+		if (p == src || p[-1] == '\n')
+			return 1;
+	return 0;
+}
+
+void
+cpuexec_persistent_grid(unsigned grid[3], unsigned long long cap)
+{
+	unsigned long long tiles = (unsigned long long)grid[0] * grid[1];
+
+	if (!tiles || !grid[2])
+		return;
+	grid[0] = (unsigned)(tiles < cap ? tiles : cap);
+	grid[1] = 1;
+}
+
 static int
 writefile(const char *path, const char *s, size_t n, Err *e)
 {

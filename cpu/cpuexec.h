@@ -100,5 +100,13 @@ long long cpuexec_smem_of(const char *src, const char *name);
 /* the threads of a block of kernel name from the same line, or -1: the block every launch
  * uses (a warp-specialized kernel has more threads than the program's threads(...)) */
 long long cpuexec_threads_of(const char *src, const char *name);
+/* the CPU run's "SMs x blocks per SM" of a persistent kernel: few, so that a block takes
+ * several tiles and ragged counts leave blocks with one tile fewer */
+#define TILEC_CPU_PERSISTENT_BLOCKS 3
+/* 1 when kernel name's launch contract in src says persistent (tilec_options.persistent) */
+int cpuexec_persistent_of(const char *src, const char *name);
+/* the launch grid of a persistent kernel for its grid (X, Y, Z) of the sizes: (min(X Y, cap),
+ * 1, Z); an empty grid stays empty */
+void cpuexec_persistent_grid(unsigned grid[3], unsigned long long cap);
 
 #endif

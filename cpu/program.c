@@ -613,6 +613,9 @@ tilec_cpu_launch(tilec_program *p, int k, void *const *args, const int64_t *size
 		l.grid[d] = grid[d];
 		l.block[d] = d ? 1 : (unsigned)p->threads[k];
 	}
+	/* a persistent kernel (its contract says so): a few blocks loop over the tiles */
+	if (cpuexec_persistent_of(p->code, K->name))
+		cpuexec_persistent_grid(l.grid, TILEC_CPU_PERSISTENT_BLOCKS);
 	l.smem = (size_t)p->smem[k];
 	buf_reset(&log);
 	r = cpuexec_run(&p->exe[k], ca, na, &l, timeout_s > 0 ? timeout_s : 300, &log, &e);

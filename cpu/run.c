@@ -630,6 +630,7 @@ typedef struct Run {
 	const char *kname;
 	long long threads;   /* the block: the launch contract's threads */
 	int fp8acc;          /* the GPU runs fp8 wgmmas (below) */
+	int persistent;      /* the contract says persistent: the CPU launches TILEC_CPU_PERSISTENT_BLOCKS blocks */
 } Run;
 
 /* The H100/H200's fp8 wgmma adds products into its accumulators with fewer bits than f32 (about
@@ -902,6 +903,9 @@ run_set(Run *R, const IrKernel *k, const CpuExe *x, long long smem, const SizeSe
 		l.grid[d] = (unsigned)grid[d];
 		l.block[d] = d ? 1 : (unsigned)R->threads;
 	}
+	/* a persistent kernel: a few blocks loop over the tiles (a GPU run: tilec_launch sizes it) */
+	if (R->persistent && !R->jit)
+		cpuexec_persistent_grid(l.grid, TILEC_CPU_PERSISTENT_BLOCKS);
 	l.smem = (size_t)smem;
 	/* an empty grid launches nothing, as the generated launchers do (CUDA_SUCCESS without
 	 * a launch): the tensors keep their contents, which the reference must also leave */
@@ -1056,6 +1060,7 @@ tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_
 	co.tma = o->tma;
 	co.warp_specialize = o->warp_specialize;
 	co.raster_group = o->raster_group;
+	co.persistent = o->persistent;
 	{
 		static const char *const cuda_defaults[] = {"sm_80", "sm_90a"};
 		static const char *const hip_default[] = {"gfx942"};
@@ -1140,6 +1145,7 @@ tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_
 		kname = emit_cname(&arena, k->name);
 		smem = cpuexec_smem_of(o->cuda_override ? o->cuda_override : cr.output, k->name);
 		R.threads = cpuexec_threads_of(o->cuda_override ? o->cuda_override : cr.output, k->name);
+		R.persistent = cpuexec_persistent_of(o->cuda_override ? o->cuda_override : cr.output, k->name);
 		if (smem < 0 || R.threads < 0) {
 			buf_printf(&rep, "%s: error: no launch contract in the emitted code\n", k->name);
 			R.errors++;

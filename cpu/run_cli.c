@@ -44,6 +44,8 @@ static const char usage_text[] =
 	"      --warp-specialize  sm_90a: a producer warpgroup issues the TMA loads (tilec --warp-specialize)\n"
 	"      --raster-group=G   blocks of a 2-D grid in groups of G rows of tiles, 0 or auto (tilec\n"
 	"                         --raster-group; auto, the default: 8 for a GEMM main loop on sm_90a)\n"
+	"      --persistent       blocks loop over a 2-D grid's tiles (tilec --persistent); the CPU run\n"
+	"                         launches 3 blocks (3 SMs of one block each)\n"
 	"  -h, --help             show this help and exit\n"
 	"\n"
 	"Exit status: 0 all agree, 1 an output differs or the emitted code failed at run time,\n"
@@ -71,6 +73,7 @@ run_main(int argc, char **argv)
 		{"device", required_argument, NULL, 'G'}, {"tma", no_argument, NULL, 'M'},
 		{"no-tma", no_argument, NULL, 'N'}, {"warp-specialize", no_argument, NULL, 'W'},
 		{"raster-group", required_argument, NULL, 'R'},
+		{"persistent", no_argument, NULL, 'P'},
 		{NULL, 0, NULL, 0},
 	};
 	tilec_run_options o;
@@ -135,6 +138,7 @@ run_main(int argc, char **argv)
 		case 'M': o.tma = 1; break;
 		case 'N': o.tma = 0; break;
 		case 'W': o.warp_specialize = 1; break;
+		case 'P': o.persistent = 1; break;
 		case 'R': {
 			char *rend;
 			long g = strtol(optarg, &rend, 10);

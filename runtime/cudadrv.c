@@ -39,6 +39,9 @@ struct Cuda {
 	/* optional (CUDA 12+ drivers): NULL when missing */
 	int (*tmap)(void *, int, unsigned, void *, const unsigned long long *, const unsigned long long *,
 	            const unsigned *, const unsigned *, int, int, int, int);
+	/* for a persistent kernel's grid: NULL when missing (then one block per SM) */
+	int (*occupancy)(int *, void *, int, size_t);
+	int (*ctxdev)(int *);
 };
 
 static pthread_mutex_t libmu = PTHREAD_MUTEX_INITIALIZER;
@@ -48,6 +51,7 @@ static int nlibs;
 enum {
 	ATTR_CC_MAJOR = 75,
 	ATTR_CC_MINOR = 76,
+	ATTR_SM_COUNT = 16,
 	FUNC_MAX_DYN_SHMEM = 8,
 };
 
@@ -131,6 +135,8 @@ cuda_open(const char *path, Cuda **out, char **err)
 		memcpy((char *)cu + syms[i].off, &f, sizeof f);
 	}
 	*(void **)&cu->tmap = dlsym(cu->h, "cuTensorMapEncodeTiled");
+	*(void **)&cu->occupancy = dlsym(cu->h, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+	*(void **)&cu->ctxdev = dlsym(cu->h, "cuCtxGetDevice");
 	cu->initst = cu->init(0);
 	libs[nlibs++] = cu;
 found:
@@ -265,6 +271,31 @@ cuda_launch(Cuda *cu, void *ctx, void *fn, const unsigned grid[3], const unsigne
 	               nargs ? params : NULL, NULL);
 	if (r)
 		return drverr(cu, err, "cuLaunchKernel", r);
+	return TILEC_OK;
+}
+
+int
+cuda_persistent_grid(Cuda *cu, void *ctx, void *fn, const unsigned block[3], unsigned shmem, unsigned grid[3],
+                     char **err)
+{
+	int r, dev = 0, sms = 0, nb = 0;
+	unsigned long long tiles = (unsigned long long)grid[0] * grid[1], cap;
+
+	if ((r = cu->ctxset(ctx)))
+		return drverr(cu, err, "cuCtxSetCurrent", r);
+	if (!cu->ctxdev || (r = cu->ctxdev(&dev)))
+		return rt_err(err, TILEC_ERR_DRIVER, "a persistent kernel: cuCtxGetDevice failed");
+	if ((r = cu->devattr(&sms, ATTR_SM_COUNT, dev)) || sms < 1)
+		return drverr(cu, err, "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)", r);
+	/* the blocks that fit on an SM with this block and its dynamic shared memory (the
+	 * function's limit raised first, as the launch does) */
+	if (shmem > 48 * 1024 && (r = cu->funcattr(fn, FUNC_MAX_DYN_SHMEM, (int)shmem)))
+		return drverr(cu, err, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", r);
+	if (!cu->occupancy || cu->occupancy(&nb, fn, (int)(block[0] * block[1] * block[2]), shmem) || nb < 1)
+		nb = 1;
+	cap = (unsigned long long)sms * (unsigned)nb;
+	grid[0] = (unsigned)(tiles < cap ? tiles : cap);
+	grid[1] = 1;
 	return TILEC_OK;
 }
 

@@ -595,6 +595,16 @@ tilec_launch(tilec_module *m, const char *name, const unsigned grid[3], const un
 	/* a kernel tilec emitted with TMA loads: its tensor maps from the other arguments */
 	if ((nmaps = tma_args(m->source, name, args, nargs, maps, 16, err)) < 0)
 		return TILEC_ERR_ARG;
+	if (rt_persistent(m->source, name)) {
+		/* a persistent kernel (its contract line, as the tensor maps' lines: from tilec's
+		 * CUDA C however it was compiled): grid is the sizes' grid (X, Y, Z); the blocks
+		 * that fit the device loop over its tiles */
+		unsigned g[3] = {grid[0], grid[1], grid[2]};
+
+		if ((r = cuda_persistent_grid(m->cu, m->ctx, fn, block, shmem, g, err)))
+			return r;
+		return cuda_launch(m->cu, m->ctx, fn, g, block, shmem, stream, args, nargs, maps, nmaps, err);
+	}
 	return cuda_launch(m->cu, m->ctx, fn, grid, block, shmem, stream, args, nargs, maps, nmaps, err);
 }
 

@@ -302,6 +302,22 @@ tilec_jit_compile_tile_file(tilec_jit *j, const char *path, const struct tilec_o
 	return rc;
 }
 
+/* 1 when kernel name's launch contract in src (the CUDA C tilec emitted) says persistent */
+int
+rt_persistent(const char *src, const char *name)
+{
+	static const char tag[] = "// kernel ";
+	static const char pers[] = ": persistent: ";
+	const char *p;
+	size_t nl = strlen(name);
+
+	for (p = strstr(src, tag); p; p = strstr(p + 1, tag))
+		if ((p == src || p[-1] == '\n') && !strncmp(p + sizeof tag - 1, name, nl) &&
+		    !strncmp(p + sizeof tag - 1 + nl, pers, sizeof pers - 1))
+			return 1;
+	return 0;
+}
+
 tilec_status
 tilec_module_launch_info(const tilec_module *m, const char *name, unsigned *threads,
                          size_t *smem_bytes)

@@ -149,6 +149,12 @@ int cuda_launch(Cuda *cu, void *ctx, void *fn, const unsigned grid[3], const uns
                 unsigned shmem, void *stream, const tilec_arg *args, int nargs, const TmaReq *maps, int nmaps,
                 char **err);
 int cuda_mem(Cuda *cu, void *ctx, int op, void *a, const void *b, size_t n, char **err);
+/* 1 when kernel name's launch contract in src says persistent (jit_tile.c) */
+int rt_persistent(const char *src, const char *name);
+/* the launch grid of a persistent kernel (its contract says so) for its grid (X, Y, Z) of the
+ * sizes: (min(X Y, SMs x blocks of `block` threads and shmem bytes per SM), 1, Z) */
+int cuda_persistent_grid(Cuda *cu, void *ctx, void *fn, const unsigned block[3], unsigned shmem, unsigned grid[3],
+                         char **err);
 enum { MEM_ALLOC, MEM_FREE, MEM_HTOD, MEM_DTOH, MEM_SYNC };
 
 /* ---- hipRTC (hiprtc.c) ----------------------------------------------------------- */

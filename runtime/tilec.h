@@ -79,6 +79,14 @@ typedef struct tilec_options {
 	 * column inside a group (an L2-friendly order: a group's blocks share A rows and B
 	 * columns); the last group of a ragged grid is shorter (docs/cuda.md) */
 	int raster_group;
+	/* 0 (the default): one block per tile of the grid. 1: a kernel with a 2-D grid (X x Y
+	 * tiles, blockIdx.z kept) is launched with min(X Y, SMs x blocks per SM) blocks in x and
+	 * 1 in y, each looping over the tiles blockIdx.x, blockIdx.x + gridDim.x, ... (through
+	 * raster_group's order when set); a TMA pipeline's barriers are initialized once and its
+	 * stages and parities carried over the tiles, so a producer warpgroup loads the next
+	 * tile during the epilogue. The launch contract says so; every launcher sizes the grid
+	 * (docs/cuda.md). A kernel that cannot be made persistent keeps its grid and says why */
+	int persistent;
 } tilec_options;
 
 typedef struct tilec_result {

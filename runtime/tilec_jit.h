@@ -224,6 +224,9 @@ tilec_arg_f16(uint16_t bits)
  * Launch kernel `name` (extern "C" name) of a loaded module on `stream` (a
  * CUstream, NULL for the default stream). shmem bytes of dynamic shared
  * memory; above 48 KiB the kernel's limit is raised first. At most 64 args.
+ * A persistent kernel of a tile module (tilec_options.persistent; its launch contract
+ * says so) takes grid as the grid of its sizes (X, Y, Z) and is launched with
+ * (min(X Y, SMs x the blocks that fit an SM), 1, Z) blocks.
  */
 tilec_status tilec_launch(tilec_module *m, const char *name, const unsigned grid[3],
                  const unsigned block[3], unsigned shmem, void *stream,

@@ -61,6 +61,8 @@ typedef struct tilec_run_options {
 	int tma;                     /* tilec_options.tma for the emitted code (init: 1) */
 	int warp_specialize;         /* tilec_options.warp_specialize (init: 0) */
 	int raster_group;            /* tilec_options.raster_group (init: -1, auto) */
+	int persistent;              /* tilec_options.persistent (init: 0); the CPU run launches
+				      * TILEC_CPU_PERSISTENT_BLOCKS blocks of a persistent kernel */
 } tilec_run_options;
 
 /*

@@ -195,6 +195,44 @@ START_TEST(cpu_launch_scale)
 }
 END_TEST
 
+/* tilec_cpu_launch of a persistent kernel (tilec_options.persistent): 3 blocks loop over the
+ * 7 x 11 tiles, each tile counted once (with the grouped order too); the grid is still the
+ * sizes' one */
+START_TEST(cpu_launch_persistent)
+{
+	static const char src[] = "kernel visits(C: i32[Y, X], T: i32[Y, X]) grid(X, Y) threads(32)\n"
+				  "{\n    for i in parallel(1) {\n        atomic_add(C[by, bx], 1);\n"
+				  "        T[by, bx] = by * X + bx;\n    }\n}\n";
+	tilec_program *p;
+	tilec_options o;
+	int32_t c[77], t[77];
+	int64_t sizes[2];
+	unsigned grid[3];
+	void *args[2] = {c, t};
+	char *err = NULL;
+	int i, g;
+
+	for (g = 0; g < 2; g++) {
+		tilec_options_init(&o);
+		o.persistent = 1;
+		o.raster_group = g ? 3 : 0;
+		ck_assert_int_eq(tilec_program_compile(src, strlen(src), &o, &p, &err), TILEC_OK);
+		ck_assert(strstr(tilec_program_code(p), "// kernel visits: persistent: ") != NULL);
+		ck_assert_int_eq(tilec_program_size_count(p, 0), 2);
+		for (i = 0; i < 2; i++)
+			sizes[i] = !strcmp(tilec_program_size_name(p, 0, i), "X") ? 7 : 11;
+		ck_assert_int_eq(tilec_program_grid(p, 0, sizes, NULL, grid, &err), TILEC_OK);
+		ck_assert(grid[0] == 7 && grid[1] == 11 && grid[2] == 1);
+		for (i = 0; i < 77; i++)
+			c[i] = 0, t[i] = -1;
+		ck_assert_msg(tilec_cpu_launch(p, 0, args, sizes, NULL, 0, &err) == TILEC_OK, "%s", err);
+		for (i = 0; i < 77; i++)
+			ck_assert_msg(c[i] == 1 && t[i] == i, "G %d: tile %d counted %d times, holds %d", g, i, c[i], t[i]);
+		tilec_program_free(p);
+	}
+}
+END_TEST
+
 static float
 h2f(uint16_t h)
 {
@@ -311,6 +349,7 @@ suite_api(void)
 	tcase_add_test(tc, program_signature);
 	tcase_add_test(tc, program_errors);
 	tcase_add_test(tc, cpu_launch_scale);
+	tcase_add_test(tc, cpu_launch_persistent);
 	tcase_add_test(tc, cpu_launch_gemm);
 	tcase_add_loop_test(tc, cpu_launch_heads, 0, 2);
 	suite_add_tcase(s, tc);

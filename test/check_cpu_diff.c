@@ -639,6 +639,176 @@ START_TEST(raster_detects)
 }
 END_TEST
 
+/* ---- the persistent schedule (--persistent, lower_kernel.c persist_*): the CPU run launches
+ * TILEC_CPU_PERSISTENT_BLOCKS (3) blocks, each looping over the tiles; tile counts that are not
+ * multiples of 3 (a block with one tile fewer) and fewer than 3 (a block without a tile), a TMA
+ * pipeline's stages and parities carried over tiles of 1 to 16 iterations (K), warp-specialized
+ * (the producer loading the next tile), the grouped order, a 3-D grid, the cp.async pipeline ---- */
+/* TMA (rows of whole 16-byte chunks): 10 tiles of 4 iterations (the last partial), 10 of 1, 18
+ * of 5, 2 tiles, 1; the element body (N or K not a multiple of 8): 10 tiles, 1 */
+#define PERSIST_SIZES "M=640,N=264,K=200;M=129,N=1032,K=64;M=700,N=600,K=320;M=256,N=256,K=320;M=1,N=8,K=8;" \
+	"M=640,N=300,K=200;M=200,N=203,K=205"
+static const struct {
+	const char *file, *arch, *sizes, *define;
+	int ws, G;
+} persist_rows[] = {
+	{"samples/gemm_sm90.tile", "sm_90a", PERSIST_SIZES, NULL, 0, 0},
+	{"samples/gemm_sm90.tile", "sm_90a", PERSIST_SIZES, NULL, 1, 0},
+	{"samples/gemm_sm90.tile", "sm_90a", "M=640,N=264,K=200;M=700,N=1032,K=64;M=640,N=300,K=200", NULL, 1, 2},
+	{"samples/gemm_sm90.tile", "sm_90a", "M=640,N=264,K=200;M=129,N=1032,K=64", NULL, 0, 3},
+	{"samples/gemm.tile", "sm_90a", "M=900,N=200,K=72;M=200,N=1000,K=40;M=1,N=1,K=1", NULL, 0, 0},
+	{"samples/gemm.tile", "sm_90a", "M=900,N=200,K=72;M=200,N=1000,K=40", NULL, 1, 3},
+	{"samples/gemm.tile", "sm_80", "M=900,N=200,K=72;M=200,N=1000,K=40;M=1,N=1,K=1", NULL, 0, 0},
+	{"samples/gemm.tile", "sm_80", "M=900,N=200,K=72;M=200,N=1000,K=40", NULL, 0, 2},
+	{"test/cpu/tma_stages.tile", "sm_90a", "M=200,N=264,K=136;M=130,N=72,K=1000;M=64,N=64,K=512", "STAGES=2", 0, 0},
+	{"test/cpu/tma_stages.tile", "sm_90a", "M=200,N=264,K=136;M=130,N=72,K=1000;M=64,N=64,K=512", "STAGES=3", 1, 0},
+	{"test/cpu/tma_stages.tile", "sm_90a", "M=200,N=264,K=136;M=130,N=72,K=1000", "STAGES=5", 1, 0},
+	{"test/cpu/tma_stages.tile", "sm_90a", "M=200,N=264,K=136;M=130,N=72,K=1000", "STAGES=5", 0, 2},
+	/* two TMA pipelines in a block: their barriers initialized in every tile, not carried */
+	{"test/cpu/tma_twice.tile", "sm_90a", "M=200,N=264,K=136,KH=64;M=65,N=67,K=69,KH=3", NULL, 0, 0},
+	{"test/cpu/gemm_fp8_promo.tile", "sm_90a", "M=200,N=264,K=528;M=65,N=67,K=69", NULL, 1, 0},
+	{"test/cpu/raster_grid.tile", "sm_90a", "X=7,Y=11;X=1,Y=2;X=13,Y=1;X=5,Y=2;X=37,Y=37", NULL, 0, 0},
+	{"test/cpu/raster_grid.tile", "sm_80", "X=7,Y=11;X=1,Y=2;X=13,Y=1;X=5,Y=2;X=37,Y=37", NULL, 0, 3},
+	{"test/cpu/raster_grid.tile", "sm_80", "X=7,Y=11;X=64,Y=24", NULL, 0, 8},
+	{"samples/splitk_gemm.tile", "sm_90a", "M=200,N=264,K=136;M=520,N=130,K=64", NULL, 0, 0},
+	{"samples/splitk_gemm.tile", "sm_80", "M=200,N=264,K=136", NULL, 0, 2},
+	/* the tile's end barrier: the next tile's shared writes after this tile's reads */
+	{"samples/transpose.tile", "sm_90a", "M=200,N=300;M=33,N=65;M=32,N=32", NULL, 0, 0},
+	{"samples/flash_fwd.tile", "sm_80", "BH=3,L=200;BH=2,L=64", NULL, 0, 0},
+	{"test/cpu/nest_broadcast.tile", "sm_80", NULL, NULL, 0, 0},
+};
+
+static char *
+persist_code(int i, const char *src, size_t len)
+{
+	tilec_options co;
+	tilec_result cr;
+	char *code;
+
+	tilec_options_init(&co);
+	co.filename = persist_rows[i].file;
+	co.arch = persist_rows[i].arch;
+	co.warp_specialize = persist_rows[i].ws;
+	co.raster_group = persist_rows[i].G;
+	co.persistent = 1;
+	co.dump = TILEC_DUMP_CUDA;
+	co.defines = &persist_rows[i].define;
+	co.ndefines = persist_rows[i].define != NULL;
+	tilec_compile(src, len, &co, &cr);
+	ck_assert_msg(cr.status == TILEC_OK, "%s: %s", persist_rows[i].file, cr.diagnostics);
+	code = strdup(cr.output);
+	tilec_result_free(&cr);
+	return code;
+}
+
+static void
+persist_run(int i, const char *src, size_t len, const char *sizes, const char *over, tilec_run_result *r)
+{
+	tilec_run_options o;
+
+	tilec_run_options_init(&o);
+	o.filename = persist_rows[i].file;
+	o.arch = persist_rows[i].arch;
+	o.sizes = sizes ? sizes : persist_rows[i].sizes; /* NULL: the program's defaults */
+	o.warp_specialize = persist_rows[i].ws;
+	o.raster_group = persist_rows[i].G;
+	o.persistent = 1;
+	o.defines = &persist_rows[i].define;
+	o.ndefines = persist_rows[i].define != NULL;
+	o.cuda_override = over;
+	o.seed = 1;
+	o.timeout_s = 120;
+	tilec_run(src, len, &o, r);
+}
+
+START_TEST(persist)
+{
+	tilec_run_result r;
+	size_t len;
+	char *src = test_readfile(persist_rows[_i].file, &len), *code;
+
+	ck_assert_ptr_nonnull(src);
+	code = persist_code(_i, src, len);
+	ck_assert_msg(strstr(code, "// kernel ") && strstr(code, ": persistent: launch grid (min(X * Y, SMs * blocks per SM), 1, Z)") &&
+		      strstr(code, "tl_tile_ += gridDim.x"), "%s: not persistent", persist_rows[_i].file);
+	ck_assert_msg(!persist_rows[_i].ws || strstr(code, "tl_setmaxnreg_dec<40>"), "%s: not warp-specialized",
+		      persist_rows[_i].file);
+	persist_run(_i, src, len, NULL, NULL, &r);
+	ck_assert_msg(r.status == TILEC_RUN_AGREE && r.runs > 0, "%s (%s, ws %d, G %d): status %d, %d of %d runs differ:\n%s%s",
+		      persist_rows[_i].file, persist_rows[_i].arch, persist_rows[_i].ws, persist_rows[_i].G, r.status, r.differ,
+		      r.runs, r.diagnostics, r.report);
+	tilec_run_result_free(&r);
+	free(code);
+	free(src);
+}
+END_TEST
+
+/* a wrong persistent schedule is found: the emitted code of a persist_rows row with one
+ * statement changed, run at sizes of several tiles a block (PW: gemm_sm90's TMA body, 10
+ * tiles of 2 iterations on 3 blocks, so that stages and parities straddle the tiles) */
+#define PW "M=640,N=264,K=128"
+static const struct {
+	int row;
+	const char *sizes, *from, *to, *want;
+} persist_wrong[] = {
+	/* the consumers' parity not carried over the tiles */
+	{0, PW, "tl_mbar_wait(&tl_full_ko[ko_g_ % 4], ko_g_ / 4 % 2);", "tl_mbar_wait(&tl_full_ko[ko_g_ % 4], ko / 4 % 2);",
+	 "DIFFER"},
+	{1, PW, "tl_mbar_wait(&tl_full_ko[ko_g_ % 4], ko_g_ / 4 % 2);", "tl_mbar_wait(&tl_full_ko[ko_g_ % 4], ko / 4 % 2);",
+	 "DIFFER"},
+	/* the stage not carried: every tile starts at stage 0 (and parity 0) */
+	{0, PW, "const long long ko_g_ = tl_pit_ + ko;", "const long long ko_g_ = ko;", "DIFFER"},
+	/* warp-specialized: the producer's count not carried (its waits for the releases) */
+	{1, PW, "\t\t\t\t\ttl_pit_ = tl_pit_ + ko_n_;\n\t\t\t\t}\n\t\t\t}\n\t\t}\n\t} else {",
+	 "\t\t\t\t}\n\t\t\t}\n\t\t}\n\t} else {", "DIFFER"},
+	/* the tile's last stage never released (the next refill of its stage waits forever) */
+	{0, PW, "tl_mbar_arrive(&tl_empty_ko[(tl_pit_ + ko_n_ - 1) % 4]);", ";", "DIFFER"},
+	{1, PW, "tl_mbar_arrive(&tl_empty_ko[(tl_pit_ + ko_n_ - 1) % 4]);", ";", "DIFFER"},
+	/* a refill one use early (the parity of the phase before) */
+	{0, PW, "tl_mbar_wait(&tl_empty_ko[ko_g_ % 4], (ko_g_ / 4 + 1) % 2);",
+	 "tl_mbar_wait(&tl_empty_ko[ko_g_ % 4], (ko_g_ / 4) % 2);", "DIFFER"},
+	{1, PW, "tl_mbar_wait(&tl_empty_ko[ko_g_ % 4], (ko_g_ / 4 + 1) % 2);",
+	 "tl_mbar_wait(&tl_empty_ko[ko_g_ % 4], (ko_g_ / 4) % 2);", "DIFFER"},
+	/* no barrier at the end of the tile: the next tile's shared writes race this one's reads */
+	{19, "M=200,N=300", "__syncthreads(); // the tile's end: its shared data read before the next tile's writes", ";",
+	 "DIFFER"},
+	/* a tile taken twice, another never (the loop's step) */
+	{14, "X=7,Y=11", "tl_tile_ += gridDim.x", "tl_tile_ += 1", "DIFFER"},
+	/* the tile's row and column from the wrong count */
+	{14, "X=7,Y=11", "(int)(tl_tile_ / tl_tx_)", "(int)(tl_tile_ / tl_ty_)", "DIFFER"},
+	/* the grouped order's last group taken whole */
+	{15, "X=7,Y=11", "tl_ty_ - tl_fy_ < 3 ? tl_ty_ - tl_fy_ : 3;", "3;", "DIFFER"},
+};
+
+START_TEST(persist_detects)
+{
+	int row = persist_wrong[_i].row;
+	tilec_run_result r;
+	size_t len, n;
+	char *src = test_readfile(persist_rows[row].file, &len), *code, *bad, *p;
+	Buf b;
+
+	ck_assert_ptr_nonnull(src);
+	code = persist_code(row, src, len);
+	n = strlen(persist_wrong[_i].from);
+	ck_assert_msg((p = strstr(code, persist_wrong[_i].from)) != NULL, "no '%s' in the code", persist_wrong[_i].from);
+	buf_init(&b);
+	for (bad = code; (p = strstr(bad, persist_wrong[_i].from)); bad = p + n) {
+		buf_putn(&b, bad, (size_t)(p - bad));
+		buf_puts(&b, persist_wrong[_i].to);
+	}
+	buf_puts(&b, bad);
+	persist_run(row, src, len, persist_wrong[_i].sizes, buf_str(&b), &r);
+	ck_assert_msg(r.status == TILEC_ERR_DIFFER && strstr(r.report, persist_wrong[_i].want),
+		      "a wrong persistent schedule (%s -> %s): status %d, expected '%s':\n%s%s", persist_wrong[_i].from,
+		      persist_wrong[_i].to, r.status, persist_wrong[_i].want, r.diagnostics, r.report);
+	tilec_run_result_free(&r);
+	buf_free(&b);
+	free(code);
+	free(src);
+}
+END_TEST
+
 START_TEST(extra_arch)
 {
 	run_one(extra[_i].file, extra[_i].arch, extra[_i].sizes, extra[_i].define, NULL);
@@ -801,6 +971,8 @@ suite_cpu_diff(void)
 	tcase_add_loop_test(tc, promo_detects, 0, countof(promo_wrong));
 	tcase_add_loop_test(tc, raster, 0, countof(raster_rows));
 	tcase_add_loop_test(tc, raster_detects, 0, countof(raster_wrong));
+	tcase_add_loop_test(tc, persist, 0, countof(persist_rows));
+	tcase_add_loop_test(tc, persist_detects, 0, countof(persist_wrong));
 	tcase_add_loop_test(tc, detects, 0, countof(wrong));
 	tcase_add_loop_test(tc, strided_views, 0, countof(strided));
 	tcase_add_test(tc, usage);

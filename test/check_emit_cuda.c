@@ -310,6 +310,55 @@ START_TEST(ws_nvrtc)
 }
 END_TEST
 
+/* the persistent schedule (--persistent): NVRTC compiles the tile loop, the carried
+ * stages and parities, the warp-specialized producer over every tile of the block */
+static const struct {
+	const char *file, *arch;
+	int ws, G;
+} persist_nv[] = {
+	{"samples/gemm_sm90.tile", "sm_90a", 1, 0},
+	{"samples/gemm_sm90.tile", "sm_90a", 1, 8},
+	{"samples/gemm_sm90.tile", "sm_90a", 0, 0},
+	{"samples/gemm.tile", "sm_90a", 1, 0},
+	{"samples/gemm.tile", "sm_80", 0, 8},
+};
+
+START_TEST(persist_nvrtc)
+{
+	tilec_options co;
+	tilec_result cr;
+	size_t len;
+	char *src = test_readfile(persist_nv[_i].file, &len), *ptx;
+	int rc;
+
+	ck_assert_ptr_nonnull(src);
+	tilec_options_init(&co);
+	co.arch = persist_nv[_i].arch;
+	co.warp_specialize = persist_nv[_i].ws;
+	co.raster_group = persist_nv[_i].G;
+	co.persistent = 1;
+	co.dump = TILEC_DUMP_CUDA;
+	tilec_compile(src, len, &co, &cr);
+	ck_assert_msg(cr.status == TILEC_OK, "%s: %s", persist_nv[_i].file, cr.diagnostics);
+	ck_assert_msg(strstr(cr.output, ": persistent: launch grid") && strstr(cr.output, "tl_tile_ += gridDim.x") &&
+		      (!persist_nv[_i].ws || (strstr(cr.output, "tl_setmaxnreg_dec<40>") &&
+					      strstr(cr.output, "tl_pit_ = tl_pit_ + ko_n_;"))),
+		      "%s: not persistent (or not warp-specialized)", persist_nv[_i].file);
+	rc = nvrtc(jit, cr.output, persist_nv[_i].arch, &ptx);
+	ck_assert_msg(rc == TILEC_OK, "%s: %s", persist_nv[_i].file, tilec_status_str(rc));
+	ck_assert_msg(strcmp(persist_nv[_i].arch, "sm_90a") || strstr(ptx, "cp.async.bulk.tensor.2d"),
+		      "%s: the PTX lacks the TMA loads", persist_nv[_i].file);
+	ck_assert_msg(!persist_nv[_i].ws || (strstr(ptx, "setmaxnreg.dec.sync.aligned.u32 40") &&
+					     strstr(ptx, "setmaxnreg.inc.sync.aligned.u32 232")),
+		      "%s: the PTX lacks the persistent register split", persist_nv[_i].file);
+	ck_assert_msg(!strstr(ptx, "ld.local") && !strstr(ptx, "st.local"), "%s: local memory in the PTX",
+		      persist_nv[_i].file);
+	free(ptx);
+	tilec_result_free(&cr);
+	free(src);
+}
+END_TEST
+
 #define FILLS \
 	"kernel f(A: f32[M, N], B: f32[M, N]) grid(cdiv(M, 16)) threads(64) {\n  shared t: f32[16, 32];\n" \
 	"  local x: f32[16, 32];\n  local y: f16[16, 32];\n  fill(t, 2.0);\n  fill(t[0:4, 8:16], 3.0);\n" \
@@ -1272,6 +1321,7 @@ suite_emit_cuda(void)
 	tcase_add_loop_test(tc, sm90a_golden, 0, countof(sm90a_goldens));
 	tcase_add_loop_test(tc, fp8_promotion, 0, countof(promo_progs));
 	tcase_add_loop_test(tc, ws_nvrtc, 0, countof(ws_samples));
+	tcase_add_loop_test(tc, persist_nvrtc, 0, countof(persist_nv));
 	tcase_add_loop_test(tc, guard_table, 0, countof(guards));
 	tcase_add_loop_test(tc, guard_table_cpu, 0, countof(guards));
 	tcase_add_test(tc, inferred_layouts);

@@ -197,6 +197,12 @@ static const char fake_cuda[] =
 	"CUresult CUDAAPI cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v)\n"
 	"{\n\t(void)f; if (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) rec_attr = v;\n"
 	"\treturn CUDA_SUCCESS;\n}\n"
+	"/* a device of 5 SMs, one block per SM: a persistent kernel's grid */\n"
+	"CUresult CUDAAPI cuCtxGetDevice(CUdevice *d) { *d = 0; return CUDA_SUCCESS; }\n"
+	"CUresult CUDAAPI cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)\n"
+	"{\n\t(void)d; *v = a == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT ? 5 : 0;\n\treturn CUDA_SUCCESS;\n}\n"
+	"CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, int b, size_t s)\n"
+	"{\n\t(void)f; (void)b; (void)s; *n = 1;\n\treturn CUDA_SUCCESS;\n}\n"
 	"static int tm_calls, tm_print;\n"
 	"CUresult CUDAAPI cuTensorMapEncodeTiled(CUtensorMap *m, CUtensorMapDataType t, cuuint32_t rank, void *base,\n"
 	"    const cuuint64_t *d, const cuuint64_t *st, const cuuint32_t *box, const cuuint32_t *es,\n"
@@ -593,7 +599,8 @@ static const struct {
 
 /* ---- TMA: the launcher builds the kernel's tensor maps (tilec --tma); _i = 1: warp-
  * specialized (--warp-specialize), the block of the launch contract (256 + a producer
- * warpgroup of 128), and nvcc builds the kernel (setmaxnreg, named barriers) ---- */
+ * warpgroup of 128), and nvcc builds the kernel (setmaxnreg, named barriers); _i = 2: also
+ * persistent (--persistent): both launchers size the grid from the device's SMs ---- */
 
 
 START_TEST(tma_launcher)
@@ -603,7 +610,7 @@ START_TEST(tma_launcher)
 	char *src, path[256], cmd[1024], *got;
 	size_t len;
 	Buf prog;
-	static const char *const wants[2] = {
+	static const char *const wants[3] = {
 		/* M=256, K=512, N=1024: both maps encoded, passed after the sizes */
 		"encode t1 r2 b4096 d512,256 st1024 box64,128 es1,1 il0 sw3 f0\n"
 		"encode t1 r2 b8192 d1024,512 st2048 box64,64 es1,1 il0 sw3 f0\n"
@@ -621,6 +628,15 @@ START_TEST(tma_launcher)
 		"encode t1 r2 b8192 d1024,1001 st2048 box64,64 es1,1 il0 sw3 f0\n"
 		"launch 0 1 4,2,1 384 196672 maps 0 3\n"
 		"encode t1 r2 b4098 d512,256 st1024 box64,128 es1,1 il0 sw3 f0\n"
+		"launch 1 0\n",
+		/* warp-specialized and persistent (--persistent): 4 x 2 tiles on the fake device's
+		 * 5 SMs of one block */
+		"encode t1 r2 b4096 d512,256 st1024 box64,128 es1,1 il0 sw3 f0\n"
+		"encode t1 r2 b8192 d1024,512 st2048 box64,64 es1,1 il0 sw3 f0\n"
+		"launch 0 1 5,1,1 384 196672 maps 1 2\n"
+		"encode t1 r2 b8192 d1024,1001 st2048 box64,64 es1,1 il0 sw3 f0\n"
+		"launch 0 1 5,1,1 384 196672 maps 0 3\n"
+		"encode t1 r2 b4098 d512,256 st1024 box64,128 es1,1 il0 sw3 f0\n"
 		"launch 1 0\n"};
 	const char *want = wants[_i];
 
@@ -631,7 +647,8 @@ START_TEST(tma_launcher)
 	o.arch = "sm_90a";
 	o.dump = TILEC_DUMP_HEADER;
 	o.tma = 1;
-	o.warp_specialize = _i;
+	o.warp_specialize = _i > 0;
+	o.persistent = _i == 2;
 	tilec_compile(src, len, &o, &r);
 	ck_assert_msg(r.status == TILEC_OK, "%s", r.diagnostics);
 	ck_assert_ptr_nonnull(strstr(r.output, "cuTensorMapEncodeTiled"));
@@ -662,7 +679,8 @@ START_TEST(tma_launcher)
 	o.dump = TILEC_DUMP_CUDA;
 	tilec_compile(src, len, &o, &r);
 	ck_assert_msg(r.status == TILEC_OK, "%s", r.diagnostics);
-	ck_assert_msg(!_i || (strstr(r.output, "tl_setmaxnreg_dec<24>") && strstr(r.output, "tl_bar_named(1, 256)")),
+	ck_assert_msg(!_i || (strstr(r.output, _i == 2 ? "tl_setmaxnreg_dec<40>" : "tl_setmaxnreg_dec<24>") &&
+			      strstr(r.output, "tl_bar_named(1, 256)")),
 		      "not warp-specialized");
 	snprintf(path, sizeof path, "%s/t.cu", tmpdir);
 	writefile(path, r.output);
@@ -722,7 +740,7 @@ suite_header(void)
 	tcase_add_test(t, random_grids);
 	tcase_add_loop_test(t, header_errors, 0, (int)countof(bad));
 	tcase_add_test(t, header_hip_refused);
-	tcase_add_loop_test(t, tma_launcher, 0, 2);
+	tcase_add_loop_test(t, tma_launcher, 0, 3);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -17,7 +17,7 @@
 #include "tilec_tile.h"
 
 /* memo_opts.c: tilec_options of a kind, without tilec.h here (its status names clash) */
-enum { MO_DEFAULT, MO_BN32, MO_BN16, MO_REGCOUNT, MO_HOOK, MO_TMA, MO_NOTMA, MO_WS, MO_RASTER };
+enum { MO_DEFAULT, MO_BN32, MO_BN16, MO_REGCOUNT, MO_HOOK, MO_TMA, MO_NOTMA, MO_WS, MO_RASTER, MO_PERSIST };
 struct tilec_options *memo_opts(int kind, int *hook_calls);
 
 static tilec_jit *
@@ -135,12 +135,20 @@ START_TEST(memo_keys)
 		ck_assert_int_eq(tile(j, copy_src, w, "sm_80", &m), TILEC_ERR_NOLIB);
 		ck_assert_uint_eq(hits(j), 5);
 		free(w);
+		/* the persistent schedule: another key */
+		w = memo_opts(MO_PERSIST, NULL);
+		ck_assert(w);
+		ck_assert_int_eq(tile(j, copy_src, w, "sm_80", &m), TILEC_ERR_NOLIB);
+		ck_assert_uint_eq(hits(j), 5);
+		ck_assert_int_eq(tile(j, copy_src, w, "sm_80", &m), TILEC_ERR_NOLIB);
+		ck_assert_uint_eq(hits(j), 6);
+		free(w);
 	}
 	/* a pass hook runs every time */
 	ck_assert_int_eq(tile(j, copy_src, hk, "sm_80", &m), TILEC_ERR_NOLIB);
 	ck_assert_int_eq(tile(j, copy_src, hk, "sm_80", &m), TILEC_ERR_NOLIB);
 	ck_assert_int_eq(called, 2);
-	ck_assert_uint_eq(hits(j), 5);
+	ck_assert_uint_eq(hits(j), 6);
 	free(bn32);
 	free(bn16);
 	free(reg);
@@ -151,7 +159,7 @@ START_TEST(memo_keys)
 
 		s[strlen(s) - 3] = ' ';
 		ck_assert_int_eq(tile(j, s, NULL, "sm_80", &m), TILEC_ERR_NOLIB);
-		ck_assert_uint_eq(hits(j), 5);
+		ck_assert_uint_eq(hits(j), 6);
 		free(s);
 	}
 	tilec_jit_destroy(j);

@@ -243,6 +243,25 @@ done
 "$TILEC" --dump=cuda --arch=sm_90a --raster-group=auto samples/gemm.tile >"$tmp/out" 2>&1; check "--raster-group=auto" 0 $?
 has "--raster-group=auto" "$tmp/out" "const long long tl_gsz_ = 8LL * gridDim.x;"
 "$TILEC" run --raster-group=auto --sizes "X=7,Y=11" test/cpu/raster_grid.tile >"$tmp/out" 2>&1; check "run --raster-group=auto" 0 $?
+# --persistent: blocks loop over a 2-D grid's tiles; the contract says so; refusals in a comment
+"$TILEC" --dump=cuda --arch=sm_90a --persistent --warp-specialize samples/gemm_sm90.tile >"$tmp/out" 2>&1
+check "--persistent" 0 $?
+has "--persistent: the contract" "$tmp/out" "// kernel gemm_sm90: persistent: launch grid (min(X * Y, SMs * blocks per SM), 1, Z)"
+has "--persistent: the tile loop" "$tmp/out" "for (long long tl_tile_ = blockIdx.x; tl_tile_ < tl_tiles_; tl_tile_ += gridDim.x) {"
+has "--persistent: the carried count" "$tmp/out" "const long long ko_g_ = tl_pit_ + ko;"
+"$TILEC" --dump=cuda --persistent samples/softmax.tile >"$tmp/out" 2>&1; check "--persistent 1-D" 0 $?
+has "--persistent: a 1-D grid refused" "$tmp/out" "// not persistent: a 1-D grid"
+"$TILEC" --dump=cuda --target=hip --arch=gfx90a --persistent samples/gemm.tile >"$tmp/out" 2>&1; check "--persistent hip" 0 $?
+has "--persistent: HIP refused" "$tmp/out" "// not persistent: the HIP target"
+for v in 1 yes ""; do
+	"$TILEC" --dump=cuda --persistent="$v" samples/gemm.tile >/dev/null 2>&1; check "--persistent=$v" 2 $?
+	"$TILEC" run --persistent="$v" samples/gemm.tile >/dev/null 2>&1; check "run --persistent=$v" 2 $?
+done
+"$TILEC" run --persistent --raster-group=3 --sizes "X=7,Y=11" test/cpu/raster_grid.tile >"$tmp/out" 2>&1
+check "run --persistent" 0 $?
+has "run --persistent: agrees" "$tmp/out" "tilec run: 1 run, all agree"
+"$TILEC" --help >"$tmp/out" 2>&1; has "--help lists --persistent" "$tmp/out" "--persistent"
+"$TILEC" run --help >"$tmp/out" 2>&1; has "run --help lists --persistent" "$tmp/out" "--persistent"
 "$TILEC" run --arch=sm_80 --sizes "M=64,N=256,K=64" samples/gemm_sm90.tile >"$tmp/out" 2>&1
 check "run gemm_sm90 --arch=sm_80" 3 $?
 has "run gemm_sm90 --arch=sm_80: the limit" "$tmp/out" "sm_80 allows 166912"

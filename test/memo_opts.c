@@ -6,7 +6,7 @@
 
 #include "tilec.h"
 
-enum { MO_DEFAULT, MO_BN32, MO_BN16, MO_REGCOUNT, MO_HOOK, MO_TMA, MO_NOTMA, MO_WS, MO_RASTER };
+enum { MO_DEFAULT, MO_BN32, MO_BN16, MO_REGCOUNT, MO_HOOK, MO_TMA, MO_NOTMA, MO_WS, MO_RASTER, MO_PERSIST };
 
 struct tilec_options *memo_opts(int kind, int *hook_calls);
 
@@ -37,6 +37,7 @@ memo_opts(int kind, int *hook_calls)
 	case MO_NOTMA: o->tma = 0; break;
 	case MO_WS: o->warp_specialize = 1; break;
 	case MO_RASTER: o->raster_group = 8; break;
+	case MO_PERSIST: o->persistent = 1; break;
 	default: break;
 	}
 	return o;

@@ -44,6 +44,9 @@ static const char usage_text[] =
 	"      --raster-group=G   a kernel with a 2-D grid takes its tiles in groups of G rows of\n"
 	"                         tiles, column by column in a group (L2 reuse); 0: launch order;\n"
 	"                         auto (the default): 8 for a GEMM main loop on sm_90a, else 0\n"
+	"      --persistent       a kernel with a 2-D grid runs min(tiles, SMs x blocks per SM) blocks,\n"
+	"                         each looping over tiles (a TMA pipeline's stages carried over them);\n"
+	"                         the launch contract says so (off by default: to be measured)\n"
 	"      --enum-limit=N     largest domain (points) an exact layout check enumerates\n"
 	"                         (default 4194304; mixed-radix layouts are decided without one)\n"
 	"      --time[=N]         run the front end N times (default 5), print the median time\n"
@@ -136,7 +139,7 @@ writeheader(const char *src, size_t len, const tilec_options *opt, const char *p
 }
 
 enum {
-	OPT_TARGET = 256, OPT_ARCH, OPT_DUMP, OPT_TIME, OPT_EXPLAIN, OPT_TMA, OPT_NOTMA, OPT_WS, OPT_RASTER, OPT_COST, OPT_PRINT_PASSES,
+	OPT_TARGET = 256, OPT_ARCH, OPT_DUMP, OPT_TIME, OPT_EXPLAIN, OPT_TMA, OPT_NOTMA, OPT_WS, OPT_RASTER, OPT_PERSIST, OPT_COST, OPT_PRINT_PASSES,
 	OPT_PRINT_BEFORE, OPT_PRINT_AFTER, OPT_PLUGIN, OPT_LAYOUT_OUT, OPT_HEADER, OPT_ENUM_LIMIT
 };
 
@@ -154,6 +157,7 @@ driver_main(int argc, char **argv)
 		{"no-tma", no_argument, NULL, OPT_NOTMA},
 		{"warp-specialize", no_argument, NULL, OPT_WS},
 		{"raster-group", required_argument, NULL, OPT_RASTER},
+		{"persistent", no_argument, NULL, OPT_PERSIST},
 		{"cost-model", required_argument, NULL, OPT_COST},
 		{"enum-limit", required_argument, NULL, OPT_ENUM_LIMIT},
 		{"time", optional_argument, NULL, OPT_TIME},
@@ -263,6 +267,9 @@ driver_main(int argc, char **argv)
 			o.raster_group = (int)g;
 			break;
 		}
+		case OPT_PERSIST:
+			o.persistent = 1;
+			break;
 		case OPT_COST:
 			if (!strcmp(optarg, "io-aware"))
 				o.cost_model = TILEC_COST_IO_AWARE;

@@ -153,6 +153,7 @@ typedef struct Contract {
 	long long divby[16];
 	TmapDesc maps[16];   /* the tensor maps the kernel takes after its sizes */
 	int nmap;
+	int persistent;      /* "// kernel K: persistent: ...": blocks loop over the tiles */
 } Contract;
 
 typedef struct Hd {
@@ -209,6 +210,13 @@ contract(Hd *h, const char *cuda)
 	if (h->c.threads < h->k->threads || h->c.threads < 1 || h->c.threads > 1024 || h->c.smem < 0)
 		return err_set(h->err, "kernel '%s': bad launch contract (%lld threads, %lld bytes)",
 			       h->k->name, h->c.threads, h->c.smem);
+	{
+		/* the persistent schedule's line, after the contract (tilec_options.persistent) */
+		const char *e = strchr(p, '\n');
+
+		h->c.persistent = e && !strncmp(e + 1, tag, sizeof tag - 1) &&
+				  !strncmp(e + sizeof tag, h->k->name, nl) && !strncmp(e + sizeof tag + nl, ": persistent: ", 14);
+	}
 	if ((h->c.nmap = tmap_parse(cuda, h->k->name, h->c.maps, 16)) < 0)
 		return err_set(h->err, "kernel '%s': a malformed tensor-map line in the CUDA C", h->k->name);
 	/* the checks sit between the signature and the first declaration of the body */
@@ -394,8 +402,9 @@ dims(Hd *h)
 	int i;
 
 	buf_printf(o, "/* %s: the grid for these sizes into tilec_grid; -1 if a size is negative, the grid\n"
-		   " * is out of range, an assume() fails or a row is not a whole number of vectors */\n",
-		   k->name);
+		   " * is out of range, an assume() fails or a row is not a whole number of vectors%s */\n",
+		   k->name, h->c.persistent ? "\n * (persistent: the grid of tiles; the launchers run min(X * Y, SMs * blocks per SM) x 1 x Z\n"
+		   " * blocks, each looping over tiles)" : "");
 	buf_printf(o, "static inline int\ntilec_%s_dims(", k->name);
 	buf_puts(o, arglist(h, o, A_SCAL, 1) ? ", " : "");
 	buf_puts(o, "unsigned tilec_grid[3])\n{\n");
@@ -523,6 +532,19 @@ drvlaunch(Hd *h)
 			   "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,\n"
 			   "\t\t\t\t     TILEC_%s_SMEM_BYTES);\n\tif (tilec_r != CUDA_SUCCESS)\n"
 			   "\t\treturn tilec_r;\n", h->up);
+	if (h->c.persistent)
+		buf_printf(o, "\t{ /* persistent: the blocks that fit the device loop over the grid's tiles */\n"
+			   "\t\tCUdevice tilec_d;\n\t\tint tilec_sms = 0, tilec_nb = 0;\n"
+			   "\t\tunsigned long long tilec_tiles = (unsigned long long)tilec_grid[0] * tilec_grid[1], tilec_cap;\n"
+			   "\t\tCUresult tilec_e = cuCtxGetDevice(&tilec_d);\n\n"
+			   "\t\tif (tilec_e == CUDA_SUCCESS)\n\t\t\ttilec_e = cuDeviceGetAttribute(&tilec_sms, "
+			   "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, tilec_d);\n"
+			   "\t\tif (tilec_e != CUDA_SUCCESS)\n\t\t\treturn tilec_e;\n"
+			   "\t\tif (cuOccupancyMaxActiveBlocksPerMultiprocessor(&tilec_nb, tilec_fn, TILEC_%s_THREADS, "
+			   "TILEC_%s_SMEM_BYTES) != CUDA_SUCCESS || tilec_nb < 1)\n\t\t\ttilec_nb = 1;\n"
+			   "\t\ttilec_cap = (unsigned long long)(tilec_sms > 0 ? tilec_sms : 1) * (unsigned)tilec_nb;\n"
+			   "\t\ttilec_grid[0] = (unsigned)(tilec_tiles < tilec_cap ? tilec_tiles : tilec_cap);\n"
+			   "\t\ttilec_grid[1] = 1;\n\t}\n", h->up, h->up);
 	for (i = 0; i < k->nparam; i++)
 		buf_printf(o, "\ttilec_args[%d] = &%s%s;\n", n++,
 			   !k->params[i].is_tensor && k->params[i].dtype == DT_BOOL ? "tilec_" : "",
@@ -584,6 +606,19 @@ rtlaunch(Hd *h)
 			   "cudaFuncAttributeMaxDynamicSharedMemorySize,\n\t\t\t\t\t\t   "
 			   "TILEC_%s_SMEM_BYTES);\n\tif (tilec_r != cudaSuccess)\n\t\treturn tilec_r;\n",
 			   cn, h->up);
+	if (h->c.persistent)
+		buf_printf(o, "\t{ /* persistent: the blocks that fit the device loop over the grid's tiles */\n"
+			   "\t\tint tilec_d = 0, tilec_sms = 0, tilec_nb = 0;\n"
+			   "\t\tunsigned long long tilec_tiles = (unsigned long long)tilec_grid[0] * tilec_grid[1], tilec_cap;\n"
+			   "\t\tcudaError_t tilec_e = cudaGetDevice(&tilec_d);\n\n"
+			   "\t\tif (tilec_e == cudaSuccess)\n\t\t\ttilec_e = cudaDeviceGetAttribute(&tilec_sms, "
+			   "cudaDevAttrMultiProcessorCount, tilec_d);\n"
+			   "\t\tif (tilec_e != cudaSuccess)\n\t\t\treturn tilec_e;\n"
+			   "\t\tif (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&tilec_nb, %s, TILEC_%s_THREADS, "
+			   "TILEC_%s_SMEM_BYTES) != cudaSuccess || tilec_nb < 1)\n\t\t\ttilec_nb = 1;\n"
+			   "\t\ttilec_cap = (unsigned long long)(tilec_sms > 0 ? tilec_sms : 1) * (unsigned)tilec_nb;\n"
+			   "\t\ttilec_grid[0] = (unsigned)(tilec_tiles < tilec_cap ? tilec_tiles : tilec_cap);\n"
+			   "\t\ttilec_grid[1] = 1;\n\t}\n", cn, h->up, h->up);
 	buf_printf(o, "\t%s<<<dim3(tilec_grid[0], tilec_grid[1], tilec_grid[2]), TILEC_%s_THREADS, "
 		   "TILEC_%s_SMEM_BYTES,\n\t\ttilec_stream>>>(", cn, h->up, h->up);
 	for (i = 0; i < k->nparam; i++)
@@ -690,6 +725,9 @@ emit_header(Arena *a, const IrProgram *p, const char *cuda, Buf *out, Err *err)
 		buf_printf(out, "\n/* ---- kernel %s ---- */\n#define TILEC_%s_NAME \"%s\"\n"
 			   "#define TILEC_%s_THREADS %lld\n#define TILEC_%s_SMEM_BYTES %lld\n\n", k->name,
 			   h.up, k->name, h.up, h.c.threads, h.up, h.c.smem);
+		if (h.c.persistent)
+			buf_printf(out, "/* persistent (tilec --persistent): the blocks that fit the device loop over the\n"
+				   " * tiles of the grid tilec_%s_dims gives */\n#define TILEC_%s_PERSISTENT 1\n\n", k->name, h.up);
 		if (dims(&h)) {
 			snprintf(msg, sizeof msg, "%s", err->msg);
 			return err_set(err, "kernel '%s': grid: %s", k->name, msg);

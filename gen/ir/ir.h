@@ -339,6 +339,7 @@ typedef struct IrKernel {
 	int tma;                 /* tilec_options.tma: pipelines may load with TMA (sm_90a) */
 	int ws;                  /* tilec_options.warp_specialize: a TMA pipeline's producer warpgroup */
 	int raster;              /* tilec_options.raster_group: blocks in groups of this many rows */
+	int persist;             /* tilec_options.persistent: blocks loop over the 2-D grid's tiles */
 	struct IrKernel *next;
 	/* names of vars and buffers, for making new names unique (open addressing);
 	 * next: the first suffix to try when the name is taken again */
@@ -354,6 +355,7 @@ typedef struct IrProgram {
 	int tma;           /* tilec_options.tma, copied to every kernel */
 	int ws;            /* tilec_options.warp_specialize, copied to every kernel */
 	int raster;        /* tilec_options.raster_group, copied to every kernel */
+	int persist;       /* tilec_options.persistent, copied to every kernel */
 } IrProgram;
 
 /* ---- constructors (all memory from the arena) -------------------------- */

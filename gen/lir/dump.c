@@ -35,8 +35,12 @@ node(Buf *b, const LNode *n, int d)
 		break;
 	case L_FOR:
 		buf_printf(b, "for %s in [%s, %s)", n->u.loop.var, n->u.loop.lo, n->u.loop.end);
-		if (n->u.loop.step != 1)
+		if (n->u.loop.stepx)
+			buf_printf(b, " step %s", n->u.loop.stepx);
+		else if (n->u.loop.step != 1)
 			buf_printf(b, " step %lld", (long long)n->u.loop.step);
+		if (n->u.loop.type)
+			buf_printf(b, " %s", n->u.loop.type);
 		if (n->u.loop.trip >= 0)
 			buf_printf(b, " trip %lld", (long long)n->u.loop.trip);
 		buf_printf(b, "%s%s%s%s\n", n->u.loop.unroll ? " unrolled" : n->u.loop.rolled ? " rolled" : "",

@@ -69,6 +69,8 @@ struct LNode {
 			int nobrace;     /* one statement, no braces */
 			int hoist;       /* end evaluated once into var_end_ */
 			int64_t trip;    /* constant trip count, or -1 */
+			const char *type;  /* var's C type (NULL: int) */
+			const char *stepx; /* var += stepx, an expression (NULL: step) */
 		} loop;
 		struct {
 			const char *cond;
@@ -147,6 +149,7 @@ struct LKernel {
 	const char *cname;   /* in the code (a C keyword gets a _) */
 	int64_t threads;
 	int64_t smem_bytes;  /* dynamic shared memory */
+	int persistent;      /* blocks loop over the 2-D grid's tiles (the contract says so) */
 	int64_t smem_align;
 	int smem_optin;      /* needs cudaFuncAttributeMaxDynamicSharedMemorySize */
 	LParam *params;

@@ -584,6 +584,10 @@ tma_setup(Em *e)
  * 24 and 240); both multiples of 8 in [24, 256] (setmaxnreg) */
 #define WS_PRODUCER_REGS 24
 #define WS_CONSUMER_REGS 240
+/* persistent (--persistent): the producer also walks the block's tiles (64-bit tile index,
+ * the grouped order's divisions), so it keeps 40, CUTLASS's persistent kernels' split */
+#define WS_PERSIST_PRODUCER_REGS 40
+#define WS_PERSIST_CONSUMER_REGS 232
 
 /* why the kernel's TMA pipeline gets no producer warpgroup, or NULL (then e->ws is set). The
  * producer starts at the kernel's entry and runs one pipeline, so the pipeline is the
@@ -612,6 +616,8 @@ ws_plan(Em *e)
 		return "the block would pass the target's threads";
 	if ((65536 - 128 * WS_PRODUCER_REGS) / k->threads < WS_CONSUMER_REGS)
 		return "the consumers' registers (setmaxnreg 240) would pass the register file";
+	if (e->persist && (65536 - 128 * WS_PERSIST_PRODUCER_REGS) / k->threads < WS_PERSIST_CONSUMER_REGS)
+		return "the consumers' registers (setmaxnreg 232, persistent) would pass the register file";
 	e->ws = k->threads;
 	return NULL;
 }
@@ -651,7 +657,8 @@ ws_wrap(Em *e, Buf *chk, LNode *mark)
 	role = lw_open_if(e, arena_printf(e->a, "tid >= %lld", (long long)e->ws), 0, 0);
 	role->text = NULL;
 	lw_comment(e, "the producer warpgroup: TMA loads only, its registers given to the consumers");
-	lw_call(e, LC_OTHER, arena_printf(e->a, "tl_setmaxnreg_dec<%d>", WS_PRODUCER_REGS), "", NULL);
+	lw_call(e, LC_OTHER, arena_printf(e->a, "tl_setmaxnreg_dec<%d>", e->persist ? WS_PERSIST_PRODUCER_REGS : WS_PRODUCER_REGS),
+		"", NULL);
 	buf_init(&c);
 	for (i = 0; i < e->nflags; i++)
 		buf_printf(&c, "%s%s", i ? " && " : "", e->flags[i]);
@@ -662,7 +669,8 @@ ws_wrap(Em *e, Buf *chk, LNode *mark)
 	if (e->nflags)
 		lw_pop(e);
 	lw_open_else(e, role, "the consumers: the kernel's threads");
-	lw_call(e, LC_OTHER, arena_printf(e->a, "tl_setmaxnreg_inc<%d>", WS_CONSUMER_REGS), "", NULL);
+	lw_call(e, LC_OTHER, arena_printf(e->a, "tl_setmaxnreg_inc<%d>", e->persist ? WS_PERSIST_CONSUMER_REGS : WS_CONSUMER_REGS),
+		"", NULL);
 	for (x = rest.head; x; x = nx) {
 		nx = x->next;
 		lir_append(e->cur, x);
@@ -670,6 +678,120 @@ ws_wrap(Em *e, Buf *chk, LNode *mark)
 	lw_pop(e);
 	lk->threads = e->ws + 128;
 	return r;
+}
+
+/* ---- the persistent schedule (tilec_options.persistent) ---- */
+
+/* why the kernel keeps one block per tile, or NULL: the tile loop is exact for every 2-D
+ * grid (the program reads only bx, by, bz, never the grid's size; each tile runs once, in
+ * one block, so atomics see the same updates in another order, as between blocks) */
+static const char *
+persist_plan(Em *e)
+{
+	if (e->t->kind != TGT_CUDA)
+		return "the HIP target (its launchers size no persistent grid)";
+	if (e->k->ngrid < 2)
+		return "a 1-D grid (the schedule loops over the tiles of a 2-D grid)";
+	return NULL;
+}
+
+/* does every path through l end with a block barrier (the flags' if: both branches)? */
+static int
+ends_synced(const LList *l)
+{
+	const LNode *n = lir_last(l);
+
+	if (!n)
+		return 0;
+	if (n->kind == L_BARRIER)
+		return n->u.bar.kind == LB_BLOCK;
+	return n->kind == L_IF && n->els.head && ends_synced(&n->body) && ends_synced(&n->els);
+}
+
+/* the tile's bx, by (tl_bx, tl_by) from its index lin in [0, X Y): row-major, or the grouped
+ * order of --raster-group (the same map as the plain grid's, lin for by X + bx) */
+void
+lw_persist_tile(Em *e, const char *lin)
+{
+	int G = e->k->raster;
+
+	if (G > 0) {
+		lw_decl(e, 1, "long long", "tl_gsz_", 0, arena_printf(e->a, "%dLL * tl_tx_", G), NULL);
+		lw_decl(e, 1, "int", "tl_fy_", 0, arena_printf(e->a, "(int)(%s / tl_gsz_) * %d", lin, G), NULL);
+		lw_decl(e, 1, "int", "tl_gh_", 0, arena_printf(e->a, "tl_ty_ - tl_fy_ < %d ? tl_ty_ - tl_fy_ : %d", G, G), NULL);
+		lw_decl(e, 1, "int", "tl_by", 0, arena_printf(e->a, "tl_fy_ + (int)(%s %% tl_gsz_ %% tl_gh_)", lin), NULL);
+		lw_decl(e, 1, "int", "tl_bx", 0, arena_printf(e->a, "(int)(%s %% tl_gsz_ / tl_gh_)", lin), NULL);
+	} else {
+		lw_decl(e, 1, "int", "tl_by", 0, arena_printf(e->a, "(int)(%s / tl_tx_)", lin), NULL);
+		lw_decl(e, 1, "int", "tl_bx", 0, arena_printf(e->a, "(int)(%s %% tl_tx_)", lin), NULL);
+	}
+}
+
+/* for (long long tl_tile_ = blockIdx.x; tl_tile_ < tl_tiles_; tl_tile_ += gridDim.x) and the
+ * tile's bx, by: open until lw_pop */
+LNode *
+lw_persist_open(Em *e)
+{
+	LNode *n = lw_open_for(e, "tl_tile_", "blockIdx.x", "tl_tiles_", -1, 0, 0);
+
+	n->u.loop.type = "long long", n->u.loop.stepx = "gridDim.x";
+	n->text = "this block's tiles";
+	lw_persist_tile(e, "tl_tile_");
+	return n;
+}
+
+/* before the tile loop: the grid's tiles X x Y from the sizes (gridDim no longer says them)
+ * and, for the kernel's only TMA pipeline when it is a statement of the body, its barriers'
+ * initialization and the count of its iterations before the tile (e->pst, e->pbase) */
+static void
+persist_head(Em *e)
+{
+	const IrKernel *k = e->k;
+	const IrStmt *s;
+	const PipePlan *pp;
+
+	lw_comment(e, "persistent (--persistent): the launch has min(X * Y, SMs * blocks per SM) blocks in x, 1 in y; "
+		   "each loops over the tiles blockIdx.x, blockIdx.x + gridDim.x, ... of the X x Y grid%s",
+		   k->raster > 0 ? arena_printf(e->a, ", in groups of %d rows of tiles", k->raster) : "");
+	lw_decl(e, 1, "int", "tl_tx_", 0, lw_exprstr(e, k->grid[0]), NULL);
+	lw_decl(e, 1, "int", "tl_ty_", 0, lw_exprstr(e, k->grid[1]), NULL);
+	lw_decl(e, 1, "long long", "tl_tiles_", 0, "tl_tx_ > 0 && tl_ty_ > 0 ? (long long)tl_tx_ * tl_ty_ : 0", NULL);
+	if (e->ntpipe != 1)
+		return;
+	for (s = k->body; s && s != e->tpipe[0].st; s = s->next)
+		;
+	if (!s || !(pp = lw_pipeplan(e, s)))
+		return;
+	e->pst = s;
+	e->pbase = "tl_pit_";
+	lw_comment(e, "the TMA pipeline's barriers, once for every tile: its stages and parities carried over the tiles");
+	lw_open_if(e, "tid == 0", 0, 1);
+	lw_open_for(e, "s", "0", arena_printf(e->a, "%d", pp->stages), pp->stages, 1, 0);
+	lw_call(e, LC_MBAR, "tl_mbar_init", arena_printf(e->a, "&%s[s], 1", e->tpipe[0].full), NULL);
+	lw_call(e, LC_MBAR, "tl_mbar_init",
+		arena_printf(e->a, "&%s[s], %d", e->tpipe[0].empty, (int)(k->threads / e->t->warp_size)), NULL);
+	lw_pop(e);
+	lw_call(e, LC_MBAR, "tl_fence_mbar_init", "", NULL);
+	lw_pop(e);
+	lw_barrier_all(e); /* a producer warpgroup meets it too */
+	lw_decl(e, 0, "long long", e->pbase, 0, "0", "// the pipeline's iterations in this block's earlier tiles");
+}
+
+/* after the tile loop: every wait of the pipeline's barriers passed (the last tile's closing
+ * barrier; the producer's waits precede loads the consumers waited for) */
+static void
+persist_tail(Em *e)
+{
+	const PipePlan *pp;
+
+	if (!e->pst || !(pp = lw_pipeplan(e, e->pst)))
+		return;
+	lw_open_if(e, "tid == 0", 0, 1);
+	lw_open_for(e, "s", "0", arena_printf(e->a, "%d", pp->stages), pp->stages, 1, 0);
+	lw_call(e, LC_MBAR, "tl_mbar_inval", arena_printf(e->a, "&%s[s]", e->tpipe[0].full), NULL);
+	lw_call(e, LC_MBAR, "tl_mbar_inval", arena_printf(e->a, "&%s[s]", e->tpipe[0].empty), NULL);
+	lw_pop(e);
+	lw_pop(e);
 }
 
 static int
@@ -705,7 +827,14 @@ kernel(Em *e)
 
 	buf_init(&chk);
 	e->cur = &lk->body;
-	if (k->raster > 0 && k->ngrid >= 2) {
+	if (k->persist) {
+		const char *why = persist_plan(e);
+
+		if (why)
+			lw_comment(e, "not persistent: %s", why);
+		e->persist = !why;
+	}
+	if (k->raster > 0 && k->ngrid >= 2 && !e->persist) {
 		/* grouped block order: launch index lin = by * X + bx runs through groups of G rows
 		 * of tiles (the last one gh = min(Y - first row, G) rows), column by column inside a
 		 * group: tile (fy + r % gh, r / gh) for r = lin % (G X). A bijection of the grid: r <
@@ -757,7 +886,23 @@ kernel(Em *e)
 
 		if (why)
 			lw_comment(e, "not warp-specialized: %s", why);
-		ret = bodies(e, &chk);
+		if (e->persist) {
+			persist_head(e);
+			mark = lk->body.tail;
+			lw_persist_open(e);
+			ret = bodies(e, &chk);
+			/* the tile's shared data read by every thread before the next tile's writes,
+			 * unless the tile ends with a barrier */
+			if (!ends_synced(e->cur)) {
+				lw_barrier(e);
+				lir_last(e->cur)->text = "the tile's end: its shared data read before the next tile's writes";
+			}
+			lw_pop(e);
+			persist_tail(e);
+			lk->persistent = 1;
+		} else {
+			ret = bodies(e, &chk);
+		}
 		if (ret == 0 && e->ws_done)
 			ret = ws_wrap(e, &chk, why ? lk->body.tail : mark);
 		else

@@ -204,6 +204,111 @@ tma_loads(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, const struct Tm
  * barrier after the initialization and issues every stage, waiting for its release before a
  * refill; the kernel's threads only wait, compute and release.
  */
+/* the block's iteration count g (declared as v_g_ = tl_pit_ + v) of the persistent schedule,
+ * and the wait for the release of g's stage by its previous use (g >= S) */
+static void
+persist_g(Em *e, const char *v, const struct TmaPipe *tp, int S, const char *who)
+{
+	const char *g = arena_printf(e->a, "%s_g_", v);
+
+	lw_decl(e, 1, "long long", g, 0, arena_printf(e->a, "%s + %s", e->pbase, v),
+		"// the block's iteration, over its tiles");
+	if (who) {
+		lw_open_if(e, arena_printf(e->a, "%s >= %d", g, S), 1, 1);
+		lw_call(e, LC_MBAR, "tl_mbar_wait", arena_printf(e->a, "&%s[%s %% %d], (%s / %d + 1) %% 2", tp->empty, g, S, g, S),
+			who);
+		lw_pop(e);
+	}
+}
+
+/*
+ * The TMA pipeline of a persistent kernel (lower_kernel.c persist_head): its barriers were
+ * initialized once before the tile loop, and iteration v of this tile is the block's
+ * iteration g = tl_pit_ + v: stage g % S, parity g / S % 2. Every use of a stage is released:
+ * the last one of the tile after its final wait_group 0, so the first S - 1 loads of the next
+ * tile (or the producer's, during this tile's epilogue) wait for it; tl_pit_ += n after.
+ */
+static int
+tma_pipeline_persist(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, const struct TmaPipe *tp)
+{
+	const char *v = lw_vname(e, st->u.pipe.var), *n = arena_printf(e->a, "%s_n_", v);
+	const char *g = arena_printf(e->a, "%s_g_", v);
+	int S = pp->stages, D = S - 1, ws = e->ws > 0;
+	const IrStmt *b;
+	int r = -1, opened = 0;
+
+	e->in_pipe = 1;
+	e->stage = arena_printf(e->a, "%s %% %d", g, S);
+	if (ws)
+		lw_comment(e, "pipeline over %s: %d stages of TMA loads (the producer warpgroup issues them), mbarriers "
+			   "full and empty carried over the tiles, one wgmma group in flight", v, S);
+	else
+		lw_comment(e, "pipeline over %s: %d stages of TMA loads (thread 0 issues them), mbarriers full and empty "
+			   "carried over the tiles, loads %d ahead, one wgmma group in flight", v, S, D);
+	opened = promo_open(e, st);
+	pin_accumulators(e, st);
+	lw_decl(e, 1, "int", n, 0, lw_exprstr(e, st->u.pipe.extent), NULL);
+	if (!ws) {
+		/* the prologue: iterations 0 .. D - 1, each stage after its previous use's release */
+		lw_open_if(e, "tid == 0", 0, 1);
+		lw_open_for(e, "st", "0", arena_printf(e->a, "%d", D), D, 1, 0);
+		lw_open_if(e, arena_printf(e->a, "st < %s", n), 0, 1);
+		lw_decl(e, 1, "int", v, 0, "st", NULL);
+		persist_g(e, v, tp, S, "// its previous use released by every warp");
+		if (tma_loads(e, chk, st, pp, tp))
+			goto out;
+		lw_pop(e);
+		lw_pop(e);
+		lw_pop(e);
+	}
+	lw_open_for(e, v, "0", n, -1, 0, 0);
+	persist_g(e, v, tp, S, NULL);
+	lw_call(e, LC_MBAR, "tl_mbar_wait", arena_printf(e->a, "&%s[%s %% %d], %s / %d %% 2", tp->full, g, S, g, S),
+		"// stage landed");
+	e->wg_inflight = 2;
+	if (e->shrd)
+		lw_sh_clear(e);
+	for (b = st->u.pipe.body; b; b = b->next)
+		if (!lw_isload(e, b) && lw_stmt_synced(e, chk, b))
+			goto out;
+	lw_open_if(e, arena_printf(e->a, "%s > 0 && lane == 0", v), 1, 1);
+	lw_call(e, LC_MBAR, "tl_mbar_arrive", arena_printf(e->a, "&%s[(%s + %d) %% %d]", tp->empty, g, S - 1, S),
+		"// this warp is done with the stage of the previous iteration");
+	lw_pop(e);
+	if (!ws) {
+		lw_open_if(e, arena_printf(e->a, "tid == 0 && %s + %d < %s", v, D, n), 0, 1);
+		lw_decl(e, 1, "int", arena_printf(e->a, "%s_next_", v), 0, arena_printf(e->a, "%s + %d", v, D), NULL);
+		lw_open_block(e, NULL);
+		lw_decl(e, 1, "int", v, 0, arena_printf(e->a, "%s_next_", v), NULL);
+		persist_g(e, v, tp, S, "// its previous use released by every warp");
+		if (tma_loads(e, chk, st, pp, tp))
+			goto out;
+		lw_pop(e);
+		lw_pop(e);
+	}
+	lw_pop(e);
+	lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait0", "", NULL);
+	/* the tile's last stage, retired by that wait, released for the next tile's loads (in
+	 * the fp8 temporaries' block, where n is declared) */
+	lw_open_if(e, arena_printf(e->a, "%s > 0 && lane == 0", n), 1, 1);
+	lw_call(e, LC_MBAR, "tl_mbar_arrive", arena_printf(e->a, "&%s[(%s + %s - 1) %% %d]", tp->empty, e->pbase, n, S),
+		"// this warp is done with the tile's last stage");
+	lw_pop(e);
+	lw_assign(e, LM_LOCAL, -1, 0, e->pbase, arena_printf(e->a, "%s + %s", e->pbase, n));
+	promo_close(e, opened);
+	e->ws_done |= ws;
+	lw_barrier(e);
+	if (e->shrd)
+		lw_sh_clear(e);
+	r = 0;
+out:
+	e->in_pipe = 0;
+	e->stage = NULL;
+	e->wg_inflight = 0;
+	e->npromo = 0;
+	return r;
+}
+
 static int
 tma_pipeline(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, const struct TmaPipe *tp)
 {
@@ -215,6 +320,8 @@ tma_pipeline(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, const struct
 	const IrStmt *b;
 	int r = -1, opened = 0;
 
+	if (e->pst == st && e->pbase)
+		return tma_pipeline_persist(e, chk, st, pp, tp);
 	e->in_pipe = 1;
 	e->stage = arena_printf(e->a, "%s %% %d", v, S);
 	if (ws)
@@ -328,6 +435,26 @@ lw_ws_producer(Em *e, Buf *chk)
 	if (!pp)
 		return -1;
 	S = pp->stages;
+	if (e->pst == st && e->pbase) {
+		/* persistent: the barriers were initialized (and met) before the roles split; one
+		 * thread issues every tile's stages, the next tile's while the consumers run the
+		 * epilogue of this one */
+		const char *g = arena_printf(e->a, "%s_g_", v);
+
+		e->stage = arena_printf(e->a, "%s %% %d", g, S);
+		lw_open_if(e, arena_printf(e->a, "tid == %lld", (long long)e->ws), 0, 1);
+		lw_persist_open(e);
+		lw_decl(e, 1, "int", n, 0, lw_exprstr(e, st->u.pipe.extent), NULL);
+		lw_open_for(e, v, "0", n, -1, 0, 0);
+		persist_g(e, v, tp, S, "// its previous use released by every consumer warp");
+		r = tma_loads(e, chk, st, pp, tp);
+		lw_pop(e);
+		lw_assign(e, LM_LOCAL, -1, 0, e->pbase, arena_printf(e->a, "%s + %s", e->pbase, n));
+		lw_pop(e);
+		lw_pop(e);
+		e->stage = NULL;
+		return r;
+	}
 	e->stage = arena_printf(e->a, "%s %% %d", v, S);
 	lw_barrier_all(e);
 	lw_open_if(e, arena_printf(e->a, "tid == %lld", (long long)e->ws), 0, 1);

@@ -66,6 +66,13 @@ typedef struct Em {
 	/* grouped block order (tilec_options.raster_group, lower_kernel.c): the rows of a group
 	 * when bx, by are the remapped tl_bx, tl_by, else 0 */
 	int raster;
+	/* the persistent schedule (tilec_options.persistent, lower_kernel.c): 1 when each block
+	 * loops over the tiles (bx, by are tl_bx, tl_by of the tile); pst: the TMA pipeline whose
+	 * barriers are initialized once before the tile loop, its iterations before this tile
+	 * counted in pbase (tl_pit_), else NULL */
+	int persist;
+	const IrStmt *pst;
+	const char *pbase;
 	/* gemm plans already made in this kernel (the body may be emitted twice) */
 	int nplan;
 	const IrStmt *plan_st[16];
@@ -207,6 +214,8 @@ void lw_promote(Em *e, int cbuf, int clear);
 int lw_promo_piped(const Em *e, int cbuf);
 int lw_pipeline(Em *e, Buf *chk, const IrStmt *st);
 int lw_ws_producer(Em *e, Buf *chk);
+LNode *lw_persist_open(Em *e);
+void lw_persist_tile(Em *e, const char *lin);
 int lw_copy(Em *e, Buf *chk, const IrStmt *st);
 int lw_serial_check(Em *e, const IrStmt *s);
 int lw_stmt1(Em *e, Buf *chk, const IrStmt *s);

@@ -209,8 +209,8 @@ static void
 varc(Em *e, Buf *b, const IrVar *v)
 {
 	if (v->kind == VAR_BLOCK) {
-		if (e->raster && (v->name[1] == 'x' || v->name[1] == 'y'))
-			buf_printf(b, "tl_b%c", v->name[1]); /* the grouped order's tile (lower_kernel.c) */
+		if ((e->raster || e->persist) && (v->name[1] == 'x' || v->name[1] == 'y'))
+			buf_printf(b, "tl_b%c", v->name[1]); /* the grouped order's or the loop's tile (lower_kernel.c) */
 		else
 			buf_printf(b, "(int)blockIdx.%c", v->name[1]);
 		return;

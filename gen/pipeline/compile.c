@@ -348,8 +348,10 @@ pipeline(Arena *arena, Diags *d, Buf *out, Buf *log, const char *src, size_t len
 	prog->tma = o->tma != 0;
 	prog->ws = o->warp_specialize != 0;
 	prog->raster = o->raster_group;
+	prog->persist = o->persistent != 0;
 	for (IrKernel *tk = prog->kernels; tk; tk = tk->next)
-		tk->tma = prog->tma, tk->ws = prog->ws, tk->raster = raster_of(prog, tk, o->raster_group);
+		tk->tma = prog->tma, tk->ws = prog->ws, tk->raster = raster_of(prog, tk, o->raster_group),
+		tk->persist = prog->persist;
 
 	/* --dump=ir: the checked tile IR, before layout inference and the passes */
 	if (o->dump == TILEC_DUMP_IR) {
@@ -414,8 +416,10 @@ compile_front(Arena *arena, Diags *d, const char *src, size_t len, const tilec_o
 	prog->tma = o->tma != 0;
 	prog->ws = o->warp_specialize != 0;
 	prog->raster = o->raster_group;
+	prog->persist = o->persistent != 0;
 	for (IrKernel *tk = prog->kernels; tk; tk = tk->next)
-		tk->tma = prog->tma, tk->ws = prog->ws, tk->raster = raster_of(prog, tk, o->raster_group);
+		tk->tma = prog->tma, tk->ws = prog->ws, tk->raster = raster_of(prog, tk, o->raster_group),
+		tk->persist = prog->persist;
 	return prog;
 }
 

@@ -191,22 +191,24 @@ node(Buf *o, const LNode *n, int in, const LDialect *d)
 		buf_puts(o, "}\n");
 		break;
 	case L_FOR: {
-		char inc[48];
+		char inc[96];
 
 		if (n->u.loop.unroll || n->u.loop.rolled) {
 			indent(o, in - (n->u.loop.pragma_out && in > 0));
 			buf_puts(o, n->u.loop.rolled ? "#pragma unroll 1\n" : "#pragma unroll\n");
 		}
-		if (n->u.loop.step == 1 && !n->u.loop.stepped)
+		if (n->u.loop.stepx)
+			snprintf(inc, sizeof inc, "%s += %s", n->u.loop.var, n->u.loop.stepx);
+		else if (n->u.loop.step == 1 && !n->u.loop.stepped)
 			snprintf(inc, sizeof inc, "%s++", n->u.loop.var);
 		else
 			snprintf(inc, sizeof inc, "%s += %lld", n->u.loop.var, (long long)n->u.loop.step);
 		indent(o, in);
 		if (n->u.loop.hoist)
-			buf_printf(o, "for (int %s = %s, %s_end_ = %s; %s < %s_end_; %s)", n->u.loop.var,
+			buf_printf(o, "for (%s %s = %s, %s_end_ = %s; %s < %s_end_; %s)", n->u.loop.type ? n->u.loop.type : "int", n->u.loop.var,
 				   n->u.loop.lo, n->u.loop.var, n->u.loop.end, n->u.loop.var, n->u.loop.var, inc);
 		else
-			buf_printf(o, "for (int %s = %s; %s < %s; %s)", n->u.loop.var, n->u.loop.lo,
+			buf_printf(o, "for (%s %s = %s; %s < %s; %s)", n->u.loop.type ? n->u.loop.type : "int", n->u.loop.var, n->u.loop.lo,
 				   n->u.loop.var, n->u.loop.end, inc);
 		buf_puts(o, n->u.loop.nobrace ? "" : " {");
 		if (n->text)
@@ -262,9 +264,10 @@ node(Buf *o, const LNode *n, int in, const LDialect *d)
 	case L_BARRIER:
 		indent(o, in);
 		if (n->u.bar.kind == LB_NAMED)
-			buf_printf(o, "tl_bar_named(1, %lld); // the consumer threads\n", (long long)n->u.bar.count);
+			buf_printf(o, "tl_bar_named(1, %lld); // the consumer threads%s%s\n", (long long)n->u.bar.count,
+				   n->text ? "; " : "", n->text ? n->text : "");
 		else
-			buf_printf(o, "%s\n", d->barrier);
+			buf_printf(o, "%s%s%s\n", d->barrier, n->text ? " // " : "", n->text ? n->text : "");
 		break;
 	case L_SMEM_VIEW:
 		indent(o, in);
@@ -353,6 +356,9 @@ kernel(Buf *o, const LKernel *k, const LDialect *d)
 	buf_printf(o, "// kernel %s: %lld threads, %lld bytes of dynamic shared memory%s\n", k->name,
 		   (long long)k->threads, (long long)k->smem_bytes,
 		   k->smem_optin ? " (set cudaFuncAttributeMaxDynamicSharedMemorySize)" : "");
+	if (k->persistent)
+		buf_printf(o, "// kernel %s: persistent: launch grid (min(X * Y, SMs * blocks per SM), 1, Z) for the grid "
+			   "(X, Y, Z) of the sizes\n", k->name);
 	for (i = 0; i < k->ntmap; i++) {
 		const LTmap *m = &k->tmaps[i];
 
