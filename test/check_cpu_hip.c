@@ -588,6 +588,7 @@ static const char *const programs[] = {
 	"test/cpu/exact_table.tile", "test/cpu/int_reduce.tile", "test/cpu/reduce_to_shared.tile",
 	"test/cpu/region_loop.tile", "test/cpu/local_convert.tile", "test/cpu/single_point.tile",
 	"test/cpu/affine_read.tile", "test/cpu/reduce_wide.tile",
+	"test/cpu/rank3_stage.tile",
 	/* FlashAttention with P through LDS (with P in registers it is refused: register_a_refused) */
 	"test/cpu/flash_smem_p.tile", "test/cpu/exp2_log2_bf16.tile",
 	"test/cpu/nest_vector.tile", "test/cpu/copy_layout.tile", "test/cpu/nest_vector_strided.tile",

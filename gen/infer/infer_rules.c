@@ -1038,11 +1038,13 @@ reduce_step(Inf *in, State *st, Op *op, int level)
 			}
 			sub[IEXPR_REP] = iexpr_divc(A, rep, S / f);
 			th = iexpr_subst(A, F->thread, sub, NULL);
+			/* one slot per element, numbered row-major (one slot dim: the lowering's form) */
+			fwd[0] = iexpr_const(A, 0);
 			for (d = 0; d < DB->ndim; d++)
-				fwd[d] = iexpr_var(A, d);
+				fwd[0] = iexpr_add(A, iexpr_mulc(A, fwd[0], shape[d]), iexpr_var(A, d));
 			e.set = 0;
 			G = th ? frag_new(A, shape, DB->ndim, th, S / f * F->rep, explicit ? fwd : NULL,
-					  explicit ? DB->ndim : 0, &e) : NULL;
+					  explicit ? 1 : 0, &e) : NULL;
 			if (G)
 				G = frag_condense_rep(A, G, &e);
 			if (G && (layout_check_injective(G, &e) < 0 || !covers(in, F, G, dim, keep)))

@@ -18,15 +18,18 @@ lw_stage_index(Em *e, int buf, char *const *cs)
 	char *r;
 	int d;
 
-	buf_init(&b);
-	for (d = 0; d < B->ndim; d++) {
-		if (d == 0)
-			buf_printf(&b, "(%s)", cs[d]);
+	/* Horner: ((c0 * d1 + c1) * d2 + c2) ... (rank 3 and up printed as c0 * d1 + c1 * d2 + c2
+	 * before, which is not the flat index: elements of a staged rank-3 tile collided) */
+	r = B->ndim ? arena_printf(e->a, "(%s)", cs[0]) : (char *)"0";
+	for (d = 1; d < B->ndim; d++) {
+		buf_init(&b);
+		if (d == 1)
+			buf_printf(&b, "%s * %lld + (%s)", r, (long long)B->dims[d].c, cs[d]);
 		else
-			buf_printf(&b, " * %lld + (%s)", (long long)B->dims[d].c, cs[d]);
+			buf_printf(&b, "(%s) * %lld + (%s)", r, (long long)B->dims[d].c, cs[d]);
+		r = arena_strdup(e->a, buf_str(&b));
+		buf_free(&b);
 	}
-	r = arena_strdup(e->a, B->ndim ? buf_str(&b) : "0");
-	buf_free(&b);
 	return r;
 }
 
