@@ -6,7 +6,8 @@
 # checked against an fp64 reference at ragged sizes (every element) and sampled at the timed sizes,
 # and timed against cuBLAS (cublasGemmEx f16/bf16, f32 compute) or cuBLASLt (fp8 e4m3, f32
 # compute, f16 out) in the same run (gemm_bench.cu). Needs build/tilec (make, or carried) and nvcc.
-#   test/gpu/gemm_bench.sh [--quick|--ragged]    (W=dir for the build, default /tmp/gemm_bench)
+#   test/gpu/gemm_bench.sh [--quick|--ragged]    (W=dir for the build, default /tmp/gemm_bench;
+#   ONLY="sm90_f16 fp8_ws": those variants only)
 # --ragged: the checks at the small ragged sizes only (for compute-sanitizer: the binary is
 # $W/gemm_bench)
 set -euo pipefail
@@ -33,6 +34,8 @@ fp8_ws|test/gpu/gemm_fp8_bench.tile|s/x/x/|--warp-specialize|2|1
 : >"$W/variants.inc"
 echo "$variants" | while IFS='|' read -r n src sedx flags dt nt; do
 	[ -n "$n" ] || continue
+	# ONLY="a b": just those variants
+	if [ -n "${ONLY:-}" ]; then case " $ONLY " in *" $n "*) ;; *) continue ;; esac; fi
 	k=$(sed -n 's/^kernel \([a-z0-9_]*\)(.*/\1/p' "$src" | head -1)
 	K=$(echo "$k" | tr a-z A-Z); N=$(echo "$n" | tr a-z A-Z)
 	sed "$sedx" "$src" >"$W/$n.tile"
