@@ -261,9 +261,12 @@ driver_main(int argc, char **argv)
 
 			if (!strcmp(optarg, "auto"))
 				g = -1, end = optarg + 4;
-			else if (!*optarg || *end || g < 0 || g > 65535)
+			else if (!*optarg || *end || g < 0 || g > 65535) {
+				free(defs);
+				free(plugins);
 				return usage_error("--raster-group: '%s' is not auto or a number of rows from 0 to 65535",
 						   optarg);
+			}
 			o.raster_group = (int)g;
 			break;
 		}
