@@ -33,10 +33,11 @@ static Variant vars[] = {
 #undef V
 };
 enum { NV = sizeof vars / sizeof vars[0] };
-static const char *dtname[] = {"f16", "bf16", "fp8 e4m3"};
-static const int esize[] = {2, 2, 1};
+enum { NDT = 4 }; // f16, bf16, fp8 e4m3 (f16 out), int8 (i32 out)
+static const char *dtname[NDT] = {"f16", "bf16", "fp8 e4m3", "int8"};
+static const int esize[NDT] = {2, 2, 1, 1}, osize[NDT] = {2, 2, 2, 4};
 
-// random values in [-1, 1) of the operand type (fp8: e4m3 of such values)
+// random values in [-1, 1) of the operand type (fp8: e4m3 of such values; int8: any byte)
 __global__ void fill(void *p, size_t n, unsigned seed, int dt)
 {
 	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
@@ -44,18 +45,21 @@ __global__ void fill(void *p, size_t n, unsigned seed, int dt)
 		float v = ((x & 0xffff) / 32768.0f) - 1.0f;
 		if (dt == 0) ((__half *)p)[i] = __float2half(v);
 		else if (dt == 1) ((__nv_bfloat16 *)p)[i] = __float2bfloat16(v);
-		else ((__nv_fp8_e4m3 *)p)[i] = __nv_fp8_e4m3(v);
+		else if (dt == 2) ((__nv_fp8_e4m3 *)p)[i] = __nv_fp8_e4m3(v);
+		else ((signed char *)p)[i] = (signed char)(x >> 3);
 	}
 }
 static double in(const std::vector<unsigned char> &h, size_t i, int dt)
 {
 	if (dt == 0) { __half x; memcpy(&x, &h[2 * i], 2); return __half2float(x); }
 	if (dt == 1) { __nv_bfloat16 x; memcpy(&x, &h[2 * i], 2); return __bfloat162float(x); }
+	if (dt == 3) return (signed char)h[i];
 	__nv_fp8_e4m3 x; memcpy(&x, &h[i], 1); return (float)x;
 }
 static double out(const std::vector<unsigned char> &h, size_t i, int dt)
 {
 	if (dt == 1) { __nv_bfloat16 x; memcpy(&x, &h[2 * i], 2); return __bfloat162float(x); }
+	if (dt == 3) { int x; memcpy(&x, &h[4 * i], 4); return x; }
 	__half x; memcpy(&x, &h[2 * i], 2); return __half2float(x); // f16 and fp8 (f16 out)
 }
 static float median(std::vector<float> v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; }
@@ -74,6 +78,13 @@ static void ref_gemm(int dt, int nt, const void *A, const void *B, void *C, int 
 		// column-major: C^T [N, M] = op(B) [N, K] x A^T [K, M]
 		CB(cublasGemmEx(hb, nt ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, t, nt ? K : N, A, t, K,
 				&beta, C, t, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+		return;
+	}
+	if (dt == 3) {
+		// int8, i32 out: the TN form the integer tensor-core kernels take (B stored [N, K])
+		int ia = 1, ib = 0;
+		CB(cublasGemmEx(hb, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &ia, B, CUDA_R_8I, K, A, CUDA_R_8I, K, &ib, C,
+				CUDA_R_32I, N, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));
 		return;
 	}
 	// fp8: cuBLASLt wants A transposed and B not (TN): C^T [N, M] = B^T... with B stored [N, K]
@@ -116,27 +127,27 @@ int main(int argc, char **argv)
 	const int nsz = sizeof sizes / sizeof sizes[0];
 	int fails = 0;
 	// results[v][size]: ratio to the library, 0 where not timed
-	static double tf[NV][16], lib[3][16];
+	static double tf[NV][16], lib[NDT][16];
 	for (int si = 0; si < nsz; si++) {
 		int M = sizes[si][0], N = sizes[si][1], K = sizes[si][2];
 		int timed = M >= 2048 || K >= 8192;
 		if (quick && timed && !(M == 4096 || M == 128)) continue;
 		if (ragged && timed) continue;
-		for (int dt = 0; dt < 3; dt++) {
+		for (int dt = 0; dt < NDT; dt++) {
 			size_t sA = (size_t)M * K, sB = (size_t)K * N, sC = (size_t)M * N;
 			unsigned char *A[2], *B[2], *C, *Cb;
 			for (int s = 0; s < 2; s++) {
 				CK(cudaMalloc(&A[s], sA * esize[dt])); CK(cudaMalloc(&B[s], sB * esize[dt]));
 				fill<<<1024, 256>>>(A[s], sA, 17 + 100 * s, dt); fill<<<1024, 256>>>(B[s], sB, 91 + 100 * s, dt);
 			}
-			CK(cudaMalloc(&C, sC * 2)); CK(cudaMalloc(&Cb, sC * 2));
+			CK(cudaMalloc(&C, sC * osize[dt])); CK(cudaMalloc(&Cb, sC * osize[dt]));
 			CK(cudaDeviceSynchronize());
-			std::vector<unsigned char> hA(sA * esize[dt]), hB(sB * esize[dt]), hC(sC * 2);
+			std::vector<unsigned char> hA(sA * esize[dt]), hB(sB * esize[dt]), hC(sC * osize[dt]);
 			CK(cudaMemcpy(hA.data(), A[0], hA.size(), cudaMemcpyDeviceToHost));
 			CK(cudaMemcpy(hB.data(), B[0], hB.size(), cudaMemcpyDeviceToHost));
-			// fp8 runs B [N, K] only (cuBLASLt's fp8 layout); f16/bf16 B [K, N] unless a variant says
+			// fp8 and int8 run B [N, K] only (the libraries' layouts there); f16/bf16 B [K, N] unless a variant says
 			for (int v = -1; v < NV; v++) {
-				int nt = v < 0 ? (dt == 2) : vars[v].nt;
+				int nt = v < 0 ? (dt >= 2) : vars[v].nt;
 				if (v >= 0 && vars[v].dt != dt) continue;
 				auto run = [&](int s) {
 					if (v < 0) ref_gemm(dt, nt, A[s], B[s], Cb, M, N, K);
@@ -144,9 +155,9 @@ int main(int argc, char **argv)
 				};
 				if (v < 0 && !timed) continue; // the library is the timing baseline only
 				if (v >= 0) {
-					CK(cudaMemset(C, 0xff, sC * 2));
+					CK(cudaMemset(C, 0xff, sC * osize[dt]));
 					run(0); CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
-					CK(cudaMemcpy(hC.data(), C, sC * 2, cudaMemcpyDeviceToHost));
+					CK(cudaMemcpy(hC.data(), C, hC.size(), cudaMemcpyDeviceToHost));
 					double num = 0, den = 0; int bad = 0, n = 0;
 					size_t stepi = sC > 2000000 ? 4099 : (double)sC * K > 3e8 ? 7 : 1; // 7, 4099: odd strides meet every column
 					for (size_t e = 0; e < sC; e += stepi, n++) {
@@ -154,7 +165,7 @@ int main(int argc, char **argv)
 						for (int k = 0; k < K; k++)
 							ref += in(hA, i * K + k, dt) * in(hB, nt ? j * K + k : (size_t)k * N + j, dt);
 						double g = out(hC, e, dt);
-						double tol = (dt == 1 ? 0.06 : 0.02) + (dt == 1 ? 0.01 : 0.005) * fabs(ref);
+						double tol = dt == 3 ? 0 : (dt == 1 ? 0.06 : 0.02) + (dt == 1 ? 0.01 : 0.005) * fabs(ref); // int8: exact
 						if (!std::isfinite(g) || fabs(g - ref) > tol) bad++;
 						num += (g - ref) * (g - ref); den += ref * ref;
 					}
@@ -185,7 +196,7 @@ int main(int argc, char **argv)
 	printf("\n|---|---|---|");
 	for (int si = 0; si < nsz; si++) if (lib[0][si] > 0) printf("---|");
 	printf("\n");
-	for (int dt = 0; dt < 3; dt++) {
+	for (int dt = 0; dt < NDT; dt++) {
 		printf("| %s | %s | |", dt == 2 ? "cuBLASLt" : "cuBLAS", dtname[dt]);
 		for (int si = 0; si < nsz; si++) if (lib[0][si] > 0) printf(" %.1f TFLOP/s |", lib[dt][si]);
 		printf("\n");

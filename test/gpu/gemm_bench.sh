@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # gemm_bench.sh: on the GPU machine, tilec's GEMMs as it emits them for sm_90a, each variant a
 # tile program and tilec flags: samples/gemm_sm90.tile and samples/gemm.tile in f16 (the default
-# TMA pipeline, --warp-specialize, --raster-group=8), the same programs with bf16 for f16, and
-# test/gpu/gemm_fp8_bench.tile (e4m3). Each is launched through its --header driver-API launcher,
-# checked against an fp64 reference at ragged sizes (every element) and sampled at the timed sizes,
-# and timed against cuBLAS (cublasGemmEx f16/bf16, f32 compute) or cuBLASLt (fp8 e4m3, f32
-# compute, f16 out) in the same run (gemm_bench.cu). Needs build/tilec (make, or carried) and nvcc.
+# TMA pipeline, --warp-specialize, --raster-group), the same programs with bf16 for f16,
+# test/gpu/gemm_fp8_bench.tile (e4m3), test/gpu/gemm_int8_bench.tile (int8, i32 out), and the
+# persistent schedule (--persistent) of each type. Each is launched through its --header
+# driver-API launcher, checked against an fp64 reference at ragged sizes (every element) and
+# sampled at the timed sizes, and timed against cuBLAS (cublasGemmEx: f16/bf16 with f32
+# compute, int8 with i32 compute) or cuBLASLt (fp8 e4m3, f32 compute, f16 out) in the same run
+# (gemm_bench.cu). Needs build/tilec (make, or carried) and nvcc.
 #   test/gpu/gemm_bench.sh [--quick|--ragged]    (W=dir for the build, default /tmp/gemm_bench;
 #   ONLY="sm90_f16 fp8_ws": those variants only)
 # --ragged: the checks at the small ragged sizes only (for compute-sanitizer: the binary is
@@ -30,6 +32,13 @@ gemm_bf16|samples/gemm.tile|s/f16/bf16/g||1|0
 fp8|test/gpu/gemm_fp8_bench.tile|s/x/x/||2|1
 fp8_ws_r0|test/gpu/gemm_fp8_bench.tile|s/x/x/|--warp-specialize --raster-group=0|2|1
 fp8_ws|test/gpu/gemm_fp8_bench.tile|s/x/x/|--warp-specialize|2|1
+sm90_f16_p|samples/gemm_sm90.tile|s/x/x/|--persistent|0|0
+sm90_f16_wsp|samples/gemm_sm90.tile|s/x/x/|--warp-specialize --persistent|0|0
+sm90_bf16_wsp|samples/gemm_sm90.tile|s/f16/bf16/g|--warp-specialize --persistent|1|0
+fp8_wsp|test/gpu/gemm_fp8_bench.tile|s/x/x/|--warp-specialize --persistent|2|1
+i8|test/gpu/gemm_int8_bench.tile|s/x/x/||3|1
+i8_ws|test/gpu/gemm_int8_bench.tile|s/x/x/|--warp-specialize|3|1
+i8_wsp|test/gpu/gemm_int8_bench.tile|s/x/x/|--warp-specialize --persistent|3|1
 "
 : >"$W/variants.inc"
 echo "$variants" | while IFS='|' read -r n src sedx flags dt nt; do
