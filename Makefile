@@ -151,7 +151,7 @@ test: deps
 test-run: $(O)/api_cxx
 	@echo "== check_tilec ($(O))"
 	CK_DEFAULT_TIMEOUT=120 TILEC=$(O)/tilec ASAN_OPTIONS=detect_leaks=1 $(O)/check_tilec
-	@if [ -x test/cli.sh ]; then TILEC=$(O)/tilec test/cli.sh; fi
+	@if [ -x test/cli.sh ]; then TILEC=$(O)/tilec TILEC_CPU_STRICT=1 test/cli.sh; fi
 	@echo "== every public header in one C++ file ($(O)/api_cxx)"
 	ASAN_OPTIONS=detect_leaks=1 $(O)/api_cxx
 	@if [ "$(SAN)" != 1 ]; then $(MAKE) --no-print-directory O=$(O) test-python test-cmake; fi

@@ -280,7 +280,11 @@ cpuexec_build_target(CpuExe *x, int hip, const char *arch, const char *cuda_src,
 		 * emitted code type-puns through pointer casts as CUDA allows; -fwrapv:
 		 * signed integer arithmetic wraps as on the GPU (otherwise the C++
 		 * compiler may assume an index computation never overflows) */
-		char *argv[] = {(char *)cxx, "-std=c++17", "-O1", "-g0", "-w", "-fno-strict-aliasing",
+		const char *strict = getenv("TILEC_CPU_STRICT");
+		/* TILEC_CPU_STRICT=1 (the test suites): a variable the emitted code declares and
+		 * never uses is an error, as nvcc's warning #177 would show it to a user */
+		char *warn = strict && *strict == '1' ? "-Werror=unused-variable" : "-w";
+		char *argv[] = {(char *)cxx, "-std=c++17", "-O1", "-g0", warn, "-fno-strict-aliasing",
 				"-fno-fast-math", "-ffp-contract=off", "-fwrapv", "-DTILEC_CPU=1", inc, "-o", x->exe,
 				path, "-lm", NULL, NULL};
 

@@ -86,14 +86,13 @@ static const struct {
 	{"samples/gemm_sm90.tile", NULL, 0, 0},
 };
 
-START_TEST(fp8_promotion)
+/* the CUDA of the program at path for sm_90a, one -D define (or NULL), into cr */
+static void
+compile90(const char *path, const char *def, tilec_result *cr)
 {
 	tilec_options co;
-	tilec_result cr;
 	size_t len;
-	char *src = test_readfile(promo_progs[_i].path, &len);
-	const char *p, *q, *def = promo_progs[_i].define;
-	int nprom = 0, nwg = 0;
+	char *src = test_readfile(path, &len);
 
 	ck_assert_ptr_nonnull(src);
 	tilec_options_init(&co);
@@ -101,8 +100,18 @@ START_TEST(fp8_promotion)
 	co.dump = TILEC_DUMP_CUDA;
 	co.defines = &def;
 	co.ndefines = def != NULL;
-	tilec_compile(src, len, &co, &cr);
-	ck_assert_msg(cr.status == TILEC_OK, "%s: %s", promo_progs[_i].path, cr.diagnostics);
+	tilec_compile(src, len, &co, cr);
+	ck_assert_msg(cr->status == TILEC_OK, "%s: %s", path, cr->diagnostics);
+	free(src);
+}
+
+START_TEST(fp8_promotion)
+{
+	tilec_result cr;
+	const char *p, *q;
+	int nprom = 0, nwg = 0;
+
+	compile90(promo_progs[_i].path, promo_progs[_i].define, &cr);
 	for (p = cr.output; (p = strstr(p, "tl_wgmma_")); p++) {
 		const char *call = p + strlen("tl_wgmma_");
 
@@ -133,7 +142,40 @@ START_TEST(fp8_promotion)
 		ck_assert_msg(nprom == 0 && !strstr(cr.output, "_pa_"), "%s: promoted", promo_progs[_i].path);
 	}
 	tilec_result_free(&cr);
-	free(src);
+}
+END_TEST
+
+/* a pipeline whose body has other statements than loads and gemms (FlashAttention): the top
+ * of each iteration fences the stage into the async proxy before its barrier, and a wgmma
+ * needs no fence and barrier of its own until a statement writes shared memory (P stored in
+ * shared memory: fenced again). Counted in the loop over kb of the sm_90a code */
+static const struct {
+	const char *path, *define;
+	int fences, barriers;
+} pipe_fences[] = {
+	{"samples/flash_fwd.tile", NULL, 1, 1},
+	{"samples/flash_fwd.tile", "CAUSAL=1", 1, 1},
+	{"test/cpu/flash_smem_p.tile", NULL, 2, 3},
+};
+
+START_TEST(pipeline_fences)
+{
+	tilec_result cr;
+	const char *p, *end;
+	int nf = 0, nb = 0;
+
+	compile90(pipe_fences[_i].path, pipe_fences[_i].define, &cr);
+	p = strstr(cr.output, "for (int kb = 0; kb < kb_n_; kb++) {");
+	ck_assert_msg(p != NULL, "%s: no loop over kb", pipe_fences[_i].path);
+	end = strstr(p, "\n\t}\n");
+	ck_assert_ptr_nonnull(end);
+	for (; (p = strstr(p, "tl_fence_proxy_async();")) && p < end; p++)
+		nf++;
+	for (p = strstr(cr.output, "for (int kb = 0;"); (p = strstr(p, "__syncthreads();")) && p < end; p++)
+		nb++;
+	ck_assert_msg(nf == pipe_fences[_i].fences && nb == pipe_fences[_i].barriers, "%s: %d fences, %d barriers",
+		      pipe_fences[_i].path, nf, nb);
+	tilec_result_free(&cr);
 }
 END_TEST
 
@@ -1320,6 +1362,7 @@ suite_emit_cuda(void)
 	tcase_add_loop_test(tc, sample_nvrtc, 0, countof(compiles));
 	tcase_add_loop_test(tc, sm90a_golden, 0, countof(sm90a_goldens));
 	tcase_add_loop_test(tc, fp8_promotion, 0, countof(promo_progs));
+	tcase_add_loop_test(tc, pipeline_fences, 0, countof(pipe_fences));
 	tcase_add_loop_test(tc, ws_nvrtc, 0, countof(ws_samples));
 	tcase_add_loop_test(tc, persist_nvrtc, 0, countof(persist_nv));
 	tcase_add_loop_test(tc, guard_table, 0, countof(guards));

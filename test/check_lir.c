@@ -144,7 +144,7 @@ START_TEST(render)
 		"\tconst int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;\n\t(void)lane, (void)warp;\n"
 		"\tfloat *s = (float *)(tl_smem + 0); // 1 stage\n"
 		"\t#pragma unroll\n\tfor (int it = 0; it < 8; it += 2) {\n"
-		"\t\tconst int q = tid + it * 128, r = q / 4;\n"
+		"\t\tconst int q = tid + it * 128;\n" /* r, never read, left out */
 		"\t\tif (q < 1000)\n\t\t\ttl_cp_async16(&s[q], &X[q]);\n"
 		"\t\telse\n\t\t\ts[q] = 0;\n"
 		"\t}\n\ttl_cp_async_commit();\n\ttl_cp_async_wait<0>();\n\t__syncthreads();\n"
@@ -225,6 +225,58 @@ static const struct {
 	 {"  table tl_tab0: 256 entries in [0, 255]\n", "decl const int j = index (tl_tab0[((s * 128) + tid)] / 64)\n",
 	  "coordinates: table tl_tab0", "if per-thread (((tl_tab0[((s * 128) + tid)] % 64)) == 0)\n"}},
 };
+
+/* render_c leaves out constant scalars nothing after them reads (a whole word of the rest of
+ * their list, nested statements too), declarator by declarator */
+static const struct {
+	const char *name, *init, *name2, *init2; /* the declaration */
+	int count;                                /* an array of count floats, after a comment */
+	const char *use;                          /* a statement after it (in a nested if) */
+	const char *want, *gone;                  /* in its rendering, and not */
+} unused[] = {
+	{"r", "q / 4", NULL, NULL, 0, "x = r + 1", "const int r = q / 4;", NULL},
+	{"r", "q / 4", NULL, NULL, 0, "x = rr + r_ + tl_r", NULL, "int r"},
+	{"r", "q / 4", "c", "q % 4", 0, "x = c", "\tconst int c = q % 4;", "r ="},
+	{"r", "q / 4", "c", "q % 4", 0, "x = s.r + c", "const int r = q / 4, c = q % 4;", NULL},
+	{"r", "q / 4", "c", "r * 2", 0, "x = c", "const int r = q / 4, c = r * 2;", NULL},
+	{"r", "q / 4", "c", "q % 4", 0, "x = 0", NULL, "q %"},
+	{"x_1", NULL, NULL, NULL, 32, "x_1[0] = 0", "// layout of x_1\n\tfloat x_1[32];", NULL},
+	{"x_1", NULL, NULL, NULL, 32, "x[0] = 0", NULL, "x_1"},
+};
+
+START_TEST(unused_decls)
+{
+	Arena a;
+	LKernel *k;
+	LProgram *p;
+	LNode *n, *g;
+	Buf b;
+	char *t;
+
+	arena_init(&a);
+	p = prog(&a, &k);
+	if (unused[_i].count)
+		put(&a, &k->body, L_COMMENT)->text = "layout of x_1";
+	n = put(&a, &k->body, L_DECL);
+	n->u.decl.is_const = !unused[_i].count, n->u.decl.type = unused[_i].count ? "float" : "int";
+	n->u.decl.name = unused[_i].name, n->u.decl.init = unused[_i].init, n->u.decl.count = unused[_i].count;
+	n->u.decl.name2 = unused[_i].name2, n->u.decl.init2 = unused[_i].init2;
+	g = put(&a, &k->body, L_IF);
+	g->u.cond.cond = "tid < 8";
+	n = put(&a, &g->body, L_ASSIGN);
+	t = arena_strdup(&a, unused[_i].use);
+	*strchr(t, ' ') = 0;
+	n->u.set.lhs = t, n->u.set.rhs = t + strlen(t) + 3, n->u.set.mem = LM_LOCAL, n->u.set.buf = -1;
+	ck_assert_int_eq(lir_verify(p, NULL), 0);
+	buf_init(&b);
+	lir_render_c(&b, p, lir_dialect(p));
+	ck_assert_msg(!unused[_i].want || strstr(buf_str(&b), unused[_i].want), "%s", buf_str(&b));
+	ck_assert_msg(!unused[_i].gone || !strstr(buf_str(&b), unused[_i].gone), "%s", buf_str(&b));
+	ck_assert_msg(strstr(buf_str(&b), unused[_i].use), "%s", buf_str(&b));
+	buf_free(&b);
+	arena_free(&a);
+}
+END_TEST
 
 START_TEST(dump_programs)
 {
@@ -417,6 +469,7 @@ suite_lir(void)
 
 	tcase_add_loop_test(tc, verify_table, 0, countof(broken));
 	tcase_add_test(tc, render);
+	tcase_add_loop_test(tc, unused_decls, 0, countof(unused));
 	tcase_add_loop_test(tc, dump_programs, 0, countof(dumps));
 	tcase_add_test(tc, gemm_plans_pass);
 	tcase_add_loop_test(tc, plan_dumps, 0, countof(plans));

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <dirent.h>
 
 #include "tilec.h"
 #include "tilec_tile.h"
@@ -25,8 +26,34 @@ static const struct {
 	{"convert", "sm_80"}, {"gemm", "sm_80"}, {"gemm_bf16", "sm_80"}, {"gemm_strided", "sm_80"},
 	{"copy", "sm_90a"}, {"elementwise", "sm_90a"}, {"transpose", "sm_90a"}, {"softmax", "sm_90a"},
 	{"convert", "sm_90a"}, {"gemm", "sm_90a"}, {"gemm_bf16", "sm_90a"}, {"gemm_sm90", "sm_90a"},
-	{"gemm_strided", "sm_90a"},
+	{"gemm_strided", "sm_90a"}, {"flash_fwd", "sm_80"}, {"flash_fwd", "sm_90a"}, {"splitk_gemm", "sm_80"},
+	{"splitk_gemm", "sm_90a"},
 };
+
+/* every sample is in cases (gemm_sm90 is for sm_90a alone: wgmma) */
+START_TEST(every_sample)
+{
+	DIR *d = opendir("samples");
+	struct dirent *de;
+	size_t i, n = sizeof cases / sizeof cases[0];
+	int seen = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		int found = 0;
+
+		if (l < 6 || strcmp(de->d_name + l - 5, ".tile"))
+			continue;
+		for (i = 0; i < n; i++)
+			found += strlen(cases[i].sample) == l - 5 && !strncmp(cases[i].sample, de->d_name, l - 5);
+		ck_assert_msg(found, "samples/%s is not in check_warnings.c's cases", de->d_name);
+		seen++;
+	}
+	closedir(d);
+	ck_assert_int_ge(seen, 10);
+}
+END_TEST
 
 static const char *
 nvcc(void)
@@ -144,6 +171,7 @@ suite_warnings(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, nvcc_front_end, 0, n);
 	tcase_add_test(tc, nvcc_host_compiler);
+	tcase_add_test(tc, every_sample);
 	tcase_add_loop_test(tc, nvrtc_log, 0, n);
 	suite_add_tcase(s, tc);
 	return s;

@@ -77,7 +77,6 @@ node(Buf *b, const LNode *n, int d)
 		else
 			buf_puts(b, "barrier block\n");
 		break;
-	case L_USE: buf_printf(b, "use %s\n", n->text); break;
 	case L_SMEM_VIEW:
 		buf_printf(b, "shared %s %s at byte %lld, %d stage%s of %lld elements, swizzle %s\n", n->u.view.type,
 			   n->u.view.name, (long long)n->u.view.offset, n->u.view.stages, n->u.view.stages > 1 ? "s" : "",

@@ -30,7 +30,6 @@ typedef enum {
 	L_CALL,        /* fn(args); a target operation: an MMA, ldmatrix, a fence (cat) */
 	L_SMEM_VIEW,   /* a shared buffer: its element type at a byte offset of the dynamic memory */
 	L_LOAD,        /* const vtype name = a vector of bytes from memory at addr */
-	L_USE,         /* the names of text (comma-separated) marked used: (void)a, (void)b; */
 	L_COORDS,      /* tid, lane and warp computed again from the hardware (u.wait.n: warp size) */
 	L_ASYNC_COPY,  /* copy bytes from global src to shared dst asynchronously (zeros if !pred) */
 	L_ASYNC_COMMIT,/* close the thread's group of async copies */

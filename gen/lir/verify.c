@@ -96,10 +96,6 @@ node(V *v, const LNode *n)
 		    (n->u.load.bytes != 4 && n->u.load.bytes != 8 && n->u.load.bytes != 16))
 			return bad(v, "a vector load moves 4, 8 or 16 bytes into a named register", n);
 		break;
-	case L_USE:
-		if (!n->text || !*n->text)
-			return bad(v, "a use without names", n);
-		break;
 	case L_COORDS:
 		if (n->u.wait.n != 32 && n->u.wait.n != 64)
 			return bad(v, "thread coordinates for a warp of 32 or 64", n);

@@ -64,7 +64,7 @@ lw_fill(Em *e, const IrStmt *st)
 	int d;
 	int64_t S = e->slots[r->buf];
 
-	v = lw_conv(e, lw_exprstr(e, st->u.fill.value), lw_calctype(st->u.fill.value->type), B->dtype);
+	v = lw_valueto(e, st->u.fill.value, B->dtype);
 	if (B->scope != MEM_LOCAL)
 		return memfill(e, st, v);
 	if (lw_wholeregion(e, r)) {

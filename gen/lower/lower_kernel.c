@@ -274,6 +274,11 @@ lw_stmt_synced(Em *e, Buf *chk, const IrStmt *s)
 	rd = anewn(e->a, unsigned char, e->k->nbuf + 1);
 	wr = anewn(e->a, unsigned char, e->k->nbuf + 1);
 	lw_sh_stmts(e, s, rd, wr, 1);
+	/* a statement that writes shared memory (anywhere in it: a loop's later iterations
+	 * come back to its start) ends what the pipeline's top fence covered */
+	for (b = 0; b < e->k->nbuf && e->pipe_fenced; b++)
+		if (wr[b] && e->k->bufs[b].scope == MEM_SHARED)
+			e->pipe_fenced = 0;
 	for (b = 0; b < e->k->nbuf && !need; b++) {
 		int c;
 

@@ -144,8 +144,14 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 		lw_comment(e, "gemm %s: wgmma m64n%dk%d, warpgroups %dx%d, %dx%d instructions per warpgroup",
 			   Cb->name, p->inst_n, p->inst_k, p->wg_m, p->wg_n, p->rep_m, p->rep_n);
 	lw_open_block(e, NULL);
-	lw_decl2(e, "wgm", arena_printf(e->a, "warp / 4 %% %d", p->wg_m), "wgn", arena_printf(e->a, "warp / 4 / %d", p->wg_m));
-	if (!e->wg_inflight) {
+	/* the warpgroup's coordinates in the block's wg_m x wg_n grid (an A from registers has no
+	 * descriptor: no wgm) */
+	if (areg)
+		lw_decl(e, 1, "int", "wgn", 0, arena_printf(e->a, "warp / 4 / %d", p->wg_m), NULL);
+	else
+		lw_decl2(e, "wgm", arena_printf(e->a, "warp / 4 %% %d", p->wg_m), "wgn",
+			 arena_printf(e->a, "warp / 4 / %d", p->wg_m));
+	if (!e->wg_inflight && !e->pipe_fenced) {
 		lw_call(e, LC_FENCE, "tl_fence_proxy_async", "", NULL);
 		lw_barrier(e);
 	}

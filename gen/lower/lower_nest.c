@@ -517,7 +517,8 @@ lw_plan_parsync(Em *e, const IrStmt *st, const Fragment *LF, int64_t S, unsigned
 	return 0;
 }
 
-/* the coordinates of the nest's point at slot s, marked used */
+/* the coordinates of the nest's point at slot s (render_c leaves out those the body does not
+ * read: most points are read through the fragment's slot s) */
 static void
 par_coords(Em *e, const IrStmt *st, IExpr **pc, int n)
 {
@@ -525,17 +526,6 @@ par_coords(Em *e, const IrStmt *st, IExpr **pc, int n)
 
 	for (i = 0; i < n; i++)
 		lw_decl_ix(e, lw_vname(e, st->u.par.vars[i]), pc[i], lw_slotnames);
-	/* the body reads most points through the fragment's slot s, not through the
-	 * coordinates: marked used, so that nvcc (#177-D) and clang -Wall stay quiet */
-	if (n > 0) {
-		Buf u;
-
-		buf_init(&u);
-		for (i = 0; i < n; i++)
-			buf_printf(&u, "%s%s", i ? ", " : "", lw_vname(e, st->u.par.vars[i]));
-		lw_add(e, L_USE)->text = arena_strdup(e->a, buf_str(&u));
-		buf_free(&u);
-	}
 }
 
 /* the vector stores of a run (plan-vectors): the values of its vec points, kept in
@@ -811,8 +801,7 @@ lw_store(Em *e, const IrStmt *st)
 		for (q = 0; q < e->parvec->nvst; q++)
 			if (e->parvec->vst[q] == st) {
 				lw_assign(e, LM_LOCAL, -1, dtype_bytes(B->dtype), arena_printf(e->a, "tl_v%d[tl_r]", q),
-					  lw_conv(e, lw_exprstr(e, st->u.store.value),
-						  lw_calctype(st->u.store.value->type), B->dtype));
+					  lw_valueto(e, st->u.store.value, B->dtype));
 				return 0;
 			}
 	}
@@ -828,8 +817,7 @@ lw_store(Em *e, const IrStmt *st)
 		if (g)
 			lw_open_if(e, g, 1, 1);
 		lw_atomic_elem(e, st->u.store.atomic, B, st->u.store.buf, arena_printf(e->a, "&%s", buf_str(&b)),
-			       lw_conv(e, lw_exprstr(e, st->u.store.value), lw_calctype(st->u.store.value->type),
-				       B->dtype));
+			       lw_valueto(e, st->u.store.value, B->dtype));
 		if (g)
 			lw_pop(e);
 		buf_free(&b);
@@ -841,7 +829,7 @@ lw_store(Em *e, const IrStmt *st)
 		lw_open_block(e, arena_printf(e->a, "'%s' is read by every replica of this point: stored between barriers",
 					   B->name));
 		lw_decl(e, 1, lw_ctype(B->dtype), "tl_st", 0,
-		     lw_conv(e, lw_exprstr(e, st->u.store.value), lw_calctype(st->u.store.value->type), B->dtype), NULL);
+		     lw_valueto(e, st->u.store.value, B->dtype), NULL);
 		lw_barrier(e);
 		if (g)
 			lw_open_if(e, g, 1, 1);
@@ -860,10 +848,10 @@ lw_store(Em *e, const IrStmt *st)
 	if (e->par && e->staged && e->stagedrw[st->u.store.buf])
 		/* a tile the nest writes in shared memory (lower_stage.c) */
 		lw_assign(e, LM_SHARED, -1, dtype_bytes(B->dtype), buf_str(&b),
-			  lw_conv(e, lw_exprstr(e, st->u.store.value), lw_calctype(st->u.store.value->type), B->dtype));
+			  lw_valueto(e, st->u.store.value, B->dtype));
 	else
 		lw_assign(e, lw_memof(B), st->u.store.buf, dtype_bytes(B->dtype), buf_str(&b),
-		       lw_conv(e, lw_exprstr(e, st->u.store.value), lw_calctype(st->u.store.value->type), B->dtype));
+		       lw_valueto(e, st->u.store.value, B->dtype));
 	if (g)
 		lw_pop(e);
 	buf_free(&b);

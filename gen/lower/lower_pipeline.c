@@ -305,6 +305,7 @@ out:
 	e->in_pipe = 0;
 	e->stage = NULL;
 	e->wg_inflight = 0;
+	e->pipe_fenced = 0;
 	e->npromo = 0;
 	return r;
 }
@@ -413,6 +414,7 @@ out:
 	e->in_pipe = 0;
 	e->stage = NULL;
 	e->wg_inflight = 0;
+	e->pipe_fenced = 0;
 	e->npromo = 0;
 	return r;
 }
@@ -471,6 +473,28 @@ lw_ws_producer(Em *e, Buf *chk)
 	return r;
 }
 
+/* does a gemm of the statements (at any depth) read an operand from shared memory? */
+static int
+shared_gemm(const Em *e, const IrStmt *s)
+{
+	for (; s; s = s->next) {
+		switch (s->kind) {
+		case S_GEMM:
+			if (e->k->bufs[s->u.gemm.a.buf].scope == MEM_SHARED ||
+			    e->k->bufs[s->u.gemm.b.buf].scope == MEM_SHARED)
+				return 1;
+			break;
+		case S_FOR: if (shared_gemm(e, s->u.loop.body)) return 1; break;
+		case S_IF:
+			if (shared_gemm(e, s->u.cond.then) || shared_gemm(e, s->u.cond.els))
+				return 1;
+			break;
+		default: break;
+		}
+	}
+	return 0;
+}
+
 /*
  * pipeline(n, stages = S): a prologue of D load stages, then per iteration
  * wait for the oldest, refill the stage D ahead, run the rest of the body.
@@ -487,7 +511,7 @@ int
 lw_pipeline(Em *e, Buf *chk, const IrStmt *st)
 {
 	const PipePlan *pp = lw_pipeplan(e, st);
-	int S, mode, D, r = -1, opened = 0;
+	int S, mode, D, r = -1, opened = 0, fence0 = 0;
 	const char *v = lw_vname(e, st->u.pipe.var);
 	const IrStmt *b;
 	const char *why;
@@ -550,7 +574,10 @@ lw_pipeline(Em *e, Buf *chk, const IrStmt *st)
 	lw_open_for(e, v, "0", arena_printf(e->a, "%s_n_", v), -1, 0, 0);
 	if (S > 1) {
 		lw_async_wait(e, D - 1);
-		if (mode)
+		/* a body of other statements too (mode 0) with a gemm that may be a wgmma from
+		 * shared memory: the same fence, so that its gemms read the stage without a fence
+		 * and barrier of their own until a statement writes shared memory (pipe_fenced) */
+		if (mode || (fence0 = e->t->mma == TMMA_WGMMA && shared_gemm(e, st->u.pipe.body)))
 			lw_call(e, LC_FENCE, "tl_fence_proxy_async", "", NULL);
 		lw_barrier(e);
 		lw_open_if(e, arena_printf(e->a, "%s + %d < %s_n_", v, D, v), 0, 0);
@@ -573,6 +600,7 @@ lw_pipeline(Em *e, Buf *chk, const IrStmt *st)
 		lw_barrier(e);
 	}
 	e->wg_inflight = mode;
+	e->pipe_fenced = fence0;
 	/* after the barrier at the top of the iteration nothing is pending; the loads just
 	 * issued fill another stage than the one the body reads. The rest of the body is
 	 * statements like any others: hazards between them get barriers */
@@ -581,6 +609,7 @@ lw_pipeline(Em *e, Buf *chk, const IrStmt *st)
 	for (b = st->u.pipe.body; b; b = b->next)
 		if (!lw_isload(e, b) && lw_stmt_synced(e, chk, b))
 			goto out;
+	e->pipe_fenced = 0;
 	if (S == 1)
 		lw_barrier(e);
 	lw_pop(e);
@@ -596,6 +625,7 @@ out:
 	e->in_pipe = 0;
 	e->stage = NULL;
 	e->wg_inflight = 0;
+	e->pipe_fenced = 0;
 	e->npromo = 0;
 	return r;
 }

@@ -54,6 +54,10 @@ typedef struct Em {
 	const char *stage;
 	int in_pipe;
 	int wg_inflight;     /* wgmma in a pipeline: 1 fenced by it, 2 also one group in flight */
+	/* a pipeline's iteration began with every shared write fenced into the async proxy
+	 * before its barrier, and no statement since wrote shared memory: a wgmma needs no
+	 * fence and barrier of its own (lw_stmt_synced clears it) */
+	int pipe_fenced;
 	/* fp8 wgmma promotion (lower_mma.c): the accumulators whose temporaries X_pa_ and
 	 * k-block counts X_pk_ the pipeline being lowered declared (one group in flight) */
 	int promo[8];
@@ -180,6 +184,7 @@ const char *lw_vtype(int bytes);
 void lw_packword(Buf *b, DType t, char *const *vals, int w);
 char *lw_unpack(Em *e, DType t, const char *r, int words, int k);
 char *lw_conv(Em *e, const char *v, DType from, DType to);
+char *lw_valueto(Em *e, const IrExpr *x, DType to);
 char *lw_memaddr(Em *e, const Region *r, char *const *cs, int nn);
 char *lw_regguard(Em *e, const Region *r, char *const *cs, int nn, int vec);
 extern char lw_scalar_only[];

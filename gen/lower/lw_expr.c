@@ -1101,6 +1101,18 @@ lw_conv(Em *e, const char *v, DType from, DType to)
 	return arena_printf(e->a, "(%s)(%s)", lw_ctype(to), v);
 }
 
+/* the text of expression x converted to type to, for a store into a `to` element: a store of
+ * f16(v) (v computed in f32) converts once, tl_f2h(v), not tl_f2h(tl_h2f(tl_f2h(v))): a
+ * narrow float's round trip through f32 is exact */
+char *
+lw_valueto(Em *e, const IrExpr *x, DType to)
+{
+	if (x->kind == IE_CAST && x->type == to && lw_calctype(to) != to &&
+	    lw_calctype(x->u.cast.a->type) == DT_F32)
+		x = x->u.cast.a;
+	return lw_conv(e, lw_exprstr(e, x), lw_calctype(x->type), to);
+}
+
 /* the C text of dim d of a region access: offset + the loop coord that walks d */
 static char *
 coordtext(Em *e, const Region *r, int d, char *const *cs, int nn)

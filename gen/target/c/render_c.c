@@ -6,6 +6,7 @@
  */
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lir.h"
@@ -280,19 +281,6 @@ node(Buf *o, const LNode *n, int in, const LDialect *d)
 		buf_printf(o, "const %s %s = *(const %s *)(%s);\n", n->u.load.vtype, n->u.load.name, n->u.load.vtype,
 			   n->u.load.addr);
 		break;
-	case L_USE: {
-		const char *p = n->text, *q;
-
-		indent(o, in);
-		for (; *p; p = *q ? q + 2 : q) {
-			q = strchr(p, ',');
-			if (!q)
-				q = p + strlen(p);
-			buf_printf(o, "%s(void)%.*s", p == n->text ? "" : ", ", (int)(q - p), p);
-		}
-		buf_puts(o, ";\n");
-		break;
-	}
 	case L_COORDS:
 		indent(o, in);
 		buf_printf(o, "const int tid = %s, lane = tid %% %d, warp = tid / %d;\n", d->late_tid, n->u.wait.n,
@@ -326,13 +314,106 @@ node(Buf *o, const LNode *n, int in, const LDialect *d)
 	}
 }
 
+/* does identifier id (its leading identifier: a declared name may carry its dimensions,
+ * "af[2][4]") occur as a whole word in s? */
+static int
+hasword(const char *s, const char *id)
+{
+	size_t k = 0;
+	const char *p;
+	char w[128];
+
+	while (id[k] && (isalnum((unsigned char)id[k]) || id[k] == '_') && k < sizeof w - 1)
+		k++;
+	if (!k || (id[k] && id[k] != '['))
+		return 1; /* not a plain name: kept */
+	memcpy(w, id, k);
+	w[k] = 0;
+	id = w;
+
+	for (p = s; (p = strstr(p, id)); p++)
+		if ((p == s || !(isalnum((unsigned char)p[-1]) || p[-1] == '_')) &&
+		    !(isalnum((unsigned char)p[k]) || p[k] == '_'))
+			return 1;
+	return 0;
+}
+
+/* may the renderer leave declaration n out where nothing reads it? scalars (a coordinate
+ * the statements after it do not need, a let of a block that does not read it: initializers
+ * have no side effects) and arrays without an initializer (a local no statement kept) */
+static int
+prunable(const LNode *n)
+{
+	return n->kind == L_DECL && (!n->u.decl.count || (!n->u.decl.init && !n->u.decl.ix));
+}
+
+/* is name read by the kept statements after node i (their text: piece[i + 1..n))? */
+static int
+readafter(char **piece, int i, int n, const char *name)
+{
+	for (i++; i < n; i++)
+		if (piece[i] && hasword(piece[i], name))
+			return 1;
+	return 0;
+}
+
+/*
+ * The statements of a list. A declaration nothing after it reads is left out, declarator by
+ * declarator (nvcc warns of it, #177, and the reader need not follow it), a local's layout
+ * comment with it. Its scope is the rest of the list: the statements are rendered from the last
+ * to the first, so that a name read only by a declaration left out is unused too.
+ */
 static void
 list(Buf *o, const LList *l, int depth, const LDialect *d)
 {
 	const LNode *n;
+	char **piece;
+	int i, cnt = 0, u1, u2;
+	Buf b;
 
 	for (n = l->head; n; n = n->next)
-		node(o, n, depth, d);
+		cnt++;
+	if (!cnt)
+		return;
+	piece = calloc((size_t)cnt, sizeof *piece);
+	if (!piece) { /* out of memory: everything, unpruned */
+		for (n = l->head; n; n = n->next)
+			node(o, n, depth, d);
+		return;
+	}
+	for (i = cnt - 1; i >= 0; i--) {
+		int k;
+		LNode one;
+
+		for (n = l->head, k = 0; k < i; k++)
+			n = n->next;
+		buf_init(&b);
+		if (prunable(n)) {
+			one = *n;
+			u1 = readafter(piece, i, cnt, n->u.decl.name) ||
+			     (n->u.decl.init2 && hasword(n->u.decl.init2, n->u.decl.name));
+			u2 = n->u.decl.name2 && readafter(piece, i, cnt, n->u.decl.name2);
+			if (!u1 && n->u.decl.name2 && u2) /* the second declarator alone */
+				one.u.decl.ix = NULL, one.u.decl.name = n->u.decl.name2, one.u.decl.init = n->u.decl.init2;
+			if (!u1 || !u2)
+				one.u.decl.name2 = one.u.decl.init2 = NULL;
+			if (u1 || u2)
+				node(&b, &one, depth, d);
+		} else if (n->kind == L_COMMENT && n->next && prunable(n->next) && n->next->u.decl.count &&
+			   !piece[i + 1]) {
+			/* the layout comment of a local left out */
+		} else {
+			node(&b, n, depth, d);
+		}
+		piece[i] = b.len ? buf_take(&b) : NULL;
+		buf_free(&b);
+	}
+	for (i = 0; i < cnt; i++) {
+		if (piece[i])
+			buf_puts(o, piece[i]);
+		free(piece[i]);
+	}
+	free(piece);
 }
 
 /* a table of IX_TAB entries: static const, 16 entries a line, the narrowest type that holds them */
@@ -349,8 +430,9 @@ table(Buf *o, const ITab *t)
 }
 
 static void
-kernel(Buf *o, const LKernel *k, const LDialect *d)
+kernel(Buf *o, const LKernel *k, const LDialect *d, int64_t align)
 {
+	const LNode *n;
 	int i;
 
 	buf_printf(o, "// kernel %s: %lld threads, %lld bytes of dynamic shared memory%s\n", k->name,
@@ -374,10 +456,10 @@ kernel(Buf *o, const LKernel *k, const LDialect *d)
 	buf_puts(o, ")\n{\n");
 	for (i = 0; i < k->ntab; i++)
 		table(o, k->tabs[i]);
-	list(o, &k->checks, 1, d);
+	for (n = k->checks.head; n; n = n->next) /* read by the body: no list() pruning */
+		node(o, n, 1, d);
 	if (k->has_smem)
-		buf_printf(o, "\textern __shared__ __align__(%lld) unsigned char tl_smem[];\n",
-			   (long long)k->smem_align);
+		buf_printf(o, "\textern __shared__ __align__(%lld) unsigned char tl_smem[];\n", (long long)align);
 	buf_printf(o, "\tconst int tid = threadIdx.x, lane = tid %% %d, warp = tid / %d;\n", k->warp_size,
 		   k->warp_size);
 	buf_puts(o, "\t(void)lane, (void)warp;\n");
@@ -389,11 +471,17 @@ void
 lir_render_c(Buf *out, const LProgram *p, const LDialect *d)
 {
 	const LKernel *k;
+	int64_t align = 0;
 
+	/* every kernel of a module declares the one extern tl_smem with the module's largest
+	 * alignment (declarations that differ draw nvcc's warning #1886) */
+	for (k = p->kernels; k; k = k->next)
+		if (k->has_smem && k->smem_align > align)
+			align = k->smem_align;
 	buf_printf(out, "// generated by tilec %s for %s\n#include \"%s\"\n", p->version, p->arch, d->include);
 	for (k = p->kernels; k; k = k->next) {
 		buf_putc(out, '\n');
-		kernel(out, k, d);
+		kernel(out, k, d, align);
 	}
 }
 

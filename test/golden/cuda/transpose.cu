@@ -28,7 +28,6 @@ transpose(float *__restrict__ A, float *__restrict__ B, int M, int N)
 		for (int s = 0; s < 4; s++) {
 			const int i = (tid / 8);
 			const int j = (s + ((tid % 8) * 4));
-			(void)i, (void)j;
 			r_[s] = t[((j * 36) + i)];
 		}
 		#pragma unroll
@@ -51,7 +50,6 @@ transpose(float *__restrict__ A, float *__restrict__ B, int M, int N)
 		for (int s = 0; s < 4; s++) {
 			const int i = (tid / 8);
 			const int j = (s + ((tid % 8) * 4));
-			(void)i, (void)j;
 			r_[s] = t[((j * 36) + i)];
 		}
 		#pragma unroll

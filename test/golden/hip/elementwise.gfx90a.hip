@@ -57,11 +57,8 @@ elementwise(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__r
 		}
 		#pragma unroll
 		for (int s = 0; s < 32; s++) {
-			const int i = ((tid / 8) + ((s / 8) * 16));
-			const int j = ((s % 8) + ((tid % 8) * 8));
-			(void)i, (void)j;
 			float v = ((((float)tl_h2f(a[s])) * alpha) + ((float)tl_h2f(b[s])));
-			c_[s] = tl_f2h(tl_h2f(tl_f2h(fmaxf(v, 0.0f))));
+			c_[s] = tl_f2h(fmaxf(v, 0.0f));
 		}
 		#pragma unroll
 		for (int s = 0; s < 32; s += 8) {
@@ -98,11 +95,8 @@ elementwise(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__r
 		}
 		#pragma unroll
 		for (int s = 0; s < 32; s++) {
-			const int i = ((tid / 8) + ((s / 8) * 16));
-			const int j = ((s % 8) + ((tid % 8) * 8));
-			(void)i, (void)j;
 			float v = ((((float)tl_h2f(a[s])) * alpha) + ((float)tl_h2f(b[s])));
-			c_[s] = tl_f2h(tl_h2f(tl_f2h(fmaxf(v, 0.0f))));
+			c_[s] = tl_f2h(fmaxf(v, 0.0f));
 		}
 		#pragma unroll
 		for (int s = 0; s < 32; s += 1) {

@@ -71,9 +71,6 @@ softmax(float *__restrict__ X, float *__restrict__ Y, int M)
 	}
 	#pragma unroll
 	for (int s = 0; s < 32; s++) {
-		const int i = (s / 4);
-		const int j = ((s % 4) + (tid * 4));
-		(void)i, (void)j;
 		x[s] = expf((x[s] - m[(s / 4)]));
 	}
 	{ // reduce sum x -> s_ dim 1: 32 slots into 8, shuffles xor 0x1f, warps xor 0x7
@@ -118,9 +115,6 @@ softmax(float *__restrict__ X, float *__restrict__ Y, int M)
 	}
 	#pragma unroll
 	for (int s = 0; s < 32; s++) {
-		const int i_1 = (s / 4);
-		const int j_1 = ((s % 4) + (tid * 4));
-		(void)i_1, (void)j_1;
 		x[s] = (x[s] / s_[(s / 4)]);
 	}
 	#pragma unroll
