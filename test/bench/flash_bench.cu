@@ -1,8 +1,8 @@
-// flash_bench.cu: times the CUDA tilec emits for samples/flash_fwd.tile (P in registers) and
+// flash_bench.cu: times the CUDA tilec emits for samples/flash_fwd.tile (P in registers),
 // test/cpu/flash_smem_p.tile -D D=128 (P through shared memory: wgmma for both gemms on
-// sm_90a), head dim 128, causal and not, [B*H, L, D] f16, at L = 4096 and 8192, B*H = 32,
-// checks sampled rows of
-// each against an fp64 CPU reference, and prints one FLASH line per case for
+// sm_90a) and the variants gpu.sh's FLASH_EXTRA adds, head dim 128, causal and not,
+// [B*H, L, D] f16, at L = 4096 and 8192, B*H = 32, checks sampled rows of each against an
+// fp64 CPU reference, and prints one FLASH line per case for
 // test/bench/flash_torch.py, which times torch's scaled_dot_product_attention on the same
 // shapes and prints the ratios. Built and run by test/bench/gpu.sh (section "flash").
 #include <algorithm>
@@ -13,10 +13,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include "tilec_cuda.h"
-#include "flash_fwd_d128_c0.cu"
-#include "flash_fwd_d128_c1.cu"
-#include "flash_smem_p_d128_c0.cu"
-#include "flash_smem_p_d128_c1.cu"
+#include "flash_kernels.h" // the variants' kernels, <name>_d128_c0 and _c1 (written by gpu.sh)
 #include "flash_smem.h" // SMEM_<kernel>: the dynamic shared memory of each (written by gpu.sh)
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
@@ -26,19 +23,23 @@ typedef void (*FlashKernel)(tl_half_t *, tl_half_t *, tl_half_t *, tl_half_t *, 
 static unsigned rng = 12345;
 static float frand() { rng = rng * 1664525u + 1013904223u; return ((rng >> 8) / 16777216.0f) * 2.0f - 1.0f; }
 
+/* a variant: its name, tilec flags, kernels and dynamic shared memory, [causal] */
+struct Variant { const char *name, *flags; FlashKernel k[2]; int smem[2]; };
+static const Variant vars[] = {
+#define FV(n, f) {#n, f, {n##_d128_c0, n##_d128_c1}, {SMEM_##n##_d128_c0, SMEM_##n##_d128_c1}},
+#include "flash_variants.h"
+#undef FV
+};
+enum { NV = sizeof vars / sizeof vars[0] };
+
 int main()
 {
 	const int BM = 128, THREADS = 256, D = 128, BH = 32, Ls[2] = {4096, 8192};
-	/* [variant][causal] */
-	const FlashKernel kerns[2][2] = {{flash_fwd_d128_c0, flash_fwd_d128_c1}, {flash_smem_p_d128_c0, flash_smem_p_d128_c1}};
-	const int smems[2][2] = {{SMEM_flash_fwd_d128_c0, SMEM_flash_fwd_d128_c1},
-				 {SMEM_flash_smem_p_d128_c0, SMEM_flash_smem_p_d128_c1}};
-	const char *const names[2] = {"flash_fwd", "flash_smem_p"};
 	int fails = 0;
 
-	for (int v = 0; v < 2; v++)
+	for (int v = 0; v < NV; v++)
 		for (int c = 0; c < 2; c++)
-			CK(cudaFuncSetAttribute(kerns[v][c], cudaFuncAttributeMaxDynamicSharedMemorySize, smems[v][c]));
+			CK(cudaFuncSetAttribute(vars[v].k[c], cudaFuncAttributeMaxDynamicSharedMemorySize, vars[v].smem[c]));
 	for (int li = 0; li < 2; li++) {
 		int L = Ls[li];
 		size_t n = (size_t)BH * L * D;
@@ -49,10 +50,10 @@ int main()
 		CK(cudaMemcpy(Q, hQ.data(), n * 2, cudaMemcpyHostToDevice));
 		CK(cudaMemcpy(K, hK.data(), n * 2, cudaMemcpyHostToDevice));
 		CK(cudaMemcpy(V, hV.data(), n * 2, cudaMemcpyHostToDevice));
-		for (int vc = 0; vc < 4; vc++) {
+		for (int vc = 0; vc < 2 * NV; vc++) {
 			int v = vc / 2, c = vc % 2;
-			const FlashKernel *kern = kerns[v];
-			const int *smem = smems[v];
+			const FlashKernel *kern = vars[v].k;
+			const int *smem = vars[v].smem;
 			dim3 grid((L + BM - 1) / BM, BH);
 			CK(cudaMemset(O, 0xff, n * 2));
 			kern[c]<<<grid, THREADS, smem[c]>>>(Q, K, V, O, BH, L);
@@ -93,7 +94,7 @@ int main()
 			int ok = bad == 0 && rel < 1e-2;
 			fails += !ok;
 			printf("FLASH d=%d causal=%d bh=%d l=%d ms=%.4f tflops=%.1f relerr=%.2e %s kernel=%s\n", D, c, BH, L, ms,
-			       fl / ms / 1e9, rel, ok ? "ok" : "FAIL", names[v]);
+			       fl / ms / 1e9, rel, ok ? "ok" : "FAIL", vars[v].name);
 		}
 		cudaFree(Q); cudaFree(K); cudaFree(V); cudaFree(O);
 	}

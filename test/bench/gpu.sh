@@ -88,23 +88,32 @@ fi
 # FlashAttention (samples/flash_fwd.tile: P in registers; test/cpu/flash_smem_p.tile: P through
 # shared memory; D = 128, causal and not, B*H = 32, L = 4096 and 8192)
 # against torch's scaled_dot_product_attention (its fastest backend here) when torch imports:
-# flash_bench times tilec and checks sampled rows against fp64, flash_torch.py prints the ratios
+# flash_bench times tilec and checks sampled rows against fp64, flash_torch.py prints the ratios.
+# FLASH_EXTRA="name|tile|tilec flags[|tilec binary];...": more variants of the same interface
+# (BM = 128, 256 threads), e.g. "fwd_bn128|samples/flash_fwd.tile|-D BN=128"
 rm -f "$B/flash/failed"
 {
 	echo; echo "## FlashAttention forward: samples/flash_fwd.tile vs torch SDPA, same session"
 	echo; echo '```'
 	F=$B/flash
 	mkdir -p "$F"
-	: >"$F/flash_smem.h"
+	: >"$F/flash_smem.h"; : >"$F/flash_kernels.h"; : >"$F/flash_variants.h"
 	fr=0
-	# P in registers (the sample) and P through shared memory (test/cpu/flash_smem_p.tile)
-	for k in samples/flash_fwd test/cpu/flash_smem_p; do for c in 0 1; do
-		n=$(basename $k)
-		"$TILEC" --arch="$ARCH" -D D=128 -D CAUSAL=$c $k.tile -o "$F/t.cu" || fr=1
-		sed "s/\b$n\b/${n}_d128_c$c/g" "$F/t.cu" >"$F/${n}_d128_c$c.cu"
-		sed -n "s|^// kernel \([a-z0-9_]*\): .* \([0-9]*\) bytes of dynamic.*|#define SMEM_\1 \2|p" \
-			"$F/${n}_d128_c$c.cu" | head -1 >>"$F/flash_smem.h"
-	done; done
+	vs="flash_fwd|samples/flash_fwd.tile|;flash_smem_p|test/cpu/flash_smem_p.tile|;${FLASH_EXTRA:-}"
+	echo "$vs" | tr ';' '\n' | while IFS='|' read -r n src flags tc; do
+		[ -n "$n" ] || continue
+		k=$(sed -n 's/^kernel \([a-z0-9_]*\)(.*/\1/p' "$src" | head -1)
+		for c in 0 1; do
+			# shellcheck disable=SC2086
+			"${tc:-$TILEC}" --arch="$ARCH" -D D=128 -D CAUSAL=$c $flags "$src" -o "$F/t.cu" || { touch "$F/failed"; continue; }
+			sed "s/\b$k\b/${n}_d128_c$c/g" "$F/t.cu" >"$F/${n}_d128_c$c.cu"
+			sed -n "s|^// kernel \([a-z0-9_]*\): .* \([0-9]*\) bytes of dynamic.*|#define SMEM_\1 \2|p" \
+				"$F/${n}_d128_c$c.cu" | head -1 >>"$F/flash_smem.h"
+			echo "#include \"${n}_d128_c$c.cu\"" >>"$F/flash_kernels.h"
+		done
+		echo "FV($n, \"$flags\")" >>"$F/flash_variants.h"
+	done
+	[ -e "$F/failed" ] && fr=1
 	if [ $fr = 0 ] && "$CUDA/bin/nvcc" -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -I"$F" \
 		-Itemplates -o "$F/flash_bench" test/bench/flash_bench.cu >"$F/build.log" 2>&1; then
 		r=0; "$F/flash_bench" >"$F/flash.txt" 2>&1 || r=$?
