@@ -85,8 +85,9 @@ if [ "$mode" = run ] || [ "$mode" = gemm ]; then
 	rm -f "$B/gemm.failed"
 	[ "$mode" = gemm ] && { [ -n "${OUT:-}" ] && cp test/bench/RESULTS.md "$B/gemm.txt" "$OUT/"; exit $rc; }
 fi
-# FlashAttention (samples/flash_fwd.tile: P in registers; test/cpu/flash_smem_p.tile: P through
-# shared memory; D = 128, causal and not, B*H = 32, L = 4096 and 8192)
+# FlashAttention (samples/flash_fwd.tile: P in registers, as written and with -D BN=128;
+# test/cpu/flash_smem_p.tile: P through shared memory; D = 128, causal and not, B*H = 32,
+# L = 4096 and 8192)
 # against torch's scaled_dot_product_attention (its fastest backend here) when torch imports:
 # flash_bench times tilec and checks sampled rows against fp64, flash_torch.py prints the ratios.
 # FLASH_EXTRA="name|tile|tilec flags[|tilec binary];...": more variants of the same interface
@@ -99,7 +100,8 @@ rm -f "$B/flash/failed"
 	mkdir -p "$F"
 	: >"$F/flash_smem.h"; : >"$F/flash_kernels.h"; : >"$F/flash_variants.h"
 	fr=0
-	vs="flash_fwd|samples/flash_fwd.tile|;flash_smem_p|test/cpu/flash_smem_p.tile|;${FLASH_EXTRA:-}"
+	vs="flash_fwd|samples/flash_fwd.tile|;flash_fwd_bn128|samples/flash_fwd.tile|-D BN=128"
+	vs="$vs;flash_smem_p|test/cpu/flash_smem_p.tile|;${FLASH_EXTRA:-}"
 	echo "$vs" | tr ';' '\n' | while IFS='|' read -r n src flags tc; do
 		[ -n "$n" ] || continue
 		k=$(sed -n 's/^kernel \([a-z0-9_]*\)(.*/\1/p' "$src" | head -1)
