@@ -228,13 +228,38 @@ persist_g(Em *e, const char *v, const struct TmaPipe *tp, int S, const char *who
  * the last one of the tile after its final wait_group 0, so the first S - 1 loads of the next
  * tile (or the producer's, during this tile's epilogue) wait for it; tl_pit_ += n after.
  */
+/* the body's statements but its loads (issued by the schedule), after the iteration's wait:
+ * nothing of the shared buffers is pending then; hazards between them get barriers */
+static int
+body_rest(Em *e, Buf *chk, const IrStmt *st)
+{
+	const IrStmt *b;
+
+	if (e->shrd)
+		lw_sh_clear(e);
+	for (b = st->u.pipe.body; b; b = b->next)
+		if (!lw_isload(e, b) && lw_stmt_synced(e, chk, b))
+			return -1;
+	return 0;
+}
+
+/* the pipeline's lowering state, back to none */
+static void
+pipe_done(Em *e)
+{
+	e->in_pipe = 0;
+	e->stage = NULL;
+	e->wg_inflight = 0;
+	e->pipe_fenced = 0;
+	e->npromo = 0;
+}
+
 static int
 tma_pipeline_persist(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, const struct TmaPipe *tp)
 {
 	const char *v = lw_vname(e, st->u.pipe.var), *n = arena_printf(e->a, "%s_n_", v);
 	const char *g = arena_printf(e->a, "%s_g_", v);
 	int S = pp->stages, D = S - 1, ws = e->ws > 0;
-	const IrStmt *b;
 	int r = -1, opened = 0;
 
 	e->in_pipe = 1;
@@ -266,11 +291,8 @@ tma_pipeline_persist(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, cons
 	lw_call(e, LC_MBAR, "tl_mbar_wait", arena_printf(e->a, "&%s[%s %% %d], %s / %d %% 2", tp->full, g, S, g, S),
 		"// stage landed");
 	e->wg_inflight = 2;
-	if (e->shrd)
-		lw_sh_clear(e);
-	for (b = st->u.pipe.body; b; b = b->next)
-		if (!lw_isload(e, b) && lw_stmt_synced(e, chk, b))
-			goto out;
+	if (body_rest(e, chk, st))
+		goto out;
 	lw_open_if(e, arena_printf(e->a, "%s > 0 && lane == 0", v), 1, 1);
 	lw_call(e, LC_MBAR, "tl_mbar_arrive", arena_printf(e->a, "&%s[(%s + %d) %% %d]", tp->empty, g, S - 1, S),
 		"// this warp is done with the stage of the previous iteration");
@@ -302,11 +324,7 @@ tma_pipeline_persist(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, cons
 		lw_sh_clear(e);
 	r = 0;
 out:
-	e->in_pipe = 0;
-	e->stage = NULL;
-	e->wg_inflight = 0;
-	e->pipe_fenced = 0;
-	e->npromo = 0;
+	pipe_done(e);
 	return r;
 }
 
@@ -318,7 +336,6 @@ tma_pipeline(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, const struct
 	 * of prefetch, keep the refill off the stage the group reads */
 	int S = pp->stages, D = S - 1, mode = 2, warps = (int)(e->k->threads / e->t->warp_size);
 	int ws = e->ws > 0;
-	const IrStmt *b;
 	int r = -1, opened = 0;
 
 	if (e->pst == st && e->pbase)
@@ -362,11 +379,8 @@ loop:
 	lw_call(e, LC_MBAR, "tl_mbar_wait",
 		arena_printf(e->a, "&%s[%s], %s / %d %% 2", tp->full, e->stage, v, S), "// stage landed");
 	e->wg_inflight = mode;
-	if (e->shrd)
-		lw_sh_clear(e);
-	for (b = st->u.pipe.body; b; b = b->next)
-		if (!lw_isload(e, b) && lw_stmt_synced(e, chk, b))
-			goto out;
+	if (body_rest(e, chk, st))
+		goto out;
 	if (mode == 2)
 		lw_open_if(e, arena_printf(e->a, "%s > 0 && lane == 0", v), 1, 1);
 	else
@@ -411,11 +425,7 @@ after:
 		lw_sh_clear(e);
 	r = 0;
 out:
-	e->in_pipe = 0;
-	e->stage = NULL;
-	e->wg_inflight = 0;
-	e->pipe_fenced = 0;
-	e->npromo = 0;
+	pipe_done(e);
 	return r;
 }
 
@@ -604,11 +614,8 @@ lw_pipeline(Em *e, Buf *chk, const IrStmt *st)
 	/* after the barrier at the top of the iteration nothing is pending; the loads just
 	 * issued fill another stage than the one the body reads. The rest of the body is
 	 * statements like any others: hazards between them get barriers */
-	if (e->shrd)
-		lw_sh_clear(e);
-	for (b = st->u.pipe.body; b; b = b->next)
-		if (!lw_isload(e, b) && lw_stmt_synced(e, chk, b))
-			goto out;
+	if (body_rest(e, chk, st))
+		goto out;
 	e->pipe_fenced = 0;
 	if (S == 1)
 		lw_barrier(e);
@@ -622,10 +629,6 @@ lw_pipeline(Em *e, Buf *chk, const IrStmt *st)
 		lw_sh_clear(e);
 	r = 0;
 out:
-	e->in_pipe = 0;
-	e->stage = NULL;
-	e->wg_inflight = 0;
-	e->pipe_fenced = 0;
-	e->npromo = 0;
+	pipe_done(e);
 	return r;
 }
