@@ -458,11 +458,9 @@ lw_held_by(const Held *h, int64_t y, int64_t t)
 static int
 stagedcopy(Em *e, const IrStmt *st, const char *why)
 {
-	int sb = st->u.copy.src.buf, db = st->u.copy.dst.buf, d;
+	int sb = st->u.copy.src.buf, db = st->u.copy.dst.buf, open;
 	const IrBuffer *SB = &e->k->bufs[sb], *DB = &e->k->bufs[db];
 	const Fragment *FD = e->frag[db];
-	IExpr **cd = e->coord[db];
-	int64_t SD = e->slots[db];
 	char *name, *cs[LAYOUT_MAXDIM];
 
 	if (FD->nin != DB->ndim || FD->nin > LAYOUT_MAXDIM)
@@ -472,21 +470,10 @@ stagedcopy(Em *e, const IrStmt *st, const char *why)
 		return -1;
 	lw_comment(e, "copy %s -> %s: each holder of an element of '%s' reads it from %s", SB->name, DB->name,
 		   DB->name, name);
-	if (FD->nthreads < e->k->threads)
-		lw_open_if(e, arena_printf(e->a, "tid < %lld", (long long)FD->nthreads), 0, 1);
-	lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)SD), SD, 1, 0);
-	for (d = 0; d < FD->nin; d++) {
-		cs[d] = arena_printf(e->a, "c%d", d);
-		lw_decl_ix(e, cs[d], cd[d], lw_slotnames);
-	}
-	if (e->pad[db])
-		lw_open_if(e, arena_printf(e->a, "c0 < %lld", (long long)FD->in_shape[0]), 0, 1);
+	open = lw_slots_open(e, db, "s", lw_slotnames, 0, cs);
 	lw_assign(e, LM_LOCAL, db, 0, arena_printf(e->a, "%s[s]", DB->name),
 		  lw_conv(e, arena_printf(e->a, "%s[%s]", name, lw_stage_index(e, sb, cs)), SB->dtype, DB->dtype));
-	if (e->pad[db])
-		lw_pop(e);
-	lw_pop(e);
-	if (FD->nthreads < e->k->threads)
+	while (open--)
 		lw_pop(e);
 	return 0;
 }

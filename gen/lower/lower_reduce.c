@@ -80,7 +80,7 @@ static int
 smemreduce(Em *e, const IrStmt *st, const char *why)
 {
 	static const char *const gnames[IEXPR_NVARS] = {"g", "tid"};
-	int sb = st->u.reduce.src, db = st->u.reduce.dst, dim = st->u.reduce.dim, d, dd;
+	int sb = st->u.reduce.src, db = st->u.reduce.dst, dim = st->u.reduce.dim, d, dd, open;
 	const IrBuffer *SB = &e->k->bufs[sb], *DB = &e->k->bufs[db];
 	ReduceOp op = st->u.reduce.op;
 	DType ct = DT_F32;
@@ -108,27 +108,27 @@ smemreduce(Em *e, const IrStmt *st, const char *why)
 	lw_open_block(e, arena_printf(e->a, "reduce %s %s -> %s dim %d from shared memory", reduceop_name(op),
 				   SB->name, DB->name, dim));
 	if (DB->scope == MEM_LOCAL) {
-		/* a fragment over fewer threads than the block's: the others hold nothing, and their
-		 * coordinates would address shared memory past the source */
-		if (e->frag[db]->nthreads < T)
-			lw_open_if(e, arena_printf(e->a, "tid < %lld", (long long)e->frag[db]->nthreads), 0, 1);
-		lw_open_for(e, "g", "0", arena_printf(e->a, "%lld", (long long)e->slots[db]), e->slots[db], 1, 0);
-		for (d = 0; d < DB->ndim; d++)
-			lw_decl_ix(e, arena_printf(e->a, "c%d", d), e->coord[db][d], gnames);
-		/* a padded destination: its pairs past dim 0 hold nothing (plan_partition.c) */
-		if (e->pad[db])
-			lw_open_if(e, arena_printf(e->a, "c0 < %lld", (long long)e->frag[db]->in_shape[0]), 0, 1);
+		/* the holders of the destination's elements (a fragment over fewer threads than the
+		 * block's: the others hold nothing, and their coordinates would address shared
+		 * memory past the source; a padded one's pairs past dim 0 hold nothing) */
+		if (e->frag[db]->nin != DB->ndim)
+			return err_set(e->err, "reduce %s -> %s: the layout of '%s' does not match its shape",
+				       SB->name, DB->name, DB->name);
+		open = lw_slots_open(e, db, "g", gnames, 0, dc);
 	} else {
 		lw_open_for(e, "it", "0", arena_printf(e->a, "%lld", (long long)((NY + T - 1) / T)), (NY + T - 1) / T, 0, 0);
 		lw_decl(e, 1, "int", "q", 0, arena_printf(e->a, "tid + it * %lld", (long long)T), NULL);
 		for (d = DB->ndim - 1, div = 1; d >= 0; div *= DB->dims[d].c, d--)
 			lw_decl(e, 1, "int", arena_printf(e->a, "c%d", d), 0,
 			     arena_printf(e->a, "q / %lld %% %lld", (long long)div, (long long)DB->dims[d].c), NULL);
-		if (NY % T)
+		open = 1;
+		if (NY % T) {
 			lw_open_if(e, arena_printf(e->a, "q < %lld", (long long)NY), 0, 1);
+			open++;
+		}
+		for (d = 0; d < DB->ndim; d++)
+			dc[d] = arena_printf(e->a, "c%d", d);
 	}
-	for (d = 0; d < DB->ndim; d++)
-		dc[d] = arena_printf(e->a, "c%d", d);
 	for (d = 0, dd = 0; d < SB->ndim; d++) {
 		if (d == dim) {
 			idx[d] = (char *)"tl_k";
@@ -162,10 +162,7 @@ smemreduce(Em *e, const IrStmt *st, const char *why)
 	res = st->u.reduce.clear ? "tl_a" : redop(e, op, ct, old, "tl_a");
 	lw_assign(e, lw_memof(DB), db, dtype_bytes(DB->dtype), buf_str(&b), lw_conv(e, res, ct, DB->dtype));
 	buf_free(&b);
-	if ((DB->scope == MEM_SHARED && NY % T) || (DB->scope == MEM_LOCAL && e->pad[db]))
-		lw_pop(e);
-	lw_pop(e);
-	if (DB->scope == MEM_LOCAL && e->frag[db]->nthreads < T)
+	while (open--)
 		lw_pop(e);
 	lw_pop(e);
 	if (DB->scope == MEM_SHARED)

@@ -41,10 +41,9 @@ lw_stage(Em *e, int buf, const char *why)
 {
 	const IrBuffer *B = &e->k->bufs[buf];
 	const Fragment *F = e->frag[buf];
-	IExpr **co = e->coord[buf];
-	int64_t NY = layout_size(F), S = e->slots[buf], bytes;
-	char *name = arena_printf(e->a, "tl_stage%d", e->tmp++), *cs[LAYOUT_MAXDIM], *g = NULL;
-	int d, eb = (int)dtype_bytes(B->dtype);
+	int64_t NY = layout_size(F), bytes;
+	char *name = arena_printf(e->a, "tl_stage%d", e->tmp++), *cs[LAYOUT_MAXDIM];
+	int open, eb = (int)dtype_bytes(B->dtype);
 
 	if (!F || F->nin != B->ndim || F->nin > LAYOUT_MAXDIM) {
 		err_set(e->err, "local '%s': its layout does not match its shape", B->name);
@@ -60,29 +59,48 @@ lw_stage(Em *e, int buf, const char *why)
 	lw_comment(e, "'%s' through shared memory: it is read %s", B->name, why);
 	lw_decl(e, 0, arena_printf(e->a, "static __shared__ %s", lw_ctype(B->dtype)), name, NY, NULL, NULL);
 	e->static_smem += bytes;
-	if (F->nthreads < e->k->threads)
-		lw_open_if(e, arena_printf(e->a, "tid < %lld", (long long)F->nthreads), 0, 1);
-	lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)S), S, 1, 0);
-	for (d = 0; d < F->nin; d++) {
-		cs[d] = arena_printf(e->a, "c%d", d);
-		lw_decl_ix(e, cs[d], co[d], lw_slotnames);
-	}
-	/* a padded layout: the pairs past dim 0 hold nothing (plan_partition.c) */
-	if (e->pad[buf])
-		g = arena_printf(e->a, "c0 < %lld", (long long)F->in_shape[0]);
-	if (F->rep > 1)
-		g = arena_printf(e->a, "%s%s(%s) == 0", g ? g : "", g ? " && " : "", lw_ixstr(e, co[F->nin], lw_slotnames));
-	if (g)
-		lw_open_if(e, g, 0, 1);
+	open = lw_slots_open(e, buf, "s", lw_slotnames, 1, cs);
 	lw_assign(e, LM_SHARED, -1, eb, arena_printf(e->a, "%s[%s]", name, lw_stage_index(e, buf, cs)),
 		  arena_printf(e->a, "%s[s]", B->name));
-	if (g)
-		lw_pop(e);
-	lw_pop(e);
-	if (F->nthreads < e->k->threads)
+	while (open--)
 		lw_pop(e);
 	lw_barrier(e);
 	return name;
+}
+
+/*
+ * Open the loop over the slots of local buffer buf (slot variable sv, names the index
+ * expressions' variables: slot, thread) for the threads that hold it, declare its coordinates
+ * c0, c1, ... (into cs) and guard the elements that are there: a padded layout's pairs past
+ * dim 0 hold nothing (plan_partition.c), and with replica0 only replica 0 of a replicated one.
+ * Returns how many levels to pop.
+ */
+int
+lw_slots_open(Em *e, int buf, const char *sv, const char *const *names, int replica0, char **cs)
+{
+	const Fragment *F = e->frag[buf];
+	IExpr **co = e->coord[buf];
+	char *g = NULL;
+	int d, open = 1;
+
+	if (F->nthreads < e->k->threads) {
+		lw_open_if(e, arena_printf(e->a, "tid < %lld", (long long)F->nthreads), 0, 1);
+		open++;
+	}
+	lw_open_for(e, sv, "0", arena_printf(e->a, "%lld", (long long)e->slots[buf]), e->slots[buf], 1, 0);
+	for (d = 0; d < F->nin; d++) {
+		cs[d] = arena_printf(e->a, "c%d", d);
+		lw_decl_ix(e, cs[d], co[d], names);
+	}
+	if (e->pad[buf])
+		g = arena_printf(e->a, "c0 < %lld", (long long)F->in_shape[0]);
+	if (replica0 && F->rep > 1)
+		g = arena_printf(e->a, "%s%s(%s) == 0", g ? g : "", g ? " && " : "", lw_ixstr(e, co[F->nin], names));
+	if (g) {
+		lw_open_if(e, g, 0, 1);
+		open++;
+	}
+	return open;
 }
 
 /* 1 when some index of an access in nest par is not one of its variables */

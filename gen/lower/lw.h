@@ -235,6 +235,7 @@ int lw_part_tiles(Em *e, KernelPart *kp);
 IExpr **lw_tilecoords(Em *e, const Fragment *F, int64_t *S, int *pad);
 int lw_nopad(Em *e, int buf, const char *what);
 char *lw_stage(Em *e, int buf, const char *why);
+int lw_slots_open(Em *e, int buf, const char *sv, const char *const *names, int replica0, char **cs);
 char *lw_stage_index(Em *e, int buf, char *const *cs);
 int lw_nest_stage(Em *e, const IrStmt *par, const Fragment *LF);
 void lw_nest_unstage(Em *e);
