@@ -277,7 +277,9 @@ cpuexec_build_target(CpuExe *x, int hip, const char *arch, const char *cuda_src,
 	{
 		/* -O1: the kernels are large unrolled bodies (build time matters more than
 		 * run time); no fast-math (IEEE results, as the interpreter's); the
-		 * emitted code type-puns through pointer casts as CUDA allows; -fwrapv:
+		 * emitted code type-puns through pointer casts as CUDA allows; -frounding-math: no
+		 * folds that assume the rounding mode (g++ 12 rewrote 0.0f - (float)i as -(float)i,
+		 * -0 for i = 0, at -O0 too: fuzz_diff seed 91258); -fwrapv:
 		 * signed integer arithmetic wraps as on the GPU (otherwise the C++
 		 * compiler may assume an index computation never overflows) */
 		const char *strict = getenv("TILEC_CPU_STRICT");
@@ -285,12 +287,12 @@ cpuexec_build_target(CpuExe *x, int hip, const char *arch, const char *cuda_src,
 		 * never uses is an error, as nvcc's warning #177 would show it to a user */
 		char *warn = strict && *strict == '1' ? "-Werror=unused-variable" : "-w";
 		char *argv[] = {(char *)cxx, "-std=c++17", "-O1", "-g0", warn, "-fno-strict-aliasing",
-				"-fno-fast-math", "-ffp-contract=off", "-fwrapv", "-DTILEC_CPU=1", inc, "-o", x->exe,
-				path, "-lm", NULL, NULL};
+				"-fno-fast-math", "-ffp-contract=off", "-frounding-math", "-fwrapv", "-DTILEC_CPU=1",
+				inc, "-o", x->exe, path, "-lm", NULL, NULL};
 
 		if (hip) { /* the wave size before the source */
-			memmove(argv + 11, argv + 10, sizeof argv[0] * 5);
-			argv[10] = wave;
+			memmove(argv + 12, argv + 11, sizeof argv[0] * 5);
+			argv[11] = wave;
 		}
 		rc = runcmd(argv, 600, log, &to, e);
 	}

@@ -240,6 +240,7 @@ static const struct {
 	{"r", "q / 4", "c", "q % 4", 0, "x = s.r + c", "const int r = q / 4, c = q % 4;", NULL},
 	{"r", "q / 4", "c", "r * 2", 0, "x = c", "const int r = q / 4, c = r * 2;", NULL},
 	{"r", "q / 4", "c", "q % 4", 0, "x = 0", NULL, "q %"},
+	{"r", "q / 4", NULL, NULL, 0, "x = 0 /* r */", NULL, "int r"}, /* named in a comment only */
 	{"x_1", NULL, NULL, NULL, 32, "x_1[0] = 0", "// layout of x_1\n\tfloat x_1[32];", NULL},
 	{"x_1", NULL, NULL, NULL, 32, "x[0] = 0", NULL, "x_1"},
 };

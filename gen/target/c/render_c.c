@@ -314,6 +314,24 @@ node(Buf *o, const LNode *n, int in, const LDialect *d)
 	}
 }
 
+/* is p (in s) inside a comment: after // on its line, or between the nearest / * and * / before
+ * it? (the emitted code has no string literals that hold them) */
+static int
+incomment(const char *s, const char *p)
+{
+	const char *q, *open = NULL, *close = NULL;
+
+	for (q = p; q > s && q[-1] != '\n'; q--)
+		if (q[-1] == '/' && q - 1 > s && q[-2] == '/')
+			return 1;
+	for (q = s; (q = strstr(q, "/*")) && q < p; q += 2)
+		open = q;
+	if (!open)
+		return 0;
+	close = strstr(open, "*/");
+	return !close || close > p;
+}
+
 /* does identifier id (its leading identifier: a declared name may carry its dimensions,
  * "af[2][4]") occur as a whole word in s? */
 static int
@@ -333,7 +351,7 @@ hasword(const char *s, const char *id)
 
 	for (p = s; (p = strstr(p, id)); p++)
 		if ((p == s || !(isalnum((unsigned char)p[-1]) || p[-1] == '_')) &&
-		    !(isalnum((unsigned char)p[k]) || p[k] == '_'))
+		    !(isalnum((unsigned char)p[k]) || p[k] == '_') && !incomment(s, p))
 			return 1;
 	return 0;
 }
@@ -433,6 +451,7 @@ static void
 kernel(Buf *o, const LKernel *k, const LDialect *d, int64_t align)
 {
 	const LNode *n;
+	Buf body;
 	int i;
 
 	buf_printf(o, "// kernel %s: %lld threads, %lld bytes of dynamic shared memory%s\n", k->name,
@@ -454,16 +473,23 @@ kernel(Buf *o, const LKernel *k, const LDialect *d, int64_t align)
 		buf_printf(o, "%s%s %s%s", i ? ", " : "", k->params[i].type,
 			   k->params[i].is_ptr ? "*__restrict__ " : "", k->params[i].name);
 	buf_puts(o, ")\n{\n");
+	/* the body first: the tables and the checks (vector-row flags) it reads, as list() keeps
+	 * only the declarations something reads */
+	buf_init(&body);
+	list(&body, &k->body, 1, d);
 	for (i = 0; i < k->ntab; i++)
-		table(o, k->tabs[i]);
-	for (n = k->checks.head; n; n = n->next) /* read by the body: no list() pruning */
-		node(o, n, 1, d);
+		if (hasword(buf_str(&body), k->tabs[i]->name))
+			table(o, k->tabs[i]);
+	for (n = k->checks.head; n; n = n->next)
+		if (!prunable(n) || hasword(buf_str(&body), n->u.decl.name))
+			node(o, n, 1, d);
 	if (k->has_smem)
 		buf_printf(o, "\textern __shared__ __align__(%lld) unsigned char tl_smem[];\n", (long long)align);
 	buf_printf(o, "\tconst int tid = threadIdx.x, lane = tid %% %d, warp = tid / %d;\n", k->warp_size,
 		   k->warp_size);
 	buf_puts(o, "\t(void)lane, (void)warp;\n");
-	list(o, &k->body, 1, d);
+	buf_puts(o, buf_str(&body));
+	buf_free(&body);
 	buf_puts(o, "}\n");
 }
 
