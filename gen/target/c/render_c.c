@@ -394,9 +394,8 @@ list(Buf *o, const LList *l, int depth, const LDialect *d)
 	if (!cnt)
 		return;
 	piece = calloc((size_t)cnt, sizeof *piece);
-	if (!piece) { /* out of memory: everything, unpruned */
-		for (n = l->head; n; n = n->next)
-			node(o, n, depth, d);
+	if (!piece) {
+		o->oom = 1;
 		return;
 	}
 	for (i = cnt - 1; i >= 0; i--) {
@@ -423,6 +422,7 @@ list(Buf *o, const LList *l, int depth, const LDialect *d)
 		} else {
 			node(&b, n, depth, d);
 		}
+		o->oom |= b.oom; /* a piece cut short: the output says so */
 		piece[i] = b.len ? buf_take(&b) : NULL;
 		buf_free(&b);
 	}
@@ -489,6 +489,7 @@ kernel(Buf *o, const LKernel *k, const LDialect *d, int64_t align)
 		   k->warp_size);
 	buf_puts(o, "\t(void)lane, (void)warp;\n");
 	buf_puts(o, buf_str(&body));
+	o->oom |= body.oom;
 	buf_free(&body);
 	buf_puts(o, "}\n");
 }
