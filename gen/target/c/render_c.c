@@ -314,46 +314,114 @@ node(Buf *o, const LNode *n, int in, const LDialect *d)
 	}
 }
 
-/* is p (in s) inside a comment: after // on its line, or between the nearest / * and * / before
- * it? (the emitted code has no string literals that hold them) */
-static int
-incomment(const char *s, const char *p)
-{
-	const char *q, *open = NULL, *close = NULL;
+/* The identifiers a text reads: a hash set of the words outside its comments (a declared
+ * name counts as read wherever its word occurs, "s.r" too: a declaration is kept when in doubt) */
+typedef struct Ids {
+	char **v;
+	size_t cap, n;
+	int oom;
+} Ids;
 
-	for (q = p; q > s && q[-1] != '\n'; q--)
-		if (q[-1] == '/' && q - 1 > s && q[-2] == '/')
-			return 1;
-	for (q = s; (q = strstr(q, "/*")) && q < p; q += 2)
-		open = q;
-	if (!open)
-		return 0;
-	close = strstr(open, "*/");
-	return !close || close > p;
+static size_t
+idhash(const char *s, size_t k)
+{
+	size_t h = 14695981039346656037u & (size_t)-1;
+
+	while (k--)
+		h = (h ^ (unsigned char)*s++) * 1099511628211u;
+	return h;
 }
 
-/* does identifier id (its leading identifier: a declared name may carry its dimensions,
- * "af[2][4]") occur as a whole word in s? */
 static int
-hasword(const char *s, const char *id)
+isid(int c)
 {
-	size_t k = 0;
-	const char *p;
-	char w[128];
+	return isalnum((unsigned char)c) || c == '_';
+}
 
-	while (id[k] && (isalnum((unsigned char)id[k]) || id[k] == '_') && k < sizeof w - 1)
+static void
+ids_add(Ids *t, const char *w, size_t k)
+{
+	size_t i;
+
+	if (t->oom)
+		return;
+	if (2 * (t->n + 1) > t->cap) {
+		Ids g = {calloc(t->cap ? 2 * t->cap : 64, sizeof(char *)), t->cap ? 2 * t->cap : 64, 0, 0};
+
+		if (!g.v) {
+			t->oom = 1;
+			return;
+		}
+		for (i = 0; i < t->cap; i++)
+			if (t->v[i])
+				ids_add(&g, t->v[i], strlen(t->v[i]));
+		free(t->v);
+		*t = g;
+	}
+	for (i = idhash(w, k) & (t->cap - 1); t->v[i]; i = (i + 1) & (t->cap - 1))
+		if (!strncmp(t->v[i], w, k) && !t->v[i][k])
+			return;
+	if (!(t->v[i] = malloc(k + 1))) {
+		t->oom = 1;
+		return;
+	}
+	memcpy(t->v[i], w, k);
+	t->v[i][k] = 0;
+	t->n++;
+}
+
+/* the words of text s outside // and / * * / comments */
+static void
+ids_scan(Ids *t, const char *s)
+{
+	while (*s) {
+		if (s[0] == '/' && s[1] == '/') {
+			while (*s && *s != '\n')
+				s++;
+		} else if (s[0] == '/' && s[1] == '*') {
+			const char *e = strstr(s + 2, "*/");
+
+			s = e ? e + 2 : s + strlen(s);
+		} else if (isid(*s)) {
+			const char *w = s;
+
+			while (isid(*s))
+				s++;
+			if (!isdigit((unsigned char)*w))
+				ids_add(t, w, (size_t)(s - w));
+		} else {
+			s++;
+		}
+	}
+}
+
+/* is the declared name (its leading identifier: "af[2][4]" declares af) in t? a name that is
+ * not plain, or a set short of memory, counts as read */
+static int
+ids_has(const Ids *t, const char *name)
+{
+	size_t k = 0, i;
+
+	while (isid(name[k]))
 		k++;
-	if (!k || (id[k] && id[k] != '['))
-		return 1; /* not a plain name: kept */
-	memcpy(w, id, k);
-	w[k] = 0;
-	id = w;
-
-	for (p = s; (p = strstr(p, id)); p++)
-		if ((p == s || !(isalnum((unsigned char)p[-1]) || p[-1] == '_')) &&
-		    !(isalnum((unsigned char)p[k]) || p[k] == '_') && !incomment(s, p))
+	if (!k || (name[k] && name[k] != '[') || t->oom)
+		return 1;
+	if (!t->cap)
+		return 0;
+	for (i = idhash(name, k) & (t->cap - 1); t->v[i]; i = (i + 1) & (t->cap - 1))
+		if (!strncmp(t->v[i], name, k) && !t->v[i][k])
 			return 1;
 	return 0;
+}
+
+static void
+ids_free(Ids *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->cap; i++)
+		free(t->v[i]);
+	free(t->v);
 }
 
 /* may the renderer leave declaration n out where nothing reads it? scalars (a coordinate
@@ -365,28 +433,20 @@ prunable(const LNode *n)
 	return n->kind == L_DECL && (!n->u.decl.count || (!n->u.decl.init && !n->u.decl.ix));
 }
 
-/* is name read by the kept statements after node i (their text: piece[i + 1..n))? */
-static int
-readafter(char **piece, int i, int n, const char *name)
-{
-	for (i++; i < n; i++)
-		if (piece[i] && hasword(piece[i], name))
-			return 1;
-	return 0;
-}
-
 /*
  * The statements of a list. A declaration nothing after it reads is left out, declarator by
  * declarator (nvcc warns of it, #177, and the reader need not follow it), a local's layout
  * comment with it. Its scope is the rest of the list: the statements are rendered from the last
- * to the first, so that a name read only by a declaration left out is unused too.
+ * to the first, the words of those kept gathered as they come, so that a name read only by a
+ * declaration left out is unused too (time linear in the text).
  */
 static void
 list(Buf *o, const LList *l, int depth, const LDialect *d)
 {
-	const LNode *n;
+	const LNode *n, **nodes;
 	char **piece;
 	int i, cnt = 0, u1, u2;
+	Ids used = {0};
 	Buf b;
 
 	for (n = l->head; n; n = n->next)
@@ -394,44 +454,56 @@ list(Buf *o, const LList *l, int depth, const LDialect *d)
 	if (!cnt)
 		return;
 	piece = calloc((size_t)cnt, sizeof *piece);
-	if (!piece) {
+	nodes = calloc((size_t)cnt, sizeof *nodes);
+	if (!piece || !nodes) {
+		free(piece);
+		free(nodes);
 		o->oom = 1;
 		return;
 	}
+	for (n = l->head, i = 0; n; n = n->next)
+		nodes[i++] = n;
 	for (i = cnt - 1; i >= 0; i--) {
-		int k;
 		LNode one;
 
-		for (n = l->head, k = 0; k < i; k++)
-			n = n->next;
+		n = nodes[i];
 		buf_init(&b);
 		if (prunable(n)) {
+			Ids self = {0};
+
 			one = *n;
-			u1 = readafter(piece, i, cnt, n->u.decl.name) ||
-			     (n->u.decl.init2 && hasword(n->u.decl.init2, n->u.decl.name));
-			u2 = n->u.decl.name2 && readafter(piece, i, cnt, n->u.decl.name2);
+			if (n->u.decl.init2)
+				ids_scan(&self, n->u.decl.init2);
+			u1 = ids_has(&used, n->u.decl.name) || ids_has(&self, n->u.decl.name);
+			u2 = n->u.decl.name2 && ids_has(&used, n->u.decl.name2);
+			ids_free(&self);
 			if (!u1 && n->u.decl.name2 && u2) /* the second declarator alone */
 				one.u.decl.ix = NULL, one.u.decl.name = n->u.decl.name2, one.u.decl.init = n->u.decl.init2;
 			if (!u1 || !u2)
 				one.u.decl.name2 = one.u.decl.init2 = NULL;
 			if (u1 || u2)
 				node(&b, &one, depth, d);
-		} else if (n->kind == L_COMMENT && n->next && prunable(n->next) && n->next->u.decl.count &&
+		} else if (n->kind == L_COMMENT && i + 1 < cnt && prunable(nodes[i + 1]) && nodes[i + 1]->u.decl.count &&
 			   !piece[i + 1]) {
 			/* the layout comment of a local left out */
 		} else {
 			node(&b, n, depth, d);
 		}
 		o->oom |= b.oom; /* a piece cut short: the output says so */
+		if (b.len)
+			ids_scan(&used, buf_str(&b));
 		piece[i] = b.len ? buf_take(&b) : NULL;
 		buf_free(&b);
 	}
+	o->oom |= used.oom;
+	ids_free(&used);
 	for (i = 0; i < cnt; i++) {
 		if (piece[i])
 			buf_puts(o, piece[i]);
 		free(piece[i]);
 	}
 	free(piece);
+	free(nodes);
 }
 
 /* a table of IX_TAB entries: static const, 16 entries a line, the narrowest type that holds them */
@@ -452,6 +524,7 @@ kernel(Buf *o, const LKernel *k, const LDialect *d, int64_t align)
 {
 	const LNode *n;
 	Buf body;
+	Ids used = {0};
 	int i;
 
 	buf_printf(o, "// kernel %s: %lld threads, %lld bytes of dynamic shared memory%s\n", k->name,
@@ -477,12 +550,15 @@ kernel(Buf *o, const LKernel *k, const LDialect *d, int64_t align)
 	 * only the declarations something reads */
 	buf_init(&body);
 	list(&body, &k->body, 1, d);
+	ids_scan(&used, buf_str(&body));
 	for (i = 0; i < k->ntab; i++)
-		if (hasword(buf_str(&body), k->tabs[i]->name))
+		if (ids_has(&used, k->tabs[i]->name))
 			table(o, k->tabs[i]);
 	for (n = k->checks.head; n; n = n->next)
-		if (!prunable(n) || hasword(buf_str(&body), n->u.decl.name))
+		if (!prunable(n) || ids_has(&used, n->u.decl.name))
 			node(o, n, 1, d);
+	o->oom |= used.oom;
+	ids_free(&used);
 	if (k->has_smem)
 		buf_printf(o, "\textern __shared__ __align__(%lld) unsigned char tl_smem[];\n", (long long)align);
 	buf_printf(o, "\tconst int tid = threadIdx.x, lane = tid %% %d, warp = tid / %d;\n", k->warp_size,
