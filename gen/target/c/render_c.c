@@ -346,17 +346,22 @@ ids_add(Ids *t, const char *w, size_t k)
 	if (t->oom)
 		return;
 	if (2 * (t->n + 1) > t->cap) {
-		Ids g = {calloc(t->cap ? 2 * t->cap : 64, sizeof(char *)), t->cap ? 2 * t->cap : 64, 0, 0};
+		/* twice the slots, the words moved over */
+		size_t cap = t->cap ? 2 * t->cap : 64, j;
+		char **v = calloc(cap, sizeof(char *));
 
-		if (!g.v) {
+		if (!v) {
 			t->oom = 1;
 			return;
 		}
 		for (i = 0; i < t->cap; i++)
-			if (t->v[i])
-				ids_add(&g, t->v[i], strlen(t->v[i]));
+			if (t->v[i]) {
+				for (j = idhash(t->v[i], strlen(t->v[i])) & (cap - 1); v[j]; j = (j + 1) & (cap - 1))
+					;
+				v[j] = t->v[i];
+			}
 		free(t->v);
-		*t = g;
+		t->v = v, t->cap = cap;
 	}
 	for (i = idhash(w, k) & (t->cap - 1); t->v[i]; i = (i + 1) & (t->cap - 1))
 		if (!strncmp(t->v[i], w, k) && !t->v[i][k])
