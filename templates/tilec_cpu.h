@@ -818,6 +818,7 @@ static int tl_cpu_is_poison(const void *p, size_t n)
 struct tl_cpu_wgop {
 	tl_cpu_wgop *next;
 	int n, tb, ta, bf, rs; // rs: A from registers (a holds them, da unused); ta: A M-major
+	int sd;                // scale-d: 1 D = A B + D, 0 D = A B (the accumulators not read)
 	int b8;                // 8-bit operands (m64nNk32): TL_CPU_S8 .. TL_CPU_E5M2; -1: 16-bit
 	tl_u64 da, db;
 	unsigned long long group;
@@ -1420,6 +1421,8 @@ __attribute__((optimize("O2"))) static void tl_cpu_wgmma_perform(tl_cpu_wgop *op
 				v = iv;
 			} else
 				v = base[i];
+			if (!op->sd)
+				v = 0;
 			D[16 * w + l / 4 + 8 * ((i / 2) % 2)][8 * (i / 4) + 2 * (l % 4) + (i % 2)] = v;
 		}
 	}
@@ -1542,7 +1545,8 @@ static void tl_wgmma_fence(void)
 // still hold the poison (writing them in flight is undefined too) and adds A B to the saved
 // values. A wgmma whose accumulators belong to an older wgmma still in flight (the k-loop's
 // chain on one accumulator) accumulates onto that one's result, in issue order.
-static void tl_cpu_wgmma(int n, int tb, int ta, int bf, float *d, tl_u64 da, tl_u64 db, const tl_u32 *ra, int b8 = -1)
+static void tl_cpu_wgmma(int n, int tb, int ta, int bf, float *d, tl_u64 da, tl_u64 db, const tl_u32 *ra, int b8 = -1,
+			 int sd = 1)
 {
 	static const char *const k8[] = {"wgmma.mma_async.s8", "wgmma.mma_async.u8", "wgmma.mma_async.e4m3",
 					 "wgmma.mma_async.e5m2"};
@@ -1591,6 +1595,7 @@ static void tl_cpu_wgmma(int n, int tb, int ta, int bf, float *d, tl_u64 da, tl_
 		op->da = g->da[0];
 		op->db = g->db[0];
 		op->rs = ra != NULL;
+		op->sd = sd != 0;
 		op->group = g->group;
 		memcpy(op->d, g->d, sizeof op->d);
 		if (ra && b8 >= 0) {
@@ -1713,6 +1718,7 @@ template <int N, int TB> static inline void tl_wgmma_rs_bf16(float *d, const tl_
 
 // wgmma m64nNk32 with 8-bit A and B from shared memory, both K-major (no transpose immediates):
 // s8/u8 into s32 accumulators (N = 8, 16, 24, or a multiple of 16 from 32), e4m3/e5m2 into f32
+// (sd = 0: scale-d 0, D = A B without reading the accumulators)
 static inline void tl_fence_operand(int &r) { (void)r; }
 // the N of an 8-bit integer wgmma (a function: the macro check of check_emit_hip wants each operand once)
 static constexpr bool tl_cpu_wgmma_i8_n(int n) { return n == 8 || n == 16 || n == 24 || (n % 16 == 0 && n >= 32 && n <= 256); }
@@ -1728,16 +1734,16 @@ template <int N> static inline void tl_wgmma_u8(int *d, tl_u64 da, tl_u64 db)
 	tl_cpu_wgmma(N, 0, 0, 0, (float *)(void *)d, da, db, NULL, TL_CPU_U8);
 }
 
-template <int N> static inline void tl_wgmma_e4m3(float *d, tl_u64 da, tl_u64 db)
+template <int N> static inline void tl_wgmma_e4m3(float *d, tl_u64 da, tl_u64 db, int sd = 1)
 {
 	static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma m64nNk32 e4m3/e5m2: N is 8, 16, ..., 256");
-	tl_cpu_wgmma(N, 0, 0, 0, d, da, db, NULL, TL_CPU_E4M3);
+	tl_cpu_wgmma(N, 0, 0, 0, d, da, db, NULL, TL_CPU_E4M3, sd);
 }
 
-template <int N> static inline void tl_wgmma_e5m2(float *d, tl_u64 da, tl_u64 db)
+template <int N> static inline void tl_wgmma_e5m2(float *d, tl_u64 da, tl_u64 db, int sd = 1)
 {
 	static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma m64nNk32 e4m3/e5m2: N is 8, 16, ..., 256");
-	tl_cpu_wgmma(N, 0, 0, 0, d, da, db, NULL, TL_CPU_E5M2);
+	tl_cpu_wgmma(N, 0, 0, 0, d, da, db, NULL, TL_CPU_E5M2, sd);
 }
 
 // wgmma RS, 8-bit: a[0..3] this thread's A registers (the m64 tile's fragment, four elements each)
@@ -1753,16 +1759,16 @@ template <int N> static inline void tl_wgmma_rs_u8(int *d, const tl_u32 *a, tl_u
 	tl_cpu_wgmma(N, 0, 0, 0, (float *)(void *)d, 0, db, a, TL_CPU_U8);
 }
 
-template <int N> static inline void tl_wgmma_rs_e4m3(float *d, const tl_u32 *a, tl_u64 db)
+template <int N> static inline void tl_wgmma_rs_e4m3(float *d, const tl_u32 *a, tl_u64 db, int sd = 1)
 {
 	static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma m64nNk32 e4m3/e5m2: N is 8, 16, ..., 256");
-	tl_cpu_wgmma(N, 0, 0, 0, d, 0, db, a, TL_CPU_E4M3);
+	tl_cpu_wgmma(N, 0, 0, 0, d, 0, db, a, TL_CPU_E4M3, sd);
 }
 
-template <int N> static inline void tl_wgmma_rs_e5m2(float *d, const tl_u32 *a, tl_u64 db)
+template <int N> static inline void tl_wgmma_rs_e5m2(float *d, const tl_u32 *a, tl_u64 db, int sd = 1)
 {
 	static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma m64nNk32 e4m3/e5m2: N is 8, 16, ..., 256");
-	tl_cpu_wgmma(N, 0, 0, 0, d, 0, db, a, TL_CPU_E5M2);
+	tl_cpu_wgmma(N, 0, 0, 0, d, 0, db, a, TL_CPU_E5M2, sd);
 }
 #endif // !TL_CPU_HIP
 

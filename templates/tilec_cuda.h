@@ -718,7 +718,7 @@ TL_DEVICE void tl_fence_operand(int &r)
 		     "wgmma.mma_async.sync.aligned.m64n" #N "k32.f32." T "." T " {" TL_WR##M "}, " IA ", " IB \
 		     ", p, 1, 1;\n}\n"                                                                    \
 		     : TL_WO##M                                                                          \
-		     : "l"(da), "l"(db), "r"(1))
+		     : "l"(da), "l"(db), "r"(sd))
 #define TL_WGMMA_I8_BODY \
 	if constexpr (N == 8) TL_WGMMA_I8_ASM(8, 1, T, "%4", "%5", "%6"); \
 	else if constexpr (N == 16) TL_WGMMA_I8_ASM(16, 2, T, "%8", "%9", "%10"); \
@@ -788,14 +788,16 @@ template <int N> TL_DEVICE void tl_wgmma_u8(int *d, tl_u64 da, tl_u64 db)
 #undef T
 }
 
-template <int N> TL_DEVICE void tl_wgmma_e4m3(float *d, tl_u64 da, tl_u64 db)
+// fp8 e4m3/e5m2 into f32: d = A B + d, or d = A B when sd is 0 (scale-d: the accumulators are
+// not read, so a promotion temporary starts over without being cleared)
+template <int N> TL_DEVICE void tl_wgmma_e4m3(float *d, tl_u64 da, tl_u64 db, int sd = 1)
 {
 #define T "e4m3"
 	TL_WGMMA_F8_BODY;
 #undef T
 }
 
-template <int N> TL_DEVICE void tl_wgmma_e5m2(float *d, tl_u64 da, tl_u64 db)
+template <int N> TL_DEVICE void tl_wgmma_e5m2(float *d, tl_u64 da, tl_u64 db, int sd = 1)
 {
 #define T "e5m2"
 	TL_WGMMA_F8_BODY;
@@ -816,7 +818,7 @@ template <int N> TL_DEVICE void tl_wgmma_e5m2(float *d, tl_u64 da, tl_u64 db)
 		     "wgmma.mma_async.sync.aligned.m64n" #N "k32.f32." T "." T " {" TL_WR##M "}, " IA ", " IB \
 		     ", p, 1, 1;\n}\n"                                                                    \
 		     : TL_WO##M                                                                          \
-		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1))
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(sd))
 #define TL_WGMMA_RS_I8_BODY \
 	if constexpr (N == 8) TL_WGMMA_RS_I8_ASM(8, 1, T, "{%4,%5,%6,%7}", "%8", "%9"); \
 	else if constexpr (N == 16) TL_WGMMA_RS_I8_ASM(16, 2, T, "{%8,%9,%10,%11}", "%12", "%13"); \
@@ -886,14 +888,14 @@ template <int N> TL_DEVICE void tl_wgmma_rs_u8(int *d, const tl_u32 *a, tl_u64 d
 #undef T
 }
 
-template <int N> TL_DEVICE void tl_wgmma_rs_e4m3(float *d, const tl_u32 *a, tl_u64 db)
+template <int N> TL_DEVICE void tl_wgmma_rs_e4m3(float *d, const tl_u32 *a, tl_u64 db, int sd = 1)
 {
 #define T "e4m3"
 	TL_WGMMA_RS_F8_BODY;
 #undef T
 }
 
-template <int N> TL_DEVICE void tl_wgmma_rs_e5m2(float *d, const tl_u32 *a, tl_u64 db)
+template <int N> TL_DEVICE void tl_wgmma_rs_e5m2(float *d, const tl_u32 *a, tl_u64 db, int sd = 1)
 {
 #define T "e5m2"
 	TL_WGMMA_RS_F8_BODY;

@@ -363,6 +363,9 @@ static const struct {
 	{"test/cpu/gemm_fp8_promo.tile", PROMO_SIZES, "BK=32", 0},
 	{"test/cpu/gemm_fp8_promo.tile", PROMO_SIZES, "BK=96", 0},
 	{"test/cpu/gemm_fp8_promo.tile", PROMO_SIZES, "BK=256", 0},
+	/* BN = 256: 128 accumulator registers, promoted one m64n128 instruction at a time (not
+	 * the pipeline's temporary: each gemm promotes its own) */
+	{"test/cpu/gemm_fp8_promo.tile", PROMO_SIZES, "BN=256", 0},
 	{"test/cpu/gemm_fp8.tile", "M=200,N=264,K=136;M=256,N=384,K=512;M=192,N=144,K=2048", NULL, 0},
 	/* warp-specialized (--warp-specialize): the producer warpgroup, named barriers of the
 	 * consumers, the block of the launch contract; 2 to 5 stages, ragged sizes, the element
@@ -374,6 +377,7 @@ static const struct {
 	{"test/cpu/tma_stages.tile", TMA_SIZES ";M=130,N=72,K=1000", "STAGES=4", 1},
 	{"test/cpu/tma_stages.tile", TMA_SIZES ";M=130,N=72,K=1000", "STAGES=5", 1},
 	{"test/cpu/gemm_fp8_promo.tile", PROMO_SIZES, "STAGES=3", 1},
+	{"test/cpu/gemm_fp8_promo.tile", PROMO_SIZES, "BN=256", 1},
 };
 
 /* the CUDA C of path for sm_90a with --tma, which must load with TMA */
@@ -500,21 +504,33 @@ START_TEST(tma_detects)
 END_TEST
 
 /* the CPU run finds an fp8 promotion that is wrong in one way: the emitted code of
- * test/cpu/gemm_fp8_promo.tile (BK = 64: the pipeline's temporary, promoted every other
- * iteration) with one statement changed */
+ * test/cpu/gemm_fp8_promo.tile with one statement changed, at BK = 64 (the pipeline's
+ * temporary, promoted every other iteration) and BK = 256 (the gemm's own temporary, promoted
+ * inside the gemm). The temporary is never cleared: a wgmma with scale-d 0 starts it over, and
+ * the CPU build fills registers not yet written with a pattern (-ftrivial-auto-var-init), so
+ * a wrong scale-d is found every time */
 static const struct {
-	const char *from, *to, *want;
+	const char *define, *from, *to, *want;
 } promo_wrong[] = {
-	/* the temporary not cleared after a promotion: its products added again */
-	{"acc[s] = acc[s] + acc_pa_[s];\n\t\t\t\t\t\t\tacc_pa_[s] = 0.0f;", "acc[s] = acc[s] + acc_pa_[s];", "DIFFER"},
+	/* the first wgmma after a promotion accumulates onto the promoted products */
+	{NULL, "db, acc_pk_ > 0);", "db);", "DIFFER"},
 	/* the temporary added twice */
-	{"acc[s] = acc[s] + acc_pa_[s];", "acc[s] = acc[s] + acc_pa_[s] + acc_pa_[s];", "DIFFER"},
+	{NULL, "acc[s] = acc[s] + acc_pa_[s];", "acc[s] = acc[s] + acc_pa_[s] + acc_pa_[s];", "DIFFER"},
 	/* read before its group retired */
-	{"tl_wgmma_wait0(); // acc_pa_'s groups retired", ";", "DIFFER"},
+	{NULL, "tl_wgmma_wait0(); // acc_pa_'s groups retired", ";", "DIFFER"},
 	/* the rest never promoted after the pipeline */
-	{"acc[s] = acc[s] + acc_pa_[s];\n\t\t\t}", "}", "DIFFER"},
+	{NULL, "if (acc_pk_ > 0) {", "if (0) {", "DIFFER"},
 	/* clear = true keeps the temporary's earlier products */
-	{"// clear = true: the fp8 temporary too\n\t\t\t\t\tacc_pa_[s] = 0.0f;", ";", "DIFFER"},
+	{NULL, "acc_pk_ = 0; // clear = true", "; // clear = true", "DIFFER"},
+	/* the gemm's own temporary: its first wgmma reads the registers' old contents */
+	{"BK=256", "db, 0); // m64n64k32, A and B K-major, scale-d 0", "db); //", "DIFFER"},
+	/* the promotion inside the gemm skipped (the interval's products dropped) */
+	{"BK=256", "acc[s] = acc[s] + acc_pa_[s];", ";", "DIFFER"},
+	/* one instruction at a time: the second instruction's temporary promoted into the first's slice */
+	{"BN=256", "acc[64 + s] = acc[64 + s] + acc_pa_[s];", "acc[s] = acc[s] + acc_pa_[s];", "DIFFER"},
+	/* one instruction at a time: each instruction's first wgmma adds onto the temporary's
+	 * old contents (for the second, the first's products) */
+	{"BN=256", "db, 0); // m64n128k32, A and B K-major, scale-d 0", "db); //", "DIFFER"},
 };
 
 START_TEST(promo_detects)
@@ -526,7 +542,7 @@ START_TEST(promo_detects)
 	Buf b;
 
 	ck_assert_ptr_nonnull(src);
-	code = tma_code(path, src, len, NULL, 0);
+	code = tma_code(path, src, len, promo_wrong[_i].define, 0);
 	buf_init(&b);
 	n = strlen(promo_wrong[_i].from);
 	ck_assert_msg((p = strstr(code, promo_wrong[_i].from)) != NULL, "no '%s' in the code", promo_wrong[_i].from);
@@ -535,7 +551,8 @@ START_TEST(promo_detects)
 		buf_puts(&b, promo_wrong[_i].to);
 	}
 	buf_puts(&b, bad);
-	tma_run(path, src, len, "M=128,N=128,K=512", NULL, buf_str(&b), 0, &r);
+	/* N = 256: BN = 256's second instruction covers columns inside the tensor */
+	tma_run(path, src, len, "M=128,N=256,K=512", promo_wrong[_i].define, buf_str(&b), 0, &r);
 	ck_assert_msg(r.status == TILEC_ERR_DIFFER && strstr(r.report, promo_wrong[_i].want),
 		      "a wrong fp8 promotion (%s -> %s): status %d, expected '%s':\n%s%s", promo_wrong[_i].from,
 		      promo_wrong[_i].to, r.status, promo_wrong[_i].want, r.diagnostics, r.report);
@@ -741,6 +758,61 @@ START_TEST(persist)
 		      r.runs, r.diagnostics, r.report);
 	tilec_run_result_free(&r);
 	free(code);
+	free(src);
+}
+END_TEST
+
+/* a pipeline whose stage bytes the shared-memory plan gives to another shared buffer gets no
+ * producer warpgroup (lower_kernel.c ws_shared_alias): an epilogue buffer after the loop
+ * (test/cpu/ws_epilogue.tile: the producer's loads, running ahead into the next tile's stages,
+ * overwrote Cs: 2 of 3 runs differed with --persistent before) and one used only before it
+ * (test/cpu/ws_prelude.tile: loads from the kernel's entry under Xs); the runs agree */
+static const struct {
+	const char *file, *other;
+	int persistent;
+} ws_alias_rows[] = {
+	{"test/cpu/ws_epilogue.tile", "Cs", 0},
+	{"test/cpu/ws_epilogue.tile", "Cs", 1},
+	{"test/cpu/ws_prelude.tile", "Xs", 0},
+};
+
+START_TEST(ws_alias)
+{
+	const char *path = ws_alias_rows[_i].file;
+	size_t len;
+	char *src = test_readfile(path, &len);
+	tilec_options co;
+	tilec_result cr;
+	tilec_run_options o;
+	tilec_run_result r;
+	char want[160];
+
+	ck_assert_ptr_nonnull(src);
+	tilec_options_init(&co);
+	co.filename = path;
+	co.arch = "sm_90a";
+	co.warp_specialize = 1;
+	co.persistent = ws_alias_rows[_i].persistent;
+	co.dump = TILEC_DUMP_CUDA;
+	tilec_compile(src, len, &co, &cr);
+	ck_assert_msg(cr.status == TILEC_OK, "%s: %s", path, cr.diagnostics);
+	snprintf(want, sizeof want, "// not warp-specialized: the pipeline's shared buffer 'As' shares bytes with '%s'",
+		 ws_alias_rows[_i].other);
+	ck_assert_msg(strstr(cr.output, want) && !strstr(cr.output, "tl_setmaxnreg"),
+		      "%s: warp-specialized over an aliased stage:\n%s", path, cr.output);
+	tilec_result_free(&cr);
+	tilec_run_options_init(&o);
+	o.filename = path;
+	o.arch = "sm_90a";
+	o.sizes = "M=200,N=264,K=136;M=640,N=264,K=64;M=129,N=520,K=200";
+	o.warp_specialize = 1;
+	o.persistent = ws_alias_rows[_i].persistent;
+	o.seed = 1;
+	o.timeout_s = 120;
+	tilec_run(src, len, &o, &r);
+	ck_assert_msg(r.status == TILEC_RUN_AGREE && r.runs == 3, "%s (persistent %d): status %d, %d of %d runs differ:\n%s%s",
+		      path, ws_alias_rows[_i].persistent, r.status, r.differ, r.runs, r.diagnostics, r.report);
+	tilec_run_result_free(&r);
 	free(src);
 }
 END_TEST
@@ -971,6 +1043,7 @@ suite_cpu_diff(void)
 	tcase_add_loop_test(tc, tma, 0, countof(tma_rows));
 	tcase_add_loop_test(tc, tma_detects, 0, countof(tma_wrong));
 	tcase_add_loop_test(tc, promo_detects, 0, countof(promo_wrong));
+	tcase_add_loop_test(tc, ws_alias, 0, countof(ws_alias_rows));
 	tcase_add_loop_test(tc, raster, 0, countof(raster_rows));
 	tcase_add_loop_test(tc, raster_detects, 0, countof(raster_wrong));
 	tcase_add_loop_test(tc, persist, 0, countof(persist_rows));

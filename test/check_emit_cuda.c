@@ -82,6 +82,9 @@ static const struct {
 	{"test/cpu/gemm_fp8.tile", NULL, 1, 5},
 	{"test/cpu/gemm_fp8_promo.tile", NULL, 1, 8},
 	{"test/cpu/gemm_fp8_promo.tile", "BK=256", 1, 8},
+	/* 128 accumulator registers a thread: promoted one m64n128 instruction at a time */
+	{"test/cpu/gemm_fp8_promo.tile", "BN=256", 1, 8},
+	{"test/gpu/gemm_fp8_bench.tile", "BN=256", 1, 2},
 	{"test/cpu/gemm_int8.tile", NULL, 0, 0},
 	{"samples/gemm_sm90.tile", NULL, 0, 0},
 };
@@ -123,6 +126,14 @@ START_TEST(fp8_promotion)
 		q = strchr(call, '(');
 		ck_assert_msg(q && !strncmp(q, "(&acc_pa_[", 10), "%s: an fp8 wgmma not into the temporary: %.60s",
 			      promo_progs[_i].path, p);
+	}
+	/* a temporary of at most LW_PROMO_TEMP (64) registers a thread: a larger accumulator is
+	 * promoted one instruction at a time (128 + 128 registers spilled at 64 x 256) */
+	for (p = cr.output; (p = strstr(p, "float acc_pa_[")); p++) {
+		int regs = atoi(p + strlen("float acc_pa_["));
+
+		ck_assert_msg(regs > 0 && regs <= 64, "%s (%s): a promotion temporary of %d registers",
+			      promo_progs[_i].path, promo_progs[_i].define ? promo_progs[_i].define : "", regs);
 	}
 	for (p = cr.output; (p = strstr(p, "// promote: the fp8 wgmma temporary")); p++) {
 		const char *w = NULL;

@@ -73,17 +73,24 @@ wgmma_block_acc(Arena *a, const GemmPlan *p, Err *err)
 	return frag_parse(a, shape, 2, thr, 1, fwd, 1, err);
 }
 
-/* the largest multiple of 8 that divides c and is at most 256; for s8/u8 (integer wgmma) one
- * of the N that PTX has for them: 8, 16, 24 and the multiples of 16 from 32 to 256 */
+/* the largest multiple of 8 that divides c and is at most max (256 or less); for s8/u8
+ * (integer wgmma) one of the N that PTX has for them: 8, 16, 24 and the multiples of 16 from
+ * 32 to 256 */
 static int
-wgmma_n(int64_t c, int integer)
+wgmma_n_max(int64_t c, int integer, int max)
 {
 	int n;
 
-	for (n = 256; n >= 8; n -= 8)
+	for (n = max; n >= 8; n -= 8)
 		if (c % n == 0 && (!integer || n <= 24 || n % 16 == 0))
 			return n;
 	return 0;
+}
+
+static int
+wgmma_n(int64_t c, int integer)
+{
+	return wgmma_n_max(c, integer, 256);
 }
 
 static int
@@ -225,7 +232,13 @@ plan_wgmma(Arena *a, const Target *t, const IrKernel *k, const IrStmt *g, GemmPl
 	p->wg_n = p->n_warp;
 	p->wg_rows = p->M / p->wg_m;
 	p->wg_cols = p->N / p->wg_n;
-	if (p->wg_rows % 64 || !(p->inst_n = wgmma_n(p->wg_cols, integer))) {
+	/* fp8: a warpgroup tile of more than 64 accumulator registers a thread (64 x 256) in
+	 * instructions of at most n128, so that the promotion temporary (lower_mma.c) can be one
+	 * instruction's registers, promoted instruction by instruction: 64 x 256 takes 128 + 64
+	 * registers instead of 128 + 128 (which spilled) */
+	if (p->wg_rows % 64 ||
+	    !(p->inst_n = wgmma_n_max(p->wg_cols, integer,
+				      is_fp8(p->ab_type) && p->wg_rows * p->wg_cols / 128 > 64 ? 128 : 256))) {
 		p->why_not_wgmma = "the warpgroup tile does not split into m64nN instructions";
 		return 1;
 	}

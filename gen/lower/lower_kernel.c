@@ -599,12 +599,55 @@ tma_setup(Em *e)
  * kernel's only TMA pipeline, a statement of the kernel's body (not in a loop or a branch)
  * with no let before it (its loads see only the kernel's parameters, block indices and the
  * body's own lets); the consumers are whole warpgroups */
+/* is shared buffer buf a destination of the loads of pipeline st? */
+static int
+pipe_loads_into(const Em *e, const IrStmt *st, int buf)
+{
+	const IrStmt *s;
+
+	for (s = st->u.pipe.body; s; s = s->next)
+		if (lw_isload(e, s) && s->u.copy.dst.buf == buf)
+			return 1;
+	return 0;
+}
+
+/* the producer's TMA loads run ahead of the consumers' program order: from the kernel's entry
+ * and, persistent, into the next tile's stages while the consumers still finish this tile (its
+ * epilogue). A stage buffer of the pipeline st that shares bytes with another shared buffer
+ * (the plan reuses bytes of buffers whose statements do not overlap: an epilogue through
+ * shared memory after the loop) would be overwritten under the other's reads and writes:
+ * why the kernel gets no producer warpgroup, or NULL */
+static const char *
+ws_shared_alias(Em *e, const IrStmt *st)
+{
+	int i, j;
+
+	for (i = 0; i < e->sp.n; i++) {
+		const SmemBuf *x = &e->sp.bufs[i];
+
+		if (!pipe_loads_into(e, st, x->buf))
+			continue;
+		for (j = 0; j < e->sp.n; j++) {
+			const SmemBuf *y = &e->sp.bufs[j];
+
+			if (!pipe_loads_into(e, st, y->buf) && x->offset < y->offset + y->bytes &&
+			    y->offset < x->offset + x->bytes)
+				return arena_printf(e->a, "the pipeline's shared buffer '%s' shares bytes with '%s' (the "
+						    "shared-memory plan reuses them), which the producer warpgroup's loads, "
+						    "running ahead of the consumers, would overwrite",
+						    e->k->bufs[x->buf].name, e->k->bufs[y->buf].name);
+		}
+	}
+	return NULL;
+}
+
 static const char *
 ws_plan(Em *e)
 {
 	const IrKernel *k = e->k;
 	const IrStmt *s;
 	const PipePlan *pp;
+	const char *why;
 
 	if (e->ntpipe > 1)
 		return "more than one pipeline loads with TMA";
@@ -615,6 +658,8 @@ ws_plan(Em *e)
 		return "the pipeline is inside a loop or a branch";
 	if (!(pp = lw_pipeplan(e, s)) || pp->stages < 2)
 		return "the pipeline has one stage";
+	if ((why = ws_shared_alias(e, s)))
+		return why;
 	if (k->threads % 128)
 		return "the threads are not whole warpgroups";
 	if (k->threads + 128 > e->t->max_threads)

@@ -34,17 +34,21 @@ wgdesc(Em *e, const char *name, int buf, const char *r, const char *c, int64_t l
  * 4.9e-4 of max at K = 2048, test/gpu/NOTES.md), so an fp8 wgmma gemm accumulates into a
  * temporary fragment X_pa_ of the accumulator X's shape, and every LW_PROMO_KBLOCKS k32
  * blocks (128 of K, CUTLASS's interval without fast accumulation) the temporary, once its
- * wgmma group retired, is added into X in f32 registers and cleared. Cost: a second
- * accumulator fragment of registers (X's slots again: 64 floats a thread for a 128x128 tile
- * over one warpgroup) and a wait_group 0 at each promotion.
+ * wgmma group retired, is added into X in f32 registers. It is never cleared: the first
+ * wgmma of an interval has scale-d 0 (D = A B), which saves a register move per slot and
+ * interval (H100: 0.732 -> 0.774 of cuBLASLt at 8192^3 with the release below, test/gpu/
+ * NOTES.md). Cost: a second accumulator fragment of registers (X's slots again: 64 floats a
+ * thread for a 128x128 tile over one warpgroup) and a wait_group 0 at each promotion.
  *
  * Outside a pipeline that keeps a group in flight, and for a gemm of at least
- * LW_PROMO_KBLOCKS k-blocks, X_pa_ is the gemm's own: cleared at its start, promoted every
- * LW_PROMO_KBLOCKS k-blocks and at its end (X holds A B after the gemm). In a pipeline with
+ * LW_PROMO_KBLOCKS k-blocks, X_pa_ is the gemm's own: started over at its start, promoted
+ * every LW_PROMO_KBLOCKS k-blocks and at its end (X holds A B after the gemm; the gemm ends
+ * with no group in flight, so a pipeline releases its stage at once). In a pipeline with
  * one wgmma group in flight (lower_pipeline.c) a gemm of fewer k-blocks accumulates into
  * X_pa_ declared before the loop with its count X_pk_: the gemm keeps its group in flight
- * and promotes (wait_group 0 first) only when the next gemm would pass the interval; the
- * pipeline promotes the rest after its final wait_group 0. The pipeline body reads X only
+ * and promotes (wait_group 0 first) only when the next gemm would pass the interval, its
+ * first wgmma after a promotion with scale-d 0 (X_pk_ > 0 is the scale-d); the pipeline
+ * promotes the rest (if X_pk_ > 0) after its final wait_group 0. The pipeline body reads X only
  * in its gemms (plan_pipeline.c wgmma_body), so nothing sees X before that.
  */
 int
@@ -72,18 +76,37 @@ lw_promo_piped(const Em *e, int cbuf)
 }
 
 void
-lw_promote(Em *e, int cbuf, int clear)
+lw_promote(Em *e, int cbuf, int64_t off, int64_t count)
 {
 	const char *x = e->k->bufs[cbuf].name;
-	int64_t S = e->slots[cbuf];
-	LNode *fl = lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)S), S, 1, 0);
+	LNode *fl = lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)count), count, 1, 0);
 
-	fl->text = clear ? "promote: the fp8 wgmma temporary added in f32, then cleared"
-			 : "promote: the fp8 wgmma temporary added in f32";
-	lw_assign(e, LM_LOCAL, cbuf, 0, arena_printf(e->a, "%s[s]", x), arena_printf(e->a, "%s[s] + %s_pa_[s]", x, x));
-	if (clear)
-		lw_assign(e, LM_LOCAL, -1, 0, arena_printf(e->a, "%s_pa_[s]", x), "0.0f");
+	fl->text = off || count < e->slots[cbuf]
+			   ? arena_printf(e->a, "promote: the fp8 wgmma temporary added in f32 to %s[%lld .. %lld]", x,
+					  (long long)off, (long long)(off + count - 1))
+			   : "promote: the fp8 wgmma temporary added in f32";
+	lw_assign(e, LM_LOCAL, cbuf, 0,
+		  off ? arena_printf(e->a, "%s[%lld + s]", x, (long long)off) : arena_printf(e->a, "%s[s]", x),
+		  off ? arena_printf(e->a, "%s[%lld + s] + %s_pa_[s]", x, (long long)off, x)
+		      : arena_printf(e->a, "%s[s] + %s_pa_[s]", x, x));
 	lw_pop(e);
+}
+
+/* an fp8 wgmma gemm whose accumulator has more than LW_PROMO_TEMP registers a thread over
+ * more than one instruction (the gemm plan keeps fp8 instructions at n128 or less for
+ * such tiles): its temporary is one instruction's registers, and the gemm runs instruction
+ * by instruction, each promoted into its slice of the accumulator. The temporary's size in
+ * registers, else 0 */
+int
+lw_promo_split(Em *e, const IrStmt *st)
+{
+	GemmPlan p;
+	Err err = {0};
+
+	if (!lw_promo_kblocks(e, st) || lw_plan_of(e, st, &p, &err) || p.rep_m * p.rep_n < 2 ||
+	    e->slots[st->u.gemm.c.buf] <= LW_PROMO_TEMP)
+		return 0;
+	return p.inst_n / 2;
 }
 
 static int
@@ -93,7 +116,7 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 	const IrBuffer *Cb = &e->k->bufs[st->u.gemm.c.buf];
 	const SmemBuf *sa = smem_find(&e->sp, st->u.gemm.a.buf), *sb = smem_find(&e->sp, st->u.gemm.b.buf);
 	int64_t atom_a, atom_b, lbo_a, lbo_b, kk;
-	int mi, ni, nreg = p->inst_n / 2, nk, piped;
+	int mi, ni, nreg = p->inst_n / 2, nk, piped, split, part;
 	char rs[64], cs[64];
 	const char *dacc;
 	Buf b;
@@ -176,68 +199,97 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 	}
 	/* fp8: the wgmma accumulates into a temporary, promoted into Cb (lw_promo_kblocks) */
 	nk = fp8 ? (int)(p->K / p->inst_k) : 0;
-	piped = fp8 && e->wg_inflight == 2 && nk < LW_PROMO_KBLOCKS && lw_promo_piped(e, st->u.gemm.c.buf);
+	split = fp8 ? lw_promo_split(e, st) : 0;
+	piped = fp8 && !split && e->wg_inflight == 2 && nk < LW_PROMO_KBLOCKS && lw_promo_piped(e, st->u.gemm.c.buf);
 	dacc = fp8 ? arena_printf(e->a, "%s_pa_", Cb->name) : Cb->name;
-	if (fp8 && !piped) {
-		LNode *fl;
-
-		lw_decl(e, 0, "float", dacc, e->slots[st->u.gemm.c.buf], NULL,
-			"// the fp8 wgmma accumulator, promoted into f32 every 4 k32 blocks");
-		fl = lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)e->slots[st->u.gemm.c.buf]),
-				 e->slots[st->u.gemm.c.buf], 1, 0);
-		fl->u.loop.nobrace = 1;
-		lw_assign(e, LM_LOCAL, -1, 0, arena_printf(e->a, "%s[s]", dacc), "0.0f");
-		lw_pop(e);
-	}
+	if (fp8 && !piped)
+		lw_decl(e, 0, "float", dacc, split ? split : e->slots[st->u.gemm.c.buf], NULL,
+			split ? "// the fp8 wgmma accumulator of one instruction, promoted into f32 every 4 k32 blocks "
+				"(the first wgmma of each interval has scale-d 0: no clearing)"
+			      : "// the fp8 wgmma accumulator, promoted into f32 every 4 k32 blocks (the first wgmma of "
+				"each interval has scale-d 0: no clearing)");
 	lw_call(e, LC_FENCE, "tl_wgmma_fence", "", NULL);
 	buf_init(&b);
-	for (kk = 0; kk < p->K; kk += p->inst_k) {
-		if (fp8 && !piped && kk && kk / p->inst_k % LW_PROMO_KBLOCKS == 0) {
-			/* the interval's groups retire before their accumulators are read */
+	/* split: instruction by instruction (part = its index), each over the whole K */
+	for (part = 0; part < (split ? p->rep_m * p->rep_n : 1); part++) {
+		if (part)
+			lw_call(e, LC_FENCE, "tl_wgmma_fence", "", NULL);
+		for (kk = 0; kk < p->K; kk += p->inst_k) {
+			if (fp8 && !piped && kk && kk / p->inst_k % LW_PROMO_KBLOCKS == 0) {
+				/* the interval's groups retire before their accumulators are read */
+				lw_call(e, LC_MMA_GROUP, "tl_wgmma_commit", "", NULL);
+				lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait0", "", NULL);
+				if (split)
+					lw_promote(e, st->u.gemm.c.buf, (int64_t)part * split, split);
+				else
+					lw_promote(e, st->u.gemm.c.buf, 0, e->slots[st->u.gemm.c.buf]);
+				lw_call(e, LC_FENCE, "tl_wgmma_fence", "", NULL);
+			}
+			for (mi = 0; mi < p->rep_m; mi++)
+				for (ni = 0; ni < p->rep_n; ni++) {
+					if (split && mi * p->rep_n + ni != part)
+						continue;
+					lw_open_block(e, NULL);
+					snprintf(rs, sizeof rs, "(wgm * %lld + %d)", (long long)p->wg_rows, mi * 64);
+					snprintf(cs, sizeof cs, "%lld", (long long)kk);
+					if (!areg && (p->trans_a ? wgdesc(e, "da", st->u.gemm.a.buf, cs, rs, lbo_a, atom_a,
+									  swizzle_wgmma_layout_type(sa->mode))
+								 : wgdesc(e, "da", st->u.gemm.a.buf, rs, cs, lbo_a, atom_a,
+									  swizzle_wgmma_layout_type(sa->mode))))
+						goto fail;
+					snprintf(cs, sizeof cs, "(wgn * %lld + %d)", (long long)p->wg_cols, ni * p->inst_n);
+					snprintf(rs, sizeof rs, "%lld", (long long)kk);
+					if (p->trans_b ? wgdesc(e, "db", st->u.gemm.b.buf, cs, rs, 16, atom_b,
+								swizzle_wgmma_layout_type(sb->mode))
+						       : wgdesc(e, "db", st->u.gemm.b.buf, rs, cs, lbo_b, atom_b,
+								swizzle_wgmma_layout_type(sb->mode)))
+						goto fail;
+					/* tilec_cuda.h: wgmma.mma_async m64nNk16 (m64nNk32 for 8-bit operands, both
+					 * K-major: no transpose immediates) on this thread's N/2 accumulators */
+					if (fp8) {
+						/* scale-d: 0 on the interval's first k-block (the temporary starts
+						 * over), for a piped gemm while the temporary holds no k-blocks */
+						const char *sd = kk % (LW_PROMO_KBLOCKS * p->inst_k) ? "1"
+								 : piped ? (kk ? "1" : arena_printf(e->a, "%s_pk_ > 0", Cb->name))
+								 : "0";
+
+						lw_call(e, LC_MMA, arena_printf(e->a, "tl_wgmma_%s%s<%d>", areg ? "rs_" : "", ty, p->inst_n),
+							arena_printf(e->a, "&%s[%d], %s, db%s%s", dacc, split ? 0 : (mi * p->rep_n + ni) * nreg,
+								     areg ? arena_printf(e->a, "af[%lld]", (long long)(kk / 32)) : "da",
+								     strcmp(sd, "1") ? ", " : "", strcmp(sd, "1") ? sd : ""),
+							arena_printf(e->a, "// m64n%dk32, %s%s", p->inst_n,
+								     areg ? "B K-major" : "A and B K-major",
+								     !strcmp(sd, "1") ? "" : !strcmp(sd, "0") ? ", scale-d 0: the temporary starts over"
+								     : ", scale-d 0 while the temporary holds no k-blocks"));
+					} else if (b8)
+						lw_call(e, LC_MMA, arena_printf(e->a, "tl_wgmma_%s%s<%d>", areg ? "rs_" : "", ty, p->inst_n),
+							arena_printf(e->a, "&%s[%d], %s, db", dacc, (mi * p->rep_n + ni) * nreg,
+								     areg ? arena_printf(e->a, "af[%lld]", (long long)(kk / 32)) : "da"),
+							arena_printf(e->a, "// m64n%dk32, %s", p->inst_n,
+								     areg ? "B K-major" : "A and B K-major"));
+					else
+						lw_call(e, LC_MMA, arena_printf(e->a, "tl_wgmma_%s%s<%d, %d%s>", areg ? "rs_" : "",
+									     ty, p->inst_n, p->trans_b ? 0 : 1,
+									     p->trans_a ? ", 1" : ""),
+							arena_printf(e->a, "&%s[%d], %s, db", Cb->name, (mi * p->rep_n + ni) * nreg,
+								     areg ? arena_printf(e->a, "af[%lld]", (long long)(kk / 16)) : "da"),
+							arena_printf(e->a, "// m64n%dk16, %sB %s-major", p->inst_n,
+								     p->trans_a ? "A M-major, " : "", p->trans_b ? "K" : "N"));
+					buf_reset(&b);
+					lw_pop(e);
+				}
+		}
+		if (split) {
 			lw_call(e, LC_MMA_GROUP, "tl_wgmma_commit", "", NULL);
 			lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait0", "", NULL);
-			lw_promote(e, st->u.gemm.c.buf, 1);
-			lw_call(e, LC_FENCE, "tl_wgmma_fence", "", NULL);
+			lw_promote(e, st->u.gemm.c.buf, (int64_t)part * split, split);
 		}
-		for (mi = 0; mi < p->rep_m; mi++)
-			for (ni = 0; ni < p->rep_n; ni++) {
-				lw_open_block(e, NULL);
-				snprintf(rs, sizeof rs, "(wgm * %lld + %d)", (long long)p->wg_rows, mi * 64);
-				snprintf(cs, sizeof cs, "%lld", (long long)kk);
-				if (!areg && (p->trans_a ? wgdesc(e, "da", st->u.gemm.a.buf, cs, rs, lbo_a, atom_a,
-								  swizzle_wgmma_layout_type(sa->mode))
-							 : wgdesc(e, "da", st->u.gemm.a.buf, rs, cs, lbo_a, atom_a,
-								  swizzle_wgmma_layout_type(sa->mode))))
-					goto fail;
-				snprintf(cs, sizeof cs, "(wgn * %lld + %d)", (long long)p->wg_cols, ni * p->inst_n);
-				snprintf(rs, sizeof rs, "%lld", (long long)kk);
-				if (p->trans_b ? wgdesc(e, "db", st->u.gemm.b.buf, cs, rs, 16, atom_b,
-							swizzle_wgmma_layout_type(sb->mode))
-					       : wgdesc(e, "db", st->u.gemm.b.buf, rs, cs, lbo_b, atom_b,
-							swizzle_wgmma_layout_type(sb->mode)))
-					goto fail;
-				/* tilec_cuda.h: wgmma.mma_async m64nNk16 (m64nNk32 for 8-bit operands, both
-				 * K-major: no transpose immediates) on this thread's N/2 accumulators */
-				if (b8)
-					lw_call(e, LC_MMA, arena_printf(e->a, "tl_wgmma_%s%s<%d>", areg ? "rs_" : "", ty, p->inst_n),
-						arena_printf(e->a, "&%s[%d], %s, db", dacc, (mi * p->rep_n + ni) * nreg,
-							     areg ? arena_printf(e->a, "af[%lld]", (long long)(kk / 32)) : "da"),
-						arena_printf(e->a, "// m64n%dk32, %s", p->inst_n,
-							     areg ? "B K-major" : "A and B K-major"));
-				else
-					lw_call(e, LC_MMA, arena_printf(e->a, "tl_wgmma_%s%s<%d, %d%s>", areg ? "rs_" : "",
-								     ty, p->inst_n, p->trans_b ? 0 : 1,
-								     p->trans_a ? ", 1" : ""),
-						arena_printf(e->a, "&%s[%d], %s, db", Cb->name, (mi * p->rep_n + ni) * nreg,
-							     areg ? arena_printf(e->a, "af[%lld]", (long long)(kk / 16)) : "da"),
-						arena_printf(e->a, "// m64n%dk16, %sB %s-major", p->inst_n,
-							     p->trans_a ? "A M-major, " : "", p->trans_b ? "K" : "N"));
-				buf_reset(&b);
-				lw_pop(e);
-			}
 	}
-	lw_call(e, LC_MMA_GROUP, "tl_wgmma_commit", "", NULL);
-	if (piped) {
+	if (!split)
+		lw_call(e, LC_MMA_GROUP, "tl_wgmma_commit", "", NULL);
+	if (split)
+		e->wg_open = 0; /* every instruction's groups retired */
+	else if (piped) {
 		/* the group stays in flight until the next gemm would pass the interval */
 		const char *pk = arena_printf(e->a, "%s_pk_", Cb->name);
 
@@ -245,16 +297,21 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 		lw_assign(e, LM_LOCAL, -1, 0, pk, arena_printf(e->a, "%s + %d", pk, nk));
 		lw_open_if(e, arena_printf(e->a, "%s + %d > %d", pk, nk, LW_PROMO_KBLOCKS), 0, 0);
 		lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait0", "", arena_printf(e->a, "// %s's groups retired", dacc));
-		lw_promote(e, st->u.gemm.c.buf, 1);
+		lw_promote(e, st->u.gemm.c.buf, 0, e->slots[st->u.gemm.c.buf]);
 		lw_assign(e, LM_LOCAL, -1, 0, pk, "0");
 		lw_pop(e);
+		e->wg_open = 1;
 	} else if (fp8) {
 		lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait0", "", NULL);
-		lw_promote(e, st->u.gemm.c.buf, 0);
-	} else if (e->wg_inflight == 2)
+		lw_promote(e, st->u.gemm.c.buf, 0, e->slots[st->u.gemm.c.buf]);
+		e->wg_open = 0;
+	} else if (e->wg_inflight == 2) {
 		lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait1", "", "  // this group stays in flight; the pipeline waits for it");
-	else
+		e->wg_open = 1;
+	} else {
 		lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait0", "", NULL);
+		e->wg_open = 0;
+	}
 	lw_pop(e);
 	buf_free(&b);
 	return 0;
@@ -359,16 +416,11 @@ lw_gemm(Em *e, const IrStmt *st)
 			lw_assign(e, LM_LOCAL, st->u.gemm.c.buf, 0, arena_printf(e->a, "%s[s]", Cb->name), "0");
 			lw_pop(e);
 		}
-		if (p.instr == GEMM_WGMMA && e->wg_inflight == 2 && lw_promo_piped(e, st->u.gemm.c.buf)) {
-			/* the pipeline's fp8 temporary holds products from before the clear: dropped */
-			int64_t S = e->slots[st->u.gemm.c.buf];
-			LNode *fl = lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)S), S, 1, 0);
-
-			fl->u.loop.nobrace = 1, fl->text = "clear = true: the fp8 temporary too";
-			lw_assign(e, LM_LOCAL, -1, 0, arena_printf(e->a, "%s_pa_[s]", Cb->name), "0.0f");
-			lw_pop(e);
-			lw_assign(e, LM_LOCAL, -1, 0, arena_printf(e->a, "%s_pk_", Cb->name), "0");
-		}
+		if (p.instr == GEMM_WGMMA && e->wg_inflight == 2 && lw_promo_piped(e, st->u.gemm.c.buf))
+			/* the pipeline's fp8 temporary holds products from before the clear: dropped
+			 * (the gemm's first wgmma starts it over) */
+			lw_assign(e, LM_LOCAL, -1, 0, arena_printf(e->a, "%s_pk_", Cb->name), "0")->text =
+				"// clear = true: the fp8 temporary's products dropped too";
 	}
 	if (p.instr == GEMM_WGMMA)
 		return gemm_wgmma(e, st, &p);

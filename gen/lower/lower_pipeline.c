@@ -86,7 +86,7 @@ promo_open(Em *e, const IrStmt *st)
 	for (b = st->u.pipe.body; b; b = b->next) {
 		int c;
 
-		if (!(nk = lw_promo_kblocks(e, b)) || nk >= LW_PROMO_KBLOCKS)
+		if (!(nk = lw_promo_kblocks(e, b)) || nk >= LW_PROMO_KBLOCKS || lw_promo_split(e, b))
 			continue;
 		c = b->u.gemm.c.buf;
 		if (lw_promo_piped(e, c) || e->npromo == (int)(sizeof e->promo / sizeof e->promo[0]))
@@ -96,16 +96,13 @@ promo_open(Em *e, const IrStmt *st)
 		opened = 1;
 		e->promo[e->npromo++] = c;
 		{
-			const char *x = e->k->bufs[c].name, *pa = arena_printf(e->a, "%s_pa_", x);
-			LNode *fl;
+			const char *x = e->k->bufs[c].name;
 
-			lw_decl(e, 0, "float", pa, e->slots[c], NULL,
+			/* not cleared: a gemm's first wgmma while X_pk_ is 0 has scale-d 0 */
+			lw_decl(e, 0, "float", arena_printf(e->a, "%s_pa_", x), e->slots[c], NULL,
 				"// the fp8 wgmma accumulator, promoted into f32 every 4 k32 blocks");
-			lw_decl(e, 0, "int", arena_printf(e->a, "%s_pk_", x), 0, "0", "// its k32 blocks not yet promoted");
-			fl = lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)e->slots[c]), e->slots[c], 1, 0);
-			fl->u.loop.nobrace = 1;
-			lw_assign(e, LM_LOCAL, -1, 0, arena_printf(e->a, "%s[s]", pa), "0.0f");
-			lw_pop(e);
+			lw_decl(e, 0, "int", arena_printf(e->a, "%s_pk_", x), 0, "0",
+				"// its k32 blocks not yet promoted (0: the next wgmma starts it over, scale-d 0)");
 		}
 	}
 	return opened;
@@ -117,8 +114,11 @@ promo_close(Em *e, int opened)
 {
 	int i;
 
-	for (i = 0; i < e->npromo; i++)
-		lw_promote(e, e->promo[i], 0);
+	for (i = 0; i < e->npromo; i++) {
+		lw_open_if(e, arena_printf(e->a, "%s_pk_ > 0", e->k->bufs[e->promo[i]].name), 0, 0);
+		lw_promote(e, e->promo[i], 0, e->slots[e->promo[i]]);
+		lw_pop(e);
+	}
 	e->npromo = 0;
 	if (opened)
 		lw_pop(e);
@@ -260,7 +260,7 @@ tma_pipeline_persist(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, cons
 	const char *v = lw_vname(e, st->u.pipe.var), *n = arena_printf(e->a, "%s_n_", v);
 	const char *g = arena_printf(e->a, "%s_g_", v);
 	int S = pp->stages, D = S - 1, ws = e->ws > 0;
-	int r = -1, opened = 0;
+	int r = -1, opened = 0, prev;
 
 	e->in_pipe = 1;
 	e->stage = arena_printf(e->a, "%s %% %d", g, S);
@@ -291,11 +291,19 @@ tma_pipeline_persist(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, cons
 	lw_call(e, LC_MBAR, "tl_mbar_wait", arena_printf(e->a, "&%s[%s %% %d], %s / %d %% 2", tp->full, g, S, g, S),
 		"// stage landed");
 	e->wg_inflight = 2;
+	e->wg_open = 0;
 	if (body_rest(e, chk, st))
 		goto out;
-	lw_open_if(e, arena_printf(e->a, "%s > 0 && lane == 0", v), 1, 1);
-	lw_call(e, LC_MBAR, "tl_mbar_arrive", arena_printf(e->a, "&%s[(%s + %d) %% %d]", tp->empty, g, S - 1, S),
-		"// this warp is done with the stage of the previous iteration");
+	prev = e->wg_open; /* as in tma_pipeline */
+	if (prev) {
+		lw_open_if(e, arena_printf(e->a, "%s > 0 && lane == 0", v), 1, 1);
+		lw_call(e, LC_MBAR, "tl_mbar_arrive", arena_printf(e->a, "&%s[(%s + %d) %% %d]", tp->empty, g, S - 1, S),
+			"// this warp is done with the stage of the previous iteration");
+	} else {
+		lw_open_if(e, "lane == 0", 1, 1);
+		lw_call(e, LC_MBAR, "tl_mbar_arrive", arena_printf(e->a, "&%s[%s %% %d]", tp->empty, g, S),
+			"// this warp is done with this stage (its wgmmas retired)");
+	}
 	lw_pop(e);
 	if (!ws) {
 		lw_open_if(e, arena_printf(e->a, "tid == 0 && %s + %d < %s", v, D, n), 0, 1);
@@ -311,11 +319,14 @@ tma_pipeline_persist(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, cons
 	lw_pop(e);
 	lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait0", "", NULL);
 	/* the tile's last stage, retired by that wait, released for the next tile's loads (in
-	 * the fp8 temporaries' block, where n is declared) */
-	lw_open_if(e, arena_printf(e->a, "%s > 0 && lane == 0", n), 1, 1);
-	lw_call(e, LC_MBAR, "tl_mbar_arrive", arena_printf(e->a, "&%s[(%s + %s - 1) %% %d]", tp->empty, e->pbase, n, S),
-		"// this warp is done with the tile's last stage");
-	lw_pop(e);
+	 * the fp8 temporaries' block, where n is declared); the loop released it already when
+	 * its wgmmas ended with no group in flight */
+	if (prev) {
+		lw_open_if(e, arena_printf(e->a, "%s > 0 && lane == 0", n), 1, 1);
+		lw_call(e, LC_MBAR, "tl_mbar_arrive", arena_printf(e->a, "&%s[(%s + %s - 1) %% %d]", tp->empty, e->pbase, n, S),
+			"// this warp is done with the tile's last stage");
+		lw_pop(e);
+	}
 	lw_assign(e, LM_LOCAL, -1, 0, e->pbase, arena_printf(e->a, "%s + %s", e->pbase, n));
 	promo_close(e, opened);
 	e->ws_done |= ws;
@@ -336,7 +347,7 @@ tma_pipeline(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, const struct
 	 * of prefetch, keep the refill off the stage the group reads */
 	int S = pp->stages, D = S - 1, mode = 2, warps = (int)(e->k->threads / e->t->warp_size);
 	int ws = e->ws > 0;
-	int r = -1, opened = 0;
+	int r = -1, opened = 0, prev;
 
 	if (e->pst == st && e->pbase)
 		return tma_pipeline_persist(e, chk, st, pp, tp);
@@ -379,16 +390,22 @@ loop:
 	lw_call(e, LC_MBAR, "tl_mbar_wait",
 		arena_printf(e->a, "&%s[%s], %s / %d %% 2", tp->full, e->stage, v, S), "// stage landed");
 	e->wg_inflight = mode;
+	e->wg_open = 0;
 	if (body_rest(e, chk, st))
 		goto out;
-	if (mode == 2)
+	/* a group left in flight reads this stage until the next iteration's wait: the previous
+	 * stage is the one released; after a wait_group 0 (fp8 promotion) this one */
+	prev = mode == 2 && e->wg_open;
+	if (prev)
 		lw_open_if(e, arena_printf(e->a, "%s > 0 && lane == 0", v), 1, 1);
 	else
 		lw_open_if(e, "lane == 0", 1, 1);
-	lw_call(e, LC_MBAR, "tl_mbar_arrive",
-		arena_printf(e->a, "&%s[(%s + %d) %% %d]", tp->empty, v, mode == 2 ? S - 1 : 0, S),
-		mode == 2 ? "// this warp is done with the stage of the previous iteration"
-			  : "// this warp is done with this stage");
+	if (prev)
+		lw_call(e, LC_MBAR, "tl_mbar_arrive", arena_printf(e->a, "&%s[(%s + %d) %% %d]", tp->empty, v, S - 1, S),
+			"// this warp is done with the stage of the previous iteration");
+	else
+		lw_call(e, LC_MBAR, "tl_mbar_arrive", arena_printf(e->a, "&%s[%s %% %d]", tp->empty, v, S),
+			"// this warp is done with this stage (its wgmmas retired)");
 	lw_pop(e);
 	if (ws) {
 		lw_pop(e);

@@ -54,6 +54,10 @@ typedef struct Em {
 	const char *stage;
 	int in_pipe;
 	int wg_inflight;     /* wgmma in a pipeline: 1 fenced by it, 2 also one group in flight */
+	/* a wgmma gemm lowered last left its group in flight (wait_group 1); 0 after one that
+	 * ended with wait_group 0 (fp8 promotion): a TMA pipeline then releases the stage the
+	 * iteration read at once, not one iteration later */
+	int wg_open;
 	/* a pipeline's iteration began with every shared write fenced into the async proxy
 	 * before its barrier, and no statement since wrote shared memory: a wgmma needs no
 	 * fence and barrier of its own (lw_stmt_synced clears it) */
@@ -212,10 +216,15 @@ int lw_plan_of(Em *e, const IrStmt *st, GemmPlan *p, Err *err);
 int lw_gemm(Em *e, const IrStmt *st);
 /* fp8 wgmma promotion (lower_mma.c): the k32 blocks after which the wgmma temporary is
  * added into the f32 accumulator; the k-blocks of gemm st if it is an fp8 wgmma, else 0;
- * X += X_pa_ (and X_pa_ = 0 with clear) */
+ * X[off .. off + count) += X_pa_[0 .. count) */
 #define LW_PROMO_KBLOCKS 4
+/* the most registers a thread the promotion temporary of a whole accumulator takes; a
+ * larger accumulator of several instructions is promoted one instruction at a time
+ * (lw_promo_split: the temporary's registers, or 0) */
+#define LW_PROMO_TEMP 64
 int lw_promo_kblocks(Em *e, const IrStmt *st);
-void lw_promote(Em *e, int cbuf, int clear);
+int lw_promo_split(Em *e, const IrStmt *st);
+void lw_promote(Em *e, int cbuf, int64_t off, int64_t count);
 int lw_promo_piped(const Em *e, int cbuf);
 int lw_pipeline(Em *e, Buf *chk, const IrStmt *st);
 int lw_ws_producer(Em *e, Buf *chk);
