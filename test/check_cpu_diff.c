@@ -367,6 +367,10 @@ static const struct {
 	 * the pipeline's temporary: each gemm promotes its own) */
 	{"test/cpu/gemm_fp8_promo.tile", PROMO_SIZES, "BN=256", 0},
 	{"test/cpu/gemm_fp8.tile", "M=200,N=264,K=136;M=256,N=384,K=512;M=192,N=144,K=2048", NULL, 0},
+	/* gemm_sm90 with its epilogue through shared memory (Cs in the stages' bytes), the 128x256
+	 * fp8 tile (BN = 256: promoted one instruction at a time) */
+	{"test/gpu/gemm_sm90_epilogue.tile", "M=200,N=264,K=136;M=256,N=512,K=128", NULL, 0},
+	{"test/gpu/gemm_fp8_bench.tile", "M=200,N=264,K=136;M=256,N=512,K=256", "BN=256", 1},
 	/* warp-specialized (--warp-specialize): the producer warpgroup, named barriers of the
 	 * consumers, the block of the launch contract; 2 to 5 stages, ragged sizes, the element
 	 * body (K = 205: the producer waits for nothing, the consumers run cp.async) */

@@ -3,7 +3,8 @@
 # tile program and tilec flags: samples/gemm_sm90.tile and samples/gemm.tile in f16 (the default
 # TMA pipeline, --warp-specialize, --raster-group), the same programs with bf16 for f16,
 # test/gpu/gemm_fp8_bench.tile (e4m3), test/gpu/gemm_int8_bench.tile (int8, i32 out), and the
-# persistent schedule (--persistent) of each type. Each is launched through its --header
+# persistent schedule (--persistent) of each type, gemm_sm90 with its epilogue through shared
+# memory (test/gpu/gemm_sm90_epilogue.tile) and fp8 at 128x256 (-D BN=256). Each is launched through its --header
 # driver-API launcher, checked against an fp64 reference at ragged sizes (every element) and
 # sampled at the timed sizes, and timed against cuBLAS (cublasGemmEx: f16/bf16 with f32
 # compute, int8 with i32 compute) or cuBLASLt (fp8 e4m3, f32 compute, f16 out) in the same run
@@ -36,6 +37,10 @@ sm90_f16_p|samples/gemm_sm90.tile|s/x/x/|--persistent|0|0
 sm90_f16_wsp|samples/gemm_sm90.tile|s/x/x/|--warp-specialize --persistent|0|0
 sm90_bf16_wsp|samples/gemm_sm90.tile|s/f16/bf16/g|--warp-specialize --persistent|1|0
 fp8_wsp|test/gpu/gemm_fp8_bench.tile|s/x/x/|--warp-specialize --persistent|2|1
+sm90_f16_ep|test/gpu/gemm_sm90_epilogue.tile|s/x/x/||0|0
+sm90_f16_ep_p|test/gpu/gemm_sm90_epilogue.tile|s/x/x/|--persistent|0|0
+fp8_ws_256|test/gpu/gemm_fp8_bench.tile|s/x/x/|--warp-specialize -D BN=256|2|1
+fp8_wsp_256|test/gpu/gemm_fp8_bench.tile|s/x/x/|--warp-specialize --persistent -D BN=256|2|1
 i8|test/gpu/gemm_int8_bench.tile|s/x/x/||3|1
 i8_ws|test/gpu/gemm_int8_bench.tile|s/x/x/|--warp-specialize|3|1
 i8_wsp|test/gpu/gemm_int8_bench.tile|s/x/x/|--warp-specialize --persistent|3|1
