@@ -594,11 +594,6 @@ tma_setup(Em *e)
 #define WS_PERSIST_PRODUCER_REGS 40
 #define WS_PERSIST_CONSUMER_REGS 232
 
-/* why the kernel's TMA pipeline gets no producer warpgroup, or NULL (then e->ws is set). The
- * producer starts at the kernel's entry and runs one pipeline, so the pipeline is the
- * kernel's only TMA pipeline, a statement of the kernel's body (not in a loop or a branch)
- * with no let before it (its loads see only the kernel's parameters, block indices and the
- * body's own lets); the consumers are whole warpgroups */
 /* is shared buffer buf a destination of the loads of pipeline st? */
 static int
 pipe_loads_into(const Em *e, const IrStmt *st, int buf)
@@ -630,8 +625,7 @@ ws_shared_alias(Em *e, const IrStmt *st)
 		for (j = 0; j < e->sp.n; j++) {
 			const SmemBuf *y = &e->sp.bufs[j];
 
-			if (!pipe_loads_into(e, st, y->buf) && x->offset < y->offset + y->bytes &&
-			    y->offset < x->offset + x->bytes)
+			if (!pipe_loads_into(e, st, y->buf) && sh_alias(e, x->buf, y->buf))
 				return arena_printf(e->a, "the pipeline's shared buffer '%s' shares bytes with '%s' (the "
 						    "shared-memory plan reuses them), which the producer warpgroup's loads, "
 						    "running ahead of the consumers, would overwrite",
@@ -641,6 +635,11 @@ ws_shared_alias(Em *e, const IrStmt *st)
 	return NULL;
 }
 
+/* why the kernel's TMA pipeline gets no producer warpgroup, or NULL (then e->ws is set). The
+ * producer starts at the kernel's entry and runs one pipeline, so the pipeline is the
+ * kernel's only TMA pipeline, a statement of the kernel's body (not in a loop or a branch)
+ * with no let before it (its loads see only the kernel's parameters, block indices and the
+ * body's own lets); the consumers are whole warpgroups */
 static const char *
 ws_plan(Em *e)
 {

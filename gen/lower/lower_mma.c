@@ -97,16 +97,21 @@ lw_promote(Em *e, int cbuf, int64_t off, int64_t count)
  * such tiles): its temporary is one instruction's registers, and the gemm runs instruction
  * by instruction, each promoted into its slice of the accumulator. The temporary's size in
  * registers, else 0 */
+static int
+promo_split(const GemmPlan *p, int64_t slots)
+{
+	return p->rep_m * p->rep_n > 1 && slots > LW_PROMO_TEMP ? p->inst_n / 2 : 0;
+}
+
 int
 lw_promo_split(Em *e, const IrStmt *st)
 {
 	GemmPlan p;
 	Err err = {0};
 
-	if (!lw_promo_kblocks(e, st) || lw_plan_of(e, st, &p, &err) || p.rep_m * p.rep_n < 2 ||
-	    e->slots[st->u.gemm.c.buf] <= LW_PROMO_TEMP)
+	if (!lw_promo_kblocks(e, st) || lw_plan_of(e, st, &p, &err))
 		return 0;
-	return p.inst_n / 2;
+	return promo_split(&p, e->slots[st->u.gemm.c.buf]);
 }
 
 static int
@@ -199,15 +204,14 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 	}
 	/* fp8: the wgmma accumulates into a temporary, promoted into Cb (lw_promo_kblocks) */
 	nk = fp8 ? (int)(p->K / p->inst_k) : 0;
-	split = fp8 ? lw_promo_split(e, st) : 0;
+	split = fp8 ? promo_split(p, e->slots[st->u.gemm.c.buf]) : 0;
 	piped = fp8 && !split && e->wg_inflight == 2 && nk < LW_PROMO_KBLOCKS && lw_promo_piped(e, st->u.gemm.c.buf);
 	dacc = fp8 ? arena_printf(e->a, "%s_pa_", Cb->name) : Cb->name;
 	if (fp8 && !piped)
 		lw_decl(e, 0, "float", dacc, split ? split : e->slots[st->u.gemm.c.buf], NULL,
-			split ? "// the fp8 wgmma accumulator of one instruction, promoted into f32 every 4 k32 blocks "
-				"(the first wgmma of each interval has scale-d 0: no clearing)"
-			      : "// the fp8 wgmma accumulator, promoted into f32 every 4 k32 blocks (the first wgmma of "
-				"each interval has scale-d 0: no clearing)");
+			arena_printf(e->a, "// the fp8 wgmma accumulator%s, promoted into f32 every 4 k32 blocks (the first "
+				     "wgmma of each interval has scale-d 0: no clearing)",
+				     split ? " of one instruction" : ""));
 	lw_call(e, LC_FENCE, "tl_wgmma_fence", "", NULL);
 	buf_init(&b);
 	/* split: instruction by instruction (part = its index), each over the whole K */
@@ -219,10 +223,8 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 				/* the interval's groups retire before their accumulators are read */
 				lw_call(e, LC_MMA_GROUP, "tl_wgmma_commit", "", NULL);
 				lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait0", "", NULL);
-				if (split)
-					lw_promote(e, st->u.gemm.c.buf, (int64_t)part * split, split);
-				else
-					lw_promote(e, st->u.gemm.c.buf, 0, e->slots[st->u.gemm.c.buf]);
+				lw_promote(e, st->u.gemm.c.buf, (int64_t)part * split,
+					   split ? split : e->slots[st->u.gemm.c.buf]);
 				lw_call(e, LC_FENCE, "tl_wgmma_fence", "", NULL);
 			}
 			for (mi = 0; mi < p->rep_m; mi++)
@@ -285,11 +287,12 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 			lw_promote(e, st->u.gemm.c.buf, (int64_t)part * split, split);
 		}
 	}
-	if (!split)
-		lw_call(e, LC_MMA_GROUP, "tl_wgmma_commit", "", NULL);
-	if (split)
+	if (split) {
 		e->wg_open = 0; /* every instruction's groups retired */
-	else if (piped) {
+		goto done;
+	}
+	lw_call(e, LC_MMA_GROUP, "tl_wgmma_commit", "", NULL);
+	if (piped) {
 		/* the group stays in flight until the next gemm would pass the interval */
 		const char *pk = arena_printf(e->a, "%s_pk_", Cb->name);
 
@@ -312,6 +315,7 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 		lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait0", "", NULL);
 		e->wg_open = 0;
 	}
+done:
 	lw_pop(e);
 	buf_free(&b);
 	return 0;

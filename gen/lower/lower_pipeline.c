@@ -243,6 +243,26 @@ body_rest(Em *e, Buf *chk, const IrStmt *st)
 	return 0;
 }
 
+/* each warp's arrival on the empty barrier of a TMA pipeline's stage, at the end of iteration
+ * v (g: the stage counter, v itself or the block's iteration over its tiles). prev: a wgmma
+ * group left in flight reads this stage until the next iteration's wait, so the previous
+ * stage is the one released (none in the first iteration); else (every group retired, as
+ * after an fp8 gemm's wait_group 0) this one */
+static void
+stage_release(Em *e, const struct TmaPipe *tp, const char *v, const char *g, int S, int prev)
+{
+	if (prev) {
+		lw_open_if(e, arena_printf(e->a, "%s > 0 && lane == 0", v), 1, 1);
+		lw_call(e, LC_MBAR, "tl_mbar_arrive", arena_printf(e->a, "&%s[(%s + %d) %% %d]", tp->empty, g, S - 1, S),
+			"// this warp is done with the stage of the previous iteration");
+	} else {
+		lw_open_if(e, "lane == 0", 1, 1);
+		lw_call(e, LC_MBAR, "tl_mbar_arrive", arena_printf(e->a, "&%s[%s %% %d]", tp->empty, g, S),
+			"// this warp is done with this stage (its wgmmas retired)");
+	}
+	lw_pop(e);
+}
+
 /* the pipeline's lowering state, back to none */
 static void
 pipe_done(Em *e)
@@ -294,17 +314,8 @@ tma_pipeline_persist(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, cons
 	e->wg_open = 0;
 	if (body_rest(e, chk, st))
 		goto out;
-	prev = e->wg_open; /* as in tma_pipeline */
-	if (prev) {
-		lw_open_if(e, arena_printf(e->a, "%s > 0 && lane == 0", v), 1, 1);
-		lw_call(e, LC_MBAR, "tl_mbar_arrive", arena_printf(e->a, "&%s[(%s + %d) %% %d]", tp->empty, g, S - 1, S),
-			"// this warp is done with the stage of the previous iteration");
-	} else {
-		lw_open_if(e, "lane == 0", 1, 1);
-		lw_call(e, LC_MBAR, "tl_mbar_arrive", arena_printf(e->a, "&%s[%s %% %d]", tp->empty, g, S),
-			"// this warp is done with this stage (its wgmmas retired)");
-	}
-	lw_pop(e);
+	prev = e->wg_open;
+	stage_release(e, tp, v, g, S, prev);
 	if (!ws) {
 		lw_open_if(e, arena_printf(e->a, "tid == 0 && %s + %d < %s", v, D, n), 0, 1);
 		lw_decl(e, 1, "int", arena_printf(e->a, "%s_next_", v), 0, arena_printf(e->a, "%s + %d", v, D), NULL);
@@ -393,20 +404,8 @@ loop:
 	e->wg_open = 0;
 	if (body_rest(e, chk, st))
 		goto out;
-	/* a group left in flight reads this stage until the next iteration's wait: the previous
-	 * stage is the one released; after a wait_group 0 (fp8 promotion) this one */
 	prev = mode == 2 && e->wg_open;
-	if (prev)
-		lw_open_if(e, arena_printf(e->a, "%s > 0 && lane == 0", v), 1, 1);
-	else
-		lw_open_if(e, "lane == 0", 1, 1);
-	if (prev)
-		lw_call(e, LC_MBAR, "tl_mbar_arrive", arena_printf(e->a, "&%s[(%s + %d) %% %d]", tp->empty, v, S - 1, S),
-			"// this warp is done with the stage of the previous iteration");
-	else
-		lw_call(e, LC_MBAR, "tl_mbar_arrive", arena_printf(e->a, "&%s[%s %% %d]", tp->empty, v, S),
-			"// this warp is done with this stage (its wgmmas retired)");
-	lw_pop(e);
+	stage_release(e, tp, v, v, S, prev);
 	if (ws) {
 		lw_pop(e);
 		goto after;
