@@ -37,6 +37,7 @@ tilec_run_options_init(tilec_run_options *o)
 		memset(o, 0, sizeof *o);
 		o->tma = 1;
 		o->raster_group = -1;   /* auto, as tilec_options_init */
+		o->epilogue = TILEC_EPILOGUE_AUTO;
 	}
 }
 
@@ -1064,6 +1065,7 @@ tilec_run(const char *src, size_t len, const tilec_run_options *opts, tilec_run_
 	co.warp_specialize = o->warp_specialize;
 	co.raster_group = o->raster_group;
 	co.persistent = o->persistent;
+	co.epilogue = o->epilogue;
 	{
 		static const char *const cuda_defaults[] = {"sm_80", "sm_90a"};
 		static const char *const hip_default[] = {"gfx942"};

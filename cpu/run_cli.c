@@ -46,6 +46,8 @@ static const char usage_text[] =
 	"                         --raster-group; auto, the default: 8 for a GEMM main loop on sm_90a)\n"
 	"      --persistent       blocks loop over a 2-D grid's tiles (tilec --persistent); the CPU run\n"
 	"                         launches 3 blocks (3 SMs of one block each)\n"
+	"      --epilogue=E       auto, direct or shared: a GEMM's result tile stored from the fragment\n"
+	"                         or through shared memory (tilec --epilogue)\n"
 	"  -h, --help             show this help and exit\n"
 	"\n"
 	"Exit status: 0 all agree, 1 an output differs or the emitted code failed at run time,\n"
@@ -74,6 +76,7 @@ run_main(int argc, char **argv)
 		{"no-tma", no_argument, NULL, 'N'}, {"warp-specialize", no_argument, NULL, 'W'},
 		{"raster-group", required_argument, NULL, 'R'},
 		{"persistent", no_argument, NULL, 'P'},
+		{"epilogue", required_argument, NULL, 'E'},
 		{NULL, 0, NULL, 0},
 	};
 	tilec_run_options o;
@@ -139,6 +142,18 @@ run_main(int argc, char **argv)
 		case 'N': o.tma = 0; break;
 		case 'W': o.warp_specialize = 1; break;
 		case 'P': o.persistent = 1; break;
+		case 'E':
+			if (!strcmp(optarg, "auto"))
+				o.epilogue = TILEC_EPILOGUE_AUTO;
+			else if (!strcmp(optarg, "direct"))
+				o.epilogue = TILEC_EPILOGUE_DIRECT;
+			else if (!strcmp(optarg, "shared"))
+				o.epilogue = TILEC_EPILOGUE_SHARED;
+			else {
+				free(defs);
+				return bad_usage("--epilogue: '%s' is not auto, direct or shared", optarg);
+			}
+			break;
 		case 'R': {
 			char *rend;
 			long g = strtol(optarg, &rend, 10);

@@ -115,11 +115,11 @@ rt_tile_optstr(const struct tilec_options *opt, const char *filename, const char
 		o.arch = arch && tilec_arch_valid(TILEC_TARGET_CUDA, arch) ? arch : "sm_80";
 	/* every option that can change the code is in the key: a new field of tilec_options goes
 	 * here (or into the refusals above) and then into the size below */
-	_Static_assert((sizeof(tilec_options) == 128 && offsetof(tilec_options, persistent) == 120) ||
+	_Static_assert((sizeof(tilec_options) == 128 && offsetof(tilec_options, epilogue) == 124) ||
 			       sizeof(void *) != 8,
 		       "tilec_options changed: key its new field in rt_tile_optstr");
-	snprintf(num, sizeof num, "%d,%d,%d,%d,%d,%d,%d", (int)o.cost_model, o.caret, o.ndefines, o.tma,
-		 o.warp_specialize, o.raster_group, o.persistent);
+	snprintf(num, sizeof num, "%d,%d,%d,%d,%d,%d,%d,%d", (int)o.cost_model, o.caret, o.ndefines, o.tma,
+		 o.warp_specialize, o.raster_group, o.persistent, o.epilogue);
 	if (field(str, &n, "version", tilec_version()) || field(str, &n, "arch", o.arch) ||
 	    field(str, &n, "file", o.filename) || field(str, &n, "ints", num))
 		goto oom;

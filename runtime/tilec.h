@@ -87,7 +87,17 @@ typedef struct tilec_options {
 	 * tile during the epilogue. The launch contract says so; every launcher sizes the grid
 	 * (docs/cuda.md). A kernel that cannot be made persistent keeps its grid and says why */
 	int persistent;
+	/* how a result tile in registers reaches global memory after a GEMM's pipeline
+	 * (`copy(acc, C[...])`): TILEC_EPILOGUE_AUTO (-1, the default of tilec_options_init)
+	 * through shared memory on a target with TMA (sm_90a) without warp_specialize, else from
+	 * the fragment; TILEC_EPILOGUE_DIRECT (0): each thread stores its fragment's elements;
+	 * TILEC_EPILOGUE_SHARED (1): written to shared memory (on the pipeline's stage bytes,
+	 * swizzled) and stored in 16-byte rows wherever that takes no more shared memory
+	 * (docs/cuda.md). The kernel says in a comment which it took, and why not */
+	int epilogue;
 } tilec_options;
+
+enum { TILEC_EPILOGUE_AUTO = -1, TILEC_EPILOGUE_DIRECT = 0, TILEC_EPILOGUE_SHARED = 1 };
 
 typedef struct tilec_result {
 	tilec_status status;

@@ -63,6 +63,7 @@ typedef struct tilec_run_options {
 	int raster_group;            /* tilec_options.raster_group (init: -1, auto) */
 	int persistent;              /* tilec_options.persistent (init: 0); the CPU run launches
 				      * TILEC_CPU_PERSISTENT_BLOCKS blocks of a persistent kernel */
+	int epilogue;                /* tilec_options.epilogue (init: TILEC_EPILOGUE_AUTO) */
 } tilec_run_options;
 
 /*

@@ -887,6 +887,145 @@ START_TEST(persist_detects)
 }
 END_TEST
 
+/* ---- the epilogue through shared memory (stage-epilogues, gen/lower/plan_epilogue.c): a
+ * result tile written to a swizzled shared tile on the pipeline's stage bytes and stored in
+ * 16-byte rows. Auto on sm_90a, forced (shared) elsewhere and with --warp-specialize (whose
+ * producer warpgroup is then refused: ws_shared_alias); ragged M and N, N not a multiple of 8
+ * (the element body), K of one block; the runs agree, and `direct` is the fragment's stores */
+#define EPI_SIZES "M=200,N=264,K=136;M=129,N=520,K=64;M=130,N=203,K=72;M=1,N=8,K=8"
+static const struct {
+	const char *file, *arch, *sizes;
+	int hip, mode, ws, persistent, staged;
+} epi_rows[] = {
+	{"samples/gemm_sm90.tile", "sm_90a", EPI_SIZES, 0, TILEC_EPILOGUE_AUTO, 0, 0, 1},
+	{"samples/gemm_sm90.tile", "sm_90a", EPI_SIZES, 0, TILEC_EPILOGUE_AUTO, 0, 1, 1},
+	{"samples/gemm_sm90.tile", "sm_90a", "M=200,N=264,K=136", 0, TILEC_EPILOGUE_DIRECT, 0, 0, 0},
+	/* auto leaves a warp-specialized kernel alone; forced, its producer is refused */
+	{"samples/gemm_sm90.tile", "sm_90a", "M=200,N=264,K=136", 0, TILEC_EPILOGUE_AUTO, 1, 0, 0},
+	{"samples/gemm_sm90.tile", "sm_90a", "M=200,N=264,K=136;M=640,N=264,K=64", 0, TILEC_EPILOGUE_SHARED, 1, 1, 1},
+	{"samples/gemm_bf16.tile", "sm_90a", "M=200,N=264,K=128;M=129,N=520,K=64;M=130,N=203,K=192;M=1,N=8,K=64", 0, TILEC_EPILOGUE_AUTO, 0, 0, 1},
+	{"samples/gemm.tile", "sm_90a", EPI_SIZES, 0, TILEC_EPILOGUE_AUTO, 0, 0, 1},
+	{"samples/gemm.tile", "sm_80", EPI_SIZES, 0, TILEC_EPILOGUE_AUTO, 0, 0, 0},
+	{"samples/gemm.tile", "sm_80", EPI_SIZES, 0, TILEC_EPILOGUE_SHARED, 0, 0, 1},
+	{"samples/gemm.tile", "gfx90a", "M=200,N=264,K=136;M=130,N=203,K=72", 1, TILEC_EPILOGUE_SHARED, 0, 0, 1},
+	{"samples/gemm_strided.tile", "sm_90a", NULL, 0, TILEC_EPILOGUE_AUTO, 0, 0, 1},
+	{"samples/flash_fwd.tile", "sm_90a", "BH=3,L=200;BH=2,L=64", 0, TILEC_EPILOGUE_AUTO, 0, 0, 1},
+	{"test/cpu/gemm_fp8_promo.tile", "sm_90a", "M=200,N=264,K=528;M=65,N=67,K=69", 0, TILEC_EPILOGUE_AUTO, 0, 0, 1},
+	{"test/cpu/gemm_int8.tile", "sm_90a", NULL, 0, TILEC_EPILOGUE_AUTO, 0, 0, 1},
+	{"test/gpu/gemm_fp8_bench.tile", "sm_90a", "M=200,N=264,K=256;M=130,N=136,K=128", 0, TILEC_EPILOGUE_AUTO, 0, 0, 1},
+};
+
+static char *
+epi_code(int i, const char *src, size_t len)
+{
+	tilec_options co;
+	tilec_result cr;
+	char *code;
+
+	tilec_options_init(&co);
+	co.filename = epi_rows[i].file;
+	co.target = epi_rows[i].hip ? TILEC_TARGET_HIP : TILEC_TARGET_CUDA;
+	co.arch = epi_rows[i].arch;
+	co.warp_specialize = epi_rows[i].ws;
+	co.persistent = epi_rows[i].persistent;
+	co.epilogue = epi_rows[i].mode;
+	co.dump = TILEC_DUMP_CUDA; /* the code of either target */
+	tilec_compile(src, len, &co, &cr);
+	ck_assert_msg(cr.status == TILEC_OK, "%s: %s", epi_rows[i].file, cr.diagnostics);
+	code = strdup(cr.output);
+	tilec_result_free(&cr);
+	return code;
+}
+
+static void
+epi_run(int i, const char *src, size_t len, const char *sizes, const char *over, tilec_run_result *r)
+{
+	tilec_run_options o;
+
+	tilec_run_options_init(&o);
+	o.filename = epi_rows[i].file;
+	o.target = epi_rows[i].hip ? TILEC_TARGET_HIP : TILEC_TARGET_CUDA;
+	o.arch = epi_rows[i].arch;
+	o.sizes = sizes;
+	o.warp_specialize = epi_rows[i].ws;
+	o.persistent = epi_rows[i].persistent;
+	o.epilogue = epi_rows[i].mode;
+	o.cuda_override = over;
+	o.seed = 1;
+	o.timeout_s = 120;
+	tilec_run(src, len, &o, r);
+}
+
+START_TEST(epilogue)
+{
+	tilec_run_result r;
+	size_t len;
+	char *src = test_readfile(epi_rows[_i].file, &len), *code;
+	int staged;
+
+	ck_assert_ptr_nonnull(src);
+	code = epi_code(_i, src, len);
+	staged = strstr(code, "// epilogue: ") && strstr(code, " through shared memory ") &&
+		 strstr(code, "_epi = (");
+	ck_assert_msg(staged == epi_rows[_i].staged, "%s (%s, mode %d, ws %d): staged %d, expected %d", epi_rows[_i].file,
+		      epi_rows[_i].arch, epi_rows[_i].mode, epi_rows[_i].ws, staged, epi_rows[_i].staged);
+	/* forced under --warp-specialize: the stage bytes are shared, so no producer warpgroup */
+	ck_assert_msg(!(epi_rows[_i].ws && staged) || (strstr(code, "// not warp-specialized: ") &&
+						       !strstr(code, "tl_setmaxnreg")),
+		      "%s: warp-specialized over the staged epilogue", epi_rows[_i].file);
+	ck_assert_msg(!epi_rows[_i].ws || staged || strstr(code, "tl_setmaxnreg"), "%s: not warp-specialized",
+		      epi_rows[_i].file);
+	epi_run(_i, src, len, epi_rows[_i].sizes, NULL, &r);
+	ck_assert_msg(r.status == TILEC_RUN_AGREE && r.runs > 0, "%s (%s, mode %d, ws %d, persistent %d): status %d, %d of %d runs differ:\n%s%s",
+		      epi_rows[_i].file, epi_rows[_i].arch, epi_rows[_i].mode, epi_rows[_i].ws, epi_rows[_i].persistent,
+		      r.status, r.differ, r.runs, r.diagnostics, r.report);
+	tilec_run_result_free(&r);
+	free(code);
+	free(src);
+}
+END_TEST
+
+/* a wrong staged epilogue is found (row 0's code, one statement changed): the barrier between
+ * the fragment's writes and the row reads dropped, the read side without the swizzle. (The
+ * barrier after the pipeline dropped is not found: the CPU run finishes every warpgroup's
+ * last wgmma before any thread writes the tile; lower_kernel.c's hazard analysis puts it.) */
+static const struct {
+	const char *sizes, *from, *to;
+} epi_wrong[] = {
+	{"M=200,N=264,K=136", "__syncthreads();\n\t\t#pragma unroll\n\t\tfor (int it = 0; it < 16; it++) {",
+	 "\n\t\t#pragma unroll\n\t\tfor (int it = 0; it < 16; it++) {"},
+	{"M=200,N=264,K=136", "*(const uint4 *)(&acc_epi[(((((c / 64) * 8192) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))])",
+	 "*(const uint4 *)(&acc_epi[(((((c / 64) * 8192) + (r * 64)) + (c % 8)) + ((((c / 8) % 8)) * 8))])"},
+};
+
+START_TEST(epilogue_detects)
+{
+	tilec_run_result r;
+	size_t len, n;
+	char *src = test_readfile(epi_rows[0].file, &len), *code, *bad, *p;
+	Buf b;
+
+	ck_assert_ptr_nonnull(src);
+	code = epi_code(0, src, len);
+	n = strlen(epi_wrong[_i].from);
+	ck_assert_msg(strstr(code, epi_wrong[_i].from) != NULL, "no '%s' in the code:\n%s", epi_wrong[_i].from, code);
+	buf_init(&b);
+	for (bad = code; (p = strstr(bad, epi_wrong[_i].from)); bad = p + n) {
+		buf_putn(&b, bad, (size_t)(p - bad));
+		buf_puts(&b, epi_wrong[_i].to);
+	}
+	buf_puts(&b, bad);
+	epi_run(0, src, len, epi_wrong[_i].sizes, buf_str(&b), &r);
+	ck_assert_msg(r.status == TILEC_ERR_DIFFER && strstr(r.report, "DIFFER"),
+		      "a wrong epilogue (%s -> %s): status %d:\n%s%s", epi_wrong[_i].from, epi_wrong[_i].to, r.status,
+		      r.diagnostics, r.report);
+	tilec_run_result_free(&r);
+	buf_free(&b);
+	free(code);
+	free(src);
+}
+END_TEST
+
 START_TEST(extra_arch)
 {
 	run_one(extra[_i].file, extra[_i].arch, extra[_i].sizes, extra[_i].define, NULL);
@@ -1052,6 +1191,8 @@ suite_cpu_diff(void)
 	tcase_add_loop_test(tc, raster_detects, 0, countof(raster_wrong));
 	tcase_add_loop_test(tc, persist, 0, countof(persist_rows));
 	tcase_add_loop_test(tc, persist_detects, 0, countof(persist_wrong));
+	tcase_add_loop_test(tc, epilogue, 0, countof(epi_rows));
+	tcase_add_loop_test(tc, epilogue_detects, 0, countof(epi_wrong));
 	tcase_add_loop_test(tc, detects, 0, countof(wrong));
 	tcase_add_loop_test(tc, strided_views, 0, countof(strided));
 	tcase_add_test(tc, usage);

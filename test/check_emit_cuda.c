@@ -71,6 +71,116 @@ END_TEST
 /* the wgmma path: samples emitted for sm_90a against NAME.sm90a.cu */
 static const char *const sm90a_goldens[] = {"gemm", "gemm_bf16"};
 
+/* the epilogue through shared memory (stage-epilogues, gen/lower/plan_epilogue.c): which
+ * copies are staged at sm_90a by default, which say why not, and that a staged kernel takes no
+ * more shared memory than with --epilogue=direct (the tile sits on the stage bytes) */
+#define EPI_HEAD \
+	"const BM = 128, BN = 128, BK = 32;\n" \
+	"kernel k(A: f16[M, K], B: f16[K, N], C: T[M, N]) grid(cdiv(N, BN), cdiv(M, BM)) threads(128) {\n" \
+	"  shared As: f16[BM, BK]; shared Bs: f16[BK, BN]; local acc: f32[BM, BN];\n" \
+	"  clear(acc);\n" \
+	"  for ko in pipeline(cdiv(K, BK), stages = S) {\n" \
+	"    copy(A[by * BM, ko * BK], As); copy(B[ko * BK, bx * BN], Bs); gemm(As, Bs, acc);\n" \
+	"  }\n"
+static const struct {
+	const char *src, *T, *S, *why; /* why NULL: staged */
+} epi_progs[] = {
+	{EPI_HEAD "  copy(acc, C[by * BM, bx * BN]);\n}\n", "f16", "2", NULL},
+	{EPI_HEAD "  copy(acc, C[by * BM, bx * BN]);\n}\n", "f32", "4", NULL},
+	/* 64 KiB of f32 tile over 2 stages of 16 KiB */
+	{EPI_HEAD "  copy(acc, C[by * BM, bx * BN]);\n}\n", "f32", "2",
+	 "the staged tile takes more shared memory than the pipeline's stages"},
+	{EPI_HEAD "  copy(acc, C[by * BM, bx * BN]);\n  copy(A[by * BM, 0], As);\n  copy(As, C[by * BM, 0]);\n}\n",
+	 "f16", "2", "shared memory is used after the copy"},
+	/* the sum of two tiles: o is not the accumulator's shape */
+	{EPI_HEAD "  local o: f32[64, BN];\n  for i, j in parallel(64, BN) { o[i, j] = acc[i, j] + acc[i + 64, j]; }\n"
+		  "  copy(o, C[by * 64, bx * BN]);\n}\n", "f32", "2", "the tile is not the shape of the pipeline's accumulator"},
+	{EPI_HEAD "  copy(acc, C[by * BM, bx * BN], op = add);\n}\n", "f32", "4", ""},
+};
+
+static char *
+epi_compile(int i, const char *arch, int mode, int dump)
+{
+	const char *defs[1];
+	char d0[32];
+	tilec_options co;
+	tilec_result cr;
+	char *out;
+
+	snprintf(d0, sizeof d0, "S=%s", epi_progs[i].S);
+	defs[0] = d0;
+	tilec_options_init(&co);
+	co.arch = arch;
+	co.dump = dump;
+	co.epilogue = mode;
+	co.defines = defs;
+	co.ndefines = 1;
+	{
+		/* the element type is text: substitute it */
+		size_t n = strlen(epi_progs[i].src) + 16;
+		char *src = malloc(n), *p;
+		const char *q;
+
+		for (p = src, q = epi_progs[i].src; *q; q++) {
+			if (q[0] == 'T' && q[1] == '[') {
+				p += sprintf(p, "%s", epi_progs[i].T);
+				continue;
+			}
+			*p++ = *q;
+		}
+		*p = 0;
+		tilec_compile(src, strlen(src), &co, &cr);
+		free(src);
+	}
+	ck_assert_msg(cr.status == TILEC_OK, "epilogue program %d: %s", i, cr.diagnostics);
+	out = strdup(cr.output);
+	tilec_result_free(&cr);
+	return out;
+}
+
+static long
+smem_bytes(const char *code)
+{
+	const char *p = strstr(code, " threads, ");
+
+	return p ? atol(p + strlen(" threads, ")) : -1;
+}
+
+START_TEST(epilogue_stage)
+{
+	char *code = epi_compile(_i, "sm_90a", TILEC_EPILOGUE_AUTO, TILEC_DUMP_CUDA);
+	char *direct = epi_compile(_i, "sm_90a", TILEC_EPILOGUE_DIRECT, TILEC_DUMP_CUDA);
+	char *lay = epi_compile(_i, "sm_90a", TILEC_EPILOGUE_AUTO, TILEC_DUMP_LAYOUTS);
+	char *sm80 = epi_compile(_i, "sm_80", TILEC_EPILOGUE_AUTO, TILEC_DUMP_CUDA);
+	const char *why = epi_progs[_i].why;
+	char want[256];
+
+	if (!why) {
+		ck_assert_msg(strstr(code, "// epilogue: acc reaches C through shared memory acc_epi (128-byte swizzle") &&
+			      strstr(code, "*(uint4 *)(&C[") && strstr(code, "^ (r % 8)) * 8))]"),
+			      "program %d: not staged:\n%s", _i, code);
+		ck_assert_msg(smem_bytes(code) > 0 && smem_bytes(code) == smem_bytes(direct),
+			      "program %d: %ld bytes of shared memory staged, %ld direct", _i, smem_bytes(code),
+			      smem_bytes(direct));
+	} else {
+		ck_assert_msg(!strstr(code, "_epi"), "program %d: staged:\n%s", _i, code);
+		snprintf(want, sizeof want, " stored from the fragment, not through shared memory: %s", why);
+		ck_assert_msg(!*why ? !strstr(code, "// epilogue: ") : strstr(code, want) != NULL,
+			      "program %d: expected '%s':\n%s", _i, *why ? want : "no epilogue comment", code);
+		if (!*why)
+			ck_assert_str_eq(code, direct);
+	}
+	/* --epilogue=direct, sm_80's auto and the layout dump: the program as written */
+	ck_assert_msg(!strstr(direct, "// epilogue: ") && !strstr(direct, "_epi"), "program %d: direct staged", _i);
+	ck_assert_msg(!strstr(sm80, "_epi") && !strstr(sm80, "// epilogue: "), "program %d: staged at sm_80", _i);
+	ck_assert_msg(!strstr(lay, "_epi"), "program %d: the layout dump shows the staged tile:\n%s", _i, lay);
+	free(code);
+	free(direct);
+	free(lay);
+	free(sm80);
+}
+END_TEST
+
 /* fp8 wgmma at sm_90a accumulates into a temporary promoted into the f32 accumulator
  * (lower_mma.c): every e4m3/e5m2 wgmma writes an X_pa_ temporary, every promotion follows a
  * wait_group 0 (no group in flight writes what it reads), and the 16-bit and integer wgmmas
@@ -1389,6 +1499,7 @@ suite_emit_cuda(void)
 	tcase_add_test(tc, generated_names);
 	tcase_add_loop_test(tc, reduce_scratch_smem, 0, countof(scratch_archs));
 	tcase_add_test(tc, fast_paths_match_reference);
+	tcase_add_loop_test(tc, epilogue_stage, 0, countof(epi_progs));
 	tcase_add_test(tc, fragvec_matches_reference);
 	suite_add_tcase(s, tc);
 	return s;

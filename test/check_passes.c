@@ -112,12 +112,12 @@ static const struct {
 	tilec_status st;
 	const char *in_out, *in_log, *in_diag;  /* substrings expected (NULL: no check) */
 } cases[] = {
-	{"}", "names", NULL, NULL, 1, 0, TILEC_OK, "verify-ir\nsplit-conversions\ninfer-layouts\nconvert-layouts\nlayout-diagnostics\nplan-gemms\nplan-shared-memory\nplan-partitions\nplan-reduces\nplan-vectors\nplan-copies\nplan-pipelines\nlower-kernels\nverify-lowered\nemit-cuda\nemit-header\n", NULL, NULL},
-	{"}", "insert", NULL, NULL, 1, 0, TILEC_OK, "verify-ir\nmy-pass\nsplit-conversions\ninfer-layouts\nconvert-layouts\nlayout-diagnostics\nplan-gemms\nplan-shared-memory\nplan-partitions\nplan-reduces\nplan-vectors\nplan-copies\nplan-pipelines\nlower-kernels\nverify-lowered\nemit-cuda\nemit-header\n", NULL,
+	{"}", "names", NULL, NULL, 1, 0, TILEC_OK, "verify-ir\nstage-epilogues\nsplit-conversions\ninfer-layouts\nconvert-layouts\nlayout-diagnostics\nplan-gemms\nplan-shared-memory\nplan-partitions\nplan-reduces\nplan-vectors\nplan-copies\nplan-pipelines\nlower-kernels\nverify-lowered\nemit-cuda\nemit-header\n", NULL, NULL},
+	{"}", "insert", NULL, NULL, 1, 0, TILEC_OK, "verify-ir\nmy-pass\nstage-epilogues\nsplit-conversions\ninfer-layouts\nconvert-layouts\nlayout-diagnostics\nplan-gemms\nplan-shared-memory\nplan-partitions\nplan-reduces\nplan-vectors\nplan-copies\nplan-pipelines\nlower-kernels\nverify-lowered\nemit-cuda\nemit-header\n", NULL,
 	 NULL},
 	{"}", "insert", NULL, NULL, 0, 0, TILEC_OK, "kernel k", NULL,
 	 "note: mine: 1 kernel(s), first k with 0 statements"},
-	{"}", "remove", NULL, NULL, 1, 0, TILEC_OK, "verify-ir\nsplit-conversions\ninfer-layouts\nconvert-layouts\nplan-gemms\nplan-shared-memory\nplan-partitions\nplan-reduces\nplan-vectors\nplan-copies\nplan-pipelines\nlower-kernels\nverify-lowered\nemit-cuda\nemit-header\n", NULL, NULL},
+	{"}", "remove", NULL, NULL, 1, 0, TILEC_OK, "verify-ir\nstage-epilogues\nsplit-conversions\ninfer-layouts\nconvert-layouts\nplan-gemms\nplan-shared-memory\nplan-partitions\nplan-reduces\nplan-vectors\nplan-copies\nplan-pipelines\nlower-kernels\nverify-lowered\nemit-cuda\nemit-header\n", NULL, NULL},
 	{"}", "replace", NULL, NULL, 0, 0, TILEC_ERROR, NULL, NULL,
 	 "error: pass 'verify-ir' failed: refused"},
 	{"}", "fail", NULL, NULL, 0, 0, TILEC_ERROR, NULL, NULL, "error: the pass hook failed"},
@@ -179,7 +179,7 @@ START_TEST(pipeline)
 	ck_assert_msg(r.status == cases[_i].st, "case %d: status %s\n%s", _i,
 		      tilec_status_name(r.status), r.diagnostics);
 	ck_assert_int_eq(h.calls, 1);
-	ck_assert_str_eq(h.names, "verify-ir split-conversions infer-layouts convert-layouts "
+	ck_assert_str_eq(h.names, "verify-ir stage-epilogues split-conversions infer-layouts convert-layouts "
 			 "layout-diagnostics plan-gemms plan-shared-memory plan-partitions plan-reduces plan-vectors plan-copies plan-pipelines lower-kernels verify-lowered emit-cuda emit-header ");
 	if (cases[_i].in_out)
 		ck_assert_msg(strstr(r.output, cases[_i].in_out), "case %d: output\n%s", _i, r.output);
@@ -497,7 +497,7 @@ START_TEST(plugin)
 	o.print_passes = 1;
 	tilec_compile(src, strlen(src), &o, &r);
 	ck_assert_msg(r.status == TILEC_OK, "%s", r.diagnostics);
-	ck_assert_str_eq(r.output, "verify-ir\ncount-stmts\nsplit-conversions\ninfer-layouts\n"
+	ck_assert_str_eq(r.output, "verify-ir\ncount-stmts\nstage-epilogues\nsplit-conversions\ninfer-layouts\n"
 			 "convert-layouts\nlayout-diagnostics\nplan-gemms\nplan-shared-memory\nplan-partitions\nplan-reduces\nplan-vectors\nplan-copies\nplan-pipelines\nlower-kernels\nverify-lowered\nemit-cuda\nemit-header\n");
 	tilec_result_free(&r);
 	o.print_passes = 0;

@@ -243,6 +243,29 @@ done
 "$TILEC" --dump=cuda --arch=sm_90a --raster-group=auto samples/gemm.tile >"$tmp/out" 2>&1; check "--raster-group=auto" 0 $?
 has "--raster-group=auto" "$tmp/out" "const long long tl_gsz_ = 8LL * gridDim.x;"
 "$TILEC" run --raster-group=auto --sizes "X=7,Y=11" test/cpu/raster_grid.tile >"$tmp/out" 2>&1; check "run --raster-group=auto" 0 $?
+# --epilogue=auto|direct|shared: a GEMM's result tile through shared memory (auto: on sm_90a
+# without --warp-specialize); a bad value is a usage error
+"$TILEC" --dump=cuda --arch=sm_90a samples/gemm_sm90.tile >"$tmp/out" 2>&1; check "epilogue auto sm_90a" 0 $?
+has "epilogue auto sm_90a" "$tmp/out" "// epilogue: acc reaches C through shared memory acc_epi (128-byte swizzle"
+for a in "--arch=sm_90a --epilogue=direct samples/gemm_sm90.tile" "--arch=sm_90a --warp-specialize samples/gemm_sm90.tile" \
+	"--arch=sm_80 samples/gemm.tile" "--arch=sm_90a --epilogue=auto --warp-specialize samples/gemm.tile"; do
+	# shellcheck disable=SC2086
+	"$TILEC" --dump=cuda $a >"$tmp/out" 2>&1; check "epilogue direct: $a" 0 $?
+	grep -q acc_epi "$tmp/out"; check "epilogue direct: $a: not staged" 1 $?
+done
+"$TILEC" --dump=cuda --arch=sm_80 --epilogue=shared samples/gemm.tile >"$tmp/out" 2>&1; check "--epilogue=shared sm_80" 0 $?
+has "--epilogue=shared sm_80" "$tmp/out" "// epilogue: acc reaches C through shared memory acc_epi"
+"$TILEC" --dump=layouts --arch=sm_90a samples/gemm_sm90.tile >"$tmp/out" 2>&1; check "epilogue: --dump=layouts" 0 $?
+grep -q acc_epi "$tmp/out"; check "epilogue: --dump=layouts shows the program as written" 1 $?
+for v in x "" Shared 1; do
+	"$TILEC" --dump=cuda --epilogue="$v" samples/gemm.tile >/dev/null 2>&1; check "--epilogue=$v" 2 $?
+	"$TILEC" run --epilogue="$v" samples/gemm.tile >/dev/null 2>&1; check "run --epilogue=$v" 2 $?
+done
+"$TILEC" run --arch=sm_80 --epilogue=shared --sizes "M=200,N=264,K=136" samples/gemm.tile >"$tmp/out" 2>&1
+check "run --epilogue=shared" 0 $?
+has "run --epilogue=shared: agrees" "$tmp/out" "tilec run: 1 run, all agree"
+"$TILEC" --help >"$tmp/out" 2>&1; has "--help lists --epilogue" "$tmp/out" "--epilogue=E"
+"$TILEC" run --help >"$tmp/out" 2>&1; has "run --help lists --epilogue" "$tmp/out" "--epilogue=E"
 # --persistent: blocks loop over a 2-D grid's tiles; the contract says so; refusals in a comment
 "$TILEC" --dump=cuda --arch=sm_90a --persistent --warp-specialize samples/gemm_sm90.tile >"$tmp/out" 2>&1
 check "--persistent" 0 $?

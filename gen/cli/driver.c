@@ -47,6 +47,10 @@ static const char usage_text[] =
 	"      --persistent       a kernel with a 2-D grid runs min(tiles, SMs x blocks per SM) blocks,\n"
 	"                         each looping over tiles (a TMA pipeline's stages carried over them);\n"
 	"                         the launch contract says so (off by default: to be measured)\n"
+	"      --epilogue=E       how a tile in registers reaches global memory after a GEMM's\n"
+	"                         pipeline: shared (through a swizzled shared tile on the stages'\n"
+	"                         bytes, 16-byte stores), direct (from the fragment), or auto (the\n"
+	"                         default: shared on sm_90a without --warp-specialize)\n"
 	"      --enum-limit=N     largest domain (points) an exact layout check enumerates\n"
 	"                         (default 4194304; mixed-radix layouts are decided without one)\n"
 	"      --time[=N]         run the front end N times (default 5), print the median time\n"
@@ -139,7 +143,7 @@ writeheader(const char *src, size_t len, const tilec_options *opt, const char *p
 }
 
 enum {
-	OPT_TARGET = 256, OPT_ARCH, OPT_DUMP, OPT_TIME, OPT_EXPLAIN, OPT_TMA, OPT_NOTMA, OPT_WS, OPT_RASTER, OPT_PERSIST, OPT_COST, OPT_PRINT_PASSES,
+	OPT_TARGET = 256, OPT_ARCH, OPT_DUMP, OPT_TIME, OPT_EXPLAIN, OPT_TMA, OPT_NOTMA, OPT_WS, OPT_RASTER, OPT_PERSIST, OPT_EPILOGUE, OPT_COST, OPT_PRINT_PASSES,
 	OPT_PRINT_BEFORE, OPT_PRINT_AFTER, OPT_PLUGIN, OPT_LAYOUT_OUT, OPT_HEADER, OPT_ENUM_LIMIT
 };
 
@@ -158,6 +162,7 @@ driver_main(int argc, char **argv)
 		{"warp-specialize", no_argument, NULL, OPT_WS},
 		{"raster-group", required_argument, NULL, OPT_RASTER},
 		{"persistent", no_argument, NULL, OPT_PERSIST},
+		{"epilogue", required_argument, NULL, OPT_EPILOGUE},
 		{"cost-model", required_argument, NULL, OPT_COST},
 		{"enum-limit", required_argument, NULL, OPT_ENUM_LIMIT},
 		{"time", optional_argument, NULL, OPT_TIME},
@@ -272,6 +277,19 @@ driver_main(int argc, char **argv)
 		}
 		case OPT_PERSIST:
 			o.persistent = 1;
+			break;
+		case OPT_EPILOGUE:
+			if (!strcmp(optarg, "auto"))
+				o.epilogue = TILEC_EPILOGUE_AUTO;
+			else if (!strcmp(optarg, "direct"))
+				o.epilogue = TILEC_EPILOGUE_DIRECT;
+			else if (!strcmp(optarg, "shared"))
+				o.epilogue = TILEC_EPILOGUE_SHARED;
+			else {
+				free(defs);
+				free(plugins);
+				return usage_error("--epilogue: '%s' is not auto, direct or shared", optarg);
+			}
 			break;
 		case OPT_COST:
 			if (!strcmp(optarg, "io-aware"))

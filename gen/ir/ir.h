@@ -233,6 +233,9 @@ struct IrStmt {
 	/* a copy of a conversion into a buffer with late_address (HIP): compute
 	 * the lane/warp coordinates of its addresses at this statement */
 	int late_address;
+	/* a comment the lowering puts before the statement's code: a pass's decision about it and
+	 * why (stage-epilogues), or NULL */
+	const char *note;
 	union {
 		/* atomic: the destination's elements are combined with the source's (op = add|max|min,
 		 * a local source into global or shared memory); layout: the copy's loop layout the
@@ -340,6 +343,7 @@ typedef struct IrKernel {
 	int ws;                  /* tilec_options.warp_specialize: a TMA pipeline's producer warpgroup */
 	int raster;              /* tilec_options.raster_group: blocks in groups of this many rows */
 	int persist;             /* tilec_options.persistent: blocks loop over the 2-D grid's tiles */
+	int epilogue;            /* tilec_options.epilogue: -1 auto, 0 direct, 1 through shared memory */
 	struct IrKernel *next;
 	/* names of vars and buffers, for making new names unique (open addressing);
 	 * next: the first suffix to try when the name is taken again */
@@ -356,6 +360,7 @@ typedef struct IrProgram {
 	int ws;            /* tilec_options.warp_specialize, copied to every kernel */
 	int raster;        /* tilec_options.raster_group, copied to every kernel */
 	int persist;       /* tilec_options.persistent, copied to every kernel */
+	int epilogue;      /* tilec_options.epilogue, copied to every kernel */
 } IrProgram;
 
 /* ---- constructors (all memory from the arena) -------------------------- */

@@ -25,6 +25,8 @@ stmt1_lower(Em *e, Buf *chk, const IrStmt *s)
 {
 	if (lw_serial_check(e, s))
 		return -1;
+	if (s->note)
+		lw_comment(e, "%s", s->note);
 	{
 		switch (s->kind) {
 		case S_COPY:

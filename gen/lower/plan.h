@@ -137,6 +137,9 @@ int plan_reduces(Arena *a, const Target *t, IrKernel *k, Err *err);
 int plan_vectors(Arena *a, const Target *t, IrKernel *k, Err *err);
 int plan_copies(Arena *a, const Target *t, IrKernel *k, Err *err);
 int plan_pipelines(Arena *a, const Target *t, IrKernel *k, Err *err);
+/* stage-epilogues (plan_epilogue.c, before layout inference): `copy(acc, C[...])` after a
+ * GEMM's pipeline through a swizzled shared tile on the stage bytes (IrKernel.epilogue) */
+int plan_epilogues(Arena *a, const Target *t, IrKernel *k, Err *err);
 /* readable dumps of the plans (--print-after=plan-X) */
 void plan_partitions_dump(Buf *b, const IrKernel *k);
 void plan_reduces_dump(Buf *b, const IrKernel *k);

@@ -103,6 +103,7 @@ tilec_options_init(tilec_options *o)
 		memset(o, 0, sizeof *o);
 		o->tma = 1;
 		o->raster_group = -1;   /* auto: raster_of() */
+		o->epilogue = TILEC_EPILOGUE_AUTO; /* plan_epilogue.c */
 	}
 }
 
@@ -349,9 +350,10 @@ pipeline(Arena *arena, Diags *d, Buf *out, Buf *log, const char *src, size_t len
 	prog->ws = o->warp_specialize != 0;
 	prog->raster = o->raster_group;
 	prog->persist = o->persistent != 0;
+	prog->epilogue = o->epilogue < 0 ? -1 : o->epilogue != 0;
 	for (IrKernel *tk = prog->kernels; tk; tk = tk->next)
 		tk->tma = prog->tma, tk->ws = prog->ws, tk->raster = raster_of(prog, tk, o->raster_group),
-		tk->persist = prog->persist;
+		tk->persist = prog->persist, tk->epilogue = prog->epilogue;
 
 	/* --dump=ir: the checked tile IR, before layout inference and the passes */
 	if (o->dump == TILEC_DUMP_IR) {
@@ -417,9 +419,10 @@ compile_front(Arena *arena, Diags *d, const char *src, size_t len, const tilec_o
 	prog->ws = o->warp_specialize != 0;
 	prog->raster = o->raster_group;
 	prog->persist = o->persistent != 0;
+	prog->epilogue = o->epilogue < 0 ? -1 : o->epilogue != 0;
 	for (IrKernel *tk = prog->kernels; tk; tk = tk->next)
 		tk->tma = prog->tma, tk->ws = prog->ws, tk->raster = raster_of(prog, tk, o->raster_group),
-		tk->persist = prog->persist;
+		tk->persist = prog->persist, tk->epilogue = prog->epilogue;
 	return prog;
 }
 

@@ -289,6 +289,7 @@ static int pass_plan_reduces(PassCtx *c) { return plan_each(c, plan_reduces); }
 static int pass_plan_vectors(PassCtx *c) { return plan_each(c, plan_vectors); }
 static int pass_plan_copies(PassCtx *c) { return plan_each(c, plan_copies); }
 static int pass_plan_pipelines(PassCtx *c) { return plan_each(c, plan_pipelines); }
+static int pass_stage_epilogues(PassCtx *c) { return plan_each(c, plan_epilogues); }
 
 typedef void (*PlanDump)(Buf *b, const IrKernel *k);
 
@@ -403,6 +404,8 @@ passes_default(Arena *a, tilec_pass_list *l, int target)
 	memset(l, 0, sizeof *l);
 	l->a = a;
 	insert(l, l->n, "verify-ir", verify_ir, NULL, NULL, PASS_ALWAYS, NULL);
+	/* for the code only: a --dump=layouts shows the program as written */
+	insert(l, l->n, "stage-epilogues", pass_stage_epilogues, NULL, NULL, PASS_LOWER, NULL);
 	insert(l, l->n, "split-conversions", split_conversions, NULL, NULL, PASS_ALWAYS, NULL);
 	insert(l, l->n, "infer-layouts", infer_layouts, NULL, NULL, PASS_ALWAYS, NULL);
 	/* layout passes go here, before the diagnostics; convert-layouts lowers the

@@ -80,7 +80,7 @@ class _Options(ctypes.Structure):
                 ("plugins", c_char_pp), ("nplugins", ctypes.c_int), ("pass_hook", c_p),
                 ("pass_hook_user", c_p), ("layout_dump_to_output", ctypes.c_int), ("tma", ctypes.c_int),
                 ("warp_specialize", ctypes.c_int), ("raster_group", ctypes.c_int),
-                ("persistent", ctypes.c_int)]
+                ("persistent", ctypes.c_int), ("epilogue", ctypes.c_int)]
 
 
 _MAXD = 8

@@ -4,7 +4,9 @@
 # TMA pipeline, --warp-specialize, --raster-group), the same programs with bf16 for f16,
 # test/gpu/gemm_fp8_bench.tile (e4m3), test/gpu/gemm_int8_bench.tile (int8, i32 out), and the
 # persistent schedule (--persistent) of each type, gemm_sm90 with its epilogue through shared
-# memory (test/gpu/gemm_sm90_epilogue.tile) and fp8 at 128x256 (-D BN=256). Each is launched through its --header
+# memory (test/gpu/gemm_sm90_epilogue.tile) and fp8 at 128x256 (-D BN=256); the variants
+# NAME_d are NAME with --epilogue=direct (the result stored from the fragment: the default
+# epilogue on sm_90a goes through shared memory, gen/lower/plan_epilogue.c). Each is launched through its --header
 # driver-API launcher, checked against an fp64 reference at ragged sizes (every element) and
 # sampled at the timed sizes, and timed against cuBLAS (cublasGemmEx: f16/bf16 with f32
 # compute, int8 with i32 compute) or cuBLASLt (fp8 e4m3, f32 compute, f16 out) in the same run
@@ -23,17 +25,25 @@ rm -rf "$W"; mkdir -p "$W"
 variants="
 sm90_f16_r0|samples/gemm_sm90.tile|s/x/x/|--raster-group=0|0|0
 sm90_f16|samples/gemm_sm90.tile|s/x/x/||0|0
+sm90_f16_d|samples/gemm_sm90.tile|s/x/x/|--epilogue=direct|0|0
 sm90_f16_ws|samples/gemm_sm90.tile|s/x/x/|--warp-specialize|0|0
 gemm_f16_r0|samples/gemm.tile|s/x/x/|--raster-group=0|0|0
 gemm_f16|samples/gemm.tile|s/x/x/||0|0
+gemm_f16_d|samples/gemm.tile|s/x/x/|--epilogue=direct|0|0
 sm90_bf16_r0|samples/gemm_sm90.tile|s/f16/bf16/g|--raster-group=0|1|0
 sm90_bf16|samples/gemm_sm90.tile|s/f16/bf16/g||1|0
+sm90_bf16_d|samples/gemm_sm90.tile|s/f16/bf16/g|--epilogue=direct|1|0
 sm90_bf16_ws|samples/gemm_sm90.tile|s/f16/bf16/g|--warp-specialize|1|0
 gemm_bf16|samples/gemm.tile|s/f16/bf16/g||1|0
 fp8|test/gpu/gemm_fp8_bench.tile|s/x/x/||2|1
+fp8_d|test/gpu/gemm_fp8_bench.tile|s/x/x/|--epilogue=direct|2|1
+fp8_256|test/gpu/gemm_fp8_bench.tile|s/x/x/|-D BN=256|2|1
+fp8_256_d|test/gpu/gemm_fp8_bench.tile|s/x/x/|-D BN=256 --epilogue=direct|2|1
+fp8_ws_256_s|test/gpu/gemm_fp8_bench.tile|s/x/x/|--warp-specialize --epilogue=shared -D BN=256|2|1
 fp8_ws_r0|test/gpu/gemm_fp8_bench.tile|s/x/x/|--warp-specialize --raster-group=0|2|1
 fp8_ws|test/gpu/gemm_fp8_bench.tile|s/x/x/|--warp-specialize|2|1
 sm90_f16_p|samples/gemm_sm90.tile|s/x/x/|--persistent|0|0
+sm90_f16_p_d|samples/gemm_sm90.tile|s/x/x/|--persistent --epilogue=direct|0|0
 sm90_f16_wsp|samples/gemm_sm90.tile|s/x/x/|--warp-specialize --persistent|0|0
 sm90_bf16_wsp|samples/gemm_sm90.tile|s/f16/bf16/g|--warp-specialize --persistent|1|0
 fp8_wsp|test/gpu/gemm_fp8_bench.tile|s/x/x/|--warp-specialize --persistent|2|1
@@ -42,6 +52,7 @@ sm90_f16_ep_p|test/gpu/gemm_sm90_epilogue.tile|s/x/x/|--persistent|0|0
 fp8_ws_256|test/gpu/gemm_fp8_bench.tile|s/x/x/|--warp-specialize -D BN=256|2|1
 fp8_wsp_256|test/gpu/gemm_fp8_bench.tile|s/x/x/|--warp-specialize --persistent -D BN=256|2|1
 i8|test/gpu/gemm_int8_bench.tile|s/x/x/||3|1
+i8_d|test/gpu/gemm_int8_bench.tile|s/x/x/|--epilogue=direct|3|1
 i8_ws|test/gpu/gemm_int8_bench.tile|s/x/x/|--warp-specialize|3|1
 i8_wsp|test/gpu/gemm_int8_bench.tile|s/x/x/|--warp-specialize --persistent|3|1
 "

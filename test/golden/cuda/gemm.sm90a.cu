@@ -9,7 +9,6 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 {
 	const bool tl_rows8_K = K % 8 == 0; /* rows of whole 8-vectors */
 	const bool tl_rows8_N = N % 8 == 0; /* rows of whole 8-vectors */
-	const bool tl_rows2_N = N % 2 == 0; /* rows of whole 2-vectors */
 	extern __shared__ __align__(1024) unsigned char tl_smem[];
 	const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
 	(void)lane, (void)warp;
@@ -27,9 +26,11 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 	tl_half_t *As = (tl_half_t *)(tl_smem + 0); // 3 stages of 4096 elements
 	// layout: Sw<3,3,3> o _0 o (_32,(_64,_2)):(_64,(_1,_2048))  swizzle: 128B  vec: 8
 	tl_half_t *Bs = (tl_half_t *)(tl_smem + 24576); // 3 stages of 4096 elements
+	// layout: Sw<3,3,3> o _0 o (_128,(_64,_2)):(_64,(_1,_8192))  swizzle: 128B  vec: 8
+	tl_half_t *acc_epi = (tl_half_t *)(tl_smem + 0); // 1 stage of 16384 elements
 	// layout: ((_8,_2,_4,_2),(_2,_4,_16),_1):((_512,_2,_4096,_64),(_1,_128,_4),_0)  swizzle: none  vec: 2
 	float acc[128];
-	if (tl_rows8_K && tl_rows8_N && tl_rows2_N) {
+	if (tl_rows8_K && tl_rows8_N) {
 		#pragma unroll
 		for (int s = 0; s < 128; s++)
 			acc[s] = 0.0f;
@@ -112,14 +113,23 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 				tl_mbar_inval(&tl_empty_ko[s]);
 			}
 		}
+		__syncthreads();
+		// epilogue: acc reaches C through shared memory acc_epi (128-byte swizzle, on the pipeline's stage bytes) in 16-byte rows (--epilogue=direct: from the fragment)
 		#pragma unroll
 		for (int s = 0; s < 128; s += 2) {
 			const int c0 = (((((tid / 4) % 8) + (((s / 2) % 2) * 8)) + ((tid / 32) * 16)) + ((s / 64) * 64));
 			const int c1 = (((s % 2) + ((tid % 4) * 2)) + (((s / 4) % 16) * 8));
-			if (((tl_by * 128) + c0) < M && ((tl_bx * 128) + c1) < N) {
-				*(tl_u32 *)(&C[((long long)((tl_by * 128) + c0) * N + (long long)((tl_bx * 128) + c1))]) = ((tl_u32)tl_f2h(acc[s + 0]) | ((tl_u32)tl_f2h(acc[s + 1]) << 16));
-			}
+			*(tl_u32 *)(&acc_epi[(((((c1 / 64) * 8192) + (c0 * 64)) + (c1 % 8)) + ((((c1 / 8) % 8) ^ (c0 % 8)) * 8))]) = ((tl_u32)tl_f2h(acc[s + 0]) | ((tl_u32)tl_f2h(acc[s + 1]) << 16));
 		}
+		__syncthreads();
+		#pragma unroll
+		for (int it = 0; it < 16; it++) {
+			const int q = tid + it * 128;
+			const int r = q / 16, c = q % 16 * 8;
+			if (((tl_by * 128) + r) < M && ((tl_bx * 128) + c) < N)
+				*(uint4 *)(&C[((long long)((tl_by * 128) + r) * N + (long long)((tl_bx * 128) + c))]) = *(const uint4 *)(&acc_epi[(((((c / 64) * 8192) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))]);
+		}
+		__syncthreads();
 	} else { // rows that are not whole vectors: element by element
 		#pragma unroll
 		for (int s = 0; s < 128; s++)
@@ -201,13 +211,21 @@ gemm(tl_half_t *__restrict__ A, tl_half_t *__restrict__ B, tl_half_t *__restrict
 		}
 		tl_cp_async_wait<0>();
 		__syncthreads();
+		// epilogue: acc reaches C through shared memory acc_epi (128-byte swizzle, on the pipeline's stage bytes) in 16-byte rows (--epilogue=direct: from the fragment)
 		#pragma unroll
-		for (int s = 0; s < 128; s += 1) {
+		for (int s = 0; s < 128; s += 2) {
 			const int c0 = (((((tid / 4) % 8) + (((s / 2) % 2) * 8)) + ((tid / 32) * 16)) + ((s / 64) * 64));
 			const int c1 = (((s % 2) + ((tid % 4) * 2)) + (((s / 4) % 16) * 8));
-			if (((tl_by * 128) + c0) < M && ((tl_bx * 128) + c1) < N) {
-				*(&C[((long long)((tl_by * 128) + c0) * N + (long long)((tl_bx * 128) + c1))]) = tl_f2h(acc[s]);
-			}
+			*(tl_u32 *)(&acc_epi[(((((c1 / 64) * 8192) + (c0 * 64)) + (c1 % 8)) + ((((c1 / 8) % 8) ^ (c0 % 8)) * 8))]) = ((tl_u32)tl_f2h(acc[s + 0]) | ((tl_u32)tl_f2h(acc[s + 1]) << 16));
 		}
+		__syncthreads();
+		#pragma unroll 1
+		for (int it = 0; it < 128; it++) {
+			const int q = tid + it * 128;
+			const int r = q / 128, c = q % 128 * 1;
+			if (((tl_by * 128) + r) < M && ((tl_bx * 128) + c) < N)
+				*(&C[((long long)((tl_by * 128) + r) * N + (long long)((tl_bx * 128) + c))]) = *(&acc_epi[(((((c / 64) * 8192) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))]);
+		}
+		__syncthreads();
 	}
 }

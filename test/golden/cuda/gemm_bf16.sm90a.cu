@@ -7,7 +7,7 @@
 extern "C" __global__ void __launch_bounds__(256)
 gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restrict__ C, int M, int K, int N, const __grid_constant__ tl_tmap_t tl_tm_A, const __grid_constant__ tl_tmap_t tl_tm_B)
 {
-	const bool tl_rows2_N = N % 2 == 0; /* rows of whole 2-vectors */
+	const bool tl_rows4_N = N % 4 == 0; /* rows of whole 4-vectors */
 	extern __shared__ __align__(1024) unsigned char tl_smem[];
 	const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
 	(void)lane, (void)warp;
@@ -25,9 +25,11 @@ gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restric
 	tl_bf16_t *As = (tl_bf16_t *)(tl_smem + 0); // 2 stages of 8192 elements
 	// layout: Sw<3,3,3> o _0 o (_128,_64):(_64,_1)  swizzle: 128B  vec: 8
 	tl_bf16_t *Bs = (tl_bf16_t *)(tl_smem + 32768); // 2 stages of 8192 elements
+	// layout: Sw<3,2,3> o _0 o (_128,(_32,_4)):(_32,(_1,_4096))  swizzle: 128B  vec: 4
+	float *acc_epi = (float *)(tl_smem + 0); // 1 stage of 16384 elements
 	// layout: ((_8,_2,_8),(_2,_4,_16),_1):((_256,_2,_2048),(_1,_64,_4),_0)  swizzle: none  vec: 2
 	float acc[64];
-	if (tl_rows2_N) {
+	if (tl_rows4_N) {
 		#pragma unroll
 		for (int s = 0; s < 64; s++)
 			acc[s] = 0.0f;
@@ -108,14 +110,23 @@ gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restric
 				tl_mbar_inval(&tl_empty_ko[s]);
 			}
 		}
+		__syncthreads();
+		// epilogue: acc reaches C through shared memory acc_epi (128-byte swizzle, on the pipeline's stage bytes) in 16-byte rows (--epilogue=direct: from the fragment)
 		#pragma unroll
 		for (int s = 0; s < 64; s += 2) {
 			const int c0 = ((((tid / 4) % 8) + (((s / 2) % 2) * 8)) + ((tid / 32) * 16));
 			const int c1 = (((s % 2) + ((tid % 4) * 2)) + ((s / 4) * 8));
-			if (((tl_by * 128) + c0) < M && ((tl_bx * 128) + c1) < N) {
-				*(uint2 *)(&C[((long long)((tl_by * 128) + c0) * N + (long long)((tl_bx * 128) + c1))]) = make_uint2(__float_as_uint(acc[s + 0]), __float_as_uint(acc[s + 1]));
-			}
+			*(uint2 *)(&acc_epi[(((((c1 / 32) * 4096) + (c0 * 32)) + (c1 % 4)) + ((((c1 / 4) % 8) ^ (c0 % 8)) * 4))]) = make_uint2(__float_as_uint(acc[s + 0]), __float_as_uint(acc[s + 1]));
 		}
+		__syncthreads();
+		#pragma unroll
+		for (int it = 0; it < 16; it++) {
+			const int q = tid + it * 256;
+			const int r = q / 32, c = q % 32 * 4;
+			if (((tl_by * 128) + r) < M && ((tl_bx * 128) + c) < N)
+				*(uint4 *)(&C[((long long)((tl_by * 128) + r) * N + (long long)((tl_bx * 128) + c))]) = *(const uint4 *)(&acc_epi[(((((c / 32) * 4096) + (r * 32)) + (c % 4)) + ((((c / 4) % 8) ^ (r % 8)) * 4))]);
+		}
+		__syncthreads();
 	} else { // rows that are not whole vectors: element by element
 		#pragma unroll
 		for (int s = 0; s < 64; s++)
@@ -197,13 +208,21 @@ gemm_bf16(tl_bf16_t *__restrict__ A, tl_bf16_t *__restrict__ B, float *__restric
 		}
 		tl_cp_async_wait<0>();
 		__syncthreads();
+		// epilogue: acc reaches C through shared memory acc_epi (128-byte swizzle, on the pipeline's stage bytes) in 16-byte rows (--epilogue=direct: from the fragment)
 		#pragma unroll
-		for (int s = 0; s < 64; s += 1) {
+		for (int s = 0; s < 64; s += 2) {
 			const int c0 = ((((tid / 4) % 8) + (((s / 2) % 2) * 8)) + ((tid / 32) * 16));
 			const int c1 = (((s % 2) + ((tid % 4) * 2)) + ((s / 4) * 8));
-			if (((tl_by * 128) + c0) < M && ((tl_bx * 128) + c1) < N) {
-				*(&C[((long long)((tl_by * 128) + c0) * N + (long long)((tl_bx * 128) + c1))]) = acc[s];
-			}
+			*(uint2 *)(&acc_epi[(((((c1 / 32) * 4096) + (c0 * 32)) + (c1 % 4)) + ((((c1 / 4) % 8) ^ (c0 % 8)) * 4))]) = make_uint2(__float_as_uint(acc[s + 0]), __float_as_uint(acc[s + 1]));
 		}
+		__syncthreads();
+		#pragma unroll 1
+		for (int it = 0; it < 64; it++) {
+			const int q = tid + it * 256;
+			const int r = q / 128, c = q % 128 * 1;
+			if (((tl_by * 128) + r) < M && ((tl_bx * 128) + c) < N)
+				*(&C[((long long)((tl_by * 128) + r) * N + (long long)((tl_bx * 128) + c))]) = *(&acc_epi[(((((c / 32) * 4096) + (r * 32)) + (c % 4)) + ((((c / 4) % 8) ^ (r % 8)) * 4))]);
+		}
+		__syncthreads();
 	}
 }
