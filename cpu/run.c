@@ -156,9 +156,7 @@ rnd(uint64_t *s)
 static uint64_t
 hashstr(const char *s, uint64_t h)
 {
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
-	return h;
+	return tl_strhash(s, strlen(s), h);
 }
 
 /* uniform in [-1, 1) with 24 random bits */

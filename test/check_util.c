@@ -167,6 +167,17 @@ both(char *d1, char *d2, size_t cap, const char *fmt, ...)
 	return n1;
 }
 
+/* tl_strhash is FNV-1a 64: the published vectors, a seed as the basis, bytes past n unread */
+START_TEST(strhash_fnv1a)
+{
+	ck_assert_uint_eq(tl_strhash("", 0, TL_HASH_BASIS), 0xcbf29ce484222325ULL);
+	ck_assert_uint_eq(tl_strhash("a", 1, TL_HASH_BASIS), 0xaf63dc4c8601ec8cULL);
+	ck_assert_uint_eq(tl_strhash("foobar", 6, TL_HASH_BASIS), 0x85944171f73967e8ULL);
+	ck_assert_uint_eq(tl_strhash("foobarXYZ", 6, TL_HASH_BASIS), 0x85944171f73967e8ULL);
+	ck_assert_uint_eq(tl_strhash("bar", 3, tl_strhash("foo", 3, TL_HASH_BASIS)), 0x85944171f73967e8ULL);
+}
+END_TEST
+
 START_TEST(vsnprintf_same)
 {
 	char d1[200], d2[200];
@@ -201,6 +212,7 @@ suite_util(void)
 	tcase_add_test(tc, buf_grows);
 	tcase_add_test(tc, buf_printf_boundaries);
 	tcase_add_test(tc, vsnprintf_same);
+	tcase_add_test(tc, strhash_fnv1a);
 	tcase_add_loop_test(tc, floor_table, 0, countof(floor_cases));
 	tcase_add_test(tc, checked_arith);
 	tcase_add_test(tc, diag_format_caret);

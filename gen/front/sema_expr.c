@@ -15,11 +15,7 @@
 static uint64_t
 hashstr(const char *s)
 {
-	uint64_t h = 1469598103934665603u;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211u;
-	return h;
+	return tl_strhash(s, strlen(s), TL_HASH_BASIS);
 }
 
 /* the slot of name: where it is, or the empty slot where it goes; -1 on OOM */

@@ -335,11 +335,7 @@ ir_stmt(Arena *a, IrStmtKind k, Loc loc)
 static uint64_t
 strhash(const char *s)
 {
-	uint64_t h = 1469598103934665603u;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211u;
-	return h;
+	return tl_strhash(s, strlen(s), TL_HASH_BASIS);
 }
 
 /* the slot of name in k's name table (where it is, or where it goes) */

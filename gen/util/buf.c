@@ -248,3 +248,11 @@ buf_str(const Buf *b)
 {
 	return b->s ? b->s : "";
 }
+
+uint64_t
+tl_strhash(const char *s, size_t n, uint64_t h)
+{
+	while (n--)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
+}

@@ -74,6 +74,11 @@ int tl_vsnprintf(char *dst, size_t cap, const char *fmt, va_list ap);
 char *buf_take(Buf *b); /* caller frees; buffer is reset */
 const char *buf_str(const Buf *b); /* "" when empty */
 
+/* FNV-1a over s[0..n) from basis h (TL_HASH_BASIS, or a seed): the one string hash of the
+ * name tables (ir.c, sema_expr.c, render_c.c) and of the CPU run's input seeds (run.c) */
+#define TL_HASH_BASIS 14695981039346656037ULL
+uint64_t tl_strhash(const char *s, size_t n, uint64_t h);
+
 /* ---- error values (err.c) ------------------------------------------- */
 
 /*

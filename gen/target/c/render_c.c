@@ -325,11 +325,7 @@ typedef struct Ids {
 static size_t
 idhash(const char *s, size_t k)
 {
-	size_t h = 14695981039346656037u & (size_t)-1;
-
-	while (k--)
-		h = (h ^ (unsigned char)*s++) * 1099511628211u;
-	return h;
+	return (size_t)tl_strhash(s, k, TL_HASH_BASIS);
 }
 
 static int
