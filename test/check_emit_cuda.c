@@ -181,6 +181,63 @@ START_TEST(epilogue_stage)
 }
 END_TEST
 
+/* the layout inference gives a shared buffer nothing constrains: the widest swizzle for a 2-D
+ * buffer a register tile is copied into (its fragment's rows on different banks), row-major
+ * for the others and where annotate_layout says linear */
+static const struct {
+	const char *path, *from, *to, *buf, *want;
+} shdef[] = {
+	{"test/gpu/gemm_sm90_epilogue.tile", NULL, NULL, "Cs", "swizzle: 128B"},
+	{"test/gpu/gemm_sm90_epilogue.tile", "copy(o, Cs);", "annotate_layout(Cs, linear); copy(o, Cs);", "Cs",
+	 "(_128,_256):(_256,_1)  swizzle: none"},
+	{"test/cpu/ws_epilogue.tile", NULL, NULL, "Cs", "swizzle: 128B"},
+	/* written from global memory, read into registers: row-major */
+	{"samples/transpose.tile", "annotate_layout(t, padded);", "", "t", "(_32,_32):(_32,_1)  swizzle: none"},
+};
+
+START_TEST(shared_default_layout)
+{
+	size_t len;
+	char *src = test_readfile(shdef[_i].path, &len), *code, want[64];
+	const char *p, *decl;
+	tilec_options co;
+	tilec_result cr;
+	Buf b;
+
+	ck_assert_ptr_nonnull(src);
+	buf_init(&b);
+	if (shdef[_i].from) {
+		p = strstr(src, shdef[_i].from);
+		ck_assert_ptr_nonnull(p);
+		buf_putn(&b, src, (size_t)(p - src));
+		buf_puts(&b, shdef[_i].to);
+		buf_puts(&b, p + strlen(shdef[_i].from));
+	} else {
+		buf_puts(&b, src);
+	}
+	tilec_options_init(&co);
+	co.arch = "sm_90a";
+	co.dump = TILEC_DUMP_CUDA;
+	tilec_compile(buf_str(&b), b.len, &co, &cr);
+	ck_assert_msg(cr.status == TILEC_OK, "%s: %s", shdef[_i].path, cr.diagnostics);
+	code = cr.output;
+	snprintf(want, sizeof want, " *%s = (", shdef[_i].buf);
+	decl = strstr(code, want);
+	ck_assert_msg(decl != NULL, "%s: no shared '%s'", shdef[_i].path, shdef[_i].buf);
+	/* the layout comment is the line above the declaration */
+	for (p = decl; p > code && p[-1] != '\n'; p--)
+		;
+	p -= 2;
+	while (p > code && p[-1] != '\n')
+		p--;
+	ck_assert_msg(strncmp(p, "\t// layout: ", 12) == 0 && strstr(p, shdef[_i].want) && strstr(p, shdef[_i].want) < decl,
+		      "%s: %s's layout is not '%s':\n%.300s", shdef[_i].path, shdef[_i].buf, shdef[_i].want, p);
+	tilec_result_free(&cr);
+	buf_free(&b);
+	free(src);
+}
+END_TEST
+
 /* fp8 wgmma at sm_90a accumulates into a temporary promoted into the f32 accumulator
  * (lower_mma.c): every e4m3/e5m2 wgmma writes an X_pa_ temporary, every promotion follows a
  * wait_group 0 (no group in flight writes what it reads), and the 16-bit and integer wgmmas
@@ -1500,6 +1557,7 @@ suite_emit_cuda(void)
 	tcase_add_loop_test(tc, reduce_scratch_smem, 0, countof(scratch_archs));
 	tcase_add_test(tc, fast_paths_match_reference);
 	tcase_add_loop_test(tc, epilogue_stage, 0, countof(epi_progs));
+	tcase_add_loop_test(tc, shared_default_layout, 0, countof(shdef));
 	tcase_add_test(tc, fragvec_matches_reference);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1372,13 +1372,53 @@ inf_validate_state(Inf *in, State *st, const int *members, int n)
 	return 0;
 }
 
+/* shared buffers written by a copy from a register tile (an epilogue staged by hand) */
+typedef struct FragDst {
+	const IrKernel *k;
+	unsigned char *dst;
+} FragDst;
+
+static int
+frag_dst_visit(IrStmt *s, void *ctx)
+{
+	FragDst *f = ctx;
+
+	if (s->kind == S_COPY && f->k->bufs[s->u.copy.src.buf].scope == MEM_LOCAL &&
+	    f->k->bufs[s->u.copy.dst.buf].scope == MEM_SHARED)
+		f->dst[s->u.copy.dst.buf] = 1;
+	return 0;
+}
+
+/*
+ * The layout of a shared buffer no statement constrains: row-major, or, for a 2-D buffer that
+ * a copy from a register tile writes, the Hopper ladder's swizzle for its shape (smem.c's
+ * default for the buffers it plans alone): a fragment's thread writes pairs of a row, the
+ * eight rows of a warp 8 rows apart, which row-major rows of 128 bytes or more put on the same
+ * banks and the swizzle on eight different 16-byte chunks. Any layout is exact here (every
+ * access goes through it); the choice is only the banks'.
+ */
+static Layout *
+shared_default(Inf *in, const IrBuffer *B, const int64_t *shape, int n, int frag_written, Err *e)
+{
+	SmemLayout sl;
+	Err e2 = {0};
+
+	if (frag_written && n == 2 && !swizzle_choose(in->a, shape, n, dtype_bytes(B->dtype), 1, 0, &sl, &e2) &&
+	    sl.kind == SMEM_SWIZZLE && sl.layout)
+		return sl.layout;
+	return swizzle_linear(in->a, shape, n, e);
+}
+
 void
 inf_finish(Inf *in, State *st)
 {
 	int64_t shape[IR_MAXDIM];
 	Err e = {0};
 	int b, i, n;
+	FragDst fd = {in->k, NULL};
 
+	fd.dst = anewn(in->a, unsigned char, in->k->nbuf + 1);
+	ir_walk(in->k->body, frag_dst_visit, &fd);
 	for (b = 0; b < in->k->nbuf; b++) {
 		IrBuffer *B = &in->k->bufs[b];
 		if (!st->map.buf[b]) {
@@ -1386,7 +1426,7 @@ inf_finish(Inf *in, State *st)
 			if (B->scope == MEM_LOCAL)
 				st->map.buf[b] = replicated(in, b, in->T);
 			else if (B->scope == MEM_SHARED)
-				st->map.buf[b] = swizzle_linear(in->a, shape, n, &e);
+				st->map.buf[b] = shared_default(in, B, shape, n, fd.dst[b], &e);
 		}
 		B->layout = B->scope == MEM_GLOBAL ? NULL : st->map.buf[b];
 	}

@@ -6,7 +6,8 @@
 # persistent schedule (--persistent) of each type, gemm_sm90 with its epilogue through shared
 # memory (test/gpu/gemm_sm90_epilogue.tile) and fp8 at 128x256 (-D BN=256); the variants
 # NAME_d are NAME with --epilogue=direct (the result stored from the fragment: the default
-# epilogue on sm_90a goes through shared memory, gen/lower/plan_epilogue.c). Each is launched through its --header
+# epilogue on sm_90a goes through shared memory, gen/lower/plan_epilogue.c); sm90_f16_epl is
+# sm90_f16_ep with its Cs row-major (annotate_layout(Cs, linear)) instead of swizzled. Each is launched through its --header
 # driver-API launcher, checked against an fp64 reference at ragged sizes (every element) and
 # sampled at the timed sizes, and timed against cuBLAS (cublasGemmEx: f16/bf16 with f32
 # compute, int8 with i32 compute) or cuBLASLt (fp8 e4m3, f32 compute, f16 out) in the same run
@@ -48,6 +49,7 @@ sm90_f16_wsp|samples/gemm_sm90.tile|s/x/x/|--warp-specialize --persistent|0|0
 sm90_bf16_wsp|samples/gemm_sm90.tile|s/f16/bf16/g|--warp-specialize --persistent|1|0
 fp8_wsp|test/gpu/gemm_fp8_bench.tile|s/x/x/|--warp-specialize --persistent|2|1
 sm90_f16_ep|test/gpu/gemm_sm90_epilogue.tile|s/x/x/||0|0
+sm90_f16_epl|test/gpu/gemm_sm90_epilogue.tile|s/copy(o, Cs);/annotate_layout(Cs, linear); copy(o, Cs);/||0|0
 sm90_f16_ep_p|test/gpu/gemm_sm90_epilogue.tile|s/x/x/|--persistent|0|0
 fp8_ws_256|test/gpu/gemm_fp8_bench.tile|s/x/x/|--warp-specialize -D BN=256|2|1
 fp8_wsp_256|test/gpu/gemm_fp8_bench.tile|s/x/x/|--warp-specialize --persistent -D BN=256|2|1
