@@ -143,31 +143,18 @@ run_main(int argc, char **argv)
 		case 'W': o.warp_specialize = 1; break;
 		case 'P': o.persistent = 1; break;
 		case 'E':
-			if (!strcmp(optarg, "auto"))
-				o.epilogue = TILEC_EPILOGUE_AUTO;
-			else if (!strcmp(optarg, "direct"))
-				o.epilogue = TILEC_EPILOGUE_DIRECT;
-			else if (!strcmp(optarg, "shared"))
-				o.epilogue = TILEC_EPILOGUE_SHARED;
-			else {
+			if (cli_epilogue(optarg, &o.epilogue)) {
 				free(defs);
 				return bad_usage("--epilogue: '%s' is not auto, direct or shared", optarg);
 			}
 			break;
-		case 'R': {
-			char *rend;
-			long g = strtol(optarg, &rend, 10);
-
-			if (!strcmp(optarg, "auto")) {
-				g = -1;
-			} else if (!*optarg || *rend || g < 0 || g > 65535) {
+		case 'R':
+			if (cli_raster_group(optarg, &o.raster_group)) {
 				free(defs);
 				return bad_usage("--raster-group: '%s' is not auto or a number of rows from 0 to 65535",
 						 optarg);
 			}
-			o.raster_group = (int)g;
 			break;
-		}
 		case 'u': cudafile = optarg; break;
 		case 'h':
 			fputs(usage_text, stdout);

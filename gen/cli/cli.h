@@ -42,6 +42,12 @@ struct option;
 const char *cli_optname(int argc, char **argv, const struct option *longopts, char *buf,
                         size_t n, int *gave_value);
 
+/* the values of the code options tilec and tilec run share: 0 and *out set, or -1 (the
+ * caller's usage error names the option): --epilogue=auto|direct|shared (TILEC_EPILOGUE_*),
+ * --raster-group=auto|G (-1 for auto, G in 0..65535) */
+int cli_epilogue(const char *s, int *out);
+int cli_raster_group(const char *s, int *out);
+
 /* layout_cli.c: the same, writing to buffers (for tests) */
 struct Buf;
 int layout_cli_run(int argc, char **argv, struct Buf *out, struct Buf *err);

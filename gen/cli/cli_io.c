@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "tilec.h"
 
 size_t
 cli_input_limit(void)
@@ -352,4 +353,37 @@ cli_optname(int argc, char **argv, const struct option *longopts, char *buf, siz
 		snprintf(buf, n, "?");
 	}
 	return buf;
+}
+
+int
+cli_epilogue(const char *s, int *out)
+{
+	static const struct { const char *name; int v; } names[] = {
+		{"auto", TILEC_EPILOGUE_AUTO}, {"direct", TILEC_EPILOGUE_DIRECT}, {"shared", TILEC_EPILOGUE_SHARED},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (!strcmp(s, names[i].name)) {
+			*out = names[i].v;
+			return 0;
+		}
+	return -1;
+}
+
+int
+cli_raster_group(const char *s, int *out)
+{
+	char *end;
+	long g;
+
+	if (!strcmp(s, "auto")) {
+		*out = -1;
+		return 0;
+	}
+	g = strtol(s, &end, 10);
+	if (!*s || *end || g < 0 || g > 65535)
+		return -1;
+	*out = (int)g;
+	return 0;
 }

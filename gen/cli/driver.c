@@ -260,32 +260,19 @@ driver_main(int argc, char **argv)
 		case OPT_WS:
 			o.warp_specialize = 1;
 			break;
-		case OPT_RASTER: {
-			char *end;
-			long g = strtol(optarg, &end, 10);
-
-			if (!strcmp(optarg, "auto"))
-				g = -1, end = optarg + 4;
-			else if (!*optarg || *end || g < 0 || g > 65535) {
+		case OPT_RASTER:
+			if (cli_raster_group(optarg, &o.raster_group)) {
 				free(defs);
 				free(plugins);
 				return usage_error("--raster-group: '%s' is not auto or a number of rows from 0 to 65535",
 						   optarg);
 			}
-			o.raster_group = (int)g;
 			break;
-		}
 		case OPT_PERSIST:
 			o.persistent = 1;
 			break;
 		case OPT_EPILOGUE:
-			if (!strcmp(optarg, "auto"))
-				o.epilogue = TILEC_EPILOGUE_AUTO;
-			else if (!strcmp(optarg, "direct"))
-				o.epilogue = TILEC_EPILOGUE_DIRECT;
-			else if (!strcmp(optarg, "shared"))
-				o.epilogue = TILEC_EPILOGUE_SHARED;
-			else {
+			if (cli_epilogue(optarg, &o.epilogue)) {
 				free(defs);
 				free(plugins);
 				return usage_error("--epilogue: '%s' is not auto, direct or shared", optarg);

@@ -253,24 +253,6 @@ ren_stmts(Arena *a, IrStmt *s, int from, int to)
 
 /* ---- the split (before inference) ----------------------------------------------- */
 
-static Region
-whole(Arena *a, const IrKernel *k, int buf, Loc loc)
-{
-	const IrBuffer *B = &k->bufs[buf];
-	Region r;
-	int d;
-
-	r.buf = buf;
-	r.ndim = B->ndim;
-	r.off = anewn(a, IrExpr *, B->ndim);
-	r.ext = anewn(a, int64_t, B->ndim);
-	for (d = 0; d < B->ndim; d++) {
-		r.off[d] = ir_int(a, loc, 0);
-		r.ext[d] = B->dims[d].c;
-	}
-	return r;
-}
-
 static int
 split_buf(const IrKernel *k, const IrStmt *s)
 {
@@ -393,8 +375,8 @@ split_kernel(Arena *a, Diags *d, IrKernel *k)
 		root[nb] = root[b];
 		cv = ir_stmt(a, S_COPY, s->loc);
 		cv->convert = 1;
-		cv->u.copy.src = whole(a, k, b, s->loc);
-		cv->u.copy.dst = whole(a, k, nb, s->loc);
+		cv->u.copy.src = ir_region_whole(a, k, b, s->loc);
+		cv->u.copy.dst = ir_region_whole(a, k, nb, s->loc);
 		ren_stmts(a, s, b, nb);
 		cv->next = s;
 		*pp = cv;
@@ -507,8 +489,8 @@ copy_stmt(Arena *a, const IrKernel *k, int src, int dst, Loc loc, int late)
 {
 	IrStmt *s = ir_stmt(a, S_COPY, loc);
 
-	s->u.copy.src = whole(a, k, src, loc);
-	s->u.copy.dst = whole(a, k, dst, loc);
+	s->u.copy.src = ir_region_whole(a, k, src, loc);
+	s->u.copy.dst = ir_region_whole(a, k, dst, loc);
 	s->late_address = late;
 	return s;
 }

@@ -462,6 +462,24 @@ ir_kernel_buffer(Arena *a, IrKernel *k, const char *name, MemScope s, DType t, i
 	return k->nbuf++;
 }
 
+Region
+ir_region_whole(Arena *a, const IrKernel *k, int buf, Loc loc)
+{
+	const IrBuffer *B = &k->bufs[buf];
+	Region r;
+	int d;
+
+	r.buf = buf;
+	r.ndim = B->ndim;
+	r.off = anewn(a, IrExpr *, B->ndim);
+	r.ext = anewn(a, int64_t, B->ndim);
+	for (d = 0; d < B->ndim; d++) {
+		r.off[d] = ir_int(a, loc, 0);
+		r.ext[d] = B->dims[d].c;
+	}
+	return r;
+}
+
 int
 ir_walk(IrStmt *s, IrVisit f, void *ctx)
 {

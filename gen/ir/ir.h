@@ -385,6 +385,9 @@ IrVar *ir_kernel_var(Arena *a, IrKernel *k, VarKind kind, DType t, const char *n
 int ir_kernel_buffer(Arena *a, IrKernel *k, const char *name, MemScope s, DType t, int ndim,
 		     IrDim *dims, Loc loc);
 
+/* the region of the whole of buffer buf (offsets 0, its constant dims as extents) */
+Region ir_region_whole(Arena *a, const IrKernel *k, int buf, Loc loc);
+
 /* ---- queries ------------------------------------------------------- */
 
 /* does kernel k have a tensor with strides(...) that are not the dense ones? the first

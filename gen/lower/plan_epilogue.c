@@ -181,24 +181,6 @@ uses_shared(const IrKernel *k, IrStmt *s)
 	return w.found;
 }
 
-static Region
-whole(Arena *a, const IrKernel *k, int buf, Loc loc)
-{
-	const IrBuffer *B = &k->bufs[buf];
-	Region r;
-	int d;
-
-	r.buf = buf;
-	r.ndim = B->ndim;
-	r.off = anewn(a, IrExpr *, B->ndim);
-	r.ext = anewn(a, int64_t, B->ndim);
-	for (d = 0; d < B->ndim; d++) {
-		r.off[d] = ir_int(a, loc, 0);
-		r.ext[d] = B->dims[d].c;
-	}
-	return r;
-}
-
 /* the copy s (from the whole of local tile L into global memory, after pipeline p): staged,
  * or why not (NULL: staged) */
 static const char *
@@ -272,14 +254,14 @@ stage(Arena *a, IrKernel *k, IrStmt *s, const Pipe *p, IrStmt **head, Err *err)
 	an->u.layout.other = -1;
 	c1 = ir_stmt(a, S_COPY, s->loc);
 	c1->u.copy.src = s->u.copy.src;
-	c1->u.copy.dst = whole(a, k, b, s->loc);
+	c1->u.copy.dst = ir_region_whole(a, k, b, s->loc);
 	c1->note = arena_printf(a, "epilogue: %s reaches %s through shared memory %s (%s, on the "
 				"pipeline's stage bytes) in 16-byte rows (--epilogue=direct: from the "
 				"fragment)", L->name, G->name, k->bufs[b].name,
 				sl.kind == SMEM_SWIZZLE ? arena_printf(a, "%d-byte swizzle", lit->bytes)
 							: "padded rows");
 	/* s becomes the second copy, from acc_epi; the annotation and the first copy go before it */
-	s->u.copy.src = whole(a, k, b, s->loc);
+	s->u.copy.src = ir_region_whole(a, k, b, s->loc);
 	an->next = c1;
 	c1->next = s;
 	*head = an;
