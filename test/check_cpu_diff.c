@@ -1027,6 +1027,143 @@ START_TEST(epilogue_detects)
 }
 END_TEST
 
+/* the rotated pipeline (plan_pipeline.c rotate_plan): the last gemm of iteration kb issued in
+ * kb + 1 after the first, in flight over the statements that leave its accumulator alone.
+ * Each row: the program, its -D, the sizes (several key blocks, ragged, one block), whether
+ * the code is rotated */
+static const struct {
+	const char *file, *define, *sizes;
+	int rotated;
+} rot_rows[] = {
+	{"samples/flash_fwd.tile", NULL, "BH=3,L=300;BH=2,L=64;BH=1,L=1", 1},
+	{"samples/flash_fwd.tile", "CAUSAL=1", "BH=2,L=300;BH=1,L=130", 1},
+	{"samples/flash_fwd.tile", "D=64", "BH=2,L=200;BH=1,L=257", 1},
+	{"samples/flash_fwd.tile", "BN=128", "BH=2,L=300;BH=1,L=129", 1},
+	{"samples/flash_fwd.tile", "STAGES=4", "BH=2,L=400", 1},
+	{"samples/flash_fwd.tile", "STAGES=2", "BH=2,L=200", 0},
+	{"test/cpu/rotate_chain.tile", NULL, "BH=2,L=300;BH=1,L=64;BH=1,L=1", 1},
+	/* 128 threads, D = 32: mma.sync gemms at sm_90a too, in order */
+	{"test/cpu/flash_causal.tile", "STAGES=3", "BH=2,L=300;BH=1,L=1", 0},
+	{"test/cpu/flash_bshd.tile", "STAGES=3", "B=2,L=200,H=3", 1},
+	{"test/cpu/flash_smem_p.tile", NULL, "BH=2,L=200", 0},
+};
+
+static char *
+rot_code(int i, const char *src, size_t len)
+{
+	tilec_options co;
+	tilec_result cr;
+	const char *defs[1] = {rot_rows[i].define};
+	char *code;
+
+	tilec_options_init(&co);
+	co.filename = rot_rows[i].file;
+	co.arch = "sm_90a";
+	co.defines = defs;
+	co.ndefines = rot_rows[i].define != NULL;
+	co.dump = TILEC_DUMP_CUDA;
+	tilec_compile(src, len, &co, &cr);
+	ck_assert_msg(cr.status == TILEC_OK, "%s: %s", rot_rows[i].file, cr.diagnostics);
+	code = strdup(cr.output);
+	tilec_result_free(&cr);
+	return code;
+}
+
+static void
+rot_run(int i, const char *src, size_t len, const char *sizes, const char *over, tilec_run_result *r)
+{
+	tilec_run_options o;
+	const char *defs[1] = {rot_rows[i].define};
+
+	tilec_run_options_init(&o);
+	o.filename = rot_rows[i].file;
+	o.arch = "sm_90a";
+	o.sizes = sizes;
+	o.defines = defs;
+	o.ndefines = rot_rows[i].define != NULL;
+	o.cuda_override = over;
+	o.seed = 1;
+	o.timeout_s = 120;
+	tilec_run(src, len, &o, r);
+}
+
+START_TEST(rotate)
+{
+	tilec_run_result r;
+	size_t len;
+	char *src = test_readfile(rot_rows[_i].file, &len), *code;
+	int rotated;
+
+	ck_assert_ptr_nonnull(src);
+	code = rot_code(_i, src, len);
+	rotated = strstr(code, " runs one iteration late, overlapping the next iteration's statements") &&
+		  strstr(code, "_prev_ = ") && strstr(code, "tl_wgmma_wait1();");
+	ck_assert_msg(rotated == rot_rows[_i].rotated, "%s -D %s: rotated %d, expected %d", rot_rows[_i].file,
+		      rot_rows[_i].define ? rot_rows[_i].define : "-", rotated, rot_rows[_i].rotated);
+	rot_run(_i, src, len, rot_rows[_i].sizes, NULL, &r);
+	ck_assert_msg(r.status == TILEC_RUN_AGREE && r.runs > 0, "%s -D %s: status %d, %d of %d runs differ:\n%s%s",
+		      rot_rows[_i].file, rot_rows[_i].define ? rot_rows[_i].define : "-", r.status, r.differ, r.runs,
+		      r.diagnostics, r.report);
+	tilec_run_result_free(&r);
+	free(code);
+	free(src);
+}
+END_TEST
+
+/* a wrong rotation is found (row 0's code, one text changed everywhere): the accumulator read
+ * before the wait that retires the last gemm, the scores read before theirs, no empty group in
+ * iteration 0 (wait_group 1 leaves the scores' group in flight), the last gemm on the stage of
+ * the current iteration instead of the previous one, the last iteration's gemm after the loop
+ * dropped, loads S - 1 ahead (the stage the last gemm reads refilled while it is in flight) */
+static const struct {
+	const char *from[4], *to[4];
+} rot_wrong[] = {
+	{{"tl_wgmma_wait0(); // the previous iteration's gemm into acc retired"}, {"// (no wait)"}},
+	{{"tl_wgmma_wait1();   // s_'s group retired"}, {"// (no wait)"}},
+	{{"tl_wgmma_commit(); // an empty group"}, {"// (no group)"}},
+	{{"const int kb = kb_prev_;"}, {"const int kb = kb_prev_ + 1;"}},
+	{{"if (kb_n_ > 0) {"}, {"if (kb_n_ < 0) {"}},
+	{{"for (int st = 0; st < 1; st++) {", "if (kb + 1 < kb_n_) {", "const int kb_next_ = kb + 1;",
+	  "tl_cp_async_wait<0>();\n\t\ttl_fence_proxy_async();"},
+	 {"for (int st = 0; st < 2; st++) {", "if (kb + 2 < kb_n_) {", "const int kb_next_ = kb + 2;",
+	  "tl_cp_async_wait<1>();\n\t\ttl_fence_proxy_async();"}},
+};
+
+START_TEST(rotate_detects)
+{
+	tilec_run_result r;
+	size_t len, n;
+	char *src = test_readfile(rot_rows[0].file, &len), *code, *bad, *p;
+	int k;
+
+	ck_assert_ptr_nonnull(src);
+	code = rot_code(0, src, len);
+	for (k = 0; k < 4 && rot_wrong[_i].from[k]; k++) {
+		Buf b;
+
+		n = strlen(rot_wrong[_i].from[k]);
+		ck_assert_msg(strstr(code, rot_wrong[_i].from[k]) != NULL, "no '%s' in the code:\n%s", rot_wrong[_i].from[k],
+			      code);
+		buf_init(&b);
+		for (bad = code; (p = strstr(bad, rot_wrong[_i].from[k])); bad = p + n) {
+			buf_putn(&b, bad, (size_t)(p - bad));
+			buf_puts(&b, rot_wrong[_i].to[k]);
+		}
+		buf_puts(&b, bad);
+		free(code);
+		code = strdup(buf_str(&b));
+		buf_free(&b);
+	}
+	rot_run(0, src, len, "BH=2,L=300", code, &r);
+	ck_assert_msg(r.status == TILEC_ERR_DIFFER && strstr(r.report, "DIFFER"),
+		      "a wrong rotation (%s -> %s): status %d:\n%s%s", rot_wrong[_i].from[0], rot_wrong[_i].to[0], r.status,
+		      r.diagnostics, r.report);
+	tilec_run_result_free(&r);
+	free(code);
+	free(src);
+}
+END_TEST
+
 START_TEST(extra_arch)
 {
 	run_one(extra[_i].file, extra[_i].arch, extra[_i].sizes, extra[_i].define, NULL);
@@ -1194,6 +1331,8 @@ suite_cpu_diff(void)
 	tcase_add_loop_test(tc, persist_detects, 0, countof(persist_wrong));
 	tcase_add_loop_test(tc, epilogue, 0, countof(epi_rows));
 	tcase_add_loop_test(tc, epilogue_detects, 0, countof(epi_wrong));
+	tcase_add_loop_test(tc, rotate, 0, countof(rot_rows));
+	tcase_add_loop_test(tc, rotate_detects, 0, countof(rot_wrong));
 	tcase_add_loop_test(tc, detects, 0, countof(wrong));
 	tcase_add_loop_test(tc, strided_views, 0, countof(strided));
 	tcase_add_test(tc, usage);

@@ -69,7 +69,7 @@ START_TEST(sample_golden)
 END_TEST
 
 /* the wgmma path: samples emitted for sm_90a against NAME.sm90a.cu */
-static const char *const sm90a_goldens[] = {"gemm", "gemm_bf16"};
+static const char *const sm90a_goldens[] = {"gemm", "gemm_bf16", "flash_fwd"};
 
 /* the epilogue through shared memory (stage-epilogues, gen/lower/plan_epilogue.c): which
  * copies are staged at sm_90a by default, which say why not, and that a staged kernel takes no
@@ -178,6 +178,77 @@ START_TEST(epilogue_stage)
 	free(direct);
 	free(lay);
 	free(sm80);
+}
+END_TEST
+
+/* plan-pipelines' gemm-softmax overlap (rotate_plan): which bodies are rotated, and the reason in
+ * the pipeline's comment for those that are not (a program, a text replaced in it, a -D) */
+static const struct {
+	const char *path, *from, *to, *define, *want;
+} rot_progs[] = {
+	{"samples/flash_fwd.tile", NULL, NULL, NULL, NULL},
+	{"test/cpu/rotate_chain.tile", NULL, NULL, NULL, NULL},
+	{"samples/flash_fwd.tile", NULL, NULL, "STAGES=2", "its last gemm runs in order: 2 stages: the stage the last "
+	 "gemm reads would be refilled while it is in flight"},
+	{"test/cpu/flash_smem_p.tile", NULL, NULL, NULL, "its last gemm runs in order: the statement at 41:9 uses shared "
+	 "memory ('p')"},
+	{"test/cpu/rotate_chain.tile", "gemm(p, Vs, acc, policy = full_row);",
+	 "gemm(p, Vs, acc, clear = true, policy = full_row);", NULL,
+	 "its last gemm runs in order: the last gemm clears its accumulator"},
+	{"test/cpu/rotate_chain.tile", "        for i, j in parallel(BM, BN) {",
+	 "        for i, j in parallel(BM, 64) { acc[i, j] *= 0.5; }\n        for i, j in parallel(BM, BN) {", NULL,
+	 "its last gemm runs in order: no statement between the gemms leaves the last gemm's accumulator alone"},
+	/* a let before the first gemm: not the form (no comment) */
+	{"test/cpu/rotate_chain.tile", "        gemm(Qs, Ks,", "        let z = kb * 2;\n        gemm(Qs, Ks,", NULL, ""},
+};
+
+START_TEST(rotate_plan)
+{
+	size_t len;
+	char *src = test_readfile(rot_progs[_i].path, &len), *text, *p;
+	const char *defs[1] = {rot_progs[_i].define};
+	tilec_options co;
+	tilec_result cr;
+
+	ck_assert_ptr_nonnull(src);
+	if (rot_progs[_i].from) {
+		ck_assert_msg((p = strstr(src, rot_progs[_i].from)) != NULL, "no '%s' in %s", rot_progs[_i].from,
+			      rot_progs[_i].path);
+		text = malloc(len + strlen(rot_progs[_i].to) + 1);
+		sprintf(text, "%.*s%s%s", (int)(p - src), src, rot_progs[_i].to, p + strlen(rot_progs[_i].from));
+	} else {
+		text = strdup(src);
+	}
+	tilec_options_init(&co);
+	co.arch = "sm_90a";
+	co.dump = TILEC_DUMP_CUDA;
+	co.defines = defs;
+	co.ndefines = rot_progs[_i].define != NULL;
+	tilec_compile(text, strlen(text), &co, &cr);
+	ck_assert_msg(cr.status == TILEC_OK, "rotate program %d: %s", _i, cr.diagnostics);
+	if (!rot_progs[_i].want) {
+		ck_assert_msg(strstr(cr.output, " runs one iteration late, overlapping the next iteration's statements") &&
+			      strstr(cr.output, "_prev_ = ") && strstr(cr.output, "tl_wgmma_wait1();"),
+			      "program %d: not rotated:\n%s", _i, cr.output);
+		/* loads S - 2 ahead: one stage of the 3 is kept for the gemm in flight */
+		ck_assert_msg(strstr(cr.output, "3 stages of cp.async, loads 1 ahead;") != NULL, "program %d: %s", _i,
+			      cr.output);
+	} else {
+		ck_assert_msg(!strstr(cr.output, "_prev_ = "), "program %d: rotated:\n%s", _i, cr.output);
+		ck_assert_msg(*rot_progs[_i].want ? strstr(cr.output, rot_progs[_i].want) != NULL
+						  : !strstr(cr.output, "its last gemm runs in order"),
+			      "program %d: expected '%s':\n%s", _i, rot_progs[_i].want, cr.output);
+	}
+	tilec_result_free(&cr);
+	/* sm_80 (mma.sync) keeps the order: nothing rotated, no reason given */
+	co.arch = "sm_80";
+	tilec_compile(text, strlen(text), &co, &cr);
+	ck_assert_msg(cr.status == TILEC_OK, "rotate program %d at sm_80: %s", _i, cr.diagnostics);
+	ck_assert_msg(!strstr(cr.output, "_prev_ = ") && !strstr(cr.output, "its last gemm runs in order"),
+		      "program %d at sm_80:\n%s", _i, cr.output);
+	tilec_result_free(&cr);
+	free(text);
+	free(src);
 }
 END_TEST
 
@@ -1557,6 +1628,7 @@ suite_emit_cuda(void)
 	tcase_add_loop_test(tc, reduce_scratch_smem, 0, countof(scratch_archs));
 	tcase_add_test(tc, fast_paths_match_reference);
 	tcase_add_loop_test(tc, epilogue_stage, 0, countof(epi_progs));
+	tcase_add_loop_test(tc, rotate_plan, 0, countof(rot_progs));
 	tcase_add_loop_test(tc, shared_default_layout, 0, countof(shdef));
 	tcase_add_test(tc, fragvec_matches_reference);
 	suite_add_tcase(s, tc);

@@ -504,6 +504,93 @@ ir_walk(IrStmt *s, IrVisit f, void *ctx)
 	return 0;
 }
 
+void
+ir_expr_bufs(const IrExpr *x, unsigned char *rd)
+{
+	int i;
+
+	if (!x)
+		return;
+	switch (x->kind) {
+	case IE_LOAD:
+		rd[x->u.load.buf] = 1;
+		for (i = 0; i < x->u.load.n; i++)
+			ir_expr_bufs(x->u.load.idx[i], rd);
+		break;
+	case IE_UNARY: ir_expr_bufs(x->u.un.a, rd); break;
+	case IE_BINARY: ir_expr_bufs(x->u.bin.a, rd), ir_expr_bufs(x->u.bin.b, rd); break;
+	case IE_SELECT: ir_expr_bufs(x->u.sel.c, rd), ir_expr_bufs(x->u.sel.a, rd), ir_expr_bufs(x->u.sel.b, rd); break;
+	case IE_CAST: ir_expr_bufs(x->u.cast.a, rd); break;
+	case IE_CALL:
+		for (i = 0; i < x->u.call.n; i++)
+			ir_expr_bufs(x->u.call.args[i], rd);
+		break;
+	default: break;
+	}
+}
+
+/* region r's buffer into m (and rd too when rw), its offsets read */
+static void
+region_bufs(const IrKernel *k, const Region *r, unsigned char *m, unsigned char *rd, int rw)
+{
+	int d;
+
+	if (r->buf >= 0 && r->buf < k->nbuf) {
+		m[r->buf] = 1;
+		if (rw)
+			rd[r->buf] = 1;
+	}
+	for (d = 0; d < r->ndim; d++)
+		ir_expr_bufs(r->off[d], rd);
+}
+
+void
+ir_stmt_bufs(const IrKernel *k, const IrStmt *s, int one, unsigned char *rd, unsigned char *wr)
+{
+	int i;
+
+	for (; s; s = one ? NULL : s->next) {
+		switch (s->kind) {
+		case S_COPY:
+			region_bufs(k, &s->u.copy.src, rd, rd, 0);
+			region_bufs(k, &s->u.copy.dst, wr, rd, s->u.copy.atomic != AT_NONE);
+			break;
+		case S_GEMM:
+			region_bufs(k, &s->u.gemm.a, rd, rd, 0), region_bufs(k, &s->u.gemm.b, rd, rd, 0);
+			region_bufs(k, &s->u.gemm.c, wr, rd, !s->u.gemm.clear);
+			break;
+		case S_FILL: region_bufs(k, &s->u.fill.dst, wr, rd, 0), ir_expr_bufs(s->u.fill.value, rd); break;
+		case S_REDUCE:
+			rd[s->u.reduce.src] = 1, wr[s->u.reduce.dst] = 1;
+			if (!s->u.reduce.clear)
+				rd[s->u.reduce.dst] = 1;
+			break;
+		case S_PARALLEL: ir_stmt_bufs(k, s->u.par.body, 0, rd, wr); break;
+		case S_STORE:
+			wr[s->u.store.buf] = 1;
+			if (s->u.store.atomic != AT_NONE)
+				rd[s->u.store.buf] = 1;
+			for (i = 0; i < s->u.store.n; i++)
+				ir_expr_bufs(s->u.store.idx[i], rd);
+			ir_expr_bufs(s->u.store.value, rd);
+			break;
+		case S_LET: case S_SET: ir_expr_bufs(s->u.let.value, rd); break;
+		case S_FOR:
+			ir_expr_bufs(s->u.loop.lo, rd), ir_expr_bufs(s->u.loop.extent, rd);
+			ir_stmt_bufs(k, s->u.loop.body, 0, rd, wr);
+			break;
+		case S_PIPELINE: ir_expr_bufs(s->u.pipe.extent, rd), ir_stmt_bufs(k, s->u.pipe.body, 0, rd, wr); break;
+		case S_IF:
+			ir_expr_bufs(s->u.cond.cond, rd);
+			ir_stmt_bufs(k, s->u.cond.then, 0, rd, wr);
+			ir_stmt_bufs(k, s->u.cond.els, 0, rd, wr);
+			break;
+		case S_ASSUME: ir_expr_bufs(s->u.assume.cond, rd); break;
+		default: break;
+		}
+	}
+}
+
 int
 ir_strided_buffer(const IrKernel *k)
 {

@@ -399,6 +399,12 @@ int ir_strided_buffer(const IrKernel *k);
 typedef int (*IrVisit)(IrStmt *s, void *ctx);
 int ir_walk(IrStmt *s, IrVisit f, void *ctx);
 
+/* the buffers (of any scope) statement s reads and writes: rd[b], wr[b] set to 1 (arrays of
+ * k->nbuf), with what s nests; the next statements too unless one. Index and extent
+ * expressions are reads; a gemm's accumulator, a reduce's destination without clear and an
+ * atomic copy's or store's destination are read and written */
+void ir_expr_bufs(const IrExpr *x, unsigned char *rd);
+void ir_stmt_bufs(const IrKernel *k, const IrStmt *s, int one, unsigned char *rd, unsigned char *wr);
 int ir_is_const(const IrExpr *e, int64_t *v); /* an integer constant? */
 int ir_expr_equal(const IrExpr *x, const IrExpr *y); /* structurally equal? */
 const char *binop_name(BinOp op);

@@ -147,87 +147,19 @@ stmt1_lower(Em *e, Buf *chk, const IrStmt *s)
 
 /* ---- barriers: every statement sees the shared memory the statements before it left ---- */
 
-static void
-sh_expr(const Em *e, const IrExpr *x, unsigned char *rd)
-{
-	int i;
-
-	if (!x)
-		return;
-	switch (x->kind) {
-	case IE_LOAD:
-		if (e->k->bufs[x->u.load.buf].scope != MEM_LOCAL)
-			rd[x->u.load.buf] = 1;
-		for (i = 0; i < x->u.load.n; i++)
-			sh_expr(e, x->u.load.idx[i], rd);
-		break;
-	case IE_UNARY: sh_expr(e, x->u.un.a, rd); break;
-	case IE_BINARY: sh_expr(e, x->u.bin.a, rd), sh_expr(e, x->u.bin.b, rd); break;
-	case IE_SELECT: sh_expr(e, x->u.sel.c, rd), sh_expr(e, x->u.sel.a, rd), sh_expr(e, x->u.sel.b, rd); break;
-	case IE_CAST: sh_expr(e, x->u.cast.a, rd); break;
-	case IE_CALL:
-		for (i = 0; i < x->u.call.n; i++)
-			sh_expr(e, x->u.call.args[i], rd);
-		break;
-	default: break;
-	}
-}
-
-/* shared buffers, and tensors: a statement's global writes are seen by the block's other
- * threads only after a barrier too */
-static void
-sh_mark(const Em *e, int buf, unsigned char *m)
-{
-	if (buf >= 0 && buf < e->k->nbuf && e->k->bufs[buf].scope != MEM_LOCAL)
-		m[buf] = 1;
-}
-
-static void
-sh_region(const Em *e, const Region *r, unsigned char *m, unsigned char *rd)
-{
-	int d;
-
-	sh_mark(e, r->buf, m);
-	for (d = 0; d < r->ndim; d++)
-		sh_expr(e, r->off[d], rd);
-}
-
-/* the shared buffers statement list s (with what it nests) reads and writes */
+/* the shared buffers statement list s (with what it nests) reads and writes, and tensors: a
+ * statement's global writes are seen by the block's other threads only after a barrier too */
 void
 lw_sh_stmts(const Em *e, const IrStmt *s, unsigned char *rd, unsigned char *wr, int one)
 {
-	int i;
+	unsigned char *r2 = anewn(e->a, unsigned char, e->k->nbuf + 1);
+	unsigned char *w2 = anewn(e->a, unsigned char, e->k->nbuf + 1);
+	int b;
 
-	for (; s; s = one ? NULL : s->next) {
-		switch (s->kind) {
-		case S_COPY: sh_region(e, &s->u.copy.src, rd, rd), sh_region(e, &s->u.copy.dst, wr, rd); break;
-		case S_GEMM:
-			sh_region(e, &s->u.gemm.a, rd, rd), sh_region(e, &s->u.gemm.b, rd, rd);
-			sh_region(e, &s->u.gemm.c, wr, rd);
-			break;
-		case S_FILL: sh_region(e, &s->u.fill.dst, wr, rd), sh_expr(e, s->u.fill.value, rd); break;
-		case S_REDUCE: sh_mark(e, s->u.reduce.src, rd), sh_mark(e, s->u.reduce.dst, wr); break;
-		case S_PARALLEL: lw_sh_stmts(e, s->u.par.body, rd, wr, 0); break;
-		case S_STORE:
-			sh_mark(e, s->u.store.buf, wr);
-			for (i = 0; i < s->u.store.n; i++)
-				sh_expr(e, s->u.store.idx[i], rd);
-			sh_expr(e, s->u.store.value, rd);
-			break;
-		case S_LET: case S_SET: sh_expr(e, s->u.let.value, rd); break;
-		case S_FOR:
-			sh_expr(e, s->u.loop.lo, rd), sh_expr(e, s->u.loop.extent, rd);
-			lw_sh_stmts(e, s->u.loop.body, rd, wr, 0);
-			break;
-		case S_PIPELINE: lw_sh_stmts(e, s->u.pipe.body, rd, wr, 0); break;
-		case S_IF:
-			sh_expr(e, s->u.cond.cond, rd);
-			lw_sh_stmts(e, s->u.cond.then, rd, wr, 0);
-			lw_sh_stmts(e, s->u.cond.els, rd, wr, 0);
-			break;
-		default: break;
-		}
-	}
+	ir_stmt_bufs(e->k, s, one, r2, w2);
+	for (b = 0; b < e->k->nbuf; b++)
+		if (e->k->bufs[b].scope != MEM_LOCAL)
+			rd[b] |= r2[b], wr[b] |= w2[b];
 }
 
 /* do shared buffers a and b share bytes (the same buffer, or overlapping lifetimes' bytes

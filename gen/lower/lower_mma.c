@@ -311,6 +311,8 @@ gemm_wgmma(Em *e, const IrStmt *st, const GemmPlan *p)
 	} else if (e->wg_inflight == 2) {
 		lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait1", "", "  // this group stays in flight; the pipeline waits for it");
 		e->wg_open = 1;
+	} else if (e->wg_inflight == 3) {
+		e->wg_open = 1; /* issued only: the rotated pipeline waits for it (lower_pipeline.c) */
 	} else {
 		lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait0", "", NULL);
 		e->wg_open = 0;

@@ -243,6 +243,100 @@ body_rest(Em *e, Buf *chk, const IrStmt *st)
 	return 0;
 }
 
+/* tl_fence_operand on each register of accumulator buf: its reads stay after the wait before */
+static void
+fence_acc(Em *e, int buf, const char *why)
+{
+	lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)e->slots[buf]), e->slots[buf], 1, 0)
+		->u.loop.nobrace = 1;
+	lw_call(e, LC_FENCE, "tl_fence_operand", arena_printf(e->a, "%s[s]", e->k->bufs[buf].name), why);
+	lw_pop(e);
+}
+
+/* the last gemm of the rotated pipeline, issued only (rot_body), for iteration `prev` of v */
+static int
+rot_issue(Em *e, Buf *chk, const PipePlan *pp, const char *v, const char *prev)
+{
+	int r;
+
+	lw_open_block(e, NULL);
+	lw_decl(e, 1, "int", v, 0, prev, NULL);
+	e->wg_inflight = 3;
+	r = lw_stmt_synced(e, chk, pp->rot_g2);
+	e->wg_inflight = 0;
+	lw_pop(e);
+	return r;
+}
+
+/*
+ * The body of a rotated pipeline (plan_pipeline.c rotate_plan): the first gemm of iteration
+ * v, then the last gemm of iteration v - 1 (an empty group in iteration 0), wait_group 1 (the
+ * first gemm's group retired, the last one's in flight), the statements that leave its
+ * accumulator alone, wait_group 0, the rest. The last gemm of the last iteration follows the
+ * loop (rot_tail).
+ */
+static int
+rot_body(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, const char *v)
+{
+	const IrStmt *b;
+	int c2 = pp->rot_g2->u.gemm.c.buf, waited = 0;
+	LNode *n;
+
+	if (e->shrd)
+		lw_sh_clear(e);
+	for (b = st->u.pipe.body; b; b = b->next) {
+		if (lw_isload(e, b) || b == pp->rot_g2)
+			continue;
+		if (b == pp->rot_r) {
+			lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait0", "",
+				arena_printf(e->a, "// the previous iteration's gemm into %s retired", e->k->bufs[c2].name));
+			fence_acc(e, c2, NULL);
+			waited = 1;
+		}
+		if (b != pp->rot_g1) {
+			if (lw_stmt_synced(e, chk, b))
+				return -1;
+			continue;
+		}
+		e->wg_inflight = 3;
+		if (lw_stmt_synced(e, chk, b))
+			return -1;
+		e->wg_inflight = 0;
+		lw_comment(e, "the gemm at line %d of the previous iteration, in flight over the statements up to line %d",
+			   pp->rot_g2->loc.line, pp->rot_r ? pp->rot_r->loc.line : pp->rot_g2->loc.line);
+		n = lw_open_if(e, arena_printf(e->a, "%s > 0", v), 0, 0);
+		lw_decl(e, 1, "int", arena_printf(e->a, "%s_prev_", v), 0, arena_printf(e->a, "%s - 1", v), NULL);
+		if (rot_issue(e, chk, pp, v, arena_printf(e->a, "%s_prev_", v)))
+			return -1;
+		lw_open_else(e, n, NULL);
+		lw_call(e, LC_MMA_GROUP, "tl_wgmma_commit", "", "// an empty group: the wait below retires the first gemm's");
+		lw_pop(e);
+		lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait1", "",
+			arena_printf(e->a, "  // %s's group retired", e->k->bufs[b->u.gemm.c.buf].name));
+		fence_acc(e, b->u.gemm.c.buf, NULL);
+	}
+	if (!waited) {
+		lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait0", "", "// the stage it reads is refilled next iteration");
+		fence_acc(e, c2, NULL);
+	}
+	e->wg_open = 0;
+	return 0;
+}
+
+/* after the rotated loop: the last iteration's last gemm */
+static int
+rot_tail(Em *e, Buf *chk, const PipePlan *pp, const char *v)
+{
+	lw_open_if(e, arena_printf(e->a, "%s_n_ > 0", v), 0, 0);
+	if (rot_issue(e, chk, pp, v, arena_printf(e->a, "%s_n_ - 1", v)))
+		return -1;
+	lw_pop(e);
+	lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait0", "", NULL);
+	fence_acc(e, pp->rot_g2->u.gemm.c.buf, NULL);
+	e->wg_open = 0;
+	return 0;
+}
+
 /* each warp's arrival on the empty barrier of a TMA pipeline's stage, at the end of iteration
  * v (g: the stage counter, v itself or the block's iteration over its tiles). prev: a wgmma
  * group left in flight reads this stage until the next iteration's wait, so the previous
@@ -582,8 +676,13 @@ lw_pipeline(Em *e, Buf *chk, const IrStmt *st)
 		if (mode == 2)
 			opened = promo_open(e, st);
 		pin_accumulators(e, st);
+	} else if (pp->rot_g2) {
+		lw_comment(e, "pipeline over %s: %d stages of cp.async, loads %d ahead; the gemm at line %d runs one "
+			   "iteration late, overlapping the next iteration's statements", v, S, D, pp->rot_g2->loc.line);
+		pin_accumulators(e, st);
 	} else {
-		lw_comment(e, "pipeline over %s: %d stage%s of cp.async", v, S, S > 1 ? "s" : "");
+		lw_comment(e, "pipeline over %s: %d stage%s of cp.async%s%s", v, S, S > 1 ? "s" : "",
+			   pp->rot_why ? "; its last gemm runs in order: " : "", pp->rot_why ? pp->rot_why : "");
 	}
 	lw_decl(e, 1, "int", arena_printf(e->a, "%s_n_", v), 0, lw_exprstr(e, st->u.pipe.extent), NULL);
 	if (S > 1) {
@@ -630,12 +729,14 @@ lw_pipeline(Em *e, Buf *chk, const IrStmt *st)
 	/* after the barrier at the top of the iteration nothing is pending; the loads just
 	 * issued fill another stage than the one the body reads. The rest of the body is
 	 * statements like any others: hazards between them get barriers */
-	if (body_rest(e, chk, st))
+	if (pp->rot_g2 ? rot_body(e, chk, st, pp, v) : body_rest(e, chk, st))
 		goto out;
 	e->pipe_fenced = 0;
 	if (S == 1)
 		lw_barrier(e);
 	lw_pop(e);
+	if (pp->rot_g2 && rot_tail(e, chk, pp, v))
+		goto out;
 	if (mode == 2)
 		lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait0", "", NULL);
 	promo_close(e, opened);

@@ -53,7 +53,8 @@ typedef struct Em {
 	/* the pipeline being lowered: stage expression for shared buffers it fills */
 	const char *stage;
 	int in_pipe;
-	int wg_inflight;     /* wgmma in a pipeline: 1 fenced by it, 2 also one group in flight */
+	int wg_inflight;     /* wgmma in a pipeline: 1 fenced by it, 2 also one group in flight,
+			      * 3 issued and committed only (the rotated pipeline waits for it) */
 	/* a wgmma gemm lowered last left its group in flight (wait_group 1); 0 after one that
 	 * ended with wait_group 0 (fp8 promotion): a TMA pipeline then releases the stage the
 	 * iteration read at once, not one iteration later */

@@ -129,6 +129,15 @@ typedef struct PipePlan {
 	TmaLoad *tl;
 	int ntl;
 	int64_t tx;
+	/* the gemm-softmax overlap (a wgmma target, a cp.async body of loads, a first gemm, other
+	 * statements, a last gemm that accumulates): the last gemm (rot_g2) of iteration v is
+	 * issued in iteration v + 1 right after the first (rot_g1) and stays in flight while the
+	 * statements before rot_r run (those that do not touch its accumulator); rot_r and what
+	 * follows run after it retired (NULL: none). Loads run S - 2 ahead (the stage rot_g2
+	 * reads stays one iteration longer). Not rotated: rot_g2 NULL, rot_why the reason for a
+	 * body of that form, else NULL */
+	const IrStmt *rot_g1, *rot_g2, *rot_r;
+	const char *rot_why;
 } PipePlan;
 
 /* the passes (the pass manager's entries; 0 or -1 with err set, located) */

@@ -99,65 +99,14 @@ pipe_visit(IrStmt *s, void *ctx)
 	return 0;
 }
 
-/* does e read a shared buffer? */
+/* a layout statement of a shared buffer (ir_stmt_bufs leaves them out: they move no data) */
 static int
-expr_shared(const IrKernel *k, const IrExpr *e)
+layout_visit(IrStmt *s, void *ctx)
 {
-	int i;
-
-	if (!e)
-		return 0;
-	switch (e->kind) {
-	case IE_LOAD:
-		if (k->bufs[e->u.load.buf].scope == MEM_SHARED)
-			return 1;
-		for (i = 0; i < e->u.load.n; i++)
-			if (expr_shared(k, e->u.load.idx[i]))
-				return 1;
-		return 0;
-	case IE_UNARY: return expr_shared(k, e->u.un.a);
-	case IE_BINARY: return expr_shared(k, e->u.bin.a) || expr_shared(k, e->u.bin.b);
-	case IE_SELECT:
-		return expr_shared(k, e->u.sel.c) || expr_shared(k, e->u.sel.a) || expr_shared(k, e->u.sel.b);
-	case IE_CAST: return expr_shared(k, e->u.cast.a);
-	case IE_CALL:
-		for (i = 0; i < e->u.call.n; i++)
-			if (expr_shared(k, e->u.call.args[i]))
-				return 1;
-		return 0;
-	default: return 0;
-	}
-}
-
-typedef struct UseWalk {
-	const IrKernel *k;
-	int found;
-} UseWalk;
-
-static int
-shared_visit(IrStmt *s, void *ctx)
-{
-	UseWalk *w = ctx;
-	const IrKernel *k = w->k;
-	int i, b[3] = {-1, -1, -1};
+	const IrKernel *k = ctx;
+	int i, b[2] = {-1, -1};
 
 	switch (s->kind) {
-	case S_COPY: b[0] = s->u.copy.src.buf, b[1] = s->u.copy.dst.buf; break;
-	case S_GEMM: b[0] = s->u.gemm.a.buf, b[1] = s->u.gemm.b.buf, b[2] = s->u.gemm.c.buf; break;
-	case S_FILL: b[0] = s->u.fill.dst.buf, w->found |= expr_shared(k, s->u.fill.value); break;
-	case S_REDUCE: b[0] = s->u.reduce.src, b[1] = s->u.reduce.dst; break;
-	case S_STORE:
-		b[0] = s->u.store.buf;
-		for (i = 0; i < s->u.store.n; i++)
-			w->found |= expr_shared(k, s->u.store.idx[i]);
-		w->found |= expr_shared(k, s->u.store.value);
-		break;
-	case S_LET: case S_SET: w->found |= expr_shared(k, s->u.let.value); break;
-	case S_IF: w->found |= expr_shared(k, s->u.cond.cond); break;
-	case S_FOR:
-		w->found |= expr_shared(k, s->u.loop.lo) || expr_shared(k, s->u.loop.extent);
-		break;
-	case S_PIPELINE: w->found |= expr_shared(k, s->u.pipe.extent); break;
 	case S_ANNOTATE_LAYOUT: case S_REQUIRE_LAYOUT: case S_RELEASE_LAYOUT: case S_DUMP_LAYOUT:
 	case S_ASSERT_SAME_LAYOUT:
 		b[0] = s->u.layout.buf, b[1] = s->u.layout.other;
@@ -165,20 +114,24 @@ shared_visit(IrStmt *s, void *ctx)
 	case S_REQUIRE_WMMA_LAYOUT: b[0] = s->u.wmma.buf; break;
 	default: break;
 	}
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 2; i++)
 		if (b[i] >= 0 && b[i] < k->nbuf && k->bufs[b[i]].scope == MEM_SHARED)
-			w->found = 1;
-	return w->found;
+			return 1;
+	return 0;
 }
 
 /* is a shared buffer used in statement list s (nested bodies too)? */
 static int
-uses_shared(const IrKernel *k, IrStmt *s)
+uses_shared(Arena *a, const IrKernel *k, IrStmt *s)
 {
-	UseWalk w = {k, 0};
+	unsigned char *rd = anewn(a, unsigned char, k->nbuf + 1), *wr = anewn(a, unsigned char, k->nbuf + 1);
+	int i;
 
-	ir_walk(s, shared_visit, &w);
-	return w.found;
+	ir_stmt_bufs(k, s, 0, rd, wr);
+	for (i = 0; i < k->nbuf; i++)
+		if ((rd[i] || wr[i]) && k->bufs[i].scope == MEM_SHARED)
+			return 1;
+	return ir_walk(s, layout_visit, (void *)k);
 }
 
 /* the copy s (from the whole of local tile L into global memory, after pipeline p): staged,
@@ -215,7 +168,7 @@ stage(Arena *a, IrKernel *k, IrStmt *s, const Pipe *p, IrStmt **head, Err *err)
 		return "the destination's elements are not 1, 2 or 4 bytes";
 	if (n * eb > p->bytes)
 		return "the staged tile takes more shared memory than the pipeline's stages";
-	if (uses_shared(k, s->next))
+	if (uses_shared(a, k, s->next))
 		return "shared memory is used after the copy";
 	for (d = 0; d < 2; d++)
 		shape[d] = L->dims[d].c;

@@ -273,6 +273,89 @@ tma_plan(Em *e, const IrStmt *st, PipePlan *pp)
 	return NULL;
 }
 
+/* ---- the gemm-softmax overlap ------------------------------------------------------------ */
+
+/* the reason of a body the overlap does not apply to: the plan dump does not print it */
+static const char rot_na[] = "not a body of loads, a gemm, statements and a gemm";
+
+/* is gemm b planned as an f16/bf16 wgmma? */
+static int
+rot_wgmma(Em *e, const IrStmt *b)
+{
+	GemmPlan p;
+	Err scratch = {0};
+	DType t = e->k->bufs[b->u.gemm.a.buf].dtype;
+
+	return !lw_plan_of(e, b, &p, &scratch) && p.instr == GEMM_WGMMA && (t == DT_F16 || t == DT_BF16);
+}
+
+/*
+ * May pipeline st overlap its last gemm with the next iteration's statements (NULL, with
+ * pp->rot_* set), or why not? The body (its loads aside) is a gemm G1, statements X, R and a
+ * gemm G2 that accumulates into C: FlashAttention's S = Q K^T, softmax, O *= alpha, O += P V.
+ * The rotated iteration v runs G1(v), then G2(v - 1), waits for G1's group only (wait_group
+ * 1), runs X(v) while G2(v - 1) is in flight, waits for it, runs R(v); G2 of the last
+ * iteration follows the loop. It computes what the program says when:
+ *  - G2 commutes with G1 (neither reads or writes what the other writes) and with X: X (the
+ *    statements before the first that reads or writes C) does not read or write C, and its
+ *    writes of G2's A operand come after G2 read it (a register operand is packed into the
+ *    instruction's registers when G2 is issued; X touches no shared memory at all);
+ *  - G2's operands do not depend on the iteration's values (whole buffers; a staged operand
+ *    addresses the previous iteration's stage) and that stage is not refilled while G2 reads
+ *    it: loads run S - 2 ahead, so S >= 3.
+ */
+static const char *
+rotate_plan(Em *e, const IrStmt *st, PipePlan *pp)
+{
+	const IrStmt *b, *g1 = NULL, *g2 = NULL, *r = NULL;
+	unsigned char *rd, *wr, *rd1, *wr1;
+	int n = 0, i, nx = 0;
+
+	if (e->t->mma != TMMA_WGMMA || pp->serial || pp->wgmma || pp->tma)
+		return rot_na;
+	for (b = st->u.pipe.body; b; b = b->next) {
+		if (lw_isload(e, b))
+			continue;
+		if (!n++)
+			g1 = b;
+		g2 = b;
+	}
+	if (n < 3 || g1->kind != S_GEMM || g2->kind != S_GEMM)
+		return rot_na;
+	if (!rot_wgmma(e, g1) || !rot_wgmma(e, g2))
+		return "a gemm is not an f16/bf16 wgmma";
+	if (g2->u.gemm.clear)
+		return "the last gemm clears its accumulator";
+	if (!lw_wholeregion(e, &g2->u.gemm.a) || !lw_wholeregion(e, &g2->u.gemm.b) || !lw_wholeregion(e, &g2->u.gemm.c))
+		return "the last gemm's operands are not whole buffers";
+	rd = anewn(e->a, unsigned char, e->k->nbuf + 1), wr = anewn(e->a, unsigned char, e->k->nbuf + 1);
+	rd1 = anewn(e->a, unsigned char, e->k->nbuf + 1), wr1 = anewn(e->a, unsigned char, e->k->nbuf + 1);
+	ir_stmt_bufs(e->k, g1, 1, rd1, wr1);
+	ir_stmt_bufs(e->k, g2, 1, rd, wr);
+	for (i = 0; i < e->k->nbuf; i++)
+		if ((wr1[i] && (rd[i] || wr[i])) || (wr[i] && (rd1[i] || wr1[i])))
+			return arena_printf(e->a, "the two gemms share '%s'", e->k->bufs[i].name);
+	for (b = g1->next; b != g2; b = b->next) {
+		memset(rd, 0, (size_t)e->k->nbuf), memset(wr, 0, (size_t)e->k->nbuf);
+		ir_stmt_bufs(e->k, b, 1, rd, wr);
+		for (i = 0; i < e->k->nbuf; i++)
+			if ((rd[i] || wr[i]) && e->k->bufs[i].scope == MEM_SHARED)
+				return arena_printf(e->a, "the statement at %d:%d uses shared memory ('%s')", b->loc.line,
+						    b->loc.col, e->k->bufs[i].name);
+		if (!r && (rd[g2->u.gemm.c.buf] || wr[g2->u.gemm.c.buf]))
+			r = b;
+		if (!r)
+			nx++;
+	}
+	if (!nx)
+		return "no statement between the gemms leaves the last gemm's accumulator alone";
+	if (pp->stages < 3)
+		return "2 stages: the stage the last gemm reads would be refilled while it is in flight "
+		       "(stages = 3 overlaps it with the next iteration's statements)";
+	pp->rot_g1 = g1, pp->rot_g2 = g2, pp->rot_r = r;
+	return NULL;
+}
+
 int
 lw_plan_pipe(Em *e, const IrStmt *st, PipePlan *pp)
 {
@@ -290,6 +373,11 @@ lw_plan_pipe(Em *e, const IrStmt *st, PipePlan *pp)
 	} else {
 		pp->ntl = 0, pp->tx = 0;
 	}
+	pp->rot_why = rotate_plan(e, st, pp);
+	if (pp->rot_why == rot_na)
+		pp->rot_why = NULL;
+	if (pp->rot_g2)
+		pp->ahead = pp->stages - 2;
 	return 0;
 }
 
@@ -343,13 +431,24 @@ pipes_dump(IrStmt *s, void *ctx)
 		buf_printf(d->b, "//   pipeline at %d:%d: %d stage%s of TMA loads (mbarriers full and empty), loads %d "
 			   "ahead, one wgmma group in flight\n", s->loc.line, s->loc.col, p->stages, p->stages == 1 ? "" : "s",
 			   p->ahead);
-	else
+	else if (p->rot_g2) {
+		buf_printf(d->b, "//   pipeline at %d:%d: %d stages, loads %d ahead, the gemm at %d:%d issued one iteration "
+			   "late, in flight over the statements from %d:%d", s->loc.line, s->loc.col, p->stages,
+			   p->ahead, p->rot_g2->loc.line, p->rot_g2->loc.col, p->rot_g1->next->loc.line,
+			   p->rot_g1->next->loc.col);
+		if (p->rot_r)
+			buf_printf(d->b, " to before %d:%d", p->rot_r->loc.line, p->rot_r->loc.col);
+		buf_printf(d->b, "\n");
+		return 0;
+	} else
 		buf_printf(d->b, "//   pipeline at %d:%d: %d stage%s, loads %d ahead%s%s%s%s\n", s->loc.line, s->loc.col,
 			   p->stages, p->stages == 1 ? "" : "s", p->ahead,
 			   p->wgmma == 2 ? ", one wgmma group in flight"
 			   : p->wgmma == 1 ? ", each wgmma group retired by its gemm" : "",
 			   p->tma_why == tma_none ? "" : " (cp.async: ", p->tma_why == tma_none ? "" : p->tma_why,
 			   p->tma_why == tma_none ? "" : ")");
+	if (p->rot_why)
+		buf_printf(d->b, "//     its last gemm does not overlap the next iteration: %s\n", p->rot_why);
 	return 0;
 }
 
