@@ -243,6 +243,22 @@ body_rest(Em *e, Buf *chk, const IrStmt *st)
 	return 0;
 }
 
+/* the loads of iteration v + D (if any) into their stage, one cp.async group */
+static int
+next_loads(Em *e, Buf *chk, const IrStmt *st, const char *v, int D)
+{
+	lw_open_if(e, arena_printf(e->a, "%s + %d < %s_n_", v, D, v), 0, 0);
+	lw_decl(e, 1, "int", arena_printf(e->a, "%s_next_", v), 0, arena_printf(e->a, "%s + %d", v, D), NULL);
+	lw_open_block(e, NULL);
+	lw_decl(e, 1, "int", v, 0, arena_printf(e->a, "%s_next_", v), NULL);
+	if (loads(e, chk, st->u.pipe.body, cp_async_issue, NULL))
+		return -1;
+	lw_pop(e);
+	lw_pop(e);
+	lw_async_commit(e);
+	return 0;
+}
+
 /* tl_fence_operand on each register of accumulator buf: its reads stay after the wait before */
 static void
 fence_acc(Em *e, int buf, const char *why)
@@ -270,7 +286,8 @@ rot_issue(Em *e, Buf *chk, const PipePlan *pp, const char *v, const char *prev)
 
 /*
  * The body of a rotated pipeline (plan_pipeline.c rotate_plan): the first gemm of iteration
- * v, then the last gemm of iteration v - 1 (an empty group in iteration 0), wait_group 1 (the
+ * v, then the last gemm of iteration v - 1 (an empty group in iteration 0), the loads of
+ * iteration v + S - 2 (after the gemms: the tensor cores start first), wait_group 1 (the
  * first gemm's group retired, the last one's in flight), the statements that leave its
  * accumulator alone, wait_group 0, the rest. The last gemm of the last iteration follows the
  * loop (rot_tail).
@@ -311,6 +328,10 @@ rot_body(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, const char *v)
 		lw_open_else(e, n, NULL);
 		lw_call(e, LC_MMA_GROUP, "tl_wgmma_commit", "", "// an empty group: the wait below retires the first gemm's");
 		lw_pop(e);
+		/* the next stage's loads once the tensor cores have both gemms (the stage they fill
+		 * is neither's: S - 2 ahead) */
+		if (next_loads(e, chk, st, v, pp->stages - 2))
+			return -1;
 		lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait1", "",
 			arena_printf(e->a, "  // %s's group retired", e->k->bufs[b->u.gemm.c.buf].name));
 		fence_acc(e, b->u.gemm.c.buf, NULL);
@@ -705,15 +726,9 @@ lw_pipeline(Em *e, Buf *chk, const IrStmt *st)
 		if (mode || (fence0 = e->t->mma == TMMA_WGMMA && shared_gemm(e, st->u.pipe.body)))
 			lw_call(e, LC_FENCE, "tl_fence_proxy_async", "", NULL);
 		lw_barrier(e);
-		lw_open_if(e, arena_printf(e->a, "%s + %d < %s_n_", v, D, v), 0, 0);
-		lw_decl(e, 1, "int", arena_printf(e->a, "%s_next_", v), 0, arena_printf(e->a, "%s + %d", v, D), NULL);
-		lw_open_block(e, NULL);
-		lw_decl(e, 1, "int", v, 0, arena_printf(e->a, "%s_next_", v), NULL);
-		if (loads(e, chk, st->u.pipe.body, cp_async_issue, NULL))
+		/* rotated: rot_body issues them after the gemms */
+		if (!pp->rot_g2 && next_loads(e, chk, st, v, D))
 			goto out;
-		lw_pop(e);
-		lw_pop(e);
-		lw_async_commit(e);
 	} else {
 		/* a block, as above: the lets issued with the loads are declared again for the body */
 		lw_open_block(e, NULL);

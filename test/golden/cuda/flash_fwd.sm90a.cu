@@ -83,25 +83,6 @@ flash_fwd(tl_half_t *__restrict__ Q, tl_half_t *__restrict__ K, tl_half_t *__res
 		tl_cp_async_wait<0>();
 		tl_fence_proxy_async();
 		__syncthreads();
-		if (kb + 1 < kb_n_) {
-			const int kb_next_ = kb + 1;
-			{
-				const int kb = kb_next_;
-				#pragma unroll
-				for (int it = 0; it < 4; it++) {
-					const int q = tid + it * 256;
-					const int r = q / 16, c = q % 16 * 8;
-					tl_cp_async16_zfill(&(Ks + (kb % 3) * 8192)[(((((c / 64) * 4096) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))], &K[((long long)((int)blockIdx.y) * L * 128 + (long long)((kb * 64) + r) * 128 + (long long)(c))], ((kb * 64) + r) < L);
-				}
-				#pragma unroll
-				for (int it = 0; it < 4; it++) {
-					const int q = tid + it * 256;
-					const int r = q / 16, c = q % 16 * 8;
-					tl_cp_async16_zfill(&(Vs + (kb % 3) * 8192)[(((((c / 64) * 4096) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))], &V[((long long)((int)blockIdx.y) * L * 128 + (long long)((kb * 64) + r) * 128 + (long long)(c))], ((kb * 64) + r) < L);
-				}
-			}
-		}
-		tl_cp_async_commit();
 		#pragma unroll
 		for (int s = 0; s < 32; s++) // clear = true
 			s_[s] = 0;
@@ -186,6 +167,25 @@ flash_fwd(tl_half_t *__restrict__ Q, tl_half_t *__restrict__ K, tl_half_t *__res
 		} else {
 			tl_wgmma_commit(); // an empty group: the wait below retires the first gemm's
 		}
+		if (kb + 1 < kb_n_) {
+			const int kb_next_ = kb + 1;
+			{
+				const int kb = kb_next_;
+				#pragma unroll
+				for (int it = 0; it < 4; it++) {
+					const int q = tid + it * 256;
+					const int r = q / 16, c = q % 16 * 8;
+					tl_cp_async16_zfill(&(Ks + (kb % 3) * 8192)[(((((c / 64) * 4096) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))], &K[((long long)((int)blockIdx.y) * L * 128 + (long long)((kb * 64) + r) * 128 + (long long)(c))], ((kb * 64) + r) < L);
+				}
+				#pragma unroll
+				for (int it = 0; it < 4; it++) {
+					const int q = tid + it * 256;
+					const int r = q / 16, c = q % 16 * 8;
+					tl_cp_async16_zfill(&(Vs + (kb % 3) * 8192)[(((((c / 64) * 4096) + (r * 64)) + (c % 8)) + ((((c / 8) % 8) ^ (r % 8)) * 8))], &V[((long long)((int)blockIdx.y) * L * 128 + (long long)((kb * 64) + r) * 128 + (long long)(c))], ((kb * 64) + r) < L);
+				}
+			}
+		}
+		tl_cp_async_commit();
 		tl_wgmma_wait1();   // s_'s group retired
 		#pragma unroll
 		for (int s = 0; s < 32; s++)
