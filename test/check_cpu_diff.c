@@ -1041,7 +1041,7 @@ static const struct {
 	{"samples/flash_fwd.tile", "BN=128", "BH=2,L=300;BH=1,L=129", 1},
 	{"samples/flash_fwd.tile", "STAGES=4", "BH=2,L=400", 1},
 	{"samples/flash_fwd.tile", "STAGES=2", "BH=2,L=200", 0},
-	{"test/cpu/rotate_chain.tile", NULL, "BH=2,L=300;BH=1,L=64;BH=1,L=1", 1},
+	{"test/cpu/rotate_chain.tile", NULL, "BH=2,L=300,W=64;BH=1,L=200,W=67;BH=1,L=64,W=72;BH=1,L=1,W=70", 1},
 	/* 128 threads, D = 32: mma.sync gemms at sm_90a too, in order */
 	{"test/cpu/flash_causal.tile", "STAGES=3", "BH=2,L=300;BH=1,L=1", 0},
 	{"test/cpu/flash_bshd.tile", "STAGES=3", "B=2,L=200,H=3", 1},
