@@ -44,6 +44,17 @@ cp_async_issue(Em *e, Buf *chk, const IrStmt *load, void *ctx)
 	return lw_tilecopy(e, chk, load);
 }
 
+/* tl_fence_operand on each register of accumulator buf (why: a comment, or NULL): pins them here;
+ * after a wait_group their reads stay after it */
+static void
+fence_acc(Em *e, int buf, const char *why)
+{
+	lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)e->slots[buf]), e->slots[buf], 1, 0)
+		->u.loop.nobrace = 1;
+	lw_call(e, LC_FENCE, "tl_fence_operand", arena_printf(e->a, "%s[s]", e->k->bufs[buf].name), why);
+	lw_pop(e);
+}
+
 /* every gemm's accumulators pinned before the loop (tl_fence_operand): ptxas would otherwise
  * serialise the wgmmas of a stage whose accumulators the zero-trip path defines (C7515) */
 static void
@@ -52,15 +63,8 @@ pin_accumulators(Em *e, const IrStmt *st)
 	const IrStmt *b;
 
 	for (b = st->u.pipe.body; b; b = b->next)
-		if (b->kind == S_GEMM) {
-			int c = b->u.gemm.c.buf;
-
-			lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)e->slots[c]), e->slots[c], 1, 0)
-				->u.loop.nobrace = 1;
-			lw_call(e, LC_FENCE, "tl_fence_operand", arena_printf(e->a, "%s[s]", e->k->bufs[c].name),
-				"// accumulators defined here, once");
-			lw_pop(e);
-		}
+		if (b->kind == S_GEMM)
+			fence_acc(e, b->u.gemm.c.buf, "// accumulators defined here, once");
 	for (int i = 0; i < e->npromo; i++) {
 		int c = e->promo[i];
 
@@ -257,16 +261,6 @@ next_loads(Em *e, Buf *chk, const IrStmt *st, const char *v, int D)
 	lw_pop(e);
 	lw_async_commit(e);
 	return 0;
-}
-
-/* tl_fence_operand on each register of accumulator buf: its reads stay after the wait before */
-static void
-fence_acc(Em *e, int buf, const char *why)
-{
-	lw_open_for(e, "s", "0", arena_printf(e->a, "%lld", (long long)e->slots[buf]), e->slots[buf], 1, 0)
-		->u.loop.nobrace = 1;
-	lw_call(e, LC_FENCE, "tl_fence_operand", arena_printf(e->a, "%s[s]", e->k->bufs[buf].name), why);
-	lw_pop(e);
 }
 
 /* the last gemm of the rotated pipeline, issued only (rot_body), for iteration `prev` of v */
