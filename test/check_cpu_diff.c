@@ -451,6 +451,28 @@ END_TEST
 
 /* the CPU run finds a TMA pipeline that is wrong in one way: the emitted code of
  * samples/gemm_sm90.tile with one statement changed */
+/* code with every occurrence of `from` (which must occur) replaced by `to`: the wrong variants
+ * of the *_detects tests (malloc'd) */
+static char *
+mutate(const char *code, const char *from, const char *to)
+{
+	size_t n = strlen(from);
+	const char *bad, *p;
+	char *out;
+	Buf b;
+
+	ck_assert_msg(strstr(code, from) != NULL, "no '%s' in the code", from);
+	buf_init(&b);
+	for (bad = code; (p = strstr(bad, from)); bad = p + n) {
+		buf_putn(&b, bad, (size_t)(p - bad));
+		buf_puts(&b, to);
+	}
+	buf_puts(&b, bad);
+	out = strdup(buf_str(&b));
+	buf_free(&b);
+	return out;
+}
+
 static const struct {
 	const char *from, *to, *want;
 	int ws;   /* of the warp-specialized code */
@@ -481,27 +503,19 @@ static const struct {
 START_TEST(tma_detects)
 {
 	const char *path = "samples/gemm_sm90.tile";
-	size_t len, n;
-	char *src = test_readfile(path, &len), *code, *bad, *p;
+	size_t len;
+	char *src = test_readfile(path, &len), *code, *bad;
 	tilec_run_result r;
-	Buf b;
 
 	ck_assert_ptr_nonnull(src);
 	code = tma_code(path, src, len, NULL, tma_wrong[_i].ws);
-	buf_init(&b);
-	n = strlen(tma_wrong[_i].from);
-	ck_assert_msg((p = strstr(code, tma_wrong[_i].from)) != NULL, "no '%s' in the code", tma_wrong[_i].from);
-	for (bad = code; (p = strstr(bad, tma_wrong[_i].from)); bad = p + n) {
-		buf_putn(&b, bad, (size_t)(p - bad));
-		buf_puts(&b, tma_wrong[_i].to);
-	}
-	buf_puts(&b, bad);
-	tma_run(path, src, len, "M=256,N=512,K=512", NULL, buf_str(&b), tma_wrong[_i].ws, &r);
+	bad = mutate(code, tma_wrong[_i].from, tma_wrong[_i].to);
+	tma_run(path, src, len, "M=256,N=512,K=512", NULL, bad, tma_wrong[_i].ws, &r);
 	ck_assert_msg(r.status == TILEC_ERR_DIFFER && strstr(r.report, tma_wrong[_i].want),
 		      "a wrong TMA pipeline (%s -> %s): status %d, expected '%s':\n%s%s", tma_wrong[_i].from,
 		      tma_wrong[_i].to, r.status, tma_wrong[_i].want, r.diagnostics, r.report);
 	tilec_run_result_free(&r);
-	buf_free(&b);
+	free(bad);
 	free(code);
 	free(src);
 }
@@ -540,28 +554,20 @@ static const struct {
 START_TEST(promo_detects)
 {
 	const char *path = "test/cpu/gemm_fp8_promo.tile";
-	size_t len, n;
-	char *src = test_readfile(path, &len), *code, *bad, *p;
+	size_t len;
+	char *src = test_readfile(path, &len), *code, *bad;
 	tilec_run_result r;
-	Buf b;
 
 	ck_assert_ptr_nonnull(src);
 	code = tma_code(path, src, len, promo_wrong[_i].define, 0);
-	buf_init(&b);
-	n = strlen(promo_wrong[_i].from);
-	ck_assert_msg((p = strstr(code, promo_wrong[_i].from)) != NULL, "no '%s' in the code", promo_wrong[_i].from);
-	for (bad = code; (p = strstr(bad, promo_wrong[_i].from)); bad = p + n) {
-		buf_putn(&b, bad, (size_t)(p - bad));
-		buf_puts(&b, promo_wrong[_i].to);
-	}
-	buf_puts(&b, bad);
+	bad = mutate(code, promo_wrong[_i].from, promo_wrong[_i].to);
 	/* N = 256: BN = 256's second instruction covers columns inside the tensor */
-	tma_run(path, src, len, "M=128,N=256,K=512", promo_wrong[_i].define, buf_str(&b), 0, &r);
+	tma_run(path, src, len, "M=128,N=256,K=512", promo_wrong[_i].define, bad, 0, &r);
 	ck_assert_msg(r.status == TILEC_ERR_DIFFER && strstr(r.report, promo_wrong[_i].want),
 		      "a wrong fp8 promotion (%s -> %s): status %d, expected '%s':\n%s%s", promo_wrong[_i].from,
 		      promo_wrong[_i].to, r.status, promo_wrong[_i].want, r.diagnostics, r.report);
 	tilec_run_result_free(&r);
-	buf_free(&b);
+	free(bad);
 	free(code);
 	free(src);
 }
@@ -862,26 +868,18 @@ START_TEST(persist_detects)
 {
 	int row = persist_wrong[_i].row;
 	tilec_run_result r;
-	size_t len, n;
-	char *src = test_readfile(persist_rows[row].file, &len), *code, *bad, *p;
-	Buf b;
+	size_t len;
+	char *src = test_readfile(persist_rows[row].file, &len), *code, *bad;
 
 	ck_assert_ptr_nonnull(src);
 	code = persist_code(row, src, len);
-	n = strlen(persist_wrong[_i].from);
-	ck_assert_msg((p = strstr(code, persist_wrong[_i].from)) != NULL, "no '%s' in the code", persist_wrong[_i].from);
-	buf_init(&b);
-	for (bad = code; (p = strstr(bad, persist_wrong[_i].from)); bad = p + n) {
-		buf_putn(&b, bad, (size_t)(p - bad));
-		buf_puts(&b, persist_wrong[_i].to);
-	}
-	buf_puts(&b, bad);
-	persist_run(row, src, len, persist_wrong[_i].sizes, buf_str(&b), &r);
+	bad = mutate(code, persist_wrong[_i].from, persist_wrong[_i].to);
+	persist_run(row, src, len, persist_wrong[_i].sizes, bad, &r);
 	ck_assert_msg(r.status == TILEC_ERR_DIFFER && strstr(r.report, persist_wrong[_i].want),
 		      "a wrong persistent schedule (%s -> %s): status %d, expected '%s':\n%s%s", persist_wrong[_i].from,
 		      persist_wrong[_i].to, r.status, persist_wrong[_i].want, r.diagnostics, r.report);
 	tilec_run_result_free(&r);
-	buf_free(&b);
+	free(bad);
 	free(code);
 	free(src);
 }
@@ -1002,26 +1000,18 @@ static const struct {
 START_TEST(epilogue_detects)
 {
 	tilec_run_result r;
-	size_t len, n;
-	char *src = test_readfile(epi_rows[0].file, &len), *code, *bad, *p;
-	Buf b;
+	size_t len;
+	char *src = test_readfile(epi_rows[0].file, &len), *code, *bad;
 
 	ck_assert_ptr_nonnull(src);
 	code = epi_code(0, src, len);
-	n = strlen(epi_wrong[_i].from);
-	ck_assert_msg(strstr(code, epi_wrong[_i].from) != NULL, "no '%s' in the code:\n%s", epi_wrong[_i].from, code);
-	buf_init(&b);
-	for (bad = code; (p = strstr(bad, epi_wrong[_i].from)); bad = p + n) {
-		buf_putn(&b, bad, (size_t)(p - bad));
-		buf_puts(&b, epi_wrong[_i].to);
-	}
-	buf_puts(&b, bad);
-	epi_run(0, src, len, epi_wrong[_i].sizes, buf_str(&b), &r);
+	bad = mutate(code, epi_wrong[_i].from, epi_wrong[_i].to);
+	epi_run(0, src, len, epi_wrong[_i].sizes, bad, &r);
 	ck_assert_msg(r.status == TILEC_ERR_DIFFER && strstr(r.report, "DIFFER"),
 		      "a wrong epilogue (%s -> %s): status %d:\n%s%s", epi_wrong[_i].from, epi_wrong[_i].to, r.status,
 		      r.diagnostics, r.report);
 	tilec_run_result_free(&r);
-	buf_free(&b);
+	free(bad);
 	free(code);
 	free(src);
 }
@@ -1132,27 +1122,16 @@ static const struct {
 START_TEST(rotate_detects)
 {
 	tilec_run_result r;
-	size_t len, n;
-	char *src = test_readfile(rot_rows[0].file, &len), *code, *bad, *p;
+	size_t len;
+	char *src = test_readfile(rot_rows[0].file, &len), *code, *bad;
 	int k;
 
 	ck_assert_ptr_nonnull(src);
 	code = rot_code(0, src, len);
 	for (k = 0; k < 4 && rot_wrong[_i].from[k]; k++) {
-		Buf b;
-
-		n = strlen(rot_wrong[_i].from[k]);
-		ck_assert_msg(strstr(code, rot_wrong[_i].from[k]) != NULL, "no '%s' in the code:\n%s", rot_wrong[_i].from[k],
-			      code);
-		buf_init(&b);
-		for (bad = code; (p = strstr(bad, rot_wrong[_i].from[k])); bad = p + n) {
-			buf_putn(&b, bad, (size_t)(p - bad));
-			buf_puts(&b, rot_wrong[_i].to[k]);
-		}
-		buf_puts(&b, bad);
+		bad = mutate(code, rot_wrong[_i].from[k], rot_wrong[_i].to[k]);
 		free(code);
-		code = strdup(buf_str(&b));
-		buf_free(&b);
+		code = bad;
 	}
 	rot_run(0, src, len, "BH=2,L=300", code, &r);
 	ck_assert_msg(r.status == TILEC_ERR_DIFFER && strstr(r.report, "DIFFER"),
