@@ -324,7 +324,7 @@ rot_body(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, const char *v)
 		lw_pop(e);
 		/* the next stage's loads once the tensor cores have both gemms (the stage they fill
 		 * is neither's: S - 2 ahead) */
-		if (next_loads(e, chk, st, v, pp->stages - 2))
+		if (next_loads(e, chk, st, v, pp->ahead))
 			return -1;
 		lw_call(e, LC_MMA_GROUP, "tl_wgmma_wait1", "",
 			arena_printf(e->a, "  // %s's group retired", e->k->bufs[b->u.gemm.c.buf].name));

@@ -350,8 +350,9 @@ rotate_plan(Em *e, const IrStmt *st, PipePlan *pp)
 	if (!nx)
 		return "no statement between the gemms leaves the last gemm's accumulator alone";
 	if (pp->stages < 3)
-		return "2 stages: the stage the last gemm reads would be refilled while it is in flight "
-		       "(stages = 3 overlaps it with the next iteration's statements)";
+		return arena_printf(e->a, "%d stage%s: the stage the last gemm reads would be refilled while it is in "
+				    "flight (stages = 3 overlaps it with the next iteration's statements)",
+				    pp->stages, pp->stages == 1 ? "" : "s");
 	pp->rot_g1 = g1, pp->rot_g2 = g2, pp->rot_r = r;
 	return NULL;
 }
