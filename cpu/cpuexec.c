@@ -46,20 +46,22 @@ cpuexec_entry(Buf *out, const IrKernel *k, const char *kname, const char *code)
 	buf_printf(out, "extern \"C\" void tl_cpu_entry(void **tl_args_)\n{\n");
 	for (i = 0; i < nm; i++) {
 		const TmapDesc *m = &maps[i];
-		char d0[80], d1[80], r[80];
+		char d0[80], d1[80], d2[80] = "1", r[80];
 		int t;
 
 		for (t = 0; t < k->nparam; t++)
 			if (k->params[t].is_tensor && !strcmp(emit_cname(&a, k->params[t].name), m->tensor))
 				break;
 		if (t == k->nparam || k->bufs[k->params[t].buf].strides || !mapdim(&a, d0, sizeof d0, k, m->dim[0]) ||
-		    !mapdim(&a, d1, sizeof d1, k, m->dim[1]) || !mapdim(&a, r, sizeof r, k, m->rows)) {
+		    !mapdim(&a, d1, sizeof d1, k, m->dim[1]) || !mapdim(&a, r, sizeof r, k, m->rows) ||
+		    (m->rank == 3 && !mapdim(&a, d2, sizeof d2, k, m->dim[2]))) {
 			arena_free(&a);
 			return -1;
 		}
 		/* not encodable (the rows are not whole 16-byte chunks, an empty tensor): unencoded */
-		buf_printf(out, "\ttl_tmap_t %s;\n\t(void)tl_tmap_encode_2d(&%s, tl_args_[%d], %d, %s, %s, %s * %d, %lld, %lld, %d);\n",
-			   m->name, m->name, t, m->esize, d0, d1, r, m->esize, m->box[0], m->box[1], m->swizzle);
+		buf_printf(out, "\ttl_tmap_t %s;\n\t(void)tl_tmap_encode(&%s, tl_args_[%d], %d, %d, %s, %s, %s, %s * %d, %lld, %lld, "
+			   "%lld, %d);\n", m->name, m->name, t, m->esize, m->rank, d0, d1, d2, r, m->esize, m->box[0], m->box[1],
+			   m->box[2], m->swizzle);
 	}
 	buf_printf(out, "\t%s(", kname);
 	int skew = k->nparam + k->nsize;

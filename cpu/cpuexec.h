@@ -58,7 +58,7 @@ typedef struct CpuExe {
  * pointer as (mis)aligned as the caller's (the storage starts 256-byte aligned).
  */
 /* code: the emitted C, whose tensor-map lines (gen/target/cuda/tmap.h) the entry builds the
- * maps from (tl_tmap_encode_2d; a map that cannot be encoded, e.g. rows that are not whole
+ * maps from (tl_tmap_encode; a map that cannot be encoded, e.g. rows that are not whole
  * 16-byte chunks, is passed unencoded: the kernel uses it only where its row flags hold, and
  * the CPU run reports a use of one); NULL: none. 0, or -1 when a map line is malformed or
  * names no tensor or size of k. */

@@ -249,16 +249,16 @@ cuda_launch(Cuda *cu, void *ctx, void *fn, const unsigned grid[3], const unsigne
 		              "(CUDA 12 or later)");
 	for (i = 0; i < nmaps; i++) {
 		const TmaReq *m = &maps[i];
-		unsigned long long st[1] = {m->stride};
-		unsigned es[2] = {1, 1};
+		unsigned long long st[2] = {m->stride[0], m->stride[1]};
+		unsigned es[3] = {1, 1, 1};
 		/* CU_TENSOR_MAP_DATA_TYPE_UINT8/16/32/64 = 0, 1, 2, 4; swizzle NONE, 32B, 64B, 128B = 0..3;
 		 * interleave none 0, L2 promotion 256B 3, zero fill 0 */
 		int dt = m->esize == 1 ? 0 : m->esize == 2 ? 1 : m->esize == 4 ? 2 : 4;
 		int sw = m->swizzle == 128 ? 3 : m->swizzle == 64 ? 2 : m->swizzle == 32 ? 1 : 0;
 
 		memset(tm[i].b, 0, sizeof tm[i].b);
-		if (m->stride % 16 == 0 && m->dim[0] && m->dim[1] &&
-		    (r = cu->tmap(tm[i].b, dt, 2, m->base, m->dim, st, m->box, es, 0, sw, 3, 0)))
+		if (m->stride[0] % 16 == 0 && m->dim[0] && m->dim[1] && (m->rank == 2 || m->dim[2]) &&
+		    (r = cu->tmap(tm[i].b, dt, (unsigned)m->rank, m->base, m->dim, st, m->box, es, 0, sw, 3, 0)))
 			return drverr(cu, err, "cuTensorMapEncodeTiled", r);
 		params[nargs + i] = tm[i].b;
 	}

@@ -131,8 +131,9 @@ int cuda_function(Cuda *cu, void *ctx, void *mod, const char *name, void **fn, c
  * bytes, the box, element bytes, the swizzle in bytes (0: none) */
 typedef struct TmaReq {
 	void *base;
-	unsigned long long dim[2], stride;
-	unsigned box[2];
+	int rank;                      /* 2 or 3 */
+	unsigned long long dim[3], stride[2]; /* stride[1]: bytes between planes (rank 3) */
+	unsigned box[3];
 	int esize, swizzle;
 } TmaReq;
 

@@ -95,12 +95,15 @@ tma_args(const char *src, const char *name, const tilec_arg *args, int nargs, Tm
 		r->base = args[j].v.ptr;
 		if (dimval(m[i].dim[0], names, np, args, nargs, &r->dim[0]) ||
 		    dimval(m[i].dim[1], names, np, args, nargs, &r->dim[1]) ||
-		    dimval(m[i].rows, names, np, args, nargs, &r->stride))
+		    (m[i].rank == 3 && dimval(m[i].dim[2], names, np, args, nargs, &r->dim[2])) ||
+		    dimval(m[i].rows, names, np, args, nargs, &r->stride[0]))
 			return rt_err(err, TILEC_ERR_ARG, "kernel %s: tensor map %s: a dimension is not an integer argument",
 				      name, m[i].name), -1;
-		r->stride *= (unsigned long long)m[i].esize;
+		r->rank = m[i].rank;
+		r->stride[0] *= (unsigned long long)m[i].esize;
+		r->stride[1] = r->stride[0] * r->dim[1]; /* dense: a plane is dim[1] rows */
 		r->esize = m[i].esize;
-		r->box[0] = (unsigned)m[i].box[0], r->box[1] = (unsigned)m[i].box[1];
+		r->box[0] = (unsigned)m[i].box[0], r->box[1] = (unsigned)m[i].box[1], r->box[2] = (unsigned)m[i].box[2];
 		r->swizzle = m[i].swizzle;
 	}
 	return nm;

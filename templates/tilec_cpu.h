@@ -1790,10 +1790,11 @@ template <int N> static inline void tl_wgmma_rs_e5m2(float *d, const tl_u32 *a, 
 struct __attribute__((aligned(64))) tl_tmap_t {
 	unsigned long long magic;
 	const unsigned char *base;
-	unsigned long long dim[2];   // elements: dim[0] innermost
-	unsigned long long stride;   // bytes from one dim[1] index to the next
-	unsigned box[2], esize, swizzle; // swizzle span in bytes: 0 (none), 32, 64, 128
-	unsigned long long pad[9];
+	unsigned long long dim[3];   // elements: dim[0] innermost (dim[2] = 1 for rank 2)
+	unsigned long long stride[2]; // bytes from one dim[1] index to the next, one dim[2] index to the next
+	unsigned box[3], esize, swizzle; // swizzle span in bytes: 0 (none), 32, 64, 128
+	unsigned rank;
+	unsigned long long pad[6];
 };
 static_assert(sizeof(tl_tmap_t) == 128, "a tensor map is 128 bytes");
 #define TL_CPU_TMAP_MAGIC 0x544c544d41503244ull // "TLTMAP2D"
@@ -1809,7 +1810,7 @@ struct tl_cpu_tma {        // one TMA load in flight
 	unsigned char *dst;
 	unsigned bar;          // the shared address of its mbarrier
 	tl_tmap_t map;
-	int c0, c1;
+	int c0, c1, c2;
 	size_t n;
 	unsigned char *data;   // the box as it lands in shared memory (n bytes from dst)
 };
@@ -1818,22 +1819,30 @@ static int tl_cpu_nmbar;
 static tl_cpu_tma *tl_cpu_tmas;
 static int tl_cpu_captma;
 
-// the host side of cuTensorMapEncodeTiled for a 2D tiled map (no interleave, zero fill), with
-// the driver's checks: NULL, or what is wrong
-static const char *tl_tmap_encode_2d(tl_tmap_t *m, const void *base, int esize, unsigned long long dim0,
-				     unsigned long long dim1, unsigned long long stride, int box0, int box1, int swizzle)
+// the host side of cuTensorMapEncodeTiled for a 2-D or 3-D tiled map of a dense tensor (no
+// interleave, zero fill; dimension 2's stride is dim1 rows), with the driver's checks: NULL,
+// or what is wrong
+static const char *tl_tmap_encode(tl_tmap_t *m, const void *base, int esize, int rank, unsigned long long dim0,
+				  unsigned long long dim1, unsigned long long dim2, unsigned long long stride, int box0,
+				  int box1, int box2, int swizzle)
 {
 	memset(m, 0, sizeof *m);
+	if (rank != 2 && rank != 3)
+		return "the rank must be 2 or 3";
 	if (esize != 1 && esize != 2 && esize != 4 && esize != 8)
 		return "element size must be 1, 2, 4 or 8 bytes";
 	if ((uintptr_t)base % 16)
 		return "the global address must be 16-byte aligned";
-	if (!dim0 || !dim1 || dim0 > (1ull << 32) || dim1 > (1ull << 32))
+	if (!dim0 || !dim1 || !dim2 || dim0 > (1ull << 32) || dim1 > (1ull << 32) || dim2 > (1ull << 32))
 		return "each dimension must be in [1, 2^32]";
 	if (stride % 16 || stride >= (1ull << 40) || stride < dim0 * (unsigned long long)esize)
 		return "the row stride must be a multiple of 16 bytes, below 2^40, and hold a row";
-	if (box0 < 1 || box0 > 256 || box1 < 1 || box1 > 256)
+	if (rank == 3 && stride * dim1 >= (1ull << 40))
+		return "the plane stride must be below 2^40";
+	if (box0 < 1 || box0 > 256 || box1 < 1 || box1 > 256 || box2 < 1 || box2 > 256)
 		return "each box dimension must be in [1, 256]";
+	if (rank == 2 && (dim2 != 1 || box2 != 1))
+		return "a rank-2 map has no third dimension";
 	if ((unsigned)box0 * (unsigned)esize % 16)
 		return "the box's inner dimension must be a multiple of 16 bytes";
 	if (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128)
@@ -1842,11 +1851,18 @@ static const char *tl_tmap_encode_2d(tl_tmap_t *m, const void *base, int esize, 
 		return "the box's inner dimension must not be wider than the swizzle span";
 	m->magic = TL_CPU_TMAP_MAGIC;
 	m->base = (const unsigned char *)base;
-	m->dim[0] = dim0, m->dim[1] = dim1;
-	m->stride = stride;
-	m->box[0] = (unsigned)box0, m->box[1] = (unsigned)box1;
+	m->dim[0] = dim0, m->dim[1] = dim1, m->dim[2] = dim2;
+	m->stride[0] = stride, m->stride[1] = stride * dim1;
+	m->box[0] = (unsigned)box0, m->box[1] = (unsigned)box1, m->box[2] = (unsigned)box2;
+	m->rank = (unsigned)rank;
 	m->esize = (unsigned)esize, m->swizzle = (unsigned)swizzle;
 	return NULL;
+}
+
+static const char *tl_tmap_encode_2d(tl_tmap_t *m, const void *base, int esize, unsigned long long dim0,
+				     unsigned long long dim1, unsigned long long stride, int box0, int box1, int swizzle)
+{
+	return tl_tmap_encode(m, base, esize, 2, dim0, dim1, 1, stride, box0, box1, 1, swizzle);
 }
 
 static tl_cpu_mbar *tl_cpu_mbar_of(const void *bar, const char *what)
@@ -1949,31 +1965,38 @@ static void tl_mbar_expect_tx(unsigned long long *bar, int bytes)
 
 static void tl_mbar_arrive(unsigned long long *bar) { tl_cpu_mbar_arrive(bar, 0, "mbarrier.arrive"); }
 
-// the box of map at (c0, c1) as it lands at shared address a (n bytes)
-static void tl_cpu_tma_gather(const tl_tmap_t *m, int c0, int c1, unsigned a, unsigned char *out)
+// the box of map at (c0, c1, c2) as it lands at shared address a (n bytes)
+static void tl_cpu_tma_gather(const tl_tmap_t *m, int c0, int c1, int c2, unsigned a, unsigned char *out)
 {
 	const unsigned es = m->esize, row = m->box[0] * es;
 	const unsigned s = m->swizzle == 128 ? 7 : m->swizzle == 64 ? 3 : m->swizzle == 32 ? 1 : 0;
 
-	for (unsigned r = 0; r < m->box[1]; r++)
-		for (unsigned c = 0; c < m->box[0]; c++) {
-			long long x = (long long)c0 + c, y = (long long)c1 + r;
-			unsigned o = a + r * row + c * es;
+	for (unsigned p = 0; p < m->box[2]; p++)
+		for (unsigned r = 0; r < m->box[1]; r++)
+			for (unsigned c = 0; c < m->box[0]; c++) {
+				long long x = (long long)c0 + c, y = (long long)c1 + r, z = (long long)c2 + p;
+				unsigned o = a + (p * m->box[1] + r) * row + c * es;
 
-			o ^= ((o >> 7) & s) << 4; // Swizzle<b,4,3> on the byte address
-			if (x >= 0 && y >= 0 && (unsigned long long)x < m->dim[0] && (unsigned long long)y < m->dim[1])
-				memcpy(out + (o - a), m->base + (unsigned long long)y * m->stride + (unsigned long long)x * es, es);
-			else
-				memset(out + (o - a), 0, es);
-		}
+				o ^= ((o >> 7) & s) << 4; // Swizzle<b,4,3> on the byte address
+				if (x >= 0 && y >= 0 && z >= 0 && (unsigned long long)x < m->dim[0] &&
+				    (unsigned long long)y < m->dim[1] && (unsigned long long)z < m->dim[2])
+					memcpy(out + (o - a),
+					       m->base + (unsigned long long)z * m->stride[1] + (unsigned long long)y * m->stride[0] +
+						       (unsigned long long)x * es,
+					       es);
+				else
+					memset(out + (o - a), 0, es);
+			}
 }
 
-static void tl_tma_load_2d(void *dst, const tl_tmap_t *map, int c0, int c1, unsigned long long *bar)
+static void tl_cpu_tma_load(void *dst, const tl_tmap_t *map, int rank, int c0, int c1, int c2, unsigned long long *bar)
 {
 	if (map->magic != TL_CPU_TMAP_MAGIC)
-		tl_cpu_fail("cp.async.bulk.tensor: the tensor map was not encoded (tl_tmap_encode_2d)");
+		tl_cpu_fail("cp.async.bulk.tensor: the tensor map was not encoded (tl_tmap_encode)");
+	if ((int)map->rank != rank)
+		tl_cpu_fail("cp.async.bulk.tensor.%dd with a tensor map of rank %u", rank, map->rank);
 	tl_cpu_mbar_of(bar, "cp.async.bulk.tensor's mbarrier");
-	size_t n = (size_t)map->box[0] * map->box[1] * map->esize;
+	size_t n = (size_t)map->box[0] * map->box[1] * map->box[2] * map->esize;
 
 	tl_cpu_check_shared(dst, (n + 127) / 128 * 128, 128, "cp.async.bulk.tensor destination");
 	if (tl_cpu_ntma == tl_cpu_captma) {
@@ -1986,17 +2009,27 @@ static void tl_tma_load_2d(void *dst, const tl_tmap_t *map, int c0, int c1, unsi
 	t->dst = (unsigned char *)dst;
 	t->bar = (unsigned)__cvta_generic_to_shared(bar);
 	t->map = *map;
-	t->c0 = c0, t->c1 = c1;
+	t->c0 = c0, t->c1 = c1, t->c2 = c2;
 	t->n = n;
 	t->data = (unsigned char *)tl_cpu_alloc(n);
-	tl_cpu_tma_gather(map, c0, c1, (unsigned)__cvta_generic_to_shared(dst), t->data);
+	tl_cpu_tma_gather(map, c0, c1, c2, (unsigned)__cvta_generic_to_shared(dst), t->data);
 	tl_cpu_poison(dst, n);
+}
+
+static void tl_tma_load_2d(void *dst, const tl_tmap_t *map, int c0, int c1, unsigned long long *bar)
+{
+	tl_cpu_tma_load(dst, map, 2, c0, c1, 0, bar);
+}
+
+static void tl_tma_load_3d(void *dst, const tl_tmap_t *map, int c0, int c1, int c2, unsigned long long *bar)
+{
+	tl_cpu_tma_load(dst, map, 3, c0, c1, c2, bar);
 }
 
 static inline void tl_tma_prefetch_map(const tl_tmap_t *map)
 {
 	if (map->magic != TL_CPU_TMAP_MAGIC)
-		tl_cpu_fail("prefetch.tensormap: the tensor map was not encoded (tl_tmap_encode_2d)");
+		tl_cpu_fail("prefetch.tensormap: the tensor map was not encoded (tl_tmap_encode)");
 }
 
 // perform the TMA loads in flight on the barrier at shared address bar (every one: ~0u), in
@@ -2024,10 +2057,11 @@ static void tl_cpu_tma_perform(unsigned bar)
 			tl_cpu_fail("shared memory bytes [%u, %zu), the destination of a TMA load in flight, were written "
 				    "before the load completed (before the wait on its mbarrier)",
 				    a, (size_t)a + t->n);
-		tl_cpu_tma_gather(&t->map, t->c0, t->c1, a, now);
+		tl_cpu_tma_gather(&t->map, t->c0, t->c1, t->c2, a, now);
 		if (memcmp(now, t->data, t->n))
-			tl_cpu_fail("the global source of a TMA load in flight (box at %d, %d) changed before the load completed",
-				    t->c0, t->c1);
+			tl_cpu_fail("the global source of a TMA load in flight (box at %d, %d, %d) changed before the load "
+				    "completed",
+				    t->c0, t->c1, t->c2);
 		memcpy(t->dst, t->data, t->n);
 		free(now);
 		free(t->data);

@@ -338,6 +338,14 @@ TL_DEVICE void tl_tma_load_2d(void *dst, const tl_tmap_t *map, int c0, int c1, u
 		     "l"((unsigned long long)map), "r"(c0), "r"(c1), "r"(tl_smem_u32(bar))
 		     : "memory");
 }
+// the same for a rank-3 map: (c0 innermost, c1, c2)
+TL_DEVICE void tl_tma_load_3d(void *dst, const tl_tmap_t *map, int c0, int c1, int c2, unsigned long long *bar)
+{
+	asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, "
+		     "%4}], [%5];\n" ::"r"(tl_smem_u32(dst)),
+		     "l"((unsigned long long)map), "r"(c0), "r"(c1), "r"(c2), "r"(tl_smem_u32(bar))
+		     : "memory");
+}
 TL_DEVICE void tl_tma_prefetch_map(const tl_tmap_t *map)
 {
 	asm volatile("prefetch.tensormap [%0];\n" ::"l"((unsigned long long)map) : "memory");

@@ -1018,9 +1018,10 @@ START_TEST(epilogue_detects)
 END_TEST
 
 /* the rotated pipeline (plan_pipeline.c rotate_plan): the last gemm of iteration kb issued in
- * kb + 1 after the first, in flight over the statements that leave its accumulator alone.
- * Each row: the program, its -D, the sizes (several key blocks, ragged, one block), whether
- * the code is rotated */
+ * kb + 1 after the first, in flight over the statements that leave its accumulator alone (a
+ * cp.async pipeline: these rows are compiled without TMA, which loads the K/V blocks of a
+ * 3-D tensor otherwise). Each row: the program, its -D, the sizes (several key blocks,
+ * ragged, one block), whether the code is rotated */
 static const struct {
 	const char *file, *define, *sizes;
 	int rotated;
@@ -1051,6 +1052,7 @@ rot_code(int i, const char *src, size_t len)
 	co.arch = "sm_90a";
 	co.defines = defs;
 	co.ndefines = rot_rows[i].define != NULL;
+	co.tma = 0;
 	co.dump = TILEC_DUMP_CUDA;
 	tilec_compile(src, len, &co, &cr);
 	ck_assert_msg(cr.status == TILEC_OK, "%s: %s", rot_rows[i].file, cr.diagnostics);
@@ -1071,6 +1073,7 @@ rot_run(int i, const char *src, size_t len, const char *sizes, const char *over,
 	o.sizes = sizes;
 	o.defines = defs;
 	o.ndefines = rot_rows[i].define != NULL;
+	o.tma = 0;
 	o.cuda_override = over;
 	o.seed = 1;
 	o.timeout_s = 120;
@@ -1136,6 +1139,166 @@ START_TEST(rotate_detects)
 	rot_run(0, src, len, "BH=2,L=300", code, &r);
 	ck_assert_msg(r.status == TILEC_ERR_DIFFER && strstr(r.report, "DIFFER"),
 		      "a wrong rotation (%s -> %s): status %d:\n%s%s", rot_wrong[_i].from[0], rot_wrong[_i].to[0], r.status,
+		      r.diagnostics, r.report);
+	tilec_run_result_free(&r);
+	free(code);
+	free(src);
+}
+END_TEST
+
+/* TMA for a pipeline body that is not only loads and wgmma gemms (plan_pipeline.c
+ * general_body; FlashAttention's K/V blocks are boxes of one plane of [BH, L, D]): thread 0
+ * loads each stage onto its full barrier, every warp releases the stage at the end of its
+ * iteration, and the loop has no __syncthreads. Each row: the program, its -D, tilec flags
+ * (persistent, warp-specialized), the sizes, whether the body loads with TMA (else the reason
+ * in the plan dump) */
+static const struct {
+	const char *file, *define, *sizes;
+	int persist, ws;
+	const char *why; /* NULL: TMA, no barrier in the loop */
+} tb_rows[] = {
+	{"samples/flash_fwd.tile", NULL, "BH=3,L=300;BH=2,L=64;BH=1,L=1", 0, 0, NULL},
+	{"samples/flash_fwd.tile", "CAUSAL=1", "BH=2,L=300;BH=1,L=130", 0, 0, NULL},
+	{"samples/flash_fwd.tile", "D=64", "BH=2,L=200;BH=1,L=257", 0, 0, NULL},
+	{"samples/flash_fwd.tile", "BN=128", "BH=2,L=300;BH=1,L=129", 0, 0, NULL},
+	{"samples/flash_fwd.tile", "STAGES=2", "BH=2,L=200;BH=1,L=65", 0, 0, NULL},
+	{"samples/flash_fwd.tile", "STAGES=4", "BH=2,L=400", 0, 0, NULL},
+	/* rows of W elements: W not a multiple of 8 takes the element-by-element loads */
+	{"test/cpu/rotate_chain.tile", NULL, "BH=2,L=300,W=64;BH=1,L=200,W=67;BH=1,L=1,W=70", 0, 0, NULL},
+	/* 128 threads, mma.sync gemms reading the TMA stages with ldmatrix */
+	{"test/cpu/flash_causal.tile", "STAGES=3", "BH=2,L=300;BH=1,L=1", 0, 0, NULL},
+	{"test/cpu/flash_bshd.tile", "STAGES=3", "B=2,L=200,H=3", 0, 0, "TMA is lowered for 2D tiles of 2D tensors and of one plane of 3D tensors"},
+	{"test/cpu/flash_smem_p.tile", NULL, "BH=2,L=200", 0, 0, "writes shared memory ('p'): the loop keeps its barrier"},
+	{"samples/flash_fwd.tile", NULL, "BH=2,L=300", 1, 0, "a persistent kernel's TMA pipeline is lowered for those only"},
+	{"samples/flash_fwd.tile", NULL, "BH=2,L=300", 0, 1, "a warp-specialized TMA pipeline is lowered for those only"},
+};
+
+static char *
+tb_code(int i, const char *src, size_t len, const char *print_after, char **plan)
+{
+	tilec_options co;
+	tilec_result cr;
+	const char *defs[1] = {tb_rows[i].define};
+	char *code;
+
+	tilec_options_init(&co);
+	co.filename = tb_rows[i].file;
+	co.arch = "sm_90a";
+	co.defines = defs;
+	co.ndefines = tb_rows[i].define != NULL;
+	co.persistent = tb_rows[i].persist;
+	co.warp_specialize = tb_rows[i].ws;
+	co.print_after = print_after;
+	co.dump = TILEC_DUMP_CUDA;
+	tilec_compile(src, len, &co, &cr);
+	ck_assert_msg(cr.status == TILEC_OK, "%s: %s", tb_rows[i].file, cr.diagnostics);
+	code = strdup(cr.output);
+	if (plan)
+		*plan = strdup(cr.log);
+	tilec_result_free(&cr);
+	return code;
+}
+
+static void
+tb_run(int i, const char *src, size_t len, const char *sizes, const char *over, tilec_run_result *r)
+{
+	tilec_run_options o;
+	const char *defs[1] = {tb_rows[i].define};
+
+	tilec_run_options_init(&o);
+	o.filename = tb_rows[i].file;
+	o.arch = "sm_90a";
+	o.sizes = sizes;
+	o.defines = defs;
+	o.ndefines = tb_rows[i].define != NULL;
+	o.persistent = tb_rows[i].persist;
+	o.warp_specialize = tb_rows[i].ws;
+	o.cuda_override = over;
+	o.seed = 1;
+	o.timeout_s = 120;
+	tilec_run(src, len, &o, r);
+}
+
+/* the text of the first loop over kb (to its closing brace, at the loop's indentation) */
+static char *
+tb_loop(const char *code)
+{
+	const char *a = strstr(code, "for (int kb = 0; kb < kb_n_; kb++) {"), *l = a, *b;
+	char close[40] = "\n";
+
+	ck_assert_msg(a != NULL, "no loop over kb:\n%.3000s", code);
+	while (l > code && l[-1] == '\t')
+		l--;
+	ck_assert(a - l < 30);
+	memcpy(close + 1, l, (size_t)(a - l));
+	strcpy(close + 1 + (a - l), "}\n");
+	b = strstr(a, close);
+	ck_assert_msg(b != NULL, "no end of the loop over kb:\n%.3000s", a);
+	return strndup(a, (size_t)(b - a));
+}
+
+START_TEST(tma_body)
+{
+	tilec_run_result r;
+	size_t len;
+	char *src = test_readfile(tb_rows[_i].file, &len), *code, *plan = NULL;
+
+	ck_assert_ptr_nonnull(src);
+	code = tb_code(_i, src, len, "plan-pipelines", &plan);
+	if (tb_rows[_i].why) {
+		ck_assert_msg(!strstr(code, "released by every warp at the end of its iteration"), "%s: TMA body", tb_rows[_i].file);
+		ck_assert_msg(strstr(plan, tb_rows[_i].why), "%s: no '%s' in the plan:\n%.3000s", tb_rows[_i].file,
+			      tb_rows[_i].why, strstr(plan, "// pipelines of") ? strstr(plan, "// pipelines of") : plan);
+	} else {
+		char *loop = tb_loop(code);
+
+		ck_assert_msg(strstr(code, "released by every warp at the end of its iteration (no barrier in the loop)") &&
+				      strstr(loop, "tl_tma_load_") && strstr(loop, "__syncwarp();") &&
+				      !strstr(loop, "__syncthreads") && !strstr(loop, "tl_cp_async"),
+			      "%s -D %s: not a TMA loop without barriers:\n%.3000s", tb_rows[_i].file,
+			      tb_rows[_i].define ? tb_rows[_i].define : "-", loop);
+		free(loop);
+	}
+	tb_run(_i, src, len, tb_rows[_i].sizes, NULL, &r);
+	ck_assert_msg(r.status == TILEC_RUN_AGREE && r.runs > 0, "%s -D %s: status %d, %d of %d runs differ:\n%.2000s%.2000s",
+		      tb_rows[_i].file, tb_rows[_i].define ? tb_rows[_i].define : "-", r.status, r.differ, r.runs,
+		      r.diagnostics, r.report);
+	tilec_run_result_free(&r);
+	free(plan);
+	free(code);
+	free(src);
+}
+END_TEST
+
+/* a wrong TMA body is found (row 0's code, one text changed everywhere): thread 0 refills a
+ * stage without waiting for its release, the full barrier waited on with the wrong parity
+ * (the stage read before it landed), no warp releasing its stage (thread 0 waits forever) */
+static const struct {
+	const char *from[2], *to[2];
+} tb_wrong[] = {
+	{{"tl_mbar_wait(&tl_empty_kb[kb_next_ % 3], (kb_next_ / 3 + 1) % 2);"}, {"/* no wait */"}},
+	{{"tl_mbar_wait(&tl_full_kb[kb % 3], kb / 3 % 2);"}, {"tl_mbar_wait(&tl_full_kb[kb % 3], (kb / 3 + 1) % 2);"}},
+	{{"\t\t__syncwarp();\n\t\tif (lane == 0)\n\t\t\ttl_mbar_arrive(&tl_empty_kb[kb % 3]);"},
+	 {"\t\t__syncwarp();\n\t\tif (lane == 0)\n\t\t\t(void)0;"}},
+};
+
+START_TEST(tma_body_detects)
+{
+	tilec_run_result r;
+	size_t len;
+	char *src = test_readfile(tb_rows[0].file, &len), *code, *bad;
+	int k;
+
+	ck_assert_ptr_nonnull(src);
+	code = tb_code(0, src, len, NULL, NULL);
+	for (k = 0; k < 2 && tb_wrong[_i].from[k]; k++) {
+		bad = mutate(code, tb_wrong[_i].from[k], tb_wrong[_i].to[k]);
+		free(code);
+		code = bad;
+	}
+	tb_run(0, src, len, "BH=2,L=600", code, &r);
+	ck_assert_msg(r.status != TILEC_RUN_AGREE && (strstr(r.report, "DIFFER") || strstr(r.diagnostics, "error")),
+		      "a wrong TMA body (%s -> %s): status %d:\n%.2000s%.2000s", tb_wrong[_i].from[0], tb_wrong[_i].to[0], r.status,
 		      r.diagnostics, r.report);
 	tilec_run_result_free(&r);
 	free(code);
@@ -1312,6 +1475,8 @@ suite_cpu_diff(void)
 	tcase_add_loop_test(tc, epilogue_detects, 0, countof(epi_wrong));
 	tcase_add_loop_test(tc, rotate, 0, countof(rot_rows));
 	tcase_add_loop_test(tc, rotate_detects, 0, countof(rot_wrong));
+	tcase_add_loop_test(tc, tma_body, 0, countof(tb_rows));
+	tcase_add_loop_test(tc, tma_body_detects, 0, countof(tb_wrong));
 	tcase_add_loop_test(tc, detects, 0, countof(wrong));
 	tcase_add_loop_test(tc, strided_views, 0, countof(strided));
 	tcase_add_test(tc, usage);

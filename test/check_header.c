@@ -209,9 +209,15 @@ static const char fake_cuda[] =
 	"    CUtensorMapInterleave il, CUtensorMapSwizzle sw, CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill f)\n"
 	"{\n\tunsigned long long b = (unsigned long long)(size_t)base;\n\ttm_calls++;\n"
 	"\tif (tm_print)\n"
+	"\t{\n\t\tif (rank == 3)\n"
+	"\t\t\tprintf(\"encode t%d r%u b%llu d%llu,%llu,%llu st%llu,%llu box%u,%u,%u es%u,%u,%u il%d sw%d f%d\\n\", (int)t,\n"
+	"\t\t\t       rank, b, (unsigned long long)d[0], (unsigned long long)d[1], (unsigned long long)d[2],\n"
+	"\t\t\t       (unsigned long long)st[0], (unsigned long long)st[1], box[0], box[1], box[2], es[0], es[1], es[2],\n"
+	"\t\t\t       (int)il, (int)sw, (int)f);\n"
+	"\t\telse\n"
 	"\t\tprintf(\"encode t%d r%u b%llu d%llu,%llu st%llu box%u,%u es%u,%u il%d sw%d f%d\\n\", (int)t, rank, b,\n"
 	"\t\t       (unsigned long long)d[0], (unsigned long long)d[1], (unsigned long long)st[0], box[0], box[1], es[0],\n"
-	"\t\t       es[1], (int)il, (int)sw, (int)f);\n\t(void)l2;\n"
+	"\t\t       es[1], (int)il, (int)sw, (int)f);\n\t}\n\t(void)l2;\n"
 	"\tif (st[0] % 16 || b % 16)\n\t\treturn CUDA_ERROR_INVALID_VALUE;\n"
 	"\tmemset(m, 0, sizeof *m);\n\tmemcpy(m, &tm_calls, sizeof tm_calls);\n\treturn CUDA_SUCCESS;\n}\n"
 	"static void rec_reset(void) { rec_calls = rec_attr = rec_term = 0; rec_smem = 0;\n"
@@ -695,6 +701,48 @@ START_TEST(tma_launcher)
 }
 END_TEST
 
+/* rank 3: flash_fwd's K and V maps (boxes of one plane of [BH, L, D]) through the driver
+ * launcher: dims (D, L, BH), strides (row, plane) in bytes, box (64, 64, 1) */
+START_TEST(tma_launcher_3d)
+{
+	tilec_options o;
+	tilec_result r;
+	size_t len;
+	char *src, *got = NULL, path[512], cmd[1024];
+	Buf prog;
+
+	needcuda();
+	src = test_readfile("samples/flash_fwd.tile", &len);
+	ck_assert_ptr_nonnull(src);
+	tilec_options_init(&o);
+	o.arch = "sm_90a";
+	o.dump = TILEC_DUMP_HEADER;
+	tilec_compile(src, len, &o, &r);
+	ck_assert_msg(r.status == TILEC_OK, "%s", r.diagnostics);
+	snprintf(path, sizeof path, "%s/t3.h", tmpdir);
+	writefile(path, r.output);
+	tilec_result_free(&r);
+	buf_init(&prog);
+	buf_printf(&prog, "#include \"t3.h\"\n%s\n", fake_cuda);
+	buf_puts(&prog, "int main(void)\n{\n\ttm_print = 1;\n\trec_reset();\n\trec_n = 8;\n"
+		 "\tfor (int i = 0; i < 8; i++) rec_sz[i] = i < 4 ? 8 : 4;\n"
+		 "\tCUresult rc = tilec_launch_flash_fwd((CUfunction)&rec_calls, 0, 4096, 8192, 12288, 16384, 3, 1000);\n"
+		 "\tprintf(\"launch %d %d %u,%u %u\\n\", (int)rc, rec_calls, rec_g[0], rec_g[1], rec_b[0]);\n"
+		 "\t(void)rec_print;\n\treturn 0;\n}\n");
+	snprintf(path, sizeof path, "%s/tma3.c", tmpdir);
+	writefile(path, buf_str(&prog));
+	buf_free(&prog);
+	snprintf(cmd, sizeof cmd, "cd %s && cc -std=c11 -Wall -Wextra -Werror -I" CUDA_INC " -o tma3 tma3.c && ./tma3", tmpdir);
+	ck_assert_msg(sh(cmd, &got) == 0, "the rank-3 TMA launcher's driver failed:\n%.2000s", got);
+	ck_assert_msg(!strcmp(got, "encode t1 r3 b8192 d128,1000,3 st256,256000 box64,64,1 es1,1,1 il0 sw3 f0\n"
+				   "encode t1 r3 b12288 d128,1000,3 st256,256000 box64,64,1 es1,1,1 il0 sw3 f0\n"
+				   "launch 0 1 8,3 256\n"),
+		      "the rank-3 TMA launcher's calls:\n%s", got);
+	free(got);
+	free(src);
+}
+END_TEST
+
 START_TEST(header_errors)
 {
 	char *diag, *hdr;
@@ -740,6 +788,7 @@ suite_header(void)
 	tcase_add_test(t, random_grids);
 	tcase_add_loop_test(t, header_errors, 0, (int)countof(bad));
 	tcase_add_test(t, header_hip_refused);
+	tcase_add_test(t, tma_launcher_3d);
 	tcase_add_loop_test(t, tma_launcher, 0, 3);
 	suite_add_tcase(s, t);
 	return s;

@@ -366,7 +366,7 @@ static const struct {
 	/* why not TMA: a strided tensor (cp.async, one group in flight from 4 stages up) */
 	{"samples/gemm_strided.tile", "sm_90a", "plan-pipelines",
 	 {"//   pipeline at 18:5: 3 stages, loads 2 ahead, each wgmma group retired by its gemm (cp.async: load of "
-	  "'As': TMA is lowered for dense 2D tensors and tiles)\n"}},
+	  "'As': tensor 'A' has strides (TMA is lowered for dense tensors))\n"}},
 	{"test/cpu/global_hazard.tile", "sm_80", "plan-pipelines",
 	 {"a serial loop (the body writes tensor 'A', which its loads read ahead)\n"}},
 	{"test/cpu/nest_vector.tile", "sm_80", "plan-vectors",

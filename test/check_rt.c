@@ -1059,10 +1059,11 @@ START_TEST(tma_launch_args)
 	n = tma_args(r.output, "gemm_sm90", a, 6, q, 16, &err);
 	ck_assert_msg(n == 2, "%d maps: %s", n, err ? err : "");
 	/* A[M, K]: dims (K, M), rows of K elements, boxes of 64 x 128 rows; B[K, N]: 64 x 64 */
-	ck_assert(q[0].base == (void *)(uintptr_t)0x10000 && q[0].dim[0] == 520 && q[0].dim[1] == 1000 &&
-		  q[0].stride == 1040 && q[0].box[0] == 64 && q[0].box[1] == 128 && q[0].esize == 2 && q[0].swizzle == 128);
-	ck_assert(q[1].base == (void *)(uintptr_t)0x20000 && q[1].dim[0] == 264 && q[1].dim[1] == 520 &&
-		  q[1].stride == 528 && q[1].box[0] == 64 && q[1].box[1] == 64 && q[1].swizzle == 128);
+	ck_assert(q[0].base == (void *)(uintptr_t)0x10000 && q[0].rank == 2 && q[0].dim[0] == 520 && q[0].dim[1] == 1000 &&
+		  q[0].stride[0] == 1040 && q[0].box[0] == 64 && q[0].box[1] == 128 && q[0].box[2] == 1 && q[0].esize == 2 &&
+		  q[0].swizzle == 128);
+	ck_assert(q[1].base == (void *)(uintptr_t)0x20000 && q[1].rank == 2 && q[1].dim[0] == 264 && q[1].dim[1] == 520 &&
+		  q[1].stride[0] == 528 && q[1].box[0] == 64 && q[1].box[1] == 64 && q[1].swizzle == 128);
 	/* the caller passes the maps too: refused with the count */
 	ck_assert_int_eq(tma_args(r.output, "gemm_sm90", a, 5, q, 16, &err), -1);
 	ck_assert_msg(err && strstr(err, "takes 6 arguments (its 2 TMA tensor maps are made by the runtime), not 5"), "%s", err);
@@ -1083,6 +1084,39 @@ START_TEST(tma_launch_args)
 }
 END_TEST
 
+/* rank 3: FlashAttention's K and V blocks are boxes of one plane of [BH, L, D] */
+START_TEST(tma_launch_args_3d)
+{
+	tilec_options o;
+	tilec_result r;
+	size_t len;
+	char *src = test_readfile("samples/flash_fwd.tile", &len), *err = NULL;
+	tilec_arg a[6];
+	TmaReq q[16];
+	int n, i;
+
+	ck_assert_ptr_nonnull(src);
+	tilec_options_init(&o);
+	o.arch = "sm_90a";
+	o.dump = TILEC_DUMP_CUDA;
+	tilec_compile(src, len, &o, &r);
+	ck_assert_msg(r.status == TILEC_OK, "%s", r.diagnostics);
+	ck_assert_ptr_nonnull(strstr(r.output, "tensor map tl_tm_K of K: 2-byte elements, dims (128, L, BH), rows of 128 "
+					       "elements, box (64, 64, 1), swizzle 128B\n"));
+	for (i = 0; i < 4; i++)
+		a[i] = tilec_arg_ptr((void *)(uintptr_t)(0x10000 * (i + 1)));
+	a[4] = tilec_arg_i32(6), a[5] = tilec_arg_i32(1000); /* BH, L */
+	n = tma_args(r.output, "flash_fwd", a, 6, q, 16, &err);
+	ck_assert_msg(n == 2, "%d maps: %s", n, err ? err : "");
+	for (i = 0; i < 2; i++)
+		ck_assert(q[i].base == (void *)(uintptr_t)(0x10000 * (i + 2)) && q[i].rank == 3 && q[i].dim[0] == 128 &&
+			  q[i].dim[1] == 1000 && q[i].dim[2] == 6 && q[i].stride[0] == 256 && q[i].stride[1] == 256000 &&
+			  q[i].box[0] == 64 && q[i].box[1] == 64 && q[i].box[2] == 1 && q[i].esize == 2 && q[i].swizzle == 128);
+	tilec_result_free(&r);
+	free(src);
+}
+END_TEST
+
 Suite *
 suite_rt(void)
 {
@@ -1093,6 +1127,7 @@ suite_rt(void)
 	tcase_add_loop_test(t, sha256_vectors, 0, (int)countof(sha_cases));
 	tcase_add_test(t, sha256_splits);
 	tcase_add_test(t, tma_launch_args);
+	tcase_add_test(t, tma_launch_args_3d);
 	tcase_add_loop_test(t, arch_strings, 0, (int)countof(arch_cases));
 	tcase_add_test(t, disk_roundtrip_and_modes);
 	tcase_add_loop_test(t, disk_corruption_detected, 0, (int)countof(damage));

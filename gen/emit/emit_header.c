@@ -475,23 +475,32 @@ maps(Hd *h, const char *enc, const char *cast, const char *fail)
 	for (i = 0; i < h->c.nmap; i++) {
 		const TmapDesc *m = &h->c.maps[i];
 		const char *d0 = mapdim(h, m->dim[0]), *d1 = mapdim(h, m->dim[1]), *r = mapdim(h, m->rows);
+		const char *d2 = m->rank == 3 ? mapdim(h, m->dim[2]) : "1";
 
 		for (t = 0; t < h->k->nparam; t++)
 			if (h->k->params[t].is_tensor && !strcmp(emit_cname(h->a, h->k->params[t].name), m->tensor))
 				break;
-		if (t == h->k->nparam || !d0 || !d1 || !r)
+		if (t == h->k->nparam || !d0 || !d1 || !d2 || !r)
 			return err_set(h->err, "kernel '%s': tensor map %s names no tensor or size", h->k->name, m->name);
 		buf_printf(o, "\t{ /* %s: the TMA boxes of %s */\n", m->name, m->tensor);
-		buf_printf(o, "\t\tcuuint64_t d[2] = {%s, %s}, st[1] = {%s * %d};\n", d0, d1, r, m->esize);
-		buf_printf(o, "\t\tcuuint32_t box[2] = {%lld, %lld}, es[2] = {1, 1};\n", m->box[0], m->box[1]);
+		if (m->rank == 3) { /* dense: a plane is d[1] rows */
+			buf_printf(o, "\t\tcuuint64_t d[3] = {%s, %s, %s}, st[2] = {%s * %d, %s * %s * %d};\n", d0, d1, d2, r,
+				   m->esize, d1, r, m->esize);
+			buf_printf(o, "\t\tcuuint32_t box[3] = {%lld, %lld, %lld}, es[3] = {1, 1, 1};\n", m->box[0], m->box[1],
+				   m->box[2]);
+		} else {
+			buf_printf(o, "\t\tcuuint64_t d[2] = {%s, %s}, st[1] = {%s * %d};\n", d0, d1, r, m->esize);
+			buf_printf(o, "\t\tcuuint32_t box[2] = {%lld, %lld}, es[2] = {1, 1};\n", m->box[0], m->box[1]);
+		}
 		buf_puts(o, "\t\t/* rows that are not whole 16-byte chunks, or an empty tensor: the kernel takes its\n"
 			 "\t\t * element-by-element path there and does not read the map */\n");
 		buf_printf(o, "\t\tmemset(&tilec_tm[%d], 0, sizeof tilec_tm[%d]);\n"
-			   "\t\tif (st[0] %% 16 == 0 && d[0] && d[1]) {\n", i, i);
-		buf_printf(o, "\t\t\tCUresult tilec_e = %s(%s&tilec_tm[%d], CU_TENSOR_MAP_DATA_TYPE_UINT%d, 2,\n"
+			   "\t\tif (st[0] %% 16 == 0 && d[0] && d[1]%s) {\n", i, i, m->rank == 3 ? " && d[2]" : "");
+		buf_printf(o, "\t\t\tCUresult tilec_e = %s(%s&tilec_tm[%d], CU_TENSOR_MAP_DATA_TYPE_UINT%d, %d,\n"
 			   "\t\t\t\t(void *)%s, d, st, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_%s,\n"
 			   "\t\t\t\tCU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);\n\n",
-			   enc, cast, i, m->esize == 1 ? 8 : m->esize == 2 ? 16 : m->esize == 4 ? 32 : 64, h->k->params[t].name,
+			   enc, cast, i, m->esize == 1 ? 8 : m->esize == 2 ? 16 : m->esize == 4 ? 32 : 64, m->rank,
+			   h->k->params[t].name,
 			   m->swizzle == 128 ? "128B" : m->swizzle == 64 ? "64B" : m->swizzle == 32 ? "32B" : "NONE");
 		buf_printf(o, "\t\t\tif (tilec_e != CUDA_SUCCESS)\n\t\t\t\treturn %s;\n\t\t}\n\t}\n", fail);
 	}

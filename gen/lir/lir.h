@@ -137,6 +137,7 @@ typedef struct LParam {
  * of `rows` elements (size names or integers), boxes of (box0, box1), the swizzle in bytes */
 typedef struct LTmap {
 	const char *name, *tensor, *dim0, *dim1, *rows;
+	const char *dim2;    /* rank 3 (a box of one plane): the outermost dimension; NULL: rank 2 */
 	int esize, swizzle;
 	int64_t box0, box1;
 } LTmap;

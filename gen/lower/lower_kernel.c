@@ -510,7 +510,11 @@ tma_setup(Em *e)
 		lk->params[np + i].is_ptr = 0;
 		m->name = e->tmap[i].name, m->tensor = G->name;
 		m->esize = dtype_bytes(G->dtype);
-		m->dim0 = dimtext(e, &G->dims[1]), m->dim1 = dimtext(e, &G->dims[0]), m->rows = m->dim0;
+		if (G->ndim == 3) /* a box of one plane */
+			m->dim0 = dimtext(e, &G->dims[2]), m->dim1 = dimtext(e, &G->dims[1]), m->dim2 = dimtext(e, &G->dims[0]);
+		else
+			m->dim0 = dimtext(e, &G->dims[1]), m->dim1 = dimtext(e, &G->dims[0]);
+		m->rows = m->dim0;
 		m->box0 = e->tmap[i].box0, m->box1 = e->tmap[i].box1, m->swizzle = e->tmap[i].swizzle;
 	}
 	lk->nparam = np + e->ntmap;

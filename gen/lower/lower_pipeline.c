@@ -167,14 +167,17 @@ tma_issue(Em *e, Buf *chk, const IrStmt *b, void *ctx)
 	if (!t || !sb || !(map = tma_map(e, t)))
 		return err_set(e->err, "internal: a TMA load without its plan");
 	for (p = 0; p < t->panels; p++) {
-		const char *c0 = lw_exprstr(e, sr->off[1]);
+		const int q = t->rank - 2; /* rank 3: the box is one plane, sr->off[0] */
+		const char *c0 = lw_exprstr(e, sr->off[q + 1]), *c1 = lw_exprstr(e, sr->off[q]);
 
 		if (p)
 			c0 = arena_printf(e->a, "%s + %lld", c0, (long long)(p * t->box0));
-		lw_call(e, LC_TMA, "tl_tma_load_2d",
+		if (q)
+			c1 = arena_printf(e->a, "%s, %s", c1, lw_exprstr(e, sr->off[0]));
+		lw_call(e, LC_TMA, q ? "tl_tma_load_3d" : "tl_tma_load_2d",
 			arena_printf(e->a, "%s + (%s) * %lld%s, &%s, %s, %s, %s", dst, e->stage, (long long)sb->stage_elems,
-				     p ? arena_printf(e->a, " + %lld", (long long)(p * t->box0 * t->box1)) : "", map, c0,
-				     lw_exprstr(e, sr->off[0]), ti->full),
+				     p ? arena_printf(e->a, " + %lld", (long long)(p * t->box0 * t->box1)) : "", map, c0, c1,
+				     ti->full),
 			p || t->panels == 1 ? NULL
 			: arena_printf(e->a, "// %s: %d boxes of %lldx%lld", dst, t->panels, (long long)t->box1,
 				       (long long)t->box0));
@@ -241,9 +244,15 @@ body_rest(Em *e, Buf *chk, const IrStmt *st)
 
 	if (e->shrd)
 		lw_sh_clear(e);
-	for (b = st->u.pipe.body; b; b = b->next)
-		if (!lw_isload(e, b) && lw_stmt_synced(e, chk, b))
+	for (b = st->u.pipe.body; b; b = b->next) {
+		if (lw_isload(e, b))
+			continue;
+		if (lw_stmt_synced(e, chk, b))
 			return -1;
+		/* with TMA a let may serve only the loads, which thread 0 issues elsewhere */
+		if (b->kind == S_LET && e->stage && e->pipe_tma)
+			lw_call(e, LC_OTHER, "(void)", lw_vname(e, b->u.let.var), NULL);
+	}
 	return 0;
 }
 
@@ -372,6 +381,37 @@ stage_release(Em *e, const struct TmaPipe *tp, const char *v, const char *g, int
 	lw_pop(e);
 }
 
+/* does a gemm of the statements s (at any depth) of pipeline st read a shared buffer that the
+ * pipeline does not load (written before the loop)? */
+static int
+unstaged_gemm(const Em *e, const IrStmt *st, const IrStmt *s)
+{
+	for (; s; s = s->next) {
+		switch (s->kind) {
+		case S_GEMM:
+			for (int i = 0; i < 2; i++) {
+				int buf = i ? s->u.gemm.b.buf : s->u.gemm.a.buf;
+				const IrStmt *l;
+
+				if (e->k->bufs[buf].scope != MEM_SHARED)
+					continue;
+				for (l = st->u.pipe.body; l && !(lw_isload(e, l) && l->u.copy.dst.buf == buf); l = l->next)
+					;
+				if (!l)
+					return 1;
+			}
+			break;
+		case S_FOR: if (unstaged_gemm(e, st, s->u.loop.body)) return 1; break;
+		case S_IF:
+			if (unstaged_gemm(e, st, s->u.cond.then) || unstaged_gemm(e, st, s->u.cond.els))
+				return 1;
+			break;
+		default: break;
+		}
+	}
+	return 0;
+}
+
 /* the pipeline's lowering state, back to none */
 static void
 pipe_done(Em *e)
@@ -380,6 +420,7 @@ pipe_done(Em *e)
 	e->stage = NULL;
 	e->wg_inflight = 0;
 	e->pipe_fenced = 0;
+	e->pipe_tma = 0;
 	e->npromo = 0;
 }
 
@@ -465,7 +506,7 @@ tma_pipeline(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, const struct
 	const char *v = lw_vname(e, st->u.pipe.var), *n = arena_printf(e->a, "%s_n_", v);
 	/* one wgmma group stays in flight at every stage count: the empty barriers, not a stage
 	 * of prefetch, keep the refill off the stage the group reads */
-	int S = pp->stages, D = S - 1, mode = 2, warps = (int)(e->k->threads / e->t->warp_size);
+	int S = pp->stages, D = S - 1, mode = pp->wgmma ? 2 : 0, warps = (int)(e->k->threads / e->t->warp_size);
 	int ws = e->ws > 0;
 	int r = -1, opened = 0, prev;
 
@@ -478,7 +519,9 @@ tma_pipeline(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, const struct
 			   "full and empty, one wgmma group in flight", v, S);
 	else
 		lw_comment(e, "pipeline over %s: %d stages of TMA loads (thread 0 issues them), mbarriers full and empty, "
-			   "loads %d ahead%s", v, S, D, mode == 2 ? ", one wgmma group in flight" : "");
+			   "loads %d ahead%s", v, S, D,
+			   mode == 2 ? ", one wgmma group in flight"
+				     : ", each stage released by every warp at the end of its iteration (no barrier in the loop)");
 	lw_open_if(e, "tid == 0", 0, 1);
 	lw_open_for(e, "s", "0", arena_printf(e->a, "%d", S), S, 1, 0);
 	lw_call(e, LC_MBAR, "tl_mbar_init", arena_printf(e->a, "&%s[s], 1", tp->full), NULL);
@@ -486,6 +529,10 @@ tma_pipeline(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, const struct
 	lw_pop(e);
 	lw_call(e, LC_MBAR, "tl_fence_mbar_init", "", NULL);
 	lw_pop(e);
+	/* shared memory written before the loop (a tile the gemms read, in the generic proxy)
+	 * visible to wgmma (the async proxy) from here on: the loop has no fence of its own */
+	if (unstaged_gemm(e, st, st->u.pipe.body))
+		lw_call(e, LC_FENCE, "tl_fence_proxy_async", "", NULL);
 	if (ws)
 		lw_barrier_all(e); /* the producer warpgroup waits for the initialization here too */
 	else
@@ -511,9 +558,17 @@ loop:
 		arena_printf(e->a, "&%s[%s], %s / %d %% 2", tp->full, e->stage, v, S), "// stage landed");
 	e->wg_inflight = mode;
 	e->wg_open = 0;
+	/* mode 0: the body's statements write no shared memory (plan_pipeline.c general_body), so
+	 * its gemms need no fence and barrier of their own */
+	e->pipe_fenced = !mode;
+	e->pipe_tma = 1;
 	if (body_rest(e, chk, st))
 		goto out;
+	e->pipe_tma = 0;
+	e->pipe_fenced = 0;
 	prev = mode == 2 && e->wg_open;
+	if (!mode) /* every lane's reads of the stage before its warp's release */
+		lw_call(e, LC_OTHER, "__syncwarp", "", NULL);
 	stage_release(e, tp, v, v, S, prev);
 	if (ws) {
 		lw_pop(e);

@@ -63,6 +63,7 @@ typedef struct Em {
 	 * before its barrier, and no statement since wrote shared memory: a wgmma needs no
 	 * fence and barrier of its own (lw_stmt_synced clears it) */
 	int pipe_fenced;
+	int pipe_tma;        /* lowering a TMA pipeline's body (its loads are issued elsewhere) */
 	/* fp8 wgmma promotion (lower_mma.c): the accumulators whose temporaries X_pa_ and
 	 * k-block counts X_pk_ the pipeline being lowered declared (one group in flight) */
 	int promo[8];

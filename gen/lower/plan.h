@@ -108,7 +108,8 @@ typedef struct CopyPlan {
  * box0 elements (the innermost) by box1 rows, box p at p * box0 * box1 elements of the stage */
 typedef struct TmaLoad {
 	const IrStmt *load;
-	int buf;             /* the global tensor */
+	int buf;             /* the global tensor (rank 2, or rank 3 with a box of one plane) */
+	int rank;
 	int64_t box0, box1;
 	int panels;
 	int swizzle;         /* bytes: 0 (none), 32, 64, 128 */
@@ -123,7 +124,8 @@ typedef struct PipePlan {
 	/* TMA (sm_90a, tilec_options.tma): thread 0 loads each stage with cp.async.bulk.tensor onto
 	 * an mbarrier (full) that the consumers wait on; each warp releases the stage on a second
 	 * one (empty) that the loads of the stage's next use wait on. ntma loads, tx bytes per stage;
-	 * tma_why: why not (NULL when tma) */
+	 * tma_why: why not (NULL when tma). A body with statements other than loads and wgmma gemms
+	 * (wgmma == 0) retires its gemms in the iteration and releases the stage at its end. */
 	int tma;
 	const char *tma_why;
 	TmaLoad *tl;

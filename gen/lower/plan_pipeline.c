@@ -204,6 +204,43 @@ tma_places(Em *e, const Layout *L, int64_t R, int64_t C, int eb, int64_t span, i
 	return cmp.bad < 0;
 }
 
+/*
+ * May a body that is not only loads and wgmma gemms load with TMA (NULL), or why not? Its
+ * loads run ahead (pipe_hoistable), so the loop needs no barrier but the stages' own: the
+ * full barrier replaces the cp.async wait and __syncthreads at the top of an iteration, the
+ * stage's release at its end keeps the refill off it. That holds when nothing else in shared
+ * memory changes from one iteration to the next: no statement of the body writes shared
+ * memory (a tile written in iteration v could be overwritten by a fast warp's iteration v + 1
+ * while a slow warp still reads it), and the kernel is neither persistent nor warp-specialized
+ * (their TMA loops are lowered for loads and gemms only).
+ */
+static const char *
+general_body(Em *e, const IrStmt *st)
+{
+	const IrStmt *b;
+	unsigned char *rd = anewn(e->a, unsigned char, e->k->nbuf + 1);
+	unsigned char *wr = anewn(e->a, unsigned char, e->k->nbuf + 1);
+	int i;
+
+	if (e->k->persist)
+		return "the body is not loads and wgmma gemms (a persistent kernel's TMA pipeline is lowered for those "
+		       "only)";
+	if (e->k->ws)
+		return "the body is not loads and wgmma gemms (a warp-specialized TMA pipeline is lowered for those "
+		       "only)";
+	for (b = st->u.pipe.body; b; b = b->next) {
+		if (lw_isload(e, b))
+			continue;
+		memset(wr, 0, (size_t)e->k->nbuf);
+		ir_stmt_bufs(e->k, b, 1, rd, wr);
+		for (i = 0; i < e->k->nbuf; i++)
+			if (wr[i] && e->k->bufs[i].scope == MEM_SHARED)
+				return arena_printf(e->a, "the statement at %d:%d writes shared memory ('%s'): the loop keeps "
+						    "its barrier", b->loc.line, b->loc.col, e->k->bufs[i].name);
+	}
+	return NULL;
+}
+
 /* the reason of a target without TMA: the plan dump does not repeat it */
 static const char tma_none[] = "the target has no TMA";
 
@@ -212,16 +249,19 @@ static const char *
 tma_plan(Em *e, const IrStmt *st, PipePlan *pp)
 {
 	const IrStmt *b;
+	const char *why;
 	int n = 0;
 
 	if (!e->k->tma)
 		return "TMA is off (--no-tma, tilec_options.tma = 0)";
 	if (!e->t->has_tma || e->t->kind != TGT_CUDA)
 		return tma_none;
-	if (!pp->wgmma)
-		return "the body is not loads and wgmma gemms";
 	if (pp->serial)
 		return "the loads do not run ahead";
+	if (st->u.pipe.stages < 2)
+		return "one stage";
+	if (!pp->wgmma && (why = general_body(e, st)))
+		return why;
 	for (b = st->u.pipe.body; b; b = b->next)
 		n += lw_isload(e, b);
 	pp->tl = anewn(e->a, TmaLoad, n + 1);
@@ -232,20 +272,25 @@ tma_plan(Em *e, const IrStmt *st, PipePlan *pp)
 		const CopyPlan *cp;
 		TmaLoad *t;
 		int64_t R, C, span, period, w;
-		int eb, s;
+		int eb, s, q;
 
 		if (!lw_isload(e, b))
 			continue;
 		G = &e->k->bufs[sr->buf], S = &e->k->bufs[dr->buf];
-		if (G->ndim != 2 || S->ndim != 2 || G->strides)
-			return arena_printf(e->a, "load of '%s': TMA is lowered for dense 2D tensors and tiles", S->name);
+		if (G->strides)
+			return arena_printf(e->a, "load of '%s': tensor '%s' has strides (TMA is lowered for dense tensors)",
+					    S->name, G->name);
+		if (S->ndim != 2 || (G->ndim != 2 && (G->ndim != 3 || sr->ext[0] != 1)))
+			return arena_printf(e->a, "load of '%s': TMA is lowered for 2D tiles of 2D tensors and of one plane "
+					    "of 3D tensors", S->name);
+		q = G->ndim - 2;
 		if (G->dtype != S->dtype)
 			return arena_printf(e->a, "load of '%s': converts its elements", S->name);
 		if (!lw_wholeregion(e, dr) || !(sb = smem_find(&e->sp, dr->buf)) || sb->stages != pp->stages)
 			return arena_printf(e->a, "load of '%s': not a whole staged tile", S->name);
 		eb = dtype_bytes(S->dtype);
 		R = S->dims[0].c, C = S->dims[1].c;
-		if (sr->ext[0] != R || sr->ext[1] != C)
+		if (sr->ext[q] != R || sr->ext[q + 1] != C)
 			return arena_printf(e->a, "load of '%s': the region is not the tile's shape", S->name);
 		if (!(cp = lw_copyplan(e, b)) || cp->instr != CPI_CP_ASYNC || cp->v * eb != 16)
 			return arena_printf(e->a, "load of '%s': not 16-byte cp.async chunks", S->name);
@@ -264,7 +309,7 @@ tma_plan(Em *e, const IrStmt *st, PipePlan *pp)
 			return arena_printf(e->a, "load of '%s': TMA boxes would not place it as its shared layout",
 					    S->name);
 		t = &pp->tl[pp->ntl++];
-		t->load = b, t->buf = sr->buf, t->box0 = w, t->box1 = R, t->panels = (int)(C / w);
+		t->load = b, t->buf = sr->buf, t->rank = G->ndim, t->box0 = w, t->box1 = R, t->panels = (int)(C / w);
 		t->swizzle = s ? (int)span : 0;
 		pp->tx += R * C * eb;
 	}
@@ -297,9 +342,10 @@ rot_wgmma(Em *e, const IrStmt *b)
  * 1), runs X(v) while G2(v - 1) is in flight, waits for it, runs R(v); G2 of the last
  * iteration follows the loop. It computes what the program says when:
  *  - G2 commutes with G1 (neither reads or writes what the other writes) and with X: X (the
- *    statements before the first that reads or writes C) does not read or write C, and its
- *    writes of G2's A operand come after G2 read it (a register operand is packed into the
- *    instruction's registers when G2 is issued; X touches no shared memory at all);
+ *    statements before the first that reads or writes C or writes G2's A operand in
+ *    registers) does not read or write C; it reads G2's A only (PTX: a wgmma's A registers
+ *    are not written before the wait_group that retires it; ptxas would wait for G2 at the
+ *    first write, and nothing would overlap), and X touches no shared memory at all;
  *  - G2's operands do not depend on the iteration's values (whole buffers; a staged operand
  *    addresses the previous iteration's stage) and that stage is not refilled while G2 reads
  *    it: loads run S - 2 ahead, so S >= 3.
@@ -342,13 +388,19 @@ rotate_plan(Em *e, const IrStmt *st, PipePlan *pp)
 			if ((rd[i] || wr[i]) && e->k->bufs[i].scope == MEM_SHARED)
 				return arena_printf(e->a, "the statement at %d:%d uses shared memory ('%s')", b->loc.line,
 						    b->loc.col, e->k->bufs[i].name);
-		if (!r && (rd[g2->u.gemm.c.buf] || wr[g2->u.gemm.c.buf]))
+		/* R starts at the first statement that touches G2's accumulator or writes its A
+		 * operand in registers: PTX forbids writing a wgmma's A registers before the
+		 * wait_group that retires it, and ptxas waits for G2 before such a write (SASS of
+		 * flash_fwd: the wait_group 0 ahead of the softmax's exponentials) */
+		if (!r && (rd[g2->u.gemm.c.buf] || wr[g2->u.gemm.c.buf] ||
+			   (e->k->bufs[g2->u.gemm.a.buf].scope == MEM_LOCAL && wr[g2->u.gemm.a.buf])))
 			r = b;
 		if (!r)
 			nx++;
 	}
 	if (!nx)
-		return "no statement between the gemms leaves the last gemm's accumulator alone";
+		return "no statement between the gemms leaves the last gemm's accumulator (and its A operand in registers) "
+		       "alone";
 	if (pp->stages < 3)
 		return arena_printf(e->a, "%d stage%s: the stage the last gemm reads would be refilled while it is in "
 				    "flight (stages = 3 overlaps it with the next iteration's statements)",
@@ -430,8 +482,9 @@ pipes_dump(IrStmt *s, void *ctx)
 		buf_printf(d->b, "//   pipeline at %d:%d: a serial loop (%s)\n", s->loc.line, s->loc.col, p->serial);
 	else if (p->tma)
 		buf_printf(d->b, "//   pipeline at %d:%d: %d stage%s of TMA loads (mbarriers full and empty), loads %d "
-			   "ahead, one wgmma group in flight\n", s->loc.line, s->loc.col, p->stages, p->stages == 1 ? "" : "s",
-			   p->ahead);
+			   "ahead, %s\n", s->loc.line, s->loc.col, p->stages, p->stages == 1 ? "" : "s", p->ahead,
+			   p->wgmma ? "one wgmma group in flight"
+				    : "each stage released at the end of its iteration, no barrier in the loop");
 	else if (p->rot_g2) {
 		buf_printf(d->b, "//   pipeline at %d:%d: %d stages, loads %d ahead, the gemm at %d:%d issued one iteration "
 			   "late, in flight over the statements from %d:%d", s->loc.line, s->loc.col, p->stages,
@@ -439,6 +492,8 @@ pipes_dump(IrStmt *s, void *ctx)
 			   p->rot_g1->next->loc.col);
 		if (p->rot_r)
 			buf_printf(d->b, " to before %d:%d", p->rot_r->loc.line, p->rot_r->loc.col);
+		if (p->tma_why != tma_none)
+			buf_printf(d->b, " (cp.async: %s)", p->tma_why);
 		buf_printf(d->b, "\n");
 		return 0;
 	} else

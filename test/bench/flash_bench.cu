@@ -10,23 +10,29 @@
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
+#include <cuda.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include "tilec_cuda.h"
-#include "flash_kernels.h" // the variants' kernels, <name>_d128_c0 and _c1 (written by gpu.sh)
-#include "flash_smem.h" // SMEM_<kernel>: the dynamic shared memory of each (written by gpu.sh)
+// the variants' kernels <name>_d128_c0 and _c1, each with its --header launcher (driver API:
+// the dynamic shared memory, the TMA tensor maps) and L_<kernel>(Q, K, V, O, BH, L) calling it
+// (written by gpu.sh)
+#include "flash_kernels.h"
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
 	fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); exit(1); } } while (0)
 
-typedef void (*FlashKernel)(tl_half_t *, tl_half_t *, tl_half_t *, tl_half_t *, int, int);
+#define CKD(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS) { \
+	fprintf(stderr, "%s:%d: CUresult %d\n", __FILE__, __LINE__, (int)r_); exit(1); } } while (0)
+
+typedef CUresult (*FlashKernel)(tl_half_t *, tl_half_t *, tl_half_t *, tl_half_t *, int, int);
 static unsigned rng = 12345;
 static float frand() { rng = rng * 1664525u + 1013904223u; return ((rng >> 8) / 16777216.0f) * 2.0f - 1.0f; }
 
-/* a variant: its name, tilec flags, kernels and dynamic shared memory, [causal] */
-struct Variant { const char *name, *flags; FlashKernel k[2]; int smem[2]; };
+/* a variant: its name, tilec flags, launchers [causal] */
+struct Variant { const char *name, *flags; FlashKernel k[2]; };
 static const Variant vars[] = {
-#define FV(n, f) {#n, f, {n##_d128_c0, n##_d128_c1}, {SMEM_##n##_d128_c0, SMEM_##n##_d128_c1}},
+#define FV(n, f) {#n, f, {L_##n##_d128_c0, L_##n##_d128_c1}},
 #include "flash_variants.h"
 #undef FV
 };
@@ -34,12 +40,10 @@ enum { NV = sizeof vars / sizeof vars[0] };
 
 int main()
 {
-	const int BM = 128, THREADS = 256, D = 128, BH = 32, Ls[2] = {4096, 8192};
+	const int D = 128, BH = 32, Ls[2] = {4096, 8192};
 	int fails = 0;
 
-	for (int v = 0; v < NV; v++)
-		for (int c = 0; c < 2; c++)
-			CK(cudaFuncSetAttribute(vars[v].k[c], cudaFuncAttributeMaxDynamicSharedMemorySize, vars[v].smem[c]));
+	CK(cudaFree(0)); // the runtime's primary context, current for the driver-API launchers
 	for (int li = 0; li < 2; li++) {
 		int L = Ls[li];
 		size_t n = (size_t)BH * L * D;
@@ -53,10 +57,8 @@ int main()
 		for (int vc = 0; vc < 2 * NV; vc++) {
 			int v = vc / 2, c = vc % 2;
 			const FlashKernel *kern = vars[v].k;
-			const int *smem = vars[v].smem;
-			dim3 grid((L + BM - 1) / BM, BH);
 			CK(cudaMemset(O, 0xff, n * 2));
-			kern[c]<<<grid, THREADS, smem[c]>>>(Q, K, V, O, BH, L);
+			CKD(kern[c](Q, K, V, O, BH, L));
 			CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
 			CK(cudaMemcpy(hO.data(), O, n * 2, cudaMemcpyDeviceToHost));
 			/* 48 rows of the first and the last head against fp64 */
@@ -86,7 +88,7 @@ int main()
 			std::vector<float> t;
 			for (int it = 0; it < 25; it++) {
 				float ms;
-				CK(cudaEventRecord(e0)); kern[c]<<<grid, THREADS, smem[c]>>>(Q, K, V, O, BH, L); CK(cudaEventRecord(e1));
+				CK(cudaEventRecord(e0)); CKD(kern[c](Q, K, V, O, BH, L)); CK(cudaEventRecord(e1));
 				CK(cudaEventSynchronize(e1)); CK(cudaEventElapsedTime(&ms, e0, e1)); if (it >= 5) t.push_back(ms);
 			}
 			std::sort(t.begin(), t.end());

@@ -98,26 +98,37 @@ rm -f "$B/flash/failed"
 	echo; echo '```'
 	F=$B/flash
 	mkdir -p "$F"
-	: >"$F/flash_smem.h"; : >"$F/flash_kernels.h"; : >"$F/flash_variants.h"
+	: >"$F/flash_kernels.h"; : >"$F/flash_variants.h"
 	fr=0
 	vs="flash_fwd|samples/flash_fwd.tile|;flash_fwd_bn128|samples/flash_fwd.tile|-D BN=128"
 	vs="$vs;flash_smem_p|test/cpu/flash_smem_p.tile|;${FLASH_EXTRA:-}"
 	echo "$vs" | tr ';' '\n' | while IFS='|' read -r n src flags tc; do
 		[ -n "$n" ] || continue
 		k=$(sed -n 's/^kernel \([a-z0-9_]*\)(.*/\1/p' "$src" | head -1)
+		K=$(echo "$k" | tr a-z A-Z)
 		for c in 0 1; do
+			kn=${n}_d128_c$c; KN=$(echo "$kn" | tr a-z A-Z)
 			# shellcheck disable=SC2086
-			"${tc:-$TILEC}" --arch="$ARCH" -D D=128 -D CAUSAL=$c $flags "$src" -o "$F/t.cu" || { touch "$F/failed"; continue; }
-			sed "s/\b$k\b/${n}_d128_c$c/g" "$F/t.cu" >"$F/${n}_d128_c$c.cu"
-			sed -n "s|^// kernel \([a-z0-9_]*\): .* \([0-9]*\) bytes of dynamic.*|#define SMEM_\1 \2|p" \
-				"$F/${n}_d128_c$c.cu" | head -1 >>"$F/flash_smem.h"
-			echo "#include \"${n}_d128_c$c.cu\"" >>"$F/flash_kernels.h"
+			"${tc:-$TILEC}" --arch="$ARCH" -D D=128 -D CAUSAL=$c $flags "$src" -o "$F/t.cu" --header "$F/t.h" ||
+				{ touch "$F/failed"; continue; }
+			# the kernel renamed, and its --header launcher (the TMA maps, the shared memory)
+			sed -e "s/\b$k\b/$kn/g" -e '/#include "tilec_cuda.h"/d' "$F/t.cu" >"$F/$kn.cu"
+			sed -e "s/\b$k\b/$kn/g" -e "s/_${k}_/_${kn}_/g" -e "s/tilec_launch_${k}(/tilec_launch_${kn}(/g" \
+				-e "s/TILEC_${K}_/TILEC_${KN}_/g" -e "s/TILEC_GEN_${K}_H/TILEC_GEN_${KN}_H/g" \
+				-e '/#include "tilec_cuda.h"/d' -e '/^#ifdef __CUDACC__/,/^#endif \/\* __CUDACC__ \*\//d' \
+				"$F/t.h" >"$F/$kn.h"
+			{
+				echo "#include \"$kn.cu\""; echo "#include \"$kn.h\""
+				echo "static CUresult L_$kn(tl_half_t *q, tl_half_t *k, tl_half_t *v, tl_half_t *o, int bh, int l)"
+				echo "{ static CUfunction f; if (!f) { cudaFunction_t g; if (cudaGetFuncBySymbol(&g, (const void *)$kn) != cudaSuccess) return CUDA_ERROR_NOT_FOUND; f = (CUfunction)g; }"
+				echo "  return tilec_launch_$kn(f, 0, (CUdeviceptr)q, (CUdeviceptr)k, (CUdeviceptr)v, (CUdeviceptr)o, bh, l); }"
+			} >>"$F/flash_kernels.h"
 		done
 		echo "FV($n, \"$flags\")" >>"$F/flash_variants.h"
 	done
 	[ -e "$F/failed" ] && fr=1
 	if [ $fr = 0 ] && "$CUDA/bin/nvcc" -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -I"$F" \
-		-Itemplates -o "$F/flash_bench" test/bench/flash_bench.cu >"$F/build.log" 2>&1; then
+		-Itemplates -o "$F/flash_bench" test/bench/flash_bench.cu -lcuda >"$F/build.log" 2>&1; then
 		r=0; "$F/flash_bench" >"$F/flash.txt" 2>&1 || r=$?
 		cat "$F/flash.txt"; echo "flash_bench exit $r"
 		[ $r = 0 ] || touch "$F/failed"

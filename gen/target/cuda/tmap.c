@@ -26,11 +26,25 @@ tmap_parse(const char *code, const char *kernel, TmapDesc *out, int max)
 			continue;
 		memset(&d, 0, sizeof d);
 		len = 0;
+		d.rank = 2, d.box[2] = 1;
 		if (sscanf(p + tl,
 			   "%63[A-Za-z0-9_] of %63[A-Za-z0-9_]: %d-byte elements, dims (%63[A-Za-z0-9_], %63[A-Za-z0-9_]), "
 			   "rows of %63[A-Za-z0-9_] elements, box (%lld, %lld), swizzle %7[a-z0-9B]%n",
 			   d.name, d.tensor, &d.esize, d.dim[0], d.dim[1], d.rows, &d.box[0], &d.box[1], swz, &len) != 9 ||
-		    !len || (p[tl + len] != '\n' && p[tl + len] != '\0'))
+		    !len) {
+			memset(&d, 0, sizeof d);
+			len = 0;
+			d.rank = 3;
+			if (sscanf(p + tl,
+				   "%63[A-Za-z0-9_] of %63[A-Za-z0-9_]: %d-byte elements, dims (%63[A-Za-z0-9_], "
+				   "%63[A-Za-z0-9_], %63[A-Za-z0-9_]), rows of %63[A-Za-z0-9_] elements, box (%lld, %lld, "
+				   "%lld), swizzle %7[a-z0-9B]%n",
+				   d.name, d.tensor, &d.esize, d.dim[0], d.dim[1], d.dim[2], d.rows, &d.box[0], &d.box[1],
+				   &d.box[2], swz, &len) != 11 ||
+			    !len)
+				return -1;
+		}
+		if (p[tl + len] != '\n' && p[tl + len] != '\0')
 			return -1;
 		if (!strcmp(swz, "none"))
 			d.swizzle = 0;
@@ -42,7 +56,8 @@ tmap_parse(const char *code, const char *kernel, TmapDesc *out, int max)
 			d.swizzle = 128;
 		else
 			return -1;
-		if (d.esize < 1 || d.esize > 8 || d.box[0] < 1 || d.box[0] > 256 || d.box[1] < 1 || d.box[1] > 256)
+		if (d.esize < 1 || d.esize > 8 || d.box[0] < 1 || d.box[0] > 256 || d.box[1] < 1 || d.box[1] > 256 ||
+		    d.box[2] < 1 || d.box[2] > 256)
 			return -1;
 		if (n == max)
 			return -1;
