@@ -913,46 +913,75 @@ static const struct {
 	{"test/gpu/gemm_fp8_bench.tile", "sm_90a", "M=200,N=264,K=256;M=130,N=136,K=128", 0, TILEC_EPILOGUE_AUTO, 0, 0, 1},
 };
 
+/* the options of a row of the tables below (epilogue, rotate, tma_body): what diff_code
+ * compiles and diff_run runs */
+typedef struct DiffOpt {
+	const char *file, *arch, *define;
+	int hip, notma, ws, persistent, epilogue;
+} DiffOpt;
+
+/* the emitted code of o's program (with the log of print_after's dump into *log, if asked) */
 static char *
-epi_code(int i, const char *src, size_t len)
+diff_code(DiffOpt o, const char *src, size_t len, const char *print_after, char **log)
 {
 	tilec_options co;
 	tilec_result cr;
+	const char *defs[1] = {o.define};
 	char *code;
 
 	tilec_options_init(&co);
-	co.filename = epi_rows[i].file;
-	co.target = epi_rows[i].hip ? TILEC_TARGET_HIP : TILEC_TARGET_CUDA;
-	co.arch = epi_rows[i].arch;
-	co.warp_specialize = epi_rows[i].ws;
-	co.persistent = epi_rows[i].persistent;
-	co.epilogue = epi_rows[i].mode;
+	co.filename = o.file;
+	co.target = o.hip ? TILEC_TARGET_HIP : TILEC_TARGET_CUDA;
+	co.arch = o.arch;
+	co.defines = defs;
+	co.ndefines = o.define != NULL;
+	co.tma = !o.notma;
+	co.warp_specialize = o.ws;
+	co.persistent = o.persistent;
+	co.epilogue = o.epilogue;
+	co.print_after = print_after;
 	co.dump = TILEC_DUMP_CUDA; /* the code of either target */
 	tilec_compile(src, len, &co, &cr);
-	ck_assert_msg(cr.status == TILEC_OK, "%s: %s", epi_rows[i].file, cr.diagnostics);
+	ck_assert_msg(cr.status == TILEC_OK, "%s: %s", o.file, cr.diagnostics);
 	code = strdup(cr.output);
+	if (log)
+		*log = strdup(cr.log);
 	tilec_result_free(&cr);
 	return code;
 }
 
+/* the CPU run of o's program at sizes, with the code over instead of the emitted one if given */
 static void
-epi_run(int i, const char *src, size_t len, const char *sizes, const char *over, tilec_run_result *r)
+diff_run(DiffOpt o, const char *src, size_t len, const char *sizes, const char *over, tilec_run_result *r)
 {
-	tilec_run_options o;
+	tilec_run_options ro;
+	const char *defs[1] = {o.define};
 
-	tilec_run_options_init(&o);
-	o.filename = epi_rows[i].file;
-	o.target = epi_rows[i].hip ? TILEC_TARGET_HIP : TILEC_TARGET_CUDA;
-	o.arch = epi_rows[i].arch;
-	o.sizes = sizes;
-	o.warp_specialize = epi_rows[i].ws;
-	o.persistent = epi_rows[i].persistent;
-	o.epilogue = epi_rows[i].mode;
-	o.cuda_override = over;
-	o.seed = 1;
-	o.timeout_s = 120;
-	tilec_run(src, len, &o, r);
+	tilec_run_options_init(&ro);
+	ro.filename = o.file;
+	ro.target = o.hip ? TILEC_TARGET_HIP : TILEC_TARGET_CUDA;
+	ro.arch = o.arch;
+	ro.sizes = sizes;
+	ro.defines = defs;
+	ro.ndefines = o.define != NULL;
+	ro.tma = !o.notma;
+	ro.warp_specialize = o.ws;
+	ro.persistent = o.persistent;
+	ro.epilogue = o.epilogue;
+	ro.cuda_override = over;
+	ro.seed = 1;
+	ro.timeout_s = 120;
+	tilec_run(src, len, &ro, r);
 }
+
+static DiffOpt
+epi_opt(int i)
+{
+	return (DiffOpt){epi_rows[i].file, epi_rows[i].arch, NULL, epi_rows[i].hip, 0, epi_rows[i].ws,
+			 epi_rows[i].persistent, epi_rows[i].mode};
+}
+
+
 
 START_TEST(epilogue)
 {
@@ -962,7 +991,7 @@ START_TEST(epilogue)
 	int staged;
 
 	ck_assert_ptr_nonnull(src);
-	code = epi_code(_i, src, len);
+	code = diff_code(epi_opt(_i), src, len, NULL, NULL);
 	staged = strstr(code, "// epilogue: ") && strstr(code, " through shared memory ") &&
 		 strstr(code, "_epi = (");
 	ck_assert_msg(staged == epi_rows[_i].staged, "%s (%s, mode %d, ws %d): staged %d, expected %d", epi_rows[_i].file,
@@ -973,7 +1002,7 @@ START_TEST(epilogue)
 		      "%s: warp-specialized over the staged epilogue", epi_rows[_i].file);
 	ck_assert_msg(!epi_rows[_i].ws || staged || strstr(code, "tl_setmaxnreg"), "%s: not warp-specialized",
 		      epi_rows[_i].file);
-	epi_run(_i, src, len, epi_rows[_i].sizes, NULL, &r);
+	diff_run(epi_opt(_i), src, len, epi_rows[_i].sizes, NULL, &r);
 	ck_assert_msg(r.status == TILEC_RUN_AGREE && r.runs > 0, "%s (%s, mode %d, ws %d, persistent %d): status %d, %d of %d runs differ:\n%s%s",
 		      epi_rows[_i].file, epi_rows[_i].arch, epi_rows[_i].mode, epi_rows[_i].ws, epi_rows[_i].persistent,
 		      r.status, r.differ, r.runs, r.diagnostics, r.report);
@@ -1004,9 +1033,9 @@ START_TEST(epilogue_detects)
 	char *src = test_readfile(epi_rows[0].file, &len), *code, *bad;
 
 	ck_assert_ptr_nonnull(src);
-	code = epi_code(0, src, len);
+	code = diff_code(epi_opt(0), src, len, NULL, NULL);
 	bad = mutate(code, epi_wrong[_i].from, epi_wrong[_i].to);
-	epi_run(0, src, len, epi_wrong[_i].sizes, bad, &r);
+	diff_run(epi_opt(0), src, len, epi_wrong[_i].sizes, bad, &r);
 	ck_assert_msg(r.status == TILEC_ERR_DIFFER && strstr(r.report, "DIFFER"),
 		      "a wrong epilogue (%s -> %s): status %d:\n%s%s", epi_wrong[_i].from, epi_wrong[_i].to, r.status,
 		      r.diagnostics, r.report);
@@ -1039,46 +1068,14 @@ static const struct {
 	{"test/cpu/flash_smem_p.tile", NULL, "BH=2,L=200", 0},
 };
 
-static char *
-rot_code(int i, const char *src, size_t len)
+/* compiled without TMA: the rotation is of cp.async pipelines */
+static DiffOpt
+rot_opt(int i)
 {
-	tilec_options co;
-	tilec_result cr;
-	const char *defs[1] = {rot_rows[i].define};
-	char *code;
-
-	tilec_options_init(&co);
-	co.filename = rot_rows[i].file;
-	co.arch = "sm_90a";
-	co.defines = defs;
-	co.ndefines = rot_rows[i].define != NULL;
-	co.tma = 0;
-	co.dump = TILEC_DUMP_CUDA;
-	tilec_compile(src, len, &co, &cr);
-	ck_assert_msg(cr.status == TILEC_OK, "%s: %s", rot_rows[i].file, cr.diagnostics);
-	code = strdup(cr.output);
-	tilec_result_free(&cr);
-	return code;
+	return (DiffOpt){rot_rows[i].file, "sm_90a", rot_rows[i].define, 0, 1, 0, 0, TILEC_EPILOGUE_AUTO};
 }
 
-static void
-rot_run(int i, const char *src, size_t len, const char *sizes, const char *over, tilec_run_result *r)
-{
-	tilec_run_options o;
-	const char *defs[1] = {rot_rows[i].define};
 
-	tilec_run_options_init(&o);
-	o.filename = rot_rows[i].file;
-	o.arch = "sm_90a";
-	o.sizes = sizes;
-	o.defines = defs;
-	o.ndefines = rot_rows[i].define != NULL;
-	o.tma = 0;
-	o.cuda_override = over;
-	o.seed = 1;
-	o.timeout_s = 120;
-	tilec_run(src, len, &o, r);
-}
 
 START_TEST(rotate)
 {
@@ -1088,12 +1085,12 @@ START_TEST(rotate)
 	int rotated;
 
 	ck_assert_ptr_nonnull(src);
-	code = rot_code(_i, src, len);
+	code = diff_code(rot_opt(_i), src, len, NULL, NULL);
 	rotated = strstr(code, " runs one iteration late, overlapping the next iteration's statements") &&
 		  strstr(code, "_prev_ = ") && strstr(code, "tl_wgmma_wait1();");
 	ck_assert_msg(rotated == rot_rows[_i].rotated, "%s -D %s: rotated %d, expected %d", rot_rows[_i].file,
 		      rot_rows[_i].define ? rot_rows[_i].define : "-", rotated, rot_rows[_i].rotated);
-	rot_run(_i, src, len, rot_rows[_i].sizes, NULL, &r);
+	diff_run(rot_opt(_i), src, len, rot_rows[_i].sizes, NULL, &r);
 	ck_assert_msg(r.status == TILEC_RUN_AGREE && r.runs > 0, "%s -D %s: status %d, %d of %d runs differ:\n%s%s",
 		      rot_rows[_i].file, rot_rows[_i].define ? rot_rows[_i].define : "-", r.status, r.differ, r.runs,
 		      r.diagnostics, r.report);
@@ -1130,13 +1127,13 @@ START_TEST(rotate_detects)
 	int k;
 
 	ck_assert_ptr_nonnull(src);
-	code = rot_code(0, src, len);
+	code = diff_code(rot_opt(0), src, len, NULL, NULL);
 	for (k = 0; k < 4 && rot_wrong[_i].from[k]; k++) {
 		bad = mutate(code, rot_wrong[_i].from[k], rot_wrong[_i].to[k]);
 		free(code);
 		code = bad;
 	}
-	rot_run(0, src, len, "BH=2,L=300", code, &r);
+	diff_run(rot_opt(0), src, len, "BH=2,L=300", code, &r);
 	ck_assert_msg(r.status == TILEC_ERR_DIFFER && strstr(r.report, "DIFFER"),
 		      "a wrong rotation (%s -> %s): status %d:\n%s%s", rot_wrong[_i].from[0], rot_wrong[_i].to[0], r.status,
 		      r.diagnostics, r.report);
@@ -1173,51 +1170,14 @@ static const struct {
 	{"samples/flash_fwd.tile", NULL, "BH=2,L=300", 0, 1, "a warp-specialized TMA pipeline is lowered for those only"},
 };
 
-static char *
-tb_code(int i, const char *src, size_t len, const char *print_after, char **plan)
+static DiffOpt
+tb_opt(int i)
 {
-	tilec_options co;
-	tilec_result cr;
-	const char *defs[1] = {tb_rows[i].define};
-	char *code;
-
-	tilec_options_init(&co);
-	co.filename = tb_rows[i].file;
-	co.arch = "sm_90a";
-	co.defines = defs;
-	co.ndefines = tb_rows[i].define != NULL;
-	co.persistent = tb_rows[i].persist;
-	co.warp_specialize = tb_rows[i].ws;
-	co.print_after = print_after;
-	co.dump = TILEC_DUMP_CUDA;
-	tilec_compile(src, len, &co, &cr);
-	ck_assert_msg(cr.status == TILEC_OK, "%s: %s", tb_rows[i].file, cr.diagnostics);
-	code = strdup(cr.output);
-	if (plan)
-		*plan = strdup(cr.log);
-	tilec_result_free(&cr);
-	return code;
+	return (DiffOpt){tb_rows[i].file, "sm_90a", tb_rows[i].define, 0, 0, tb_rows[i].ws, tb_rows[i].persist,
+			 TILEC_EPILOGUE_AUTO};
 }
 
-static void
-tb_run(int i, const char *src, size_t len, const char *sizes, const char *over, tilec_run_result *r)
-{
-	tilec_run_options o;
-	const char *defs[1] = {tb_rows[i].define};
 
-	tilec_run_options_init(&o);
-	o.filename = tb_rows[i].file;
-	o.arch = "sm_90a";
-	o.sizes = sizes;
-	o.defines = defs;
-	o.ndefines = tb_rows[i].define != NULL;
-	o.persistent = tb_rows[i].persist;
-	o.warp_specialize = tb_rows[i].ws;
-	o.cuda_override = over;
-	o.seed = 1;
-	o.timeout_s = 120;
-	tilec_run(src, len, &o, r);
-}
 
 /* the text of the first loop over kb (to its closing brace, at the loop's indentation) */
 static char *
@@ -1244,7 +1204,7 @@ START_TEST(tma_body)
 	char *src = test_readfile(tb_rows[_i].file, &len), *code, *plan = NULL;
 
 	ck_assert_ptr_nonnull(src);
-	code = tb_code(_i, src, len, "plan-pipelines", &plan);
+	code = diff_code(tb_opt(_i), src, len, "plan-pipelines", &plan);
 	if (tb_rows[_i].why) {
 		ck_assert_msg(!strstr(code, "released by every warp at the end of its iteration"), "%s: TMA body", tb_rows[_i].file);
 		ck_assert_msg(strstr(plan, tb_rows[_i].why), "%s: no '%s' in the plan:\n%.3000s", tb_rows[_i].file,
@@ -1259,7 +1219,7 @@ START_TEST(tma_body)
 			      tb_rows[_i].define ? tb_rows[_i].define : "-", loop);
 		free(loop);
 	}
-	tb_run(_i, src, len, tb_rows[_i].sizes, NULL, &r);
+	diff_run(tb_opt(_i), src, len, tb_rows[_i].sizes, NULL, &r);
 	ck_assert_msg(r.status == TILEC_RUN_AGREE && r.runs > 0, "%s -D %s: status %d, %d of %d runs differ:\n%.2000s%.2000s",
 		      tb_rows[_i].file, tb_rows[_i].define ? tb_rows[_i].define : "-", r.status, r.differ, r.runs,
 		      r.diagnostics, r.report);
@@ -1290,13 +1250,13 @@ START_TEST(tma_body_detects)
 	int k;
 
 	ck_assert_ptr_nonnull(src);
-	code = tb_code(0, src, len, NULL, NULL);
+	code = diff_code(tb_opt(0), src, len, NULL, NULL);
 	for (k = 0; k < 2 && tb_wrong[_i].from[k]; k++) {
 		bad = mutate(code, tb_wrong[_i].from[k], tb_wrong[_i].to[k]);
 		free(code);
 		code = bad;
 	}
-	tb_run(0, src, len, "BH=2,L=600", code, &r);
+	diff_run(tb_opt(0), src, len, "BH=2,L=600", code, &r);
 	ck_assert_msg(r.status != TILEC_RUN_AGREE && (strstr(r.report, "DIFFER") || strstr(r.diagnostics, "error")),
 		      "a wrong TMA body (%s -> %s): status %d:\n%.2000s%.2000s", tb_wrong[_i].from[0], tb_wrong[_i].to[0], r.status,
 		      r.diagnostics, r.report);

@@ -76,6 +76,20 @@ needcuda(void)
 		      CUDA_INC "/cuda.h is missing: the launcher header tests need the CUDA toolkit");
 }
 
+/* build the C program prog (a driver of a launcher header in tmpdir, against the fake
+ * driver) as tmpdir/name and run it: its exit status, its output in *out */
+static int
+driver(const char *name, const char *prog, char **out)
+{
+	char path[512], cmd[1024];
+
+	snprintf(path, sizeof path, "%s/%s.c", tmpdir, name);
+	writefile(path, prog);
+	snprintf(cmd, sizeof cmd, "cd %s && cc -std=c11 -Wall -Wextra -Werror -I" CUDA_INC " -o %s %s.c && ./%s", tmpdir,
+		 name, name, name);
+	return sh(cmd, out);
+}
+
 /* tilec_compile src for arch with dump; output or NULL (diagnostics in *diag) */
 static char *
 compile(const char *src, size_t len, const char *arch, tilec_dump dump, char **diag)
@@ -341,7 +355,7 @@ recorded(const char *src, const char *arch, long long *vals, int nsets, int nval
 	IrProgram *p;
 	const IrKernel *k;
 	Buf prog, want;
-	char path[256], cmd[1024], *hdr, *cuda, *diag, *got;
+	char path[256], *hdr, *cuda, *diag, *got;
 	int ki = 0;
 
 	needcuda();
@@ -368,11 +382,7 @@ recorded(const char *src, const char *arch, long long *vals, int nsets, int nval
 			expline(&want, k, vals + ((size_t)ki * nsets + s) * nval, cuda);
 	}
 	buf_puts(&prog, "\treturn 0;\n}\n");
-	snprintf(path, sizeof path, "%s/main.c", tmpdir);
-	writefile(path, buf_str(&prog));
-	snprintf(cmd, sizeof cmd, "cd %s && cc -std=c11 -Wall -Wextra -Werror -I" CUDA_INC
-		 " -o main main.c && ./main", tmpdir);
-	ck_assert_msg(sh(cmd, &got) == 0, "%s: the recording driver failed:\n%.2000s", what, got);
+	ck_assert_msg(driver("main", buf_str(&prog), &got) == 0, "%s: the recording driver failed:\n%.2000s", what, got);
 	/* the printed argument list ends with " " (the terminator check) */
 	if (strcmp(got, buf_str(&want))) {
 		const char *g = got, *w = buf_str(&want);
@@ -674,11 +684,8 @@ START_TEST(tma_launcher)
 		 "\tprintf(\"\\n\");\n}\n"
 		 "int main(void)\n{\n\ttm_print = 1;\n\trun(4096, 256, 512, 1024);\n\trun(4096, 256, 1001, 1024);\n"
 		 "\trun(4098, 256, 512, 1024);\n\t(void)rec_print;\n\treturn 0;\n}\n");
-	snprintf(path, sizeof path, "%s/tma.c", tmpdir);
-	writefile(path, buf_str(&prog));
+	ck_assert_msg(driver("tma", buf_str(&prog), &got) == 0, "the TMA launcher's driver failed:\n%.2000s", got);
 	buf_free(&prog);
-	snprintf(cmd, sizeof cmd, "cd %s && cc -std=c11 -Wall -Wextra -Werror -I" CUDA_INC " -o tma tma.c && ./tma", tmpdir);
-	ck_assert_msg(sh(cmd, &got) == 0, "the TMA launcher's driver failed:\n%.2000s", got);
 	ck_assert_msg(!strcmp(got, want), "the TMA launcher's calls:\n%s\nexpected:\n%s", got, want);
 	free(got);
 	/* nvcc: the runtime-API launcher (its maps through the driver entry point) with the kernel */
@@ -708,7 +715,7 @@ START_TEST(tma_launcher_3d)
 	tilec_options o;
 	tilec_result r;
 	size_t len;
-	char *src, *got = NULL, path[512], cmd[1024];
+	char *src, *got = NULL, path[512];
 	Buf prog;
 
 	needcuda();
@@ -729,11 +736,8 @@ START_TEST(tma_launcher_3d)
 		 "\tCUresult rc = tilec_launch_flash_fwd((CUfunction)&rec_calls, 0, 4096, 8192, 12288, 16384, 3, 1000);\n"
 		 "\tprintf(\"launch %d %d %u,%u %u\\n\", (int)rc, rec_calls, rec_g[0], rec_g[1], rec_b[0]);\n"
 		 "\t(void)rec_print;\n\treturn 0;\n}\n");
-	snprintf(path, sizeof path, "%s/tma3.c", tmpdir);
-	writefile(path, buf_str(&prog));
+	ck_assert_msg(driver("tma3", buf_str(&prog), &got) == 0, "the rank-3 TMA launcher's driver failed:\n%.2000s", got);
 	buf_free(&prog);
-	snprintf(cmd, sizeof cmd, "cd %s && cc -std=c11 -Wall -Wextra -Werror -I" CUDA_INC " -o tma3 tma3.c && ./tma3", tmpdir);
-	ck_assert_msg(sh(cmd, &got) == 0, "the rank-3 TMA launcher's driver failed:\n%.2000s", got);
 	ck_assert_msg(!strcmp(got, "encode t1 r3 b8192 d128,1000,3 st256,256000 box64,64,1 es1,1,1 il0 sw3 f0\n"
 				   "encode t1 r3 b12288 d128,1000,3 st256,256000 box64,64,1 es1,1,1 il0 sw3 f0\n"
 				   "launch 0 1 8,3 256\n"),

@@ -532,18 +532,6 @@ tma_setup(Em *e)
 #define WS_PERSIST_PRODUCER_REGS 40
 #define WS_PERSIST_CONSUMER_REGS 232
 
-/* is shared buffer buf a destination of the loads of pipeline st? */
-static int
-pipe_loads_into(const Em *e, const IrStmt *st, int buf)
-{
-	const IrStmt *s;
-
-	for (s = st->u.pipe.body; s; s = s->next)
-		if (lw_isload(e, s) && s->u.copy.dst.buf == buf)
-			return 1;
-	return 0;
-}
-
 /* the producer's TMA loads run ahead of the consumers' program order: from the kernel's entry
  * and, persistent, into the next tile's stages while the consumers still finish this tile (its
  * epilogue). A stage buffer of the pipeline st that shares bytes with another shared buffer
@@ -558,12 +546,12 @@ ws_shared_alias(Em *e, const IrStmt *st)
 	for (i = 0; i < e->sp.n; i++) {
 		const SmemBuf *x = &e->sp.bufs[i];
 
-		if (!pipe_loads_into(e, st, x->buf))
+		if (!lw_pipe_loads_into(e, st, x->buf))
 			continue;
 		for (j = 0; j < e->sp.n; j++) {
 			const SmemBuf *y = &e->sp.bufs[j];
 
-			if (!pipe_loads_into(e, st, y->buf) && sh_alias(e, x->buf, y->buf))
+			if (!lw_pipe_loads_into(e, st, y->buf) && sh_alias(e, x->buf, y->buf))
 				return arena_printf(e->a, "the pipeline's shared buffer '%s' shares bytes with '%s' (the "
 						    "shared-memory plan reuses them), which the producer warpgroup's loads, "
 						    "running ahead of the consumers, would overwrite",

@@ -238,7 +238,7 @@ persist_g(Em *e, const char *v, const struct TmaPipe *tp, int S, const char *who
 /* the body's statements but its loads (issued by the schedule), after the iteration's wait:
  * nothing of the shared buffers is pending then; hazards between them get barriers */
 static int
-body_rest(Em *e, Buf *chk, const IrStmt *st)
+body_rest(Em *e, Buf *chk, const IrStmt *st, int tma)
 {
 	const IrStmt *b;
 
@@ -250,7 +250,7 @@ body_rest(Em *e, Buf *chk, const IrStmt *st)
 		if (lw_stmt_synced(e, chk, b))
 			return -1;
 		/* with TMA a let may serve only the loads, which thread 0 issues elsewhere */
-		if (b->kind == S_LET && e->stage && e->pipe_tma)
+		if (b->kind == S_LET && tma)
 			lw_call(e, LC_OTHER, "(void)", lw_vname(e, b->u.let.var), NULL);
 	}
 	return 0;
@@ -381,29 +381,24 @@ stage_release(Em *e, const struct TmaPipe *tp, const char *v, const char *g, int
 	lw_pop(e);
 }
 
-/* does a gemm of the statements s (at any depth) of pipeline st read a shared buffer that the
- * pipeline does not load (written before the loop)? */
+/* does a gemm of the statements s (at any depth) read an operand from shared memory (st
+ * non-NULL: a shared buffer that pipeline st does not load, i.e. one written before it)? */
 static int
-unstaged_gemm(const Em *e, const IrStmt *st, const IrStmt *s)
+shared_gemm(const Em *e, const IrStmt *s, const IrStmt *st)
 {
 	for (; s; s = s->next) {
 		switch (s->kind) {
 		case S_GEMM:
 			for (int i = 0; i < 2; i++) {
 				int buf = i ? s->u.gemm.b.buf : s->u.gemm.a.buf;
-				const IrStmt *l;
 
-				if (e->k->bufs[buf].scope != MEM_SHARED)
-					continue;
-				for (l = st->u.pipe.body; l && !(lw_isload(e, l) && l->u.copy.dst.buf == buf); l = l->next)
-					;
-				if (!l)
+				if (e->k->bufs[buf].scope == MEM_SHARED && !(st && lw_pipe_loads_into(e, st, buf)))
 					return 1;
 			}
 			break;
-		case S_FOR: if (unstaged_gemm(e, st, s->u.loop.body)) return 1; break;
+		case S_FOR: if (shared_gemm(e, s->u.loop.body, st)) return 1; break;
 		case S_IF:
-			if (unstaged_gemm(e, st, s->u.cond.then) || unstaged_gemm(e, st, s->u.cond.els))
+			if (shared_gemm(e, s->u.cond.then, st) || shared_gemm(e, s->u.cond.els, st))
 				return 1;
 			break;
 		default: break;
@@ -420,7 +415,6 @@ pipe_done(Em *e)
 	e->stage = NULL;
 	e->wg_inflight = 0;
 	e->pipe_fenced = 0;
-	e->pipe_tma = 0;
 	e->npromo = 0;
 }
 
@@ -462,7 +456,7 @@ tma_pipeline_persist(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, cons
 		"// stage landed");
 	e->wg_inflight = 2;
 	e->wg_open = 0;
-	if (body_rest(e, chk, st))
+	if (body_rest(e, chk, st, 1))
 		goto out;
 	prev = e->wg_open;
 	stage_release(e, tp, v, g, S, prev);
@@ -531,7 +525,7 @@ tma_pipeline(Em *e, Buf *chk, const IrStmt *st, const PipePlan *pp, const struct
 	lw_pop(e);
 	/* shared memory written before the loop (a tile the gemms read, in the generic proxy)
 	 * visible to wgmma (the async proxy) from here on: the loop has no fence of its own */
-	if (unstaged_gemm(e, st, st->u.pipe.body))
+	if (shared_gemm(e, st->u.pipe.body, st))
 		lw_call(e, LC_FENCE, "tl_fence_proxy_async", "", NULL);
 	if (ws)
 		lw_barrier_all(e); /* the producer warpgroup waits for the initialization here too */
@@ -561,10 +555,8 @@ loop:
 	/* mode 0: the body's statements write no shared memory (plan_pipeline.c general_body), so
 	 * its gemms need no fence and barrier of their own */
 	e->pipe_fenced = !mode;
-	e->pipe_tma = 1;
-	if (body_rest(e, chk, st))
+	if (body_rest(e, chk, st, 1))
 		goto out;
-	e->pipe_tma = 0;
 	e->pipe_fenced = 0;
 	prev = mode == 2 && e->wg_open;
 	if (!mode) /* every lane's reads of the stage before its warp's release */
@@ -663,28 +655,6 @@ lw_ws_producer(Em *e, Buf *chk)
 	return r;
 }
 
-/* does a gemm of the statements (at any depth) read an operand from shared memory? */
-static int
-shared_gemm(const Em *e, const IrStmt *s)
-{
-	for (; s; s = s->next) {
-		switch (s->kind) {
-		case S_GEMM:
-			if (e->k->bufs[s->u.gemm.a.buf].scope == MEM_SHARED ||
-			    e->k->bufs[s->u.gemm.b.buf].scope == MEM_SHARED)
-				return 1;
-			break;
-		case S_FOR: if (shared_gemm(e, s->u.loop.body)) return 1; break;
-		case S_IF:
-			if (shared_gemm(e, s->u.cond.then) || shared_gemm(e, s->u.cond.els))
-				return 1;
-			break;
-		default: break;
-		}
-	}
-	return 0;
-}
-
 /*
  * pipeline(n, stages = S): a prologue of D load stages, then per iteration
  * wait for the oldest, refill the stage D ahead, run the rest of the body.
@@ -772,7 +742,7 @@ lw_pipeline(Em *e, Buf *chk, const IrStmt *st)
 		/* a body of other statements too (mode 0) with a gemm that may be a wgmma from
 		 * shared memory: the same fence, so that its gemms read the stage without a fence
 		 * and barrier of their own until a statement writes shared memory (pipe_fenced) */
-		if (mode || (fence0 = e->t->mma == TMMA_WGMMA && shared_gemm(e, st->u.pipe.body)))
+		if (mode || (fence0 = e->t->mma == TMMA_WGMMA && shared_gemm(e, st->u.pipe.body, NULL)))
 			lw_call(e, LC_FENCE, "tl_fence_proxy_async", "", NULL);
 		lw_barrier(e);
 		/* rotated: rot_body issues them after the gemms */
@@ -793,7 +763,7 @@ lw_pipeline(Em *e, Buf *chk, const IrStmt *st)
 	/* after the barrier at the top of the iteration nothing is pending; the loads just
 	 * issued fill another stage than the one the body reads. The rest of the body is
 	 * statements like any others: hazards between them get barriers */
-	if (pp->rot_g2 ? rot_body(e, chk, st, pp, v) : body_rest(e, chk, st))
+	if (pp->rot_g2 ? rot_body(e, chk, st, pp, v) : body_rest(e, chk, st, 0))
 		goto out;
 	e->pipe_fenced = 0;
 	if (S == 1)

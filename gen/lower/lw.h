@@ -63,7 +63,6 @@ typedef struct Em {
 	 * before its barrier, and no statement since wrote shared memory: a wgmma needs no
 	 * fence and barrier of its own (lw_stmt_synced clears it) */
 	int pipe_fenced;
-	int pipe_tma;        /* lowering a TMA pipeline's body (its loads are issued elsewhere) */
 	/* fp8 wgmma promotion (lower_mma.c): the accumulators whose temporaries X_pa_ and
 	 * k-block counts X_pk_ the pipeline being lowered declared (one group in flight) */
 	int promo[8];
@@ -269,6 +268,7 @@ int lw_redtype(ReduceOp op, DType src, DType dst, DType *ct);
 int lw_plan_pipe(Em *e, const IrStmt *st, PipePlan *pp);
 const PipePlan *lw_pipeplan(Em *e, const IrStmt *st);
 int lw_isload(const Em *e, const IrStmt *s);
+int lw_pipe_loads_into(const Em *e, const IrStmt *st, int buf);
 /* what a plan dump's visitor (ir_walk) writes into */
 typedef struct PlanDump {
 	Buf *b;

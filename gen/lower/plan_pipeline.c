@@ -17,6 +17,18 @@ lw_isload(const Em *e, const IrStmt *s)
 	       e->k->bufs[s->u.copy.dst.buf].scope == MEM_SHARED;
 }
 
+/* is shared buffer buf a destination of the loads of pipeline st? */
+int
+lw_pipe_loads_into(const Em *e, const IrStmt *st, int buf)
+{
+	const IrStmt *s;
+
+	for (s = st->u.pipe.body; s; s = s->next)
+		if (lw_isload(e, s) && s->u.copy.dst.buf == buf)
+			return 1;
+	return 0;
+}
+
 /* does x read a variable of set v (per var id) or any buffer? */
 static int
 uses_vars(const IrExpr *x, const unsigned char *v)

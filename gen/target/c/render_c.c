@@ -537,16 +537,12 @@ kernel(Buf *o, const LKernel *k, const LDialect *d, int64_t align)
 	for (i = 0; i < k->ntmap; i++) {
 		const LTmap *m = &k->tmaps[i];
 
-		const char *swz = m->swizzle == 128 ? "128B" : m->swizzle == 64 ? "64B" : m->swizzle == 32 ? "32B" : "none";
-
-		if (m->dim2)
-			buf_printf(o, "// kernel %s: tensor map %s of %s: %d-byte elements, dims (%s, %s, %s), rows of %s "
-				   "elements, box (%lld, %lld, 1), swizzle %s\n", k->name, m->name, m->tensor, m->esize, m->dim0,
-				   m->dim1, m->dim2, m->rows, (long long)m->box0, (long long)m->box1, swz);
-		else
-			buf_printf(o, "// kernel %s: tensor map %s of %s: %d-byte elements, dims (%s, %s), rows of %s "
-				   "elements, box (%lld, %lld), swizzle %s\n", k->name, m->name, m->tensor, m->esize, m->dim0,
-				   m->dim1, m->rows, (long long)m->box0, (long long)m->box1, swz);
+		/* rank 3 (dim2): a third dimension, and a box of one plane */
+		buf_printf(o, "// kernel %s: tensor map %s of %s: %d-byte elements, dims (%s, %s%s%s), rows of %s elements, "
+			   "box (%lld, %lld%s), swizzle %s\n", k->name, m->name, m->tensor, m->esize, m->dim0, m->dim1,
+			   m->dim2 ? ", " : "", m->dim2 ? m->dim2 : "", m->rows, (long long)m->box0, (long long)m->box1,
+			   m->dim2 ? ", 1" : "",
+			   m->swizzle == 128 ? "128B" : m->swizzle == 64 ? "64B" : m->swizzle == 32 ? "32B" : "none");
 	}
 	buf_printf(o, "%s __launch_bounds__(%lld)\n%s(", d->kernel_decl, (long long)k->threads, k->cname);
 	for (i = 0; i < k->nparam; i++)
